@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "hlsorigin",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "hlsorigin", targets: ["hlsorigin"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    ],
+    targets: [
+        // C boundary: libmicrohttpd and zlib, seen only by MicroHTTPD / OriginServer.
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+        .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Pure values and byte-level parsers.
+        .target(name: "SharedBytes"),
+        .target(name: "HLSPlaylist"),
+        .target(name: "MediaProbe"),
+        .target(name: "TestSource", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+
+        // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
+
+        // The origin: channels, ingest loop, window, snapshots.
+        .target(
+            name: "OriginCore",
+            dependencies: [
+                "HLSPlaylist", "MediaProbe", "SharedBytes", "TestSource",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "OriginServer",
+            dependencies: [
+                "OriginCore", "MicroHTTPD", "HLSPlaylist", "SharedBytes", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]),
+        .executableTarget(
+            name: "hlsorigin",
+            dependencies: [
+                "OriginServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"]),
+        .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
+        .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
+        .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore"]),
+        .testTarget(name: "OriginServerTests", dependencies: ["OriginServer", "MicroHTTPD"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

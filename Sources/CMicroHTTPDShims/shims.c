@@ -1,0 +1,1 @@
+int CMicroHTTPDShims_placeholder(void) { return 0; }

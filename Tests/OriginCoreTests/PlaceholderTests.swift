@@ -1,0 +1,2 @@
+import Testing
+@Test func placeholderOriginCoreTests() { #expect(Bool(true)) }
