@@ -1,0 +1,95 @@
+/// RESOLUTION=WxH.
+public struct Resolution: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+}
+
+/// An EXT-X-STREAM-INF entry.
+public struct VariantStream: Sendable, Hashable {
+    public var uri: String
+    /// Peak segment bit rate, bits per second.
+    public var bandwidth: Int
+    public var averageBandwidth: Int?
+    /// RFC 6381 codec strings, rendered comma-separated in one quoted string.
+    public var codecs: [String]
+    public var resolution: Resolution?
+    public var frameRate: Double?
+    /// GROUP-ID of the audio EXT-X-MEDIA group this variant uses.
+    public var audioGroup: String?
+    public var subtitlesGroup: String?
+    /// CLOSED-CAPTIONS: a group id, or nil for none rendered.
+    public var closedCaptionsGroup: String?
+
+    public init(
+        uri: String, bandwidth: Int, averageBandwidth: Int? = nil, codecs: [String] = [],
+        resolution: Resolution? = nil, frameRate: Double? = nil, audioGroup: String? = nil,
+        subtitlesGroup: String? = nil, closedCaptionsGroup: String? = nil
+    ) {
+        self.uri = uri
+        self.bandwidth = bandwidth
+        self.averageBandwidth = averageBandwidth
+        self.codecs = codecs
+        self.resolution = resolution
+        self.frameRate = frameRate
+        self.audioGroup = audioGroup
+        self.subtitlesGroup = subtitlesGroup
+        self.closedCaptionsGroup = closedCaptionsGroup
+    }
+}
+
+/// EXT-X-MEDIA TYPE.
+public enum RenditionType: String, Sendable, Hashable {
+    case audio = "AUDIO"
+    case video = "VIDEO"
+    case subtitles = "SUBTITLES"
+    case closedCaptions = "CLOSED-CAPTIONS"
+}
+
+/// An EXT-X-MEDIA entry (alternative rendition).
+public struct Rendition: Sendable, Hashable {
+    public var type: RenditionType
+    public var groupID: String
+    public var name: String
+    public var uri: String?
+    public var language: String?
+    public var isDefault: Bool
+    public var autoselect: Bool
+    /// CHANNELS (audio), e.g. "2".
+    public var channels: String?
+
+    public init(
+        type: RenditionType, groupID: String, name: String, uri: String? = nil, language: String? = nil,
+        isDefault: Bool = false, autoselect: Bool = false, channels: String? = nil
+    ) {
+        self.type = type
+        self.groupID = groupID
+        self.name = name
+        self.uri = uri
+        self.language = language
+        self.isDefault = isDefault
+        self.autoselect = autoselect
+        self.channels = channels
+    }
+}
+
+/// A multivariant (master) playlist.
+public struct MultivariantPlaylist: Sendable, Hashable {
+    public var independentSegments: Bool
+    public var definitions: [VariableDefinition]
+    public var renditions: [Rendition]
+    public var variants: [VariantStream]
+
+    public init(
+        independentSegments: Bool = false, definitions: [VariableDefinition] = [], renditions: [Rendition] = [],
+        variants: [VariantStream] = []
+    ) {
+        self.independentSegments = independentSegments
+        self.definitions = definitions
+        self.renditions = renditions
+        self.variants = variants
+    }
+}

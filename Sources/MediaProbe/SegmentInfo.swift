@@ -1,0 +1,102 @@
+/// A point or span on a media timeline: `ticks` in units of 1/`timescale` seconds.
+public struct MediaTime: Sendable, Hashable {
+    public var ticks: Int64
+    public var timescale: Int64
+    public init(ticks: Int64, timescale: Int64) {
+        self.ticks = ticks
+        self.timescale = timescale
+    }
+    /// The value in seconds.
+    public var seconds: Double { Double(ticks) / Double(timescale) }
+    /// The value in microseconds, rounded to the nearest.
+    public var microseconds: Int64 { (ticks * 1_000_000 + timescale / 2) / timescale }
+}
+
+/// Container format of a pushed file, as detected from its bytes.
+public enum MediaContainer: String, Sendable, Hashable {
+    case mpegTS = "mpegts"
+    case fragmentedMP4Init = "fmp4-init"
+    case fragmentedMP4Segment = "fmp4"
+    case adts = "adts"
+    case webVTT = "webvtt"
+}
+
+/// What kind of track.
+public enum TrackKind: String, Sendable, Hashable {
+    case video, audio, subtitles, data
+}
+
+/// One elementary stream / track and the facts a multivariant playlist needs.
+public struct TrackInfo: Sendable, Hashable {
+    public var kind: TrackKind
+    /// RFC 6381 codec string, e.g. `avc1.64001f`, `hvc1.1.6.L93.B0`, `mp4a.40.2`; nil when unknown.
+    public var codec: String?
+    public var width: Int?
+    public var height: Int?
+    /// Frames per second when known (from the SPS timing info or the sample durations).
+    public var frameRate: Double?
+    public var sampleRate: Int?
+    public var channelCount: Int?
+    /// fMP4 track ID, or the TS elementary PID.
+    public var trackID: Int
+    /// fMP4 media timescale (90000 for MPEG-TS).
+    public var timescale: Int64
+
+    public init(
+        kind: TrackKind, codec: String? = nil, width: Int? = nil, height: Int? = nil, frameRate: Double? = nil,
+        sampleRate: Int? = nil, channelCount: Int? = nil, trackID: Int, timescale: Int64
+    ) {
+        self.kind = kind
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.trackID = trackID
+        self.timescale = timescale
+    }
+}
+
+/// Facts about an fMP4 initialization section (ftyp + moov).
+public struct InitSectionInfo: Sendable, Hashable {
+    public var tracks: [TrackInfo]
+    public init(tracks: [TrackInfo]) { self.tracks = tracks }
+}
+
+/// Facts about one media segment, found by reading its bytes.
+public struct SegmentInfo: Sendable, Hashable {
+    public var container: MediaContainer
+    public var tracks: [TrackInfo]
+    /// Presentation time of the earliest sample of the primary track (video if present, else audio).
+    /// MPEG-TS: 90 kHz PTS (33-bit, not unwrapped). fMP4: tfdt + composition offset in the track timescale.
+    public var startTime: MediaTime
+    /// Duration of the primary track: end of its last sample minus `startTime`.
+    public var duration: MediaTime
+    /// The first video access unit is a random access point (IDR / IRAP); true for audio-only segments.
+    public var startsWithKeyframe: Bool
+    /// MPEG-TS only: the first two packets are PAT then PMT.
+    public var startsWithPATAndPMT: Bool
+    /// Size of the segment in bytes.
+    public var byteCount: Int
+
+    public init(
+        container: MediaContainer, tracks: [TrackInfo], startTime: MediaTime, duration: MediaTime,
+        startsWithKeyframe: Bool, startsWithPATAndPMT: Bool = false, byteCount: Int
+    ) {
+        self.container = container
+        self.tracks = tracks
+        self.startTime = startTime
+        self.duration = duration
+        self.startsWithKeyframe = startsWithKeyframe
+        self.startsWithPATAndPMT = startsWithPATAndPMT
+        self.byteCount = byteCount
+    }
+}
+
+/// Why bytes could not be probed; `message` is shown to the encoder in the 4xx body.
+public struct ProbeError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
