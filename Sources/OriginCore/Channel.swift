@@ -1,0 +1,181 @@
+import HLSPlaylist
+import Logging
+import MediaProbe
+import SharedBytes
+import Synchronization
+
+/// What the origin did with an accepted push.
+public struct IngestReceipt: Sendable, Hashable {
+    /// HTTP status to answer (201 for a new segment or init section, 200 for a hint).
+    public let status: Int
+    /// Human-readable summary, e.g. `720p: msn 42, 2.000 s, pdt 2026-...`.
+    public let message: String
+    /// MSN given to the segment, if it was one.
+    public let msn: UInt64?
+}
+
+/// One live channel: its renditions, the slot timeline they share, and the snapshot the HTTP layer serves.
+///
+/// The channel is the ingest loop of the design: every media sequence number is a *slot* on the channel's
+/// PROGRAM-DATE-TIME timeline, the same in every rendition. A rendition's segment fills the rendition's next slot
+/// when it arrives; when a slot's end plus the grace period passes on the shared clock (`tick()`), every started
+/// rendition that did not fill it gets an EXT-X-GAP entry, and the one that comes back later gets
+/// EXT-X-DISCONTINUITY at the join. PDT advances by exactly the EXTINF durations and is anchored on the shared clock
+/// only when the channel starts.
+public final class Channel: Sendable {
+    /// Channel name (URL component).
+    public let name: String
+    /// The settings the channel was created with.
+    public let configuration: ChannelConfiguration
+    private let clock: any OriginClock
+    private let logger: Logger
+    private let state: Mutex<ChannelState>
+    private let published: Mutex<ChannelSnapshot>
+
+    /// Creates a channel with the configured renditions.
+    /// - Parameters:
+    ///   - firstMSN: media sequence number of the first slot (above everything published before a restart).
+    public init(
+        configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, firstMSN: UInt64 = 0
+    ) {
+        self.name = configuration.name
+        self.configuration = configuration
+        self.clock = clock
+        var logger = logger
+        logger[metadataKey: "hls.channel"] = "\(configuration.name)"
+        self.logger = logger
+        var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
+        for rendition in configuration.renditions { initial.addRendition(rendition.name) }
+        state = Mutex(initial)
+        published = Mutex(
+            ChannelSnapshot(
+                name: configuration.name, version: 0, multivariantPlaylist: nil, multivariantModifiedMilliseconds: 0,
+                renditions: [:]))
+        publish()
+    }
+
+    /// The latest snapshot. Cheap: takes a lock only to copy one reference.
+    public var snapshot: ChannelSnapshot { published.withLock { $0 } }
+
+    /// Names of the renditions, in multivariant order.
+    public var renditionNames: [String] { state.withLock { $0.renditions.map(\.name) } }
+
+    /// True if the rendition exists.
+    public func hasRendition(_ rendition: String) -> Bool {
+        state.withLock { $0.index[rendition] != nil }
+    }
+
+    /// Adds a rendition (auto-create on first push). No effect if it exists.
+    public func addRendition(_ rendition: String) {
+        let added = state.withLock { state -> Bool in
+            guard state.index[rendition] == nil else { return false }
+            state.addRendition(rendition)
+            return true
+        }
+        if added {
+            logger.info("rendition created", metadata: ["hls.rendition": "\(rendition)"])
+            publish()
+        }
+    }
+
+    /// The current initialization section info of a rendition (fMP4 segments need it to be probed).
+    func currentInitSection(_ rendition: String) -> InitSectionInfo? {
+        state.withLock { state in
+            state.index[rendition].flatMap { index in
+                state.renditions[index].currentInitVersion.flatMap { state.renditions[index].initSections[$0]?.info }
+            }
+        }
+    }
+
+    /// Accepts an fMP4 initialization section; a changed one gets a new version (`init-{n}.mp4`).
+    public func acceptInitSection(rendition: String, bytes: SharedBytes) throws(IngestError) -> IngestReceipt {
+        let info: InitSectionInfo
+        do {
+            info = try bytes.withUnsafeBytes { raw throws(ProbeError) in try MediaProbe.probeInitSection(raw) }
+        } catch {
+            try reject(rendition: rendition, IngestError.unprocessable("invalid fMP4 initialization section: \(error)"))
+        }
+        let version = try state.withLock { state throws(IngestError) -> Int in
+            guard let version = state.adoptInitSection(rendition: rendition, bytes: bytes, info: info) else {
+                throw .unknownRendition(name, rendition)
+            }
+            return version
+        }
+        publish()
+        return IngestReceipt(status: 201, message: "\(rendition): init-\(version).mp4", msn: nil)
+    }
+
+    /// Accepts a media segment into the rendition's next slot.
+    public func acceptSegment(rendition: String, bytes: SharedBytes) throws(IngestError) -> IngestReceipt {
+        let initSection = currentInitSection(rendition)
+        let info: SegmentInfo
+        do {
+            info = try bytes.withUnsafeBytes { raw throws(ProbeError) in
+                try MediaProbe.probeSegment(raw, initSection: initSection)
+            }
+        } catch {
+            try reject(rendition: rendition, IngestError.unprocessable("segment could not be probed: \(error)"))
+        }
+        let now = clock.nowMilliseconds()
+        let outcome = state.withLock { state in
+            state.accept(rendition: rendition, bytes: bytes, info: info, nowMilliseconds: now)
+        }
+        switch outcome {
+        case .failure(let error):
+            logger.warning(
+                "segment rejected", metadata: ["hls.rendition": "\(rendition)", "reason": "\(error.message)"])
+            throw error
+        case .success(let entry):
+            publish()
+            logger.debug(
+                "segment accepted",
+                metadata: [
+                    "hls.rendition": "\(rendition)", "hls.msn": "\(entry.msn)",
+                    "hls.duration_ms": "\(entry.durationMilliseconds)",
+                ])
+            let pdt = ProgramDateTime(millisecondsSince1970: entry.programDateTimeMilliseconds).formatted
+            let seconds = Double(entry.durationMilliseconds) / 1000
+            return IngestReceipt(
+                status: 201,
+                message: "\(rendition): msn \(entry.msn), \(seconds) s, pdt \(pdt)"
+                    + (entry.discontinuity ? ", discontinuity" : ""),
+                msn: entry.msn)
+        }
+    }
+
+    private func reject(rendition: String, _ error: IngestError) throws(IngestError) -> Never {
+        state.withLock { state in
+            if let index = state.index[rendition] {
+                state.renditions[index].statistics.segmentsRejected += 1
+                state.renditions[index].statistics.lastRejection = error.message
+            }
+        }
+        logger.warning("push rejected", metadata: ["hls.rendition": "\(rendition)", "reason": "\(error.message)"])
+        throw error
+    }
+
+    /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP
+    /// entries for renditions that did not deliver) and releases removed segments whose retention ended.
+    public func tick() {
+        let now = clock.nowMilliseconds()
+        let changed = state.withLock { $0.closeDueSlots(nowMilliseconds: now) }
+        if changed { publish() }
+    }
+
+    /// Status for the admin API and metrics.
+    public func status() -> ChannelStatus {
+        let now = clock.nowMilliseconds()
+        return state.withLock { $0.status(name: name, nowMilliseconds: now) }
+    }
+
+    /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot.
+    private func publish() {
+        let now = clock.nowMilliseconds()
+        // Render under the state lock so snapshots are published in the order of the changes they show.
+        state.withLock { state in
+            let previous = published.withLock { $0 }
+            let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now)
+            published.withLock { $0 = snapshot }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+/// How long the live window is.
+public enum WindowLength: Sendable, Hashable {
+    /// At most this many segments (never less than three target durations once filled).
+    case segments(Int)
+    /// At most this many seconds of media (never less than three target durations once filled).
+    case seconds(Double)
+}
+
+/// Where a channel's media comes from.
+public enum ChannelSource: Sendable, Hashable {
+    /// Encoders push segments to `/ingest/{channel}/{rendition}/{file}`.
+    case push
+    /// The built-in test source generates the renditions (each rendition names a test source profile).
+    case testSource
+}
+
+/// One rendition of a channel as configured.
+public struct RenditionConfiguration: Sendable, Hashable {
+    /// URL name, e.g. `720p`.
+    public var name: String
+    /// Test source profile (only for `.testSource` channels); defaults to the rendition name.
+    public var testSourceProfile: String?
+
+    public init(name: String, testSourceProfile: String? = nil) {
+        self.name = name
+        self.testSourceProfile = testSourceProfile
+    }
+}
+
+/// A channel's settings. Defaults are what an auto-created channel gets.
+public struct ChannelConfiguration: Sendable, Hashable {
+    /// URL name of the channel.
+    public var name: String
+    /// Renditions in the order the multivariant playlist lists them. Pushed channels may add renditions on first push
+    /// when auto-create is on.
+    public var renditions: [RenditionConfiguration]
+    /// Where media comes from. Default: `.push`.
+    public var source: ChannelSource
+    /// EXT-X-TARGETDURATION, fixed for the life of the channel. Default: nil = the rounded duration of the first
+    /// segment (at least 1).
+    public var targetDuration: Int?
+    /// Nominal segment duration in seconds: the EXTINF of GAP entries and the slot length used to compute deadlines
+    /// before the first segment. Default: 2 (the test source cuts segments of this length).
+    public var segmentDuration: Double
+    /// Live window length. Default: 6 segments.
+    public var window: WindowLength
+    /// How long after a slot's end the ingest loop waits before writing EXT-X-GAP for a rendition that did not
+    /// deliver. Default: nil = half the target duration.
+    public var gracePeriod: Double?
+
+    public init(
+        name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
+        targetDuration: Int? = nil, segmentDuration: Double = 2, window: WindowLength = .segments(6),
+        gracePeriod: Double? = nil
+    ) {
+        self.name = name
+        self.renditions = renditions
+        self.source = source
+        self.targetDuration = targetDuration
+        self.segmentDuration = segmentDuration
+        self.window = window
+        self.gracePeriod = gracePeriod
+    }
+}
+
+/// Limits and switches of the ingest path.
+public struct IngestConfiguration: Sendable, Hashable {
+    /// Create channels and renditions on their first push. Default: true.
+    public var autoCreate: Bool
+    /// Largest accepted segment in bytes. Default: 64 MiB.
+    public var maxSegmentBytes: Int
+    /// Settings for auto-created channels (the name is replaced).
+    public var autoCreatedChannel: ChannelConfiguration
+
+    public init(
+        autoCreate: Bool = true, maxSegmentBytes: Int = 64 << 20,
+        autoCreatedChannel: ChannelConfiguration = ChannelConfiguration(name: "")
+    ) {
+        self.autoCreate = autoCreate
+        self.maxSegmentBytes = maxSegmentBytes
+        self.autoCreatedChannel = autoCreatedChannel
+    }
+}

@@ -1,0 +1,70 @@
+import HLSPlaylist
+import MediaProbe
+import SharedBytes
+
+/// What the HTTP layer serves for one rendition: an immutable value published after every change.
+public final class RenditionSnapshot: Sendable {
+    /// Rendition name.
+    public let name: String
+    /// The rendered media playlist; nil until the rendition has an entry.
+    public let playlist: SharedBytes?
+    /// Increases with every new playlist of this rendition (validator for ETag).
+    public let version: UInt64
+    /// Time the playlist last changed, ms since the epoch (Last-Modified).
+    public let modifiedMilliseconds: Int64
+    /// EXT-X-TARGETDURATION in seconds (Cache-Control of the playlist derives from it).
+    public let targetDuration: Int
+    /// Listed and retained entries, ascending MSN.
+    public let entries: [WindowEntry]
+    /// Initialization sections by version.
+    public let initSections: [Int: InitSection]
+
+    init(
+        name: String, playlist: SharedBytes?, version: UInt64, modifiedMilliseconds: Int64, targetDuration: Int,
+        entries: [WindowEntry], initSections: [Int: InitSection]
+    ) {
+        self.name = name
+        self.playlist = playlist
+        self.version = version
+        self.modifiedMilliseconds = modifiedMilliseconds
+        self.targetDuration = targetDuration
+        self.entries = entries
+        self.initSections = initSections
+    }
+
+    /// The entry (segment or GAP) with this MSN, while it is listed or retained.
+    public func entry(msn: UInt64) -> WindowEntry? {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].msn < msn { low = middle + 1 } else { high = middle }
+        }
+        return low < entries.count && entries[low].msn == msn ? entries[low] : nil
+    }
+}
+
+/// What the HTTP layer serves for one channel.
+public final class ChannelSnapshot: Sendable {
+    /// Channel name.
+    public let name: String
+    /// Increases with every publish.
+    public let version: UInt64
+    /// The rendered multivariant playlist; nil until some rendition has media.
+    public let multivariantPlaylist: SharedBytes?
+    /// Time the multivariant playlist last changed, ms since the epoch.
+    public let multivariantModifiedMilliseconds: Int64
+    /// Renditions by name.
+    public let renditions: [String: RenditionSnapshot]
+
+    init(
+        name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
+        renditions: [String: RenditionSnapshot]
+    ) {
+        self.name = name
+        self.version = version
+        self.multivariantPlaylist = multivariantPlaylist
+        self.multivariantModifiedMilliseconds = multivariantModifiedMilliseconds
+        self.renditions = renditions
+    }
+}

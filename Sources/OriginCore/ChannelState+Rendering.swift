@@ -1,0 +1,153 @@
+import HLSPlaylist
+import MediaProbe
+import SharedBytes
+
+extension ChannelState {
+    /// Stores an initialization section for a rendition; returns its version.
+    mutating func adoptInitSection(rendition name: String, bytes: SharedBytes, info: InitSectionInfo) -> Int? {
+        guard let position = index[name] else { return nil }
+        let version = renditions[position].adoptInitSection(bytes: bytes, info: info)
+        revisions[name, default: 0] += 1
+        return version
+    }
+
+    /// Builds the next snapshot: re-renders only renditions whose state changed since `previous`.
+    mutating func render(name: String, previous: ChannelSnapshot, nowMilliseconds now: Int64) -> ChannelSnapshot {
+        version += 1
+        var snapshots: [String: RenditionSnapshot] = [:]
+        for rendition in renditions {
+            let revision = revisions[rendition.name, default: 0]
+            if let old = previous.renditions[rendition.name], old.version == revision {
+                snapshots[rendition.name] = old
+                continue
+            }
+            let playlist: SharedBytes? =
+                rendition.window.entries.isEmpty
+                ? nil
+                : SharedBytes(
+                    string: rendition.window.playlist(independentSegments: rendition.allSegmentsIndependent).render())
+            snapshots[rendition.name] = RenditionSnapshot(
+                name: rendition.name, playlist: playlist, version: revision, modifiedMilliseconds: now,
+                targetDuration: rendition.window.targetDuration,
+                entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
+                initSections: rendition.initSections)
+        }
+        let text = multivariant()?.render()
+        var multivariantBytes = previous.multivariantPlaylist
+        if text != multivariantText || (text != nil && multivariantBytes == nil) {
+            multivariantText = text
+            multivariantModified = now
+            multivariantBytes = text.map { SharedBytes(string: $0) }
+        }
+        return ChannelSnapshot(
+            name: name, version: version, multivariantPlaylist: multivariantBytes,
+            multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots)
+    }
+
+    /// The multivariant playlist: one variant per rendition that has media, in configuration order.
+    func multivariant() -> MultivariantPlaylist? {
+        let started = renditions.filter { !$0.tracks.isEmpty }
+        guard !started.isEmpty else { return nil }
+        let variants = started.map { rendition -> VariantStream in
+            let video = rendition.tracks.first { $0.kind == .video }
+            let statistics = rendition.statistics
+            return VariantStream(
+                uri: "\(rendition.name)/index.m3u8",
+                bandwidth: max(statistics.peakBitrate, 1),
+                averageBandwidth: max(statistics.averageBitrate, 1),
+                codecs: rendition.tracks.compactMap(\.codec),
+                resolution: video.flatMap { track in
+                    track.width.flatMap { width in track.height.map { Resolution(width: width, height: $0) } }
+                },
+                frameRate: video?.frameRate)
+        }
+        return MultivariantPlaylist(
+            independentSegments: started.allSatisfy(\.allSegmentsIndependent), variants: variants)
+    }
+
+    /// Status of the channel and its renditions.
+    func status(name: String, nowMilliseconds now: Int64) -> ChannelStatus {
+        ChannelStatus(
+            name: name,
+            source: configuration.source == .push ? "push" : "test-source",
+            targetDuration: targetDuration,
+            lastClosedMSN: closedThrough,
+            renditions: renditions.map { rendition in
+                let edge = rendition.window.entries.last
+                let feed: String
+                var since: Int64?
+                switch rendition.feed {
+                case .waiting: feed = "waiting"
+                case .live(let at):
+                    feed = "live"
+                    since = at
+                case .dropped(let at):
+                    feed = "dropped"
+                    since = at
+                }
+                let video = rendition.tracks.first { $0.kind == .video }
+                return RenditionStatus(
+                    name: rendition.name, feed: feed,
+                    feedSince: since.map { ProgramDateTime(millisecondsSince1970: $0).formatted },
+                    liveEdgeMSN: edge?.msn,
+                    liveEdgeProgramDateTime: edge.map {
+                        ProgramDateTime(millisecondsSince1970: $0.programDateTimeMilliseconds).formatted
+                    },
+                    liveEdgeLagMilliseconds: edge.map { now - $0.endMilliseconds },
+                    mediaSequence: rendition.window.mediaSequence,
+                    discontinuitySequence: rendition.window.discontinuitySequence,
+                    windowSegments: rendition.window.entries.count,
+                    windowMilliseconds: rendition.window.durationMilliseconds,
+                    retainedSegments: rendition.window.retained.count,
+                    segmentsAccepted: rendition.statistics.segmentsAccepted,
+                    segmentsRejected: rendition.statistics.segmentsRejected,
+                    gapsWritten: rendition.statistics.gapsWritten,
+                    discontinuities: rendition.statistics.discontinuities,
+                    driftMilliseconds: rendition.statistics.driftMilliseconds,
+                    peakBitrate: rendition.statistics.peakBitrate,
+                    averageBitrate: rendition.statistics.averageBitrate,
+                    codecs: rendition.tracks.compactMap(\.codec),
+                    resolution: video.flatMap { v in v.width.flatMap { w in v.height.map { "\(w)x\($0)" } } },
+                    container: rendition.container?.rawValue,
+                    lastRejection: rendition.statistics.lastRejection)
+            })
+    }
+}
+
+/// Channel status as the admin API reports it.
+public struct ChannelStatus: Sendable, Codable, Hashable {
+    public let name: String
+    public let source: String
+    public let targetDuration: Int?
+    /// Every rendition has an entry for every MSN up to this one.
+    public let lastClosedMSN: UInt64?
+    public let renditions: [RenditionStatus]
+}
+
+/// Rendition status as the admin API reports it.
+public struct RenditionStatus: Sendable, Codable, Hashable {
+    public let name: String
+    /// `waiting`, `live` or `dropped`.
+    public let feed: String
+    public let feedSince: String?
+    public let liveEdgeMSN: UInt64?
+    public let liveEdgeProgramDateTime: String?
+    /// Shared clock minus the end of the newest entry, ms.
+    public let liveEdgeLagMilliseconds: Int64?
+    public let mediaSequence: UInt64?
+    public let discontinuitySequence: UInt64
+    public let windowSegments: Int
+    public let windowMilliseconds: Int64
+    public let retainedSegments: Int
+    public let segmentsAccepted: Int
+    public let segmentsRejected: Int
+    public let gapsWritten: Int
+    public let discontinuities: Int
+    public let driftMilliseconds: Int64
+    public let peakBitrate: Int
+    public let averageBitrate: Int
+    public let codecs: [String]
+    public let resolution: String?
+    public let container: String?
+    public let lastRejection: String?
+}

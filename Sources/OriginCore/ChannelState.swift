@@ -1,0 +1,249 @@
+import HLSPlaylist
+import MediaProbe
+import SharedBytes
+
+/// A media sequence number on the channel's PDT timeline.
+struct Slot: Sendable, Hashable {
+    var programDateTimeMilliseconds: Int64
+    var durationMilliseconds: Int64
+    var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
+}
+
+/// The mutable state of a channel, kept behind the channel's lock. Pure logic: time comes in as arguments.
+struct ChannelState: Sendable {
+    let configuration: ChannelConfiguration
+    var renditions: [RenditionState] = []
+    var index: [String: Int] = [:]
+    /// Slots from the newest closed one on.
+    var slots: [UInt64: Slot] = [:]
+    /// Every started rendition has an entry (segment or GAP) for every MSN up to this one.
+    var closedThrough: UInt64?
+    /// MSN of the first slot (above everything an earlier run of the origin published).
+    let firstMSN: UInt64
+    /// EXT-X-TARGETDURATION, fixed once known.
+    var targetDuration: Int?
+    /// Counts publishes.
+    var version: UInt64 = 0
+    var revisions: [String: UInt64] = [:]
+    var multivariantText: String?
+    var multivariantModified: Int64 = 0
+
+    /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
+    static let slotSnapMilliseconds: Int64 = 100
+
+    init(configuration: ChannelConfiguration, firstMSN: UInt64) {
+        self.configuration = configuration
+        self.firstMSN = firstMSN
+        self.targetDuration = configuration.targetDuration.map { max($0, 1) }
+    }
+
+    mutating func addRendition(_ name: String) {
+        index[name] = renditions.count
+        renditions.append(
+            RenditionState(
+                name: name,
+                window: LiveWindow(length: configuration.window, targetDuration: targetDuration ?? 1)))
+        touch(name)
+    }
+
+    private mutating func touch(_ rendition: String) {
+        revisions[rendition, default: 0] += 1
+    }
+
+    private var gracePeriodMilliseconds: Int64 {
+        let seconds = configuration.gracePeriod ?? Double(targetDuration ?? 2) / 2
+        return Int64(seconds * 1000)
+    }
+
+    /// Fills the rendition's next slot with a probed segment.
+    mutating func accept(
+        rendition name: String, bytes: SharedBytes, info: SegmentInfo, nowMilliseconds now: Int64
+    ) -> Result<WindowEntry, IngestError> {
+        guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
+        func refuse(_ error: IngestError) -> Result<WindowEntry, IngestError> {
+            renditions[position].statistics.segmentsRejected += 1
+            renditions[position].statistics.lastRejection = error.message
+            return .failure(error)
+        }
+        let durationMicroseconds = info.duration.microseconds
+        guard durationMicroseconds > 0 else { return refuse(.unprocessable("segment has no duration")) }
+        if info.container == .fragmentedMP4Segment, renditions[position].currentInitVersion == nil {
+            return refuse(.unprocessable("fMP4 segment before any initialization section: push init.mp4 first"))
+        }
+
+        // EXT-X-TARGETDURATION is fixed by the first segment of the channel (or the configuration) and never changes.
+        let roundedSeconds = Int((Double(durationMicroseconds) / 1_000_000).rounded())
+        if targetDuration == nil {
+            let chosen = max(roundedSeconds, 1)
+            targetDuration = chosen
+            for i in renditions.indices { renditions[i].window.targetDuration = chosen }
+        }
+        let target = targetDuration!
+        if roundedSeconds > target {
+            let seconds = Double(durationMicroseconds) / 1_000_000
+            return refuse(
+                .unprocessable(
+                    "segment lasts \(seconds) s, but EXT-X-TARGETDURATION of channel '\(configuration.name)' is "
+                        + "\(target) s and may never change: cut segments of at most \(Double(target) + 0.5) s"))
+        }
+
+        var rendition = renditions[position]
+        let msn = rendition.lastMSN.map { $0 + 1 } ?? max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
+
+        // Where the segment sits on the encoder's media timeline, and whether it continues the previous one.
+        let timescale = info.startTime.timescale
+        var start = info.startTime.ticks
+        var continuous = false
+        if let last = rendition.lastMediaEnd, last.timescale == timescale {
+            if info.container == .mpegTS {
+                let wrap: Int64 = 1 << 33
+                let turns = ((Double(last.ticks - start) / Double(wrap))).rounded()
+                start += Int64(turns) * wrap
+            }
+            continuous = abs(start - last.ticks) <= timescale / 4
+        }
+
+        // The slot: already opened by another rendition, following the previous slot, or anchored on the clock.
+        let existing = slots[msn]
+        var slot: Slot
+        if let existing {
+            slot = existing
+        } else if msn > 0, let previous = slots[msn - 1] {
+            slot = Slot(programDateTimeMilliseconds: previous.endMilliseconds, durationMilliseconds: 0)
+        } else {
+            slot = Slot(
+                programDateTimeMilliseconds: now - (durationMicroseconds + 500) / 1000, durationMilliseconds: 0)
+        }
+        if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
+            return refuse(
+                IngestError(
+                    status: 429,
+                    "segment for msn \(msn) would start at \(ProgramDateTime(millisecondsSince1970: slot.programDateTimeMilliseconds).formatted), "
+                        + "more than one target duration ahead of the clock: push in real time"))
+        }
+
+        // EXTINF in whole milliseconds, carrying the rounding so durations never drift from the media.
+        let exact = durationMicroseconds + rendition.roundingCarryMicroseconds
+        var milliseconds = (exact + 500) / 1000
+        if let existing, abs(milliseconds - existing.durationMilliseconds) <= Self.slotSnapMilliseconds {
+            milliseconds = existing.durationMilliseconds
+        }
+        rendition.roundingCarryMicroseconds = exact - milliseconds * 1000
+        if existing == nil { slot.durationMilliseconds = milliseconds }
+
+        let codecs = info.tracks.map(\.codec)
+        let formatChanged =
+            (rendition.container.map { $0 != info.container } ?? false)
+            || (!rendition.tracks.isEmpty && rendition.tracks.map(\.codec) != codecs)
+        let lastWasGap = rendition.window.entries.last?.isGap ?? false
+        let discontinuity =
+            rendition.pendingDiscontinuity
+            || (rendition.hasStarted && (!continuous || lastWasGap || formatChanged))
+
+        let entry = WindowEntry(
+            msn: msn, durationMilliseconds: milliseconds,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: discontinuity,
+            bytes: bytes, container: info.container,
+            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
+            startsWithKeyframe: info.startsWithKeyframe)
+        rendition.window.append(entry, nowMilliseconds: now)
+        rendition.container = info.container
+        rendition.tracks = info.tracks
+        rendition.lastMediaEnd = (start + info.duration.ticks, timescale)
+        rendition.pendingDiscontinuity = false
+        if !info.startsWithKeyframe { rendition.allSegmentsIndependent = false }
+        switch rendition.feed {
+        case .live: break
+        case .waiting, .dropped: rendition.feed = .live(sinceMilliseconds: now)
+        }
+        var statistics = rendition.statistics
+        statistics.segmentsAccepted += 1
+        if discontinuity { statistics.discontinuities += 1 }
+        statistics.totalBytes += Int64(bytes.count)
+        statistics.totalMilliseconds += milliseconds
+        statistics.peakBitrate = max(
+            statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / max(milliseconds, 1)))
+        statistics.driftMilliseconds = now - (slot.programDateTimeMilliseconds + milliseconds)
+        rendition.statistics = statistics
+        renditions[position] = rendition
+        slots[msn] = slot
+        touch(name)
+        closeFilledSlots()
+        return .success(entry)
+    }
+
+    /// Advances `closedThrough` over slots every started rendition has filled.
+    private mutating func closeFilledSlots() {
+        while true {
+            let next = closedThrough.map { $0 + 1 } ?? firstMSN
+            let started = renditions.filter(\.hasStarted)
+            guard !started.isEmpty, started.allSatisfy({ ($0.lastMSN ?? 0) >= next && $0.lastMSN != nil }) else {
+                break
+            }
+            guard slots[next] != nil else { break }
+            closedThrough = next
+        }
+        if let closed = closedThrough { slots = slots.filter { $0.key >= closed } }
+    }
+
+    /// Closes every slot whose end plus the grace period has passed, writing GAP entries where a started rendition
+    /// did not deliver; releases expired retained segments. Returns true if anything changed.
+    mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
+        var changed = false
+        while let closed = closedThrough, let previous = slots[closed] {
+            let due = closed + 1
+            let slot =
+                slots[due]
+                ?? Slot(
+                    programDateTimeMilliseconds: previous.endMilliseconds,
+                    durationMilliseconds: previous.durationMilliseconds)
+            guard now >= slot.endMilliseconds + gracePeriodMilliseconds else { break }
+            for position in renditions.indices where renditions[position].hasStarted {
+                guard let last = renditions[position].lastMSN, last < due else { continue }
+                writeGap(position: position, msn: due, slot: slot, nowMilliseconds: now)
+            }
+            slots[due] = slot
+            closedThrough = due
+            slots = slots.filter { $0.key >= due }
+            changed = true
+        }
+        for position in renditions.indices where renditions[position].window.releaseExpired(nowMilliseconds: now) {
+            touch(renditions[position].name)
+            changed = true
+        }
+        return changed
+    }
+
+    private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
+        var rendition = renditions[position]
+        let entry = WindowEntry(
+            msn: msn, durationMilliseconds: slot.durationMilliseconds,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false, bytes: nil,
+            container: rendition.container ?? .mpegTS, initSectionVersion: rendition.currentInitVersion,
+            startsWithKeyframe: true)
+        rendition.window.append(entry, nowMilliseconds: now)
+        rendition.statistics.gapsWritten += 1
+        if case .live = rendition.feed { rendition.feed = .dropped(sinceMilliseconds: slot.programDateTimeMilliseconds) }
+        renditions[position] = rendition
+        touch(rendition.name)
+    }
+}
+
+extension RenditionState {
+    /// Stores an initialization section; returns its version (a new one only if the bytes changed).
+    mutating func adoptInitSection(bytes: SharedBytes, info: InitSectionInfo) -> Int {
+        if let current = currentInitVersion, let section = initSections[current], section.bytes == bytes {
+            return current
+        }
+        let version = (initSections.keys.max() ?? -1) + 1
+        if let current = currentInitVersion, initSections[current]?.info.tracks.map(\.codec) != info.tracks.map(\.codec) {
+            pendingDiscontinuity = true
+        }
+        initSections[version] = InitSection(version: version, bytes: bytes, info: info)
+        currentInitVersion = version
+        // Keep only the sections a listed or retained segment still names, and the current one.
+        let inUse = Set((window.entries + window.retained.map(\.entry)).compactMap(\.initSectionVersion) + [version])
+        initSections = initSections.filter { inUse.contains($0.key) }
+        return version
+    }
+}

@@ -1,0 +1,81 @@
+import MediaProbe
+import SharedBytes
+
+/// Whether a rendition's feed is delivering.
+public enum FeedState: Sendable, Hashable {
+    /// No segment has arrived yet.
+    case waiting
+    /// Segments arrive; since this time (ms since the epoch).
+    case live(sinceMilliseconds: Int64)
+    /// The ingest loop wrote GAP entries; the feed has not delivered since this time.
+    case dropped(sinceMilliseconds: Int64)
+}
+
+/// Counters of one rendition, exported in channel status and metrics.
+public struct RenditionStatistics: Sendable, Hashable {
+    /// Segments accepted into the window.
+    public var segmentsAccepted: Int = 0
+    /// Pushes refused (not media, too long, ahead of real time, ...).
+    public var segmentsRejected: Int = 0
+    /// EXT-X-GAP entries written.
+    public var gapsWritten: Int = 0
+    /// EXT-X-DISCONTINUITY tags written.
+    public var discontinuities: Int = 0
+    /// Highest segment bit rate seen (bits per second): the variant's BANDWIDTH.
+    public var peakBitrate: Int = 0
+    /// Bytes of all accepted segments.
+    public var totalBytes: Int64 = 0
+    /// Media milliseconds of all accepted segments.
+    public var totalMilliseconds: Int64 = 0
+    /// Arrival time minus the end of the segment on the PDT timeline, for the newest segment, in ms:
+    /// how far the encoder's timeline trails (positive) or leads (negative) the shared clock.
+    public var driftMilliseconds: Int64 = 0
+    /// The last reason a push was refused.
+    public var lastRejection: String?
+
+    /// Average bit rate of everything accepted (AVERAGE-BANDWIDTH).
+    public var averageBitrate: Int {
+        totalMilliseconds > 0 ? Int(totalBytes * 8 * 1000 / totalMilliseconds) : 0
+    }
+}
+
+/// An fMP4 initialization section as served at `init-{version}.mp4`.
+public struct InitSection: Sendable {
+    public let version: Int
+    public let bytes: SharedBytes
+    public let info: InitSectionInfo
+}
+
+/// Everything the channel keeps about one rendition.
+struct RenditionState: Sendable {
+    let name: String
+    var window: LiveWindow
+    /// Container of the rendition's segments, fixed by the first one.
+    var container: MediaContainer?
+    /// Tracks of the newest segment (codecs, resolution, frame rate).
+    var tracks: [TrackInfo] = []
+    /// Initialization sections by version; the newest is current.
+    var initSections: [Int: InitSection] = [:]
+    var currentInitVersion: Int?
+    var feed: FeedState = .waiting
+    var statistics = RenditionStatistics()
+    /// End of the newest real segment on the encoder's media timeline (unwrapped ticks) and its timescale.
+    var lastMediaEnd: (ticks: Int64, timescale: Int64)?
+    /// Carry of EXTINF rounding to milliseconds, in microseconds, so durations do not drift from the media.
+    var roundingCarryMicroseconds: Int64 = 0
+    /// The next real segment starts a discontinuity (after GAPs, an origin restart, a codec change).
+    var pendingDiscontinuity = false
+    /// Every segment so far started with a keyframe (EXT-X-INDEPENDENT-SEGMENTS).
+    var allSegmentsIndependent = true
+
+    init(name: String, window: LiveWindow) {
+        self.name = name
+        self.window = window
+    }
+
+    /// True once the rendition has delivered (it takes part in slots from then on).
+    var hasStarted: Bool { window.lastMSN != nil || !window.retained.isEmpty }
+
+    /// MSN of the newest entry, listed or not.
+    var lastMSN: UInt64? { window.lastMSN }
+}

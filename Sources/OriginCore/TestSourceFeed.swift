@@ -1,0 +1,118 @@
+import Logging
+import SharedBytes
+import Synchronization
+import TestSource
+
+/// Feeds a `.testSource` channel from the built-in generator in real time, through the same ingest path a pushed
+/// encoder uses (`Channel.acceptSegment`), so the ingest loop cannot tell the difference.
+///
+/// Fault injection: `dropFeed` stops delivering for a while (a simulated encoder outage: the segments of that
+/// time are lost, so timestamps jump on return), `delayNext` holds the next segment back, `restartTimestamps`
+/// makes the next segment start a new timeline (an encoder restart).
+public final class TestSourceFeed: Sendable {
+    private struct RenditionFeed: Sendable {
+        let name: String
+        var generator: TestStreamGenerator
+        /// When the next segment is complete on the shared clock (its end), ms since the epoch.
+        var nextDueMilliseconds: Int64
+        var droppedUntilMilliseconds: Int64 = 0
+        var extraDelayMilliseconds: Int64 = 0
+    }
+
+    private let channel: Channel
+    private let clock: any OriginClock
+    private let logger: Logger
+    private let segmentMilliseconds: Int64
+    private let feeds: Mutex<[RenditionFeed]>
+
+    /// Creates generators for the channel's renditions; the first segments are due one segment duration from now.
+    public init(channel: Channel, clock: any OriginClock, logger: Logger) throws {
+        self.channel = channel
+        self.clock = clock
+        self.logger = logger
+        let seconds = max(1, Int(channel.configuration.segmentDuration.rounded()))
+        segmentMilliseconds = Int64(seconds) * 1000
+        let firstDue = clock.nowMilliseconds() + segmentMilliseconds
+        var feeds: [RenditionFeed] = []
+        for rendition in channel.configuration.renditions {
+            let profileName = rendition.testSourceProfile ?? rendition.name
+            guard let profile = TestSourceProfile.named(profileName) else {
+                let known = TestSourceProfile.builtIn.map(\.name).joined(separator: ", ")
+                throw TestSourceFeedError(
+                    message: "channel '\(channel.name)' rendition '\(rendition.name)': unknown test source profile "
+                        + "'\(profileName)' (known: \(known))")
+            }
+            let generator = try TestStreamGenerator(profile: profile, segmentDuration: seconds, startPTS: 0)
+            feeds.append(RenditionFeed(name: rendition.name, generator: generator, nextDueMilliseconds: firstDue))
+        }
+        self.feeds = Mutex(feeds)
+    }
+
+    /// Delivers every segment whose end has passed on the shared clock.
+    public func tick() {
+        let now = clock.nowMilliseconds()
+        // Generate under the lock (cheap remux), ingest outside it.
+        let due: [(String, [UInt8])] = feeds.withLock { feeds in
+            var out: [(String, [UInt8])] = []
+            for i in feeds.indices {
+                while feeds[i].nextDueMilliseconds + feeds[i].extraDelayMilliseconds <= now {
+                    let segment = feeds[i].generator.nextSegment()
+                    let end = feeds[i].nextDueMilliseconds
+                    feeds[i].nextDueMilliseconds += segmentMilliseconds
+                    feeds[i].extraDelayMilliseconds = 0
+                    if end <= feeds[i].droppedUntilMilliseconds { continue }
+                    out.append((feeds[i].name, segment.bytes))
+                }
+            }
+            return out
+        }
+        for (rendition, bytes) in due {
+            do {
+                _ = try channel.acceptSegment(rendition: rendition, bytes: SharedBytes(bytes))
+            } catch {
+                logger.error(
+                    "test source segment rejected",
+                    metadata: ["hls.channel": "\(channel.name)", "hls.rendition": "\(rendition)", "reason": "\(error)"])
+            }
+        }
+    }
+
+    /// Stops feeding `renditions` (all when empty) for `seconds`.
+    /// - Returns: the renditions affected.
+    @discardableResult
+    public func dropFeed(seconds: Double, renditions: [String] = []) throws -> [String] {
+        let until = clock.nowMilliseconds() + Int64(seconds * 1000)
+        return try feeds.withLock { feeds in
+            let unknown = renditions.filter { name in !feeds.contains { $0.name == name } }
+            if !unknown.isEmpty {
+                throw TestSourceFeedError(message: "unknown rendition(s): \(unknown.joined(separator: ", "))")
+            }
+            var affected: [String] = []
+            for i in feeds.indices where renditions.isEmpty || renditions.contains(feeds[i].name) {
+                feeds[i].droppedUntilMilliseconds = max(feeds[i].droppedUntilMilliseconds, until)
+                affected.append(feeds[i].name)
+            }
+            return affected
+        }
+    }
+
+    /// Holds the next segment of every rendition back by `seconds` (a late delivery).
+    public func delayNext(seconds: Double) {
+        feeds.withLock { feeds in
+            for i in feeds.indices { feeds[i].extraDelayMilliseconds = Int64(seconds * 1000) }
+        }
+    }
+
+    /// Makes the next segment of every rendition start a new timeline at `startPTS` (an encoder restart).
+    public func restartTimestamps(startPTS: Int64 = 0) {
+        feeds.withLock { feeds in
+            for i in feeds.indices { feeds[i].generator.restartTimestamps(startPTS: startPTS) }
+        }
+    }
+}
+
+/// A test source configuration or fault-injection request that cannot be carried out.
+public struct TestSourceFeedError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}

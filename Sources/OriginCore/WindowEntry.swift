@@ -1,0 +1,54 @@
+import MediaProbe
+import SharedBytes
+
+/// One media sequence number of a rendition: a segment that arrived, or an EXT-X-GAP written for its slot.
+public struct WindowEntry: Sendable {
+    /// Media sequence number; the URL is `{msn}.{ext}`.
+    public let msn: UInt64
+    /// EXTINF in milliseconds.
+    public let durationMilliseconds: Int64
+    /// EXT-X-PROGRAM-DATE-TIME of the first sample, milliseconds since the epoch.
+    public let programDateTimeMilliseconds: Int64
+    /// EXT-X-DISCONTINUITY before this entry.
+    public let discontinuity: Bool
+    /// The segment bytes; nil for a GAP entry.
+    public let bytes: SharedBytes?
+    /// Container of the bytes (GAP entries carry the rendition's container so their URL has the usual extension).
+    public let container: MediaContainer
+    /// Version of the fMP4 initialization section this segment needs (EXT-X-MAP `init-{n}.mp4`).
+    public let initSectionVersion: Int?
+    /// The segment starts with a random access point.
+    public let startsWithKeyframe: Bool
+
+    /// True for an EXT-X-GAP entry.
+    public var isGap: Bool { bytes == nil }
+
+    /// End of the entry on the PDT timeline.
+    public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
+
+    /// Path of the entry relative to the rendition's playlist.
+    public var uri: String { "\(msn).\(container.segmentFileExtension)" }
+}
+
+extension MediaContainer {
+    /// File extension of segment URLs in this container.
+    public var segmentFileExtension: String {
+        switch self {
+        case .mpegTS: "ts"
+        case .fragmentedMP4Segment, .fragmentedMP4Init: "m4s"
+        case .adts: "aac"
+        case .webVTT: "vtt"
+        }
+    }
+
+    /// The Content-Type of a segment in this container.
+    public var contentType: String {
+        switch self {
+        case .mpegTS: "video/mp2t"
+        case .fragmentedMP4Segment: "video/iso.segment"
+        case .fragmentedMP4Init: "video/mp4"
+        case .adts: "audio/aac"
+        case .webVTT: "text/vtt; charset=utf-8"
+        }
+    }
+}
