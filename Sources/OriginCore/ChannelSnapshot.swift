@@ -1,6 +1,7 @@
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
+import Synchronization
 
 /// What the HTTP layer serves for one rendition: an immutable value published after every change.
 public final class RenditionSnapshot: Sendable {
@@ -18,6 +19,8 @@ public final class RenditionSnapshot: Sendable {
     public let entries: [WindowEntry]
     /// Initialization sections by version.
     public let initSections: [Int: InitSection]
+    /// Forms of the playlist derived on first use (e.g. gzip).
+    public let derived = DerivedBytes()
 
     init(
         name: String, playlist: SharedBytes?, version: UInt64, modifiedMilliseconds: Int64, targetDuration: Int,
@@ -56,6 +59,8 @@ public final class ChannelSnapshot: Sendable {
     public let multivariantModifiedMilliseconds: Int64
     /// Renditions by name.
     public let renditions: [String: RenditionSnapshot]
+    /// Forms of the multivariant playlist derived on first use (e.g. gzip).
+    public let derived = DerivedBytes()
 
     init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
@@ -66,5 +71,24 @@ public final class ChannelSnapshot: Sendable {
         self.multivariantPlaylist = multivariantPlaylist
         self.multivariantModifiedMilliseconds = multivariantModifiedMilliseconds
         self.renditions = renditions
+    }
+}
+
+/// Bytes derived from a snapshot on first use and kept as long as the snapshot lives (e.g. the gzip form of a
+/// playlist): computed once per change, never per request.
+public final class DerivedBytes: Sendable {
+    private let store = Mutex<[String: SharedBytes]>([:])
+
+    public init() {}
+
+    /// The bytes stored under `key`, made by `make` the first time.
+    public func value(_ key: String, make: () -> SharedBytes) -> SharedBytes {
+        if let existing = store.withLock({ $0[key] }) { return existing }
+        let made = make()
+        return store.withLock { store in
+            if let raced = store[key] { return raced }
+            store[key] = made
+            return made
+        }
     }
 }

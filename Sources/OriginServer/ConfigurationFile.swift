@@ -1,0 +1,284 @@
+import Foundation
+import OriginCore
+import Yams
+
+/// The YAML configuration file (`config/default.yaml`). Unknown keys are errors, so a typo never goes unnoticed.
+public enum ConfigurationFile {
+    /// Reads and validates a configuration file.
+    public static func load(path: String) throws -> ServerConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("cannot read configuration file '\(path)'")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), source: path)
+    }
+
+    /// Parses configuration text.
+    public static func parse(_ text: String, source: String = "configuration") throws -> ServerConfiguration {
+        let file: FileModel
+        do {
+            file = try YAMLDecoder().decode(FileModel.self, from: text)
+        } catch let error as DecodingError {
+            throw ConfigurationError("\(source): \(describe(error))")
+        } catch {
+            throw ConfigurationError("\(source): \(error)")
+        }
+        return try file.configuration(source: source)
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing key '\(path(context.codingPath + [key]))'"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type at '\(path(context.codingPath))': \(context.debugDescription)"
+        case .dataCorrupted(let context):
+            return "invalid value at '\(path(context.codingPath))': \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+
+    // MARK: - File model
+
+    struct FileModel: Decodable {
+        var server: ServerModel?
+        var ingest: IngestModel?
+        var admin: AdminModel?
+        var channels: [ChannelModel]?
+        var logLevel: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case server, ingest, admin, channels, logLevel }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            server = try c.decodeIfPresent(ServerModel.self, forKey: .server)
+            ingest = try c.decodeIfPresent(IngestModel.self, forKey: .ingest)
+            admin = try c.decodeIfPresent(AdminModel.self, forKey: .admin)
+            channels = try c.decodeIfPresent([ChannelModel].self, forKey: .channels)
+            logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
+        }
+
+        func configuration(source: String) throws -> ServerConfiguration {
+            var configuration = ServerConfiguration()
+            if let server {
+                configuration.host = server.host ?? configuration.host
+                configuration.port = server.port ?? configuration.port
+                configuration.dataDirectory = server.dataDir ?? configuration.dataDirectory
+                configuration.threads = server.threads ?? configuration.threads
+                configuration.connectionLimit = server.connectionLimit ?? configuration.connectionLimit
+                configuration.perClientConnectionLimit =
+                    server.perClientConnectionLimit ?? configuration.perClientConnectionLimit
+                configuration.connectionTimeoutSeconds =
+                    server.connectionTimeoutSeconds ?? configuration.connectionTimeoutSeconds
+                configuration.multivariantMaxAge = server.multivariantMaxAge ?? configuration.multivariantMaxAge
+            }
+            configuration.logLevel = logLevel ?? configuration.logLevel
+            configuration.adminToken = admin?.token
+            var ingestConfiguration = IngestConfiguration()
+            if let ingest {
+                ingestConfiguration.autoCreate = ingest.autoCreate ?? ingestConfiguration.autoCreate
+                ingestConfiguration.maxSegmentBytes = ingest.maxSegmentBytes ?? ingestConfiguration.maxSegmentBytes
+                configuration.ingestToken = ingest.token
+                if let defaults = ingest.defaults {
+                    ingestConfiguration.autoCreatedChannel = try defaults.channel(name: "", source: source)
+                }
+            }
+            configuration.origin.ingest = ingestConfiguration
+            var names = Set<String>()
+            for channel in channels ?? [] {
+                guard let name = channel.name else { throw ConfigurationError("\(source): a channel has no name") }
+                guard names.insert(name).inserted else {
+                    throw ConfigurationError("\(source): channel '\(name)' is declared twice")
+                }
+                configuration.origin.channels.append(try channel.channel(name: name, source: source))
+            }
+            try validate(configuration, source: source)
+            return configuration
+        }
+    }
+
+    struct ServerModel: Decodable {
+        var host: String?
+        var port: Int?
+        var dataDir: String?
+        var threads: Int?
+        var connectionLimit: Int?
+        var perClientConnectionLimit: Int?
+        var connectionTimeoutSeconds: Int?
+        var multivariantMaxAge: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case host, port, dataDir, threads, connectionLimit, perClientConnectionLimit, connectionTimeoutSeconds
+            case multivariantMaxAge
+        }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            host = try c.decodeIfPresent(String.self, forKey: .host)
+            port = try c.decodeIfPresent(Int.self, forKey: .port)
+            dataDir = try c.decodeIfPresent(String.self, forKey: .dataDir)
+            threads = try c.decodeIfPresent(Int.self, forKey: .threads)
+            connectionLimit = try c.decodeIfPresent(Int.self, forKey: .connectionLimit)
+            perClientConnectionLimit = try c.decodeIfPresent(Int.self, forKey: .perClientConnectionLimit)
+            connectionTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
+            multivariantMaxAge = try c.decodeIfPresent(Int.self, forKey: .multivariantMaxAge)
+        }
+    }
+
+    struct IngestModel: Decodable {
+        var autoCreate: Bool?
+        var maxSegmentBytes: Int?
+        var token: String?
+        var defaults: ChannelModel?
+        enum CodingKeys: String, CodingKey, CaseIterable { case autoCreate, maxSegmentBytes, token, defaults }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            autoCreate = try c.decodeIfPresent(Bool.self, forKey: .autoCreate)
+            maxSegmentBytes = try c.decodeIfPresent(Int.self, forKey: .maxSegmentBytes)
+            token = try c.decodeIfPresent(String.self, forKey: .token)
+            defaults = try c.decodeIfPresent(ChannelModel.self, forKey: .defaults)
+        }
+    }
+
+    struct AdminModel: Decodable {
+        var token: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case token }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            token = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .token)
+        }
+    }
+
+    struct WindowModel: Decodable {
+        var segments: Int?
+        var seconds: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case segments, seconds }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            segments = try c.decodeIfPresent(Int.self, forKey: .segments)
+            seconds = try c.decodeIfPresent(Double.self, forKey: .seconds)
+        }
+    }
+
+    struct RenditionModel: Decodable {
+        var name: String
+        var profile: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case name, profile }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            name = try c.decode(String.self, forKey: .name)
+            profile = try c.decodeIfPresent(String.self, forKey: .profile)
+        }
+    }
+
+    struct ChannelModel: Decodable {
+        var name: String?
+        var source: String?
+        var targetDuration: Int?
+        var segmentDuration: Double?
+        var window: WindowModel?
+        var gracePeriod: Double?
+        var renditions: [RenditionModel]?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, source, targetDuration, segmentDuration, window, gracePeriod, renditions
+        }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            name = try c.decodeIfPresent(String.self, forKey: .name)
+            source = try c.decodeIfPresent(String.self, forKey: .source)
+            targetDuration = try c.decodeIfPresent(Int.self, forKey: .targetDuration)
+            segmentDuration = try c.decodeIfPresent(Double.self, forKey: .segmentDuration)
+            window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
+            gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
+            renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
+        }
+
+        func channel(name: String, source file: String) throws -> ChannelConfiguration {
+            var channel = ChannelConfiguration(name: name)
+            switch source ?? "push" {
+            case "push": channel.source = .push
+            case "test-source": channel.source = .testSource
+            case let other:
+                throw ConfigurationError("\(file): channel '\(name)': source '\(other)' is not push or test-source")
+            }
+            channel.targetDuration = targetDuration
+            channel.segmentDuration = segmentDuration ?? channel.segmentDuration
+            channel.gracePeriod = gracePeriod
+            if let window {
+                switch (window.segments, window.seconds) {
+                case (let count?, nil): channel.window = .segments(count)
+                case (nil, let seconds?): channel.window = .seconds(seconds)
+                default:
+                    throw ConfigurationError("\(file): channel '\(name)': window takes one of segments or seconds")
+                }
+            }
+            channel.renditions = (renditions ?? []).map {
+                RenditionConfiguration(name: $0.name, testSourceProfile: $0.profile)
+            }
+            return channel
+        }
+    }
+
+    static func validate(_ configuration: ServerConfiguration, source: String) throws {
+        func fail(_ message: String) -> ConfigurationError { ConfigurationError("\(source): \(message)") }
+        guard (0...65535).contains(configuration.port) else { throw fail("port \(configuration.port) out of range") }
+        guard configuration.connectionLimit > 0 else { throw fail("connectionLimit must be positive") }
+        guard configuration.connectionTimeoutSeconds > 0 else { throw fail("connectionTimeoutSeconds must be positive") }
+        guard configuration.origin.ingest.maxSegmentBytes > 0 else { throw fail("maxSegmentBytes must be positive") }
+        for channel in configuration.origin.channels + [configuration.origin.ingest.autoCreatedChannel] {
+            let label = channel.name.isEmpty ? "ingest.defaults" : "channel '\(channel.name)'"
+            if !channel.name.isEmpty, !OriginNames.isValid(channel.name) {
+                throw fail("\(label): name must be 1-64 characters of A-Z a-z 0-9 _ -")
+            }
+            for rendition in channel.renditions where !OriginNames.isValid(rendition.name) {
+                throw fail("\(label): rendition name '\(rendition.name)' must be 1-64 characters of A-Z a-z 0-9 _ -")
+            }
+            if Set(channel.renditions.map(\.name)).count != channel.renditions.count {
+                throw fail("\(label): rendition names must be distinct")
+            }
+            if let target = channel.targetDuration, target < 1 { throw fail("\(label): targetDuration must be >= 1") }
+            guard channel.segmentDuration > 0 else { throw fail("\(label): segmentDuration must be positive") }
+            if let target = channel.targetDuration, channel.segmentDuration.rounded() > Double(target) {
+                throw fail("\(label): segmentDuration \(channel.segmentDuration) rounds above targetDuration \(target)")
+            }
+            switch channel.window {
+            case .segments(let count) where count < 1: throw fail("\(label): window.segments must be >= 1")
+            case .seconds(let seconds) where seconds <= 0: throw fail("\(label): window.seconds must be positive")
+            default: break
+            }
+            if let grace = channel.gracePeriod, grace < 0 { throw fail("\(label): gracePeriod must be >= 0") }
+            if channel.source == .testSource, channel.renditions.isEmpty {
+                throw fail("\(label): a test-source channel needs at least one rendition")
+            }
+        }
+    }
+}
+
+/// A configuration that cannot be used, with the reason.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+private struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+private func rejectUnknownKeys<K: CodingKey & CaseIterable>(_ decoder: any Decoder, _: K.Type) throws {
+    let container = try decoder.container(keyedBy: AnyKey.self)
+    let known = Set(K.allCases.map(\.stringValue))
+    for key in container.allKeys where !known.contains(key.stringValue) {
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: decoder.codingPath + [key],
+                debugDescription: "unknown key '\(key.stringValue)' (known: \(known.sorted().joined(separator: ", ")))"))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import MicroHTTPD
+import OriginCore
+import SharedBytes
+
+/// `/admin/...`: JSON status and operations, bearer token (or loopback clients only when no token is configured).
+extension OriginHTTPHandler {
+    static let adminBodyLimit = 64 * 1024
+
+    func admin(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
+        if request.method == "OPTIONS" { return respond(preflight(methods: "GET, POST, PATCH, OPTIONS")) }
+        if let token = configuration.adminToken {
+            guard Self.bearerMatches(request, token: token) else {
+                return respond(Self.unauthorized("admin API requires a valid bearer token"))
+            }
+        } else if !request.isLoopback {
+            return respond(json(403, ["error": "no admin token is configured: the admin API answers loopback clients only"]))
+        }
+        guard path.first == "channels" else { return respond(json(404, ["error": "unknown admin path"])) }
+        switch (request.method, path.count) {
+        case ("GET", 1), ("HEAD", 1):
+            return respond(json(200, origin.allChannels.map { $0.status() }))
+        case ("GET", 2), ("HEAD", 2):
+            guard let channel = origin.channel(named: path[1]) else {
+                return respond(json(404, ["error": "unknown channel '\(path[1])'"]))
+            }
+            return respond(json(200, channel.status()))
+        case ("POST", 3) where path[2] == "outage":
+            let channelName = path[1]
+            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
+                finish(outage(channelName, body))
+            }
+        case (_, 1...3):
+            return respond(json(405, ["error": "method \(request.method) not allowed on this admin path"]))
+        default:
+            return respond(json(404, ["error": "unknown admin path"]))
+        }
+    }
+
+    private struct OutageRequest: Decodable {
+        var seconds: Double
+        var renditions: [String]?
+    }
+
+    private func outage(_ channelName: String, _ body: SharedBytes) -> HTTPResponse {
+        guard origin.channel(named: channelName) != nil else {
+            return json(404, ["error": "unknown channel '\(channelName)'"])
+        }
+        guard let feed = origin.testSourceFeed(channel: channelName) else {
+            return json(409, ["error": "channel '\(channelName)' is not fed by the built-in test source"])
+        }
+        let request: OutageRequest
+        do {
+            request = try JSONDecoder().decode(OutageRequest.self, from: Data(body.array))
+        } catch {
+            return json(400, ["error": "invalid JSON body: expected {\"seconds\": 10, \"renditions\": [\"...\"]}"])
+        }
+        guard request.seconds > 0, request.seconds <= 86400 else {
+            return json(400, ["error": "seconds must be > 0 and <= 86400"])
+        }
+        do {
+            let affected = try feed.dropFeed(seconds: request.seconds, renditions: request.renditions ?? [])
+            struct Answer: Encodable {
+                let channel: String
+                let renditions: [String]
+                let seconds: Double
+            }
+            return json(202, Answer(channel: channelName, renditions: affected, seconds: request.seconds))
+        } catch {
+            return json(400, ["error": "\(error)"])
+        }
+    }
+
+    func json(_ status: Int, _ value: some Encodable) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return HTTPResponse(
+            status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+            body: .bytes(SharedBytes(data + Data("\n".utf8))))
+    }
+}

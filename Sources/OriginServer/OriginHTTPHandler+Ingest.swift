@@ -1,0 +1,35 @@
+import MicroHTTPD
+import OriginCore
+import SharedBytes
+
+/// `/ingest/{channel}/{rendition}/{file}`: what `ffmpeg -f hls -method PUT` sends.
+extension OriginHTTPHandler {
+    func ingest(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
+        let allowed = "PUT, POST, DELETE, OPTIONS"
+        if request.method == "OPTIONS" { return respond(preflight(methods: allowed)) }
+        if let token = configuration.ingestToken, !Self.bearerMatches(request, token: token) {
+            return respond(Self.unauthorized("ingest requires a valid bearer token"))
+        }
+        guard path.count == 3, !path[2].isEmpty, path[2].utf8.count <= 255 else {
+            return respond(.text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"))
+        }
+        let (channel, rendition, file) = (path[0], path[1], path[2])
+        switch request.method {
+        case "PUT", "POST":
+            let limit = configuration.origin.ingest.maxSegmentBytes
+            return .receiveBody(limit: limit) { [self] body in
+                do {
+                    let receipt = try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body)
+                    return finish(.text(receipt.status, receipt.message + "\n"))
+                } catch {
+                    return finish(.text(error.status, error.message + "\n"))
+                }
+            }
+        case "DELETE":
+            // The origin owns retention: encoders' deletes are accepted and ignored.
+            return respond(HTTPResponse(status: 204))
+        default:
+            return respond(methodNotAllowed(request, allowed: allowed))
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import HLSPlaylist
+import Logging
+import MicroHTTPD
+import OriginCore
+import SharedBytes
+
+/// Routes every request of the origin: `/live` (players and CDNs), `/ingest` (encoders), `/admin` (operators),
+/// `/healthz` and `/metrics`. Every answer, errors included, carries CORS headers; errors carry a short text or JSON
+/// body that says what is wrong.
+public final class OriginHTTPHandler: HTTPRequestHandler {
+    let origin: Origin
+    let configuration: ServerConfiguration
+    let metrics: RequestMetrics
+    let logger: Logger
+    /// Distinguishes validators of this process from those of an earlier run.
+    let instanceTag: String
+
+    /// Creates the handler.
+    public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
+        self.origin = origin
+        self.configuration = configuration
+        self.metrics = metrics
+        self.logger = logger
+        self.instanceTag = String(UInt32.random(in: .min ... .max), radix: 36)
+    }
+
+    public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
+        guard let segments = request.decodedPathSegments() else {
+            return respond(.text(400, "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
+        }
+        guard let first = segments.first else {
+            return respond(.text(404, "not found: try /live/{channel}/index.m3u8\n"))
+        }
+        let rest = Array(segments.dropFirst())
+        switch first {
+        case "live": return respond(live(request, rest))
+        case "ingest": return ingest(request, rest)
+        case "admin": return admin(request, rest)
+        case "healthz" where rest.isEmpty:
+            return respond(
+                onlyReading(request) ?? HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+                    body: .bytes(SharedBytes(string: "{\"status\":\"ok\"}\n"))))
+        case "metrics" where rest.isEmpty:
+            return respond(
+                onlyReading(request) ?? HTTPResponse(
+                    status: 200,
+                    headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
+                    body: .bytes(SharedBytes(string: MetricsExposition.render(origin: origin, requests: metrics)))))
+        default:
+            return respond(.text(404, "not found\n"))
+        }
+    }
+
+    /// Adds the headers every answer carries and counts it.
+    func finish(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.replaceOrAppend(name: "Access-Control-Allow-Origin", value: "*")
+        if !response.headers.contains("Access-Control-Expose-Headers") {
+            response.headers.append(
+                name: "Access-Control-Expose-Headers", value: "Content-Length, Content-Range, ETag, Age, Date")
+        }
+        if response.status >= 400, !response.headers.contains("Cache-Control") {
+            response.headers.append(name: "Cache-Control", value: "no-store")
+        }
+        metrics.count(status: response.status)
+        return response
+    }
+
+    func respond(_ response: HTTPResponse) -> HTTPRequestAction { .respond(finish(response)) }
+
+    /// 405 unless GET/HEAD; OPTIONS answers a CORS preflight.
+    func onlyReading(_ request: HTTPRequestHead) -> HTTPResponse? {
+        switch request.method {
+        case "GET", "HEAD": return nil
+        case "OPTIONS": return preflight(methods: "GET, HEAD, OPTIONS")
+        default: return methodNotAllowed(request, allowed: "GET, HEAD, OPTIONS")
+        }
+    }
+
+    func preflight(methods: String) -> HTTPResponse {
+        HTTPResponse(
+            status: 204,
+            headers: [
+                "Access-Control-Allow-Methods": methods,
+                "Access-Control-Allow-Headers": "Range, Authorization, Content-Type, If-None-Match, If-Modified-Since",
+                "Access-Control-Max-Age": "86400", "Allow": methods, "Cache-Control": "public, max-age=86400",
+            ])
+    }
+
+    func methodNotAllowed(_ request: HTTPRequestHead, allowed: String) -> HTTPResponse {
+        var response = HTTPResponse.text(405, "method \(request.method) not allowed here; allowed: \(allowed)\n")
+        response.headers.append(name: "Allow", value: allowed)
+        return response
+    }
+
+    /// True if the request's bearer token equals `token`, compared in constant time.
+    static func bearerMatches(_ request: HTTPRequestHead, token: String) -> Bool {
+        guard let header = request.headers["Authorization"], header.hasPrefix("Bearer ") else { return false }
+        let given = Array(header.dropFirst("Bearer ".count).utf8)
+        let expected = Array(token.utf8)
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for i in 0..<expected.count {
+            difference |= expected[i] ^ (i < given.count ? given[i] : 0)
+        }
+        return difference == 0
+    }
+
+    static func unauthorized(_ message: String) -> HTTPResponse {
+        var response = HTTPResponse.text(401, message + "\n")
+        response.headers.append(name: "WWW-Authenticate", value: "Bearer realm=\"hlsorigin\"")
+        return response
+    }
+}

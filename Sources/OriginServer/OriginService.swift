@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+import MicroHTTPD
+import OriginCore
+import Synchronization
+
+/// The running origin: the core, its ingest loop task and the HTTP server, with graceful shutdown.
+public final class OriginService: Sendable {
+    /// The core.
+    public let origin: Origin
+    private let server: HTTPServer
+    private let logger: Logger
+    private let ticker = Mutex<Task<Void, Never>?>(nil)
+
+    /// Builds the origin and the HTTP server from the configuration (nothing listens until `start()`).
+    public init(configuration: ServerConfiguration, clock: any OriginClock = SystemClock(), logger: Logger) throws {
+        self.logger = logger
+        try FileManager.default.createDirectory(
+            atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger)
+        let handler = OriginHTTPHandler(
+            origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
+        let http = HTTPServerConfiguration(
+            host: configuration.host, port: configuration.port,
+            threadCount: configuration.threads > 0 ? configuration.threads : HTTPServerConfiguration.activeProcessorCount,
+            connectionLimit: configuration.connectionLimit,
+            perIPConnectionLimit: configuration.perClientConnectionLimit,
+            connectionTimeout: configuration.connectionTimeoutSeconds)
+        let httpLogger = logger
+        server = HTTPServer(configuration: http, handler: handler) { message in
+            httpLogger.warning("libmicrohttpd: \(message)")
+        }
+    }
+
+    /// Starts listening and starts the ingest loop.
+    public func start() throws {
+        try server.start()
+        let origin = origin
+        ticker.withLock { $0 = Task.detached { await origin.run() } }
+        logger.info("hlsorigin listening", metadata: ["port": "\(server.boundPort)"])
+    }
+
+    /// The port the server listens on.
+    public var port: Int { server.boundPort }
+
+    /// Stops the ingest loop, lets in-flight responses finish and closes the listener.
+    public func stop() {
+        ticker.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+        server.stop()
+        logger.info("hlsorigin stopped")
+    }
+}

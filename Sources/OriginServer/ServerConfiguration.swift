@@ -1,0 +1,32 @@
+import OriginCore
+
+/// Everything the server runs with: HTTP, data directory, tokens and the origin's channels.
+/// The command line maps into this; `ConfigurationFile` reads it from YAML.
+public struct ServerConfiguration: Sendable {
+    /// Address to listen on. Default: `0.0.0.0`.
+    public var host: String = "0.0.0.0"
+    /// TCP port. Default: 8080 (0 picks a free port).
+    public var port: Int = 8080
+    /// Where the origin keeps its state journal. Default: `./data`.
+    public var dataDirectory: String = "./data"
+    /// HTTP worker threads. Default: 0 = one per core.
+    public var threads: Int = 0
+    /// Most connections at once. Default: 10,000.
+    public var connectionLimit: Int = 10_000
+    /// Most connections from one client address. Default: 0 = no limit.
+    public var perClientConnectionLimit: Int = 0
+    /// Idle or slow connections are closed after this many seconds. Default: 30.
+    public var connectionTimeoutSeconds: Int = 30
+    /// Bearer token the admin API requires; nil: admin answers loopback clients only.
+    public var adminToken: String?
+    /// Bearer token ingest requires; nil: ingest is open.
+    public var ingestToken: String?
+    /// Cache-Control max-age of the multivariant playlist, seconds. Default: 5.
+    public var multivariantMaxAge: Int = 5
+    /// Log level name (trace, debug, info, notice, warning, error, critical). Default: info.
+    public var logLevel: String = "info"
+    /// Channels, ingest settings.
+    public var origin = OriginConfiguration()
+
+    public init() {}
+}

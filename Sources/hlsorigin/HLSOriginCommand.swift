@@ -1,0 +1,109 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import OriginServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `hlsorigin [--config FILE] [--host ADDR] [--port N] [--data-dir DIR]`: flags override the file.
+@main
+struct HLSOriginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hlsorigin", abstract: "A live HLS origin: encoders push segments, players pull a live window.")
+
+    @Option(name: .long, help: "Configuration file (YAML). Default: config/default.yaml if present.")
+    var config: String?
+
+    @Option(name: .long, help: "Address to listen on (default 0.0.0.0).")
+    var host: String?
+
+    @Option(name: .long, help: "TCP port (default 8080; 0 picks a free one).")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Directory for the state journal (default ./data).")
+    var dataDir: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String?
+
+    func validate() throws {
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func run() async throws {
+        var settings: ServerConfiguration
+        let path = config ?? (FileManager.default.fileExists(atPath: "config/default.yaml") ? "config/default.yaml" : nil)
+        do {
+            settings = try path.map(ConfigurationFile.load(path:)) ?? ServerConfiguration()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if let host { settings.host = host }
+        if let port { settings.port = port }
+        if let dataDir { settings.dataDirectory = dataDir }
+        if let logLevel { settings.logLevel = logLevel }
+        let environment = ProcessInfo.processInfo.environment
+        if let token = environment["HLSORIGIN_ADMIN_TOKEN"], !token.isEmpty { settings.adminToken = token }
+        if let token = environment["HLSORIGIN_INGEST_TOKEN"], !token.isEmpty { settings.ingestToken = token }
+
+        let level = Logger.Level(rawValue: settings.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "hlsorigin")
+        let service = try OriginService(configuration: settings, logger: logger)
+        try service.start()
+        // Print the bound port on stdout so scripts and tests can find it (port 0 picks a free one).
+        print("hlsorigin listening on \(settings.host):\(service.port) (config: \(path ?? "built-in defaults"))")
+        fflush(stdout)
+
+        await waitForTerminationSignal()
+        logger.info("signal received: shutting down")
+        service.stop()
+    }
+
+    /// Suspends until SIGTERM or SIGINT.
+    private func waitForTerminationSignal() async {
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queue = DispatchQueue(label: "signals")
+            let once = OnceFlag()
+            var sources: [DispatchSourceSignal] = []
+            for number in [SIGTERM, SIGINT] {
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler {
+                    if once.claim() { continuation.resume() }
+                }
+                source.resume()
+                sources.append(source)
+            }
+            // Keep the sources alive for the life of the process.
+            SignalSources.keep(sources)
+        }
+    }
+}
+
+/// True for the first caller of `claim()` only.
+final class OnceFlag: @unchecked Sendable {
+    // Only touched on the serial signal queue.
+    private var claimed = false
+    func claim() -> Bool {
+        defer { claimed = true }
+        return !claimed
+    }
+}
+
+enum SignalSources {
+    nonisolated(unsafe) static var sources: [DispatchSourceSignal] = []
+    static func keep(_ new: [DispatchSourceSignal]) { sources = new }
+}
