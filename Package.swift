@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "SharedBytes"),
         .target(name: "HLSPlaylist"),
         .target(name: "MediaProbe"),
-        .target(name: "TestSource", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+        .target(name: "TestSource", resources: [.copy("Fixtures")]),
 
         // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),

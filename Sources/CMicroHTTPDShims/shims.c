@@ -1,1 +1,115 @@
-int CMicroHTTPDShims_placeholder(void) { return 0; }
+#include "CMicroHTTPDShims.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int CMicroHTTPDShims_make_address(const char *host, uint16_t port, CMicroHTTPDShims_Address *out) {
+    memset(out, 0, sizeof(*out));
+    if (strcmp(host, "localhost") == 0) {
+        host = "127.0.0.1";
+    }
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&out->storage;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        out->is_ipv6 = 0;
+        return 0;
+    }
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&out->storage;
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        out->is_ipv6 = 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* Leaves the URL and the query arguments exactly as sent (MHD has already turned '+' into ' ' in arguments). */
+static size_t CMicroHTTPDShims_keep_raw(void *cls, struct MHD_Connection *connection, char *s) {
+    (void)cls;
+    (void)connection;
+    return strlen(s);
+}
+
+static void CMicroHTTPDShims_format_log(void *cls, const char *format, va_list arguments) {
+    CMicroHTTPDShims_LogSink *sink = (CMicroHTTPDShims_LogSink *)cls;
+    if (sink == NULL || sink->callback == NULL) {
+        return;
+    }
+    char message[1024];
+    int length = vsnprintf(message, sizeof(message), format, arguments);
+    if (length < 0) {
+        return;
+    }
+    size_t end = strlen(message);
+    while (end > 0 && (message[end - 1] == '\n' || message[end - 1] == '\r')) {
+        message[--end] = '\0';
+    }
+    sink->callback(sink->cls, message);
+}
+
+struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
+    unsigned int flags,
+    const CMicroHTTPDShims_Address *address,
+    MHD_AccessHandlerCallback access_handler, void *access_handler_cls,
+    MHD_RequestCompletedCallback request_completed, void *request_completed_cls,
+    CMicroHTTPDShims_LogSink *log_sink,
+    unsigned int thread_pool_size,
+    unsigned int connection_limit,
+    unsigned int per_ip_connection_limit,
+    unsigned int connection_timeout_seconds,
+    size_t connection_memory_limit,
+    unsigned int listen_backlog,
+    unsigned int listening_address_reuse) {
+    if (address->is_ipv6) {
+        flags |= MHD_USE_IPv6;
+    }
+    uint16_t port = 0;
+    if (address->is_ipv6) {
+        port = ntohs(((const struct sockaddr_in6 *)&address->storage)->sin6_port);
+    } else {
+        port = ntohs(((const struct sockaddr_in *)&address->storage)->sin_port);
+    }
+    if (listen_backlog == 0) {
+        listen_backlog = SOMAXCONN;
+    }
+    return MHD_start_daemon(
+        flags, port, NULL, NULL,
+        access_handler, access_handler_cls,
+        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&address->storage,
+        MHD_OPTION_NOTIFY_COMPLETED, request_completed, request_completed_cls,
+        MHD_OPTION_UNESCAPE_CALLBACK, CMicroHTTPDShims_keep_raw, (void *)NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, CMicroHTTPDShims_format_log, (void *)log_sink,
+        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, listening_address_reuse,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+        MHD_OPTION_END);
+}
+
+uint16_t CMicroHTTPDShims_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+int CMicroHTTPDShims_client_address(struct MHD_Connection *connection, char *buf, size_t len) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL || len == 0) {
+        return -1;
+    }
+    const struct sockaddr *address = info->client_addr;
+    const char *written = NULL;
+    if (address->sa_family == AF_INET) {
+        written = inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buf, (socklen_t)len);
+    } else if (address->sa_family == AF_INET6) {
+        written = inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buf, (socklen_t)len);
+    }
+    return written == NULL ? -1 : 0;
+}

@@ -1,5 +1,66 @@
 #ifndef CMICROHTTPD_SHIMS_H
 #define CMICROHTTPD_SHIMS_H
-/* placeholder: the MicroHTTPD work fills this in */
-int CMicroHTTPDShims_placeholder(void);
+
+/*
+ * Non-variadic, prefixed wrappers around the parts of libmicrohttpd that Swift cannot call directly
+ * (MHD_start_daemon, MHD_get_daemon_info and MHD_get_connection_info are C-variadic) or that need
+ * C types such as va_list. Every MHD option is passed with its exact C type so the compiler checks it.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/* Receives one formatted libmicrohttpd error-log line (without trailing newline). */
+typedef void (*CMicroHTTPDShims_LogMessageCallback)(void *cls, const char *message);
+
+/* Where MHD_OPTION_EXTERNAL_LOGGER output goes; owned by the caller, must outlive the daemon. */
+typedef struct CMicroHTTPDShims_LogSink {
+    CMicroHTTPDShims_LogMessageCallback callback;
+    void *cls;
+} CMicroHTTPDShims_LogSink;
+
+/* A listening address built from a numeric host string. */
+typedef struct CMicroHTTPDShims_Address {
+    struct sockaddr_storage storage;
+    int is_ipv6;
+} CMicroHTTPDShims_Address;
+
+/*
+ * Fills `out` from a numeric IPv4 or IPv6 host ("0.0.0.0", "::", "127.0.0.1", "::1") or "localhost"
+ * and a port. Returns 0 on success, -1 if `host` is not an address this function understands.
+ */
+int CMicroHTTPDShims_make_address(const char *host, uint16_t port, CMicroHTTPDShims_Address *out);
+
+/*
+ * Starts a daemon with a fixed set of options. The URL unescaper is always replaced by one that leaves the
+ * text as sent (path and query arguments come out raw; the Swift side decodes). per_ip_connection_limit 0 means
+ * unlimited, listen_backlog 0 means SOMAXCONN. Returns NULL on failure (the reason goes
+ * to the log sink).
+ */
+struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
+    unsigned int flags,
+    const CMicroHTTPDShims_Address *address,
+    MHD_AccessHandlerCallback access_handler, void *access_handler_cls,
+    MHD_RequestCompletedCallback request_completed, void *request_completed_cls,
+    CMicroHTTPDShims_LogSink *log_sink,
+    unsigned int thread_pool_size,
+    unsigned int connection_limit,
+    unsigned int per_ip_connection_limit,
+    unsigned int connection_timeout_seconds,
+    size_t connection_memory_limit,
+    unsigned int listen_backlog,
+    unsigned int listening_address_reuse);
+
+/* The port of the daemon's listening socket (MHD_DAEMON_INFO_BIND_PORT), 0 if unknown. */
+uint16_t CMicroHTTPDShims_bound_port(struct MHD_Daemon *daemon);
+
+/*
+ * Writes the textual IP address of the connection's client into buf (NUL-terminated).
+ * Returns 0 on success, -1 if the address is unknown or does not fit.
+ */
+int CMicroHTTPDShims_client_address(struct MHD_Connection *connection, char *buf, size_t len);
+
 #endif

@@ -1,0 +1,124 @@
+extension DateRange {
+    /// Checks the RFC 8216 / 8216bis rules for EXT-X-DATERANGE, so that ``renderedTag`` is a legal tag.
+    ///
+    /// - ID: non-empty quoted string; CLASS, when set, non-empty quoted string (no `"`, CR or LF).
+    /// - START-DATE and END-DATE: years 0000–9999; END-DATE not before START-DATE.
+    /// - DURATION and PLANNED-DURATION: finite and not negative; DURATION and END-DATE, when both set, agree to
+    ///   within one millisecond (END-DATE = START-DATE + DURATION).
+    /// - CUE: each of PRE, POST, ONCE at most once, never PRE and POST together.
+    /// - END-ON-NEXT: needs CLASS, forbids DURATION and END-DATE.
+    /// - Client attributes: names `X-[A-Z0-9-]+`, each once; values a valid quoted string, a non-empty hexadecimal
+    ///   sequence or a finite decimal (enumerated strings are not allowed for `X-` attributes).
+    /// - SCTE35-CMD, SCTE35-OUT, SCTE35-IN: at least one byte.
+    /// - Throws: ``PlaylistValidationError`` naming the first attribute at fault.
+    public func validate() throws(PlaylistValidationError) {
+        try Self.checkQuoted(id, attribute: "ID")
+        if let classAttribute {
+            try Self.checkQuoted(classAttribute, attribute: "CLASS")
+        }
+        guard startDate.isRepresentable else {
+            throw PlaylistValidationError(attribute: "START-DATE", message: "year outside 0000-9999")
+        }
+        try validateCue()
+        if let endDate {
+            guard endDate.isRepresentable else {
+                throw PlaylistValidationError(attribute: "END-DATE", message: "year outside 0000-9999")
+            }
+            guard endDate >= startDate else {
+                throw PlaylistValidationError(
+                    attribute: "END-DATE", message: "\(endDate.formatted) is before START-DATE \(startDate.formatted)")
+            }
+        }
+        if let duration {
+            guard duration.isFinite, duration >= 0 else {
+                throw PlaylistValidationError(attribute: "DURATION", message: "must be a finite number >= 0")
+            }
+        }
+        if let plannedDuration {
+            guard plannedDuration.isFinite, plannedDuration >= 0 else {
+                throw PlaylistValidationError(attribute: "PLANNED-DURATION", message: "must be a finite number >= 0")
+            }
+        }
+        if let duration, let endDate {
+            let spanned = endDate.millisecondsSince1970 - startDate.millisecondsSince1970
+            let difference = spanned - NumberFormatting.milliseconds(duration)
+            guard difference.magnitude <= 1 else {
+                throw PlaylistValidationError(
+                    attribute: "DURATION",
+                    message: "DURATION \(NumberFormatting.shortest(duration)) disagrees with END-DATE - START-DATE "
+                        + "(\(NumberFormatting.shortest(Double(spanned) / 1000)))")
+            }
+        }
+        if endOnNext {
+            guard classAttribute != nil else {
+                throw PlaylistValidationError(attribute: "END-ON-NEXT", message: "requires CLASS")
+            }
+            guard duration == nil else {
+                throw PlaylistValidationError(attribute: "END-ON-NEXT", message: "forbids DURATION")
+            }
+            guard endDate == nil else {
+                throw PlaylistValidationError(attribute: "END-ON-NEXT", message: "forbids END-DATE")
+            }
+        }
+        try validateClientAttributes()
+        for (name, bytes) in [("SCTE35-CMD", scte35Command), ("SCTE35-OUT", scte35Out), ("SCTE35-IN", scte35In)] {
+            if let bytes, bytes.isEmpty {
+                throw PlaylistValidationError(attribute: name, message: "empty hexadecimal sequence")
+            }
+        }
+    }
+
+    private func validateCue() throws(PlaylistValidationError) {
+        var seen = Set<String>()
+        for value in cue {
+            guard value == "PRE" || value == "POST" || value == "ONCE" else {
+                throw PlaylistValidationError(attribute: "CUE", message: "unknown value \"\(value)\" (PRE, POST, ONCE)")
+            }
+            guard seen.insert(value).inserted else {
+                throw PlaylistValidationError(attribute: "CUE", message: "\(value) given twice")
+            }
+        }
+        if seen.contains("PRE") && seen.contains("POST") {
+            throw PlaylistValidationError(attribute: "CUE", message: "PRE and POST together")
+        }
+    }
+
+    private func validateClientAttributes() throws(PlaylistValidationError) {
+        var seen = Set<String>()
+        for attribute in clientAttributes {
+            let name = attribute.name
+            guard name.hasPrefix("X-"), name.utf8.count > 2, AttributeList.isValidName(name) else {
+                throw PlaylistValidationError(attribute: name, message: "client attribute names are X-[A-Z0-9-]+")
+            }
+            guard seen.insert(name).inserted else {
+                throw PlaylistValidationError(attribute: name, message: "given twice")
+            }
+            switch attribute.value {
+            case .quotedString(let text):
+                try Self.checkQuoted(text, attribute: name, allowEmpty: true)
+            case .hexadecimal(let bytes):
+                guard !bytes.isEmpty else {
+                    throw PlaylistValidationError(attribute: name, message: "empty hexadecimal sequence")
+                }
+            case .decimal(let number):
+                guard number.isFinite else {
+                    throw PlaylistValidationError(attribute: name, message: "decimal must be finite")
+                }
+            case .enumerated:
+                throw PlaylistValidationError(
+                    attribute: name, message: "client attribute values are quoted strings, hexadecimal or decimal")
+            }
+        }
+    }
+
+    private static func checkQuoted(
+        _ text: String, attribute: String, allowEmpty: Bool = false
+    ) throws(PlaylistValidationError) {
+        guard allowEmpty || !text.isEmpty else {
+            throw PlaylistValidationError(attribute: attribute, message: "empty quoted string")
+        }
+        guard AttributeList.isValidQuotedContent(text) else {
+            throw PlaylistValidationError(attribute: attribute, message: "quoted string contains '\"', CR or LF")
+        }
+    }
+}

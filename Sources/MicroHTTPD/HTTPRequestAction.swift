@@ -1,0 +1,18 @@
+import SharedBytes
+
+/// What the server does with a request, decided by `HTTPRequestHandler.handle(_:)` once the head is in.
+public enum HTTPRequestAction: Sendable {
+    /// Sends this response once the request is complete. A request body is read and discarded (up to 64 KiB;
+    /// beyond that the answer becomes 413 and the connection is closed).
+    case respond(HTTPResponse)
+    /// Sends a response built once for many requests.
+    case respondPrepared(PreparedResponse)
+    /// Streams the request body (chunked or Content-Length) into memory, up to `limit` bytes, then calls `complete`
+    /// with the whole body on the libmicrohttpd thread and sends what it returns. A body over the limit is answered
+    /// 413 at once (also when Content-Length announces more than the limit up front) without reading the rest, and
+    /// the connection is closed.
+    case receiveBody(limit: Int, complete: @Sendable (SharedBytes) -> HTTPResponse)
+    /// Suspends the connection (a long poll). `start` is called on the libmicrohttpd thread with a responder that
+    /// may be answered once, from any thread, later; until then the connection costs no thread and no polling.
+    case suspend(start: @Sendable (HTTPResponder) -> Void)
+}

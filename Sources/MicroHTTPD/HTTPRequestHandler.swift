@@ -1,0 +1,20 @@
+/// Decides what to do with each request.
+public protocol HTTPRequestHandler: Sendable {
+    /// Called on a libmicrohttpd thread once the request head is complete. Must not block: anything slow belongs in
+    /// `.suspend`, answered later from another thread.
+    func handle(_ request: HTTPRequestHead) -> HTTPRequestAction
+}
+
+/// An `HTTPRequestHandler` made from a closure.
+public struct HTTPClosureHandler: HTTPRequestHandler {
+    private let body: @Sendable (HTTPRequestHead) -> HTTPRequestAction
+
+    /// Wraps `body`, which is called for every request head (on a libmicrohttpd thread, must not block).
+    public init(_ body: @escaping @Sendable (HTTPRequestHead) -> HTTPRequestAction) {
+        self.body = body
+    }
+
+    public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
+        body(request)
+    }
+}

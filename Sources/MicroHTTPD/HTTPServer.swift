@@ -1,0 +1,140 @@
+import CMicroHTTPD
+import CMicroHTTPDShims
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop, calling an
+/// `HTTPRequestHandler` for every request.
+public final class HTTPServer: Sendable {
+    private enum Lifecycle {
+        case idle
+        case running(DaemonHandle, port: Int)
+        case stopped
+    }
+
+    /// The configuration the server was created with.
+    public let configuration: HTTPServerConfiguration
+    private let context: ServerContext
+    private let lifecycle = Mutex(Lifecycle.idle)
+
+    /// Creates a server; nothing listens until `start()`.
+    /// - Parameters:
+    ///   - configuration: where to listen and the connection limits.
+    ///   - handler: decides what to do with each request, on libmicrohttpd's threads.
+    ///   - log: receives libmicrohttpd's error log lines and this module's own warnings, from any thread.
+    public init(
+        configuration: HTTPServerConfiguration, handler: some HTTPRequestHandler,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.context = ServerContext(handler: handler, log: log)
+    }
+
+    /// Creates a server whose handler is a closure (called on libmicrohttpd's threads; must not block).
+    public convenience init(
+        configuration: HTTPServerConfiguration, log: @escaping @Sendable (String) -> Void = { _ in },
+        handler: @escaping @Sendable (HTTPRequestHead) -> HTTPRequestAction
+    ) {
+        self.init(configuration: configuration, handler: HTTPClosureHandler(handler), log: log)
+    }
+
+    deinit { stop() }
+
+    /// Binds the listening socket and starts the worker threads.
+    /// - Throws: `HTTPServerError` if the configuration is unusable, the port is taken, or the server was started
+    ///   before.
+    public func start() throws {
+        try lifecycle.withLock { lifecycle in
+            guard case .idle = lifecycle else { throw HTTPServerError.alreadyStarted }
+            let (daemon, port) = try startDaemon()
+            lifecycle = .running(DaemonHandle(pointer: daemon), port: port)
+        }
+    }
+
+    /// The port the server listens on (the real one when the configuration asked for port 0); 0 when not running.
+    public var boundPort: Int {
+        lifecycle.withLock { lifecycle in
+            if case .running(_, let port) = lifecycle { return port }
+            return 0
+        }
+    }
+
+    /// Answers every suspended request with 503 (waiting up to two seconds for those answers to go out), then
+    /// stops libmicrohttpd, closing all connections. Idempotent; also called on deinit. Must not be called from a
+    /// handler (it waits for libmicrohttpd's threads to end).
+    public func stop() {
+        let daemon = lifecycle.withLock { lifecycle -> DaemonHandle? in
+            defer { lifecycle = .stopped }
+            if case .running(let daemon, _) = lifecycle { return daemon }
+            return nil
+        }
+        guard let daemon else { return }
+        for responder in context.beginStopping() {
+            responder.respond(serviceUnavailable())
+        }
+        var waitedMilliseconds = 0
+        while context.pendingSuspendedCount > 0 && waitedMilliseconds < 2_000 {
+            usleep(1_000)
+            waitedMilliseconds += 1
+        }
+        MHD_stop_daemon(daemon.pointer)
+        // Balances the retain in startDaemon(): no callback can run any more.
+        Unmanaged.passUnretained(context).release()
+    }
+
+    private func startDaemon() throws -> (OpaquePointer, Int) {
+        let config = configuration
+        guard (0...65_535).contains(config.port) else {
+            throw HTTPServerError.invalidConfiguration("port \(config.port) is not between 0 and 65535")
+        }
+        guard config.threadCount >= 1, config.connectionLimit >= 1, config.perIPConnectionLimit >= 0,
+            config.connectionTimeout >= 0, config.connectionMemoryLimit >= 1024, config.listenBacklog >= 0
+        else {
+            throw HTTPServerError.invalidConfiguration(
+                "threadCount and connectionLimit must be at least 1, connectionMemoryLimit at least 1024, "
+                    + "the other limits not negative")
+        }
+        var address = CMicroHTTPDShims_Address()
+        guard CMicroHTTPDShims_make_address(config.host, UInt16(config.port), &address) == 0 else {
+            throw HTTPServerError.invalidConfiguration(
+                "host \"\(config.host)\" is not a numeric IPv4 or IPv6 address")
+        }
+        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_ERROR_LOG.rawValue
+        if config.host == "::" { flags |= MHD_USE_DUAL_STACK.rawValue }
+
+        let retainedContext = Unmanaged.passRetained(context).toOpaque()
+        context.beginStartup()
+        let daemon = CMicroHTTPDShims_start_daemon(
+            flags, &address,
+            accessHandler, retainedContext,
+            requestCompleted, retainedContext,
+            context.logSink,
+            UInt32(clamping: config.threadCount),
+            UInt32(clamping: config.connectionLimit),
+            UInt32(clamping: config.perIPConnectionLimit),
+            UInt32(clamping: config.connectionTimeout),
+            config.connectionMemoryLimit,
+            UInt32(clamping: config.listenBacklog),
+            config.reusePort ? 1 : 0)
+        let messages = context.endStartup()
+        guard let daemon else {
+            Unmanaged<ServerContext>.fromOpaque(retainedContext).release()
+            let reason = messages.isEmpty ? "no reason given" : messages.joined(separator: "; ")
+            throw HTTPServerError.startFailed(
+                "could not start the HTTP server on \(config.host) port \(config.port): \(reason)")
+        }
+        return (daemon, Int(CMicroHTTPDShims_bound_port(daemon)))
+    }
+}
+
+/// An MHD_Daemon* kept by the server.
+private struct DaemonHandle: @unchecked Sendable {
+    // @unchecked: only passed to MHD_stop_daemon, once, by the thread that took it out of the lifecycle mutex.
+    let pointer: OpaquePointer
+}

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How an `HTTPServer` listens and how it protects itself from too many or too slow clients.
+public struct HTTPServerConfiguration: Sendable {
+    /// Numeric address to bind to. "0.0.0.0" listens on every IPv4 interface, "::" on every interface with a single
+    /// dual-stack socket (IPv4 and IPv6), "127.0.0.1" / "::1" on loopback only. "localhost" means "127.0.0.1".
+    /// Default: "0.0.0.0".
+    public var host: String
+    /// TCP port. 0 picks any free port; read it back with `HTTPServer.boundPort`. Default: 8080.
+    public var port: Int
+    /// Number of libmicrohttpd worker threads, each running its own epoll loop. Default: the number of active cores.
+    public var threadCount: Int
+    /// Maximum number of concurrent connections (MHD_OPTION_CONNECTION_LIMIT). Default: 10 000.
+    public var connectionLimit: Int
+    /// Maximum number of concurrent connections from one IP address; 0 means unlimited. Default: 0.
+    public var perIPConnectionLimit: Int
+    /// Seconds after which an idle or too slow connection is closed. Default: 30.
+    public var connectionTimeout: Int
+    /// Bytes of memory per connection for the request line, headers and buffers; requests whose head does not fit
+    /// are answered by libmicrohttpd itself (431 / 413). Default: 32 KiB.
+    public var connectionMemoryLimit: Int
+    /// Length of the queue of not yet accepted connections. Default: 4096.
+    public var listenBacklog: Int
+    /// Sets SO_REUSEPORT on the listening socket (MHD_OPTION_LISTENING_ADDRESS_REUSE = 1), so several processes can
+    /// share one port. Off by default: then a second server on the same port fails with "address in use" instead of
+    /// silently sharing the traffic. SO_REUSEADDR (quick restarts) is set by libmicrohttpd either way. Default: false.
+    public var reusePort: Bool
+
+    /// Creates a configuration; every parameter has the documented default.
+    public init(
+        host: String = "0.0.0.0",
+        port: Int = 8080,
+        threadCount: Int = HTTPServerConfiguration.activeProcessorCount,
+        connectionLimit: Int = 10_000,
+        perIPConnectionLimit: Int = 0,
+        connectionTimeout: Int = 30,
+        connectionMemoryLimit: Int = 32 * 1024,
+        listenBacklog: Int = 4096,
+        reusePort: Bool = false
+    ) {
+        self.host = host
+        self.port = port
+        self.threadCount = threadCount
+        self.connectionLimit = connectionLimit
+        self.perIPConnectionLimit = perIPConnectionLimit
+        self.connectionTimeout = connectionTimeout
+        self.connectionMemoryLimit = connectionMemoryLimit
+        self.listenBacklog = listenBacklog
+        self.reusePort = reusePort
+    }
+
+    /// The number of processors currently online (at least 1).
+    public static var activeProcessorCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

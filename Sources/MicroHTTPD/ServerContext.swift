@@ -1,0 +1,83 @@
+import CMicroHTTPDShims
+import Synchronization
+
+/// Everything libmicrohttpd's callbacks reach through their `cls` pointer: the handler, the log and the registry of
+/// suspended requests. Retained for the lifetime of the daemon.
+final class ServerContext: Sendable {
+    private struct Registry {
+        var isStopping = false
+        var suspended: [ObjectIdentifier: HTTPResponder] = [:]
+        /// Messages logged while `start()` runs, for the error it throws.
+        var startupMessages: [String]? = nil
+    }
+
+    let handler: any HTTPRequestHandler
+    let log: @Sendable (String) -> Void
+    /// Bytes of a request body read and thrown away for `.respond` actions before answering 413 instead.
+    let discardedBodyLimit = 64 * 1024
+    private let registry = Mutex(Registry())
+    // Written once in init, then only read by libmicrohttpd's logger; freed in deinit after the daemon has stopped.
+    nonisolated(unsafe) let logSink: UnsafeMutablePointer<CMicroHTTPDShims_LogSink>
+
+    init(handler: any HTTPRequestHandler, log: @escaping @Sendable (String) -> Void) {
+        self.handler = handler
+        self.log = log
+        logSink = .allocate(capacity: 1)
+        logSink.initialize(to: CMicroHTTPDShims_LogSink(callback: forwardLogMessage, cls: nil))
+        logSink.pointee.cls = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit { logSink.deallocate() }
+
+    /// A libmicrohttpd log line.
+    func logMessage(_ message: String) {
+        registry.withLock { registry in registry.startupMessages?.append(message) }
+        log(message)
+    }
+
+    /// Collects log lines until `endStartup()`.
+    func beginStartup() {
+        registry.withLock { $0.startupMessages = [] }
+    }
+
+    /// The log lines written since `beginStartup()`.
+    func endStartup() -> [String] {
+        registry.withLock { registry in
+            defer { registry.startupMessages = nil }
+            return registry.startupMessages ?? []
+        }
+    }
+
+    /// Registers a responder before its connection is suspended; false once the server is stopping.
+    func track(_ responder: HTTPResponder) -> Bool {
+        registry.withLock { registry in
+            guard !registry.isStopping else { return false }
+            registry.suspended[ObjectIdentifier(responder)] = responder
+            return true
+        }
+    }
+
+    /// Forgets a responder whose request has completed.
+    func untrack(_ responder: HTTPResponder) {
+        _ = registry.withLock { $0.suspended.removeValue(forKey: ObjectIdentifier(responder)) }
+    }
+
+    /// Refuses further suspensions and returns the responders of every request still suspended or not yet complete.
+    func beginStopping() -> [HTTPResponder] {
+        registry.withLock { registry in
+            registry.isStopping = true
+            return Array(registry.suspended.values)
+        }
+    }
+
+    /// Number of suspended requests that have not completed yet.
+    var pendingSuspendedCount: Int {
+        registry.withLock { $0.suspended.count }
+    }
+}
+
+/// libmicrohttpd's error log, already formatted by the C shim.
+private func forwardLogMessage(_ cls: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
+    guard let cls, let message else { return }
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().logMessage(String(cString: message))
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// The parsed fixtures of one profile.
+struct ProfileFixtures: Sendable {
+    /// The video loop: whole GOPs, each starting with an IDR that carries SPS and PPS.
+    let videoLoop: [H264AccessUnit]
+    /// The slate: one GOP of a still picture, same codec configuration as the loop.
+    let slate: [H264AccessUnit]
+}
+
+/// The test source's fixtures, read from the module's resources and parsed once per process.
+struct FixtureLibrary: Sendable {
+    /// The shared audio loop: ADTS frames of a seamless 440 Hz tone.
+    let audioLoop: [[UInt8]]
+    /// One ADTS frame of silence.
+    let silence: [UInt8]
+    /// The video fixtures per profile name.
+    let profiles: [String: ProfileFixtures]
+
+    /// The library, loaded at first use (thread-safe, as every static `let`) and then kept for the process.
+    static let shared: Result<FixtureLibrary, TestSourceError> = Result { () throws(TestSourceError) in
+        try FixtureLibrary(directory: fixtureDirectory())
+    }
+
+    /// The fixtures of one built-in profile.
+    static func fixtures(for profile: TestSourceProfile) throws(TestSourceError) -> (FixtureLibrary, ProfileFixtures) {
+        let library = try shared.get()
+        guard let fixtures = library.profiles[profile.name] else {
+            throw TestSourceError(.fixtureUnavailable, "no fixtures for profile \(profile.name)")
+        }
+        return (library, fixtures)
+    }
+
+    /// Reads and checks every fixture in `directory`.
+    init(directory: URL) throws(TestSourceError) {
+        audioLoop = try ADTSFrame.split(Self.read("audio-loop.aac", in: directory), name: "audio-loop.aac")
+        let silenceFrames = try ADTSFrame.split(Self.read("audio-silence.aac", in: directory), name: "audio-silence.aac")
+        guard audioLoop.count > 0, silenceFrames.count == 1 else {
+            throw TestSourceError(.fixtureUnavailable, "audio fixtures: expected a loop and exactly one silent frame")
+        }
+        silence = silenceFrames[0]
+        var profiles: [String: ProfileFixtures] = [:]
+        for profile in TestSourceProfile.builtIn {
+            let loopName = "video-\(profile.name).h264"
+            let slateName = "slate-\(profile.name).h264"
+            let loop = try H264AccessUnit.split(annexB: Self.read(loopName, in: directory), name: loopName)
+            let slate = try H264AccessUnit.split(annexB: Self.read(slateName, in: directory), name: slateName)
+            try Self.check(loop, of: profile, name: loopName)
+            try Self.check(slate, of: profile, name: slateName)
+            profiles[profile.name] = ProfileFixtures(videoLoop: loop, slate: slate)
+        }
+        self.profiles = profiles
+    }
+
+    /// The directory of the module's copied `Fixtures` resource.
+    private static func fixtureDirectory() throws(TestSourceError) -> URL {
+        guard let url = Bundle.module.url(forResource: "Fixtures", withExtension: nil) else {
+            throw TestSourceError(.fixtureUnavailable, "the Fixtures resource directory is missing from the bundle")
+        }
+        return url
+    }
+
+    private static func read(_ name: String, in directory: URL) throws(TestSourceError) -> [UInt8] {
+        do {
+            return try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+        } catch {
+            throw TestSourceError(.fixtureUnavailable, "\(name): \(error)")
+        }
+    }
+
+    /// Checks the GOP structure the remuxer relies on: whole GOPs of `gopDuration` seconds, an IDR with SPS and
+    /// PPS exactly at every GOP start and nowhere else, and the codec string of the profile.
+    private static func check(
+        _ units: [H264AccessUnit], of profile: TestSourceProfile, name: String
+    ) throws(TestSourceError) {
+        let gopFrames = profile.framesPerSecond * profile.gopDuration
+        guard !units.isEmpty, units.count % gopFrames == 0 else {
+            throw TestSourceError(.fixtureUnavailable, "\(name): \(units.count) frames is not whole GOPs of \(gopFrames)")
+        }
+        for (index, unit) in units.enumerated() {
+            let startsGOP = index % gopFrames == 0
+            guard unit.isIDR == startsGOP else {
+                throw TestSourceError(.fixtureUnavailable, "\(name): frame \(index) IDR=\(unit.isIDR), expected \(startsGOP)")
+            }
+            if startsGOP, !(unit.nalUnitTypes.contains(7) && unit.nalUnitTypes.contains(8)) {
+                throw TestSourceError(.fixtureUnavailable, "\(name): IDR frame \(index) lacks SPS or PPS")
+            }
+        }
+        let codec = codecString(of: units[0])
+        guard codec == profile.videoCodec else {
+            throw TestSourceError(
+                .fixtureUnavailable, "\(name): SPS says \(codec ?? "nothing"), profile says \(profile.videoCodec)")
+        }
+    }
+
+    /// `avc1.PPCCLL` from the first SPS of an access unit.
+    private static func codecString(of unit: H264AccessUnit) -> String? {
+        let bytes = unit.bytes
+        var index = 0
+        while index + 6 < bytes.count {
+            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1, bytes[index + 3] & 0x1F == 7 {
+                let hex = bytes[index + 4...index + 6].map { byte in
+                    let digits = String(byte, radix: 16)
+                    return digits.count == 1 ? "0" + digits : digits
+                }
+                return "avc1." + hex.joined()
+            }
+            index += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,162 @@
+/// Generates one rendition of the built-in test source: an endless MPEG-TS stream of H.264 video and AAC audio,
+/// cut into segments that each start with an IDR.
+///
+/// The generator is pure: it reads no clock and starts no thread. The caller asks for the next segment when it is
+/// due (the origin's ingest loop does so on its schedule) and keeps the generator behind its own lock.
+///
+/// Video and audio loop pre-encoded fixtures independently (a 4 s video loop, a 1.6 s audio loop); their
+/// timestamps, the PCR and the continuity counters run on across loop points and segment boundaries, so the
+/// segments concatenate into one continuous stream. Generators of different profiles created with the same
+/// `segmentDuration` and `startPTS` produce segments with the same start PTS and duration.
+///
+/// ```swift
+/// var generator = try TestStreamGenerator(profile: .named("360p")!, segmentDuration: 2)
+/// let segment = generator.nextSegment()  // 2 s of media, startPTS 126000
+/// ```
+public struct TestStreamGenerator: Sendable {
+    /// The start PTS used when none is given: 1.4 s, as ffmpeg's MPEG-TS muxer starts, so the PCR (which runs
+    /// ``pcrDelayTicks`` ahead of the DTS) starts positive.
+    public static let defaultStartPTS: Int64 = 126_000
+    /// How far the PCR runs ahead of the DTS of the video frame whose first packet carries it: 0.1 s.
+    public static let pcrDelayTicks: Int64 = 9_000
+    /// AAC frames per audio PES packet (the last PES of a segment may hold fewer).
+    static let audioFramesPerPES = 4
+
+    /// The profile this generator produces.
+    public let profile: TestSourceProfile
+    /// The segment duration in whole seconds.
+    public let segmentDuration: Int
+    /// The segment duration in 90 kHz ticks.
+    public var segmentDurationTicks: Int64 { Int64(segmentDuration) * Timestamp.clockRate }
+    /// The `sequence` the next segment will carry.
+    public private(set) var nextSequence = 0
+
+    private let videoLoop: [H264AccessUnit]
+    private let slate: [H264AccessUnit]
+    private let audioLoop: [[UInt8]]
+    private let silence: [UInt8]
+    private var muxer = TransportStreamMuxer()
+    /// PTS of the current timeline's first frame, in 0 ..< 2^33; later timestamps grow from it unwrapped.
+    private var timelineStart: Int64
+    /// Segments written since the current timeline started.
+    private var segmentsInTimeline: Int64 = 0
+
+    /// Creates a generator whose first segment starts at `startPTS`.
+    /// - Parameters:
+    ///   - profile: one of ``TestSourceProfile/builtIn``.
+    ///   - segmentDuration: whole seconds, a positive multiple of the profile's GOP duration.
+    ///   - startPTS: PTS of the first frame in 90 kHz ticks (taken modulo 2^33).
+    /// - Throws: ``TestSourceError/Kind-swift.struct/invalidSegmentDuration``, or
+    ///   ``TestSourceError/Kind-swift.struct/fixtureUnavailable`` when the profile has no usable fixtures.
+    public init(
+        profile: TestSourceProfile, segmentDuration: Int, startPTS: Int64 = defaultStartPTS
+    ) throws(TestSourceError) {
+        guard segmentDuration > 0, segmentDuration % profile.gopDuration == 0 else {
+            throw TestSourceError(
+                .invalidSegmentDuration,
+                "segment duration \(segmentDuration) s is not a positive multiple of the "
+                    + "\(profile.gopDuration) s GOP of profile \(profile.name)")
+        }
+        let (library, fixtures) = try FixtureLibrary.fixtures(for: profile)
+        self.profile = profile
+        self.segmentDuration = segmentDuration
+        self.videoLoop = fixtures.videoLoop
+        self.slate = fixtures.slate
+        self.audioLoop = library.audioLoop
+        self.silence = library.silence
+        self.timelineStart = Timestamp.wrapped(startPTS)
+    }
+
+    /// Produces the next segment of the endless stream.
+    ///
+    /// It starts with PAT and PMT, then the IDR of a GOP whose first packet carries the PCR and the random access
+    /// indicator; video frames and audio PES packets follow in timestamp order. Video frame timestamps continue the
+    /// previous segment's by one frame duration, audio timestamps by 1920 ticks per AAC frame.
+    public mutating func nextSegment() -> GeneratedSegment {
+        let framesPerSegment = Int64(segmentDuration * profile.framesPerSecond)
+        let firstFrame = segmentsInTimeline * framesPerSegment
+        let segmentStart = segmentsInTimeline * segmentDurationTicks  // from the timeline's start
+        let frames = (firstFrame..<firstFrame + framesPerSegment).map { index in
+            videoLoop[Int(index % Int64(videoLoop.count))]
+        }
+        let audioFrames = Self.audioFrameRange(from: segmentStart, to: segmentStart + segmentDurationTicks)
+        let audio = audioFrames.map { audioLoop[Int($0 % Int64(audioLoop.count))] }
+        let bytes = Self.mux(
+            video: frames, firstVideoPTS: timelineStart + segmentStart,
+            frameDuration: profile.frameDurationTicks,
+            audio: audio, firstAudioPTS: timelineStart + audioFrames.lowerBound * ADTSFrame.durationTicks,
+            muxer: &muxer)
+        let segment = GeneratedSegment(
+            bytes: bytes, startPTS: Timestamp.wrapped(timelineStart + segmentStart),
+            durationTicks: segmentDurationTicks, sequence: nextSequence, startsTimeline: segmentsInTimeline == 0)
+        segmentsInTimeline += 1
+        nextSequence += 1
+        return segment
+    }
+
+    /// Simulates an encoder restart: the next segment starts a new timeline at `startPTS`, from the beginning of
+    /// the video and audio loops, with continuity counters from 0 and the discontinuity indicator set on the
+    /// first packet of every PID. `sequence` keeps counting.
+    /// - Parameter startPTS: PTS of the next segment's first frame in 90 kHz ticks (taken modulo 2^33).
+    public mutating func restartTimestamps(startPTS: Int64) {
+        timelineStart = Timestamp.wrapped(startPTS)
+        segmentsInTimeline = 0
+        muxer.restart()
+    }
+
+    /// A filler segment for a gap: the profile's slate (a still picture, same codec configuration as the stream)
+    /// and AAC silence, `duration` seconds long from `startPTS`.
+    ///
+    /// The segment stands alone: its continuity counters start at 0 and it does not change the generator's state.
+    /// - Parameters:
+    ///   - startPTS: PTS of the first frame in 90 kHz ticks (taken modulo 2^33).
+    ///   - duration: whole seconds, at least 1.
+    public func slateSegment(startPTS: Int64, duration: Int) -> [UInt8] {
+        precondition(duration > 0, "a slate segment lasts at least one second")
+        let start = Timestamp.wrapped(startPTS)
+        let frameCount = duration * profile.framesPerSecond
+        let frames = (0..<frameCount).map { slate[$0 % slate.count] }
+        let audioFrames = Self.audioFrameRange(from: 0, to: Int64(duration) * Timestamp.clockRate)
+        var standalone = TransportStreamMuxer()
+        return Self.mux(
+            video: frames, firstVideoPTS: start, frameDuration: profile.frameDurationTicks,
+            audio: Array(repeating: silence, count: audioFrames.count), firstAudioPTS: start,
+            muxer: &standalone)
+    }
+
+    /// Indexes of the AAC frames (counted from a timeline's start) whose PTS falls in `start ..< end` (ticks from
+    /// the timeline's start).
+    private static func audioFrameRange(from start: Int64, to end: Int64) -> Range<Int64> {
+        let duration = ADTSFrame.durationTicks
+        return (start + duration - 1) / duration..<(end + duration - 1) / duration
+    }
+
+    /// One segment: PAT, PMT, then video access units and audio PES packets merged by timestamp (video first on
+    /// a tie, so the segment opens with its IDR).
+    private static func mux(
+        video: [H264AccessUnit], firstVideoPTS: Int64, frameDuration: Int64,
+        audio: [[UInt8]], firstAudioPTS: Int64, muxer: inout TransportStreamMuxer
+    ) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(video.reduce(0) { $0 + $1.bytes.count } * 105 / 100 + audio.count * 400 + 1024)
+        muxer.writeProgramTables(into: &output)
+        var videoIndex = 0
+        var audioIndex = 0
+        while videoIndex < video.count || audioIndex < audio.count {
+            let videoPTS = firstVideoPTS + Int64(videoIndex) * frameDuration
+            let audioPTS = firstAudioPTS + Int64(audioIndex) * ADTSFrame.durationTicks
+            if videoIndex < video.count, audioIndex >= audio.count || videoPTS <= audioPTS {
+                let unit = video[videoIndex]
+                muxer.writeVideo(
+                    unit.bytes, pts: videoPTS, pcr: videoPTS - pcrDelayTicks, randomAccess: unit.isIDR,
+                    into: &output)
+                videoIndex += 1
+            } else {
+                let count = min(audioFramesPerPES, audio.count - audioIndex)
+                muxer.writeAudio(audio[audioIndex..<audioIndex + count], pts: audioPTS, into: &output)
+                audioIndex += count
+            }
+        }
+        return output
+    }
+}

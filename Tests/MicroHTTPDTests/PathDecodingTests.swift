@@ -1,0 +1,5 @@
+import Testing
+
+@testable import MicroHTTPD
+
+@Suite struct PathDecodingTests {}

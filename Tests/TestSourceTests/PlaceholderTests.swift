@@ -1,2 +1,0 @@
-import Testing
-@Test func placeholderTestSourceTests() { #expect(Bool(true)) }
