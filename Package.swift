@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
-        .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore"]),
+        .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "HLSPlaylist"]),
         .testTarget(name: "OriginServerTests", dependencies: ["OriginServer", "MicroHTTPD"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist"]),
     ],

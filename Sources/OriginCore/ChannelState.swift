@@ -87,7 +87,9 @@ struct ChannelState: Sendable {
                         + "\(target) s and may never change: cut segments of at most \(Double(target) + 0.5) s"))
         }
 
-        var rendition = renditions[position]
+        // Read what is needed, then mutate `renditions[position]` in place: holding a copy of the rendition while
+        // appending would copy its whole window.
+        let rendition = renditions[position].facts
         let msn = rendition.lastMSN.map { $0 + 1 } ?? max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
 
         // Where the segment sits on the encoder's media timeline, and whether it continues the previous one.
@@ -128,14 +130,14 @@ struct ChannelState: Sendable {
         if let existing, abs(milliseconds - existing.durationMilliseconds) <= Self.slotSnapMilliseconds {
             milliseconds = existing.durationMilliseconds
         }
-        rendition.roundingCarryMicroseconds = exact - milliseconds * 1000
+        let carry = exact - milliseconds * 1000
         if existing == nil { slot.durationMilliseconds = milliseconds }
 
         let codecs = info.tracks.map(\.codec)
         let formatChanged =
             (rendition.container.map { $0 != info.container } ?? false)
             || (!rendition.tracks.isEmpty && rendition.tracks.map(\.codec) != codecs)
-        let lastWasGap = rendition.window.entries.last?.isGap ?? false
+        let lastWasGap = rendition.lastWasGap
         let discontinuity =
             rendition.pendingDiscontinuity
             || (rendition.hasStarted && (!continuous || lastWasGap || formatChanged))
@@ -146,17 +148,18 @@ struct ChannelState: Sendable {
             bytes: bytes, container: info.container,
             initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
             startsWithKeyframe: info.startsWithKeyframe)
-        rendition.window.append(entry, nowMilliseconds: now)
-        rendition.container = info.container
-        rendition.tracks = info.tracks
-        rendition.lastMediaEnd = (start + info.duration.ticks, timescale)
-        rendition.pendingDiscontinuity = false
-        if !info.startsWithKeyframe { rendition.allSegmentsIndependent = false }
-        switch rendition.feed {
+        renditions[position].window.append(entry, nowMilliseconds: now)
+        renditions[position].roundingCarryMicroseconds = carry
+        renditions[position].container = info.container
+        renditions[position].tracks = info.tracks
+        renditions[position].lastMediaEnd = (start + info.duration.ticks, timescale)
+        renditions[position].pendingDiscontinuity = false
+        if !info.startsWithKeyframe { renditions[position].allSegmentsIndependent = false }
+        switch renditions[position].feed {
         case .live: break
-        case .waiting, .dropped: rendition.feed = .live(sinceMilliseconds: now)
+        case .waiting, .dropped: renditions[position].feed = .live(sinceMilliseconds: now)
         }
-        var statistics = rendition.statistics
+        var statistics = renditions[position].statistics
         statistics.segmentsAccepted += 1
         if discontinuity { statistics.discontinuities += 1 }
         statistics.totalBytes += Int64(bytes.count)
@@ -164,8 +167,7 @@ struct ChannelState: Sendable {
         statistics.peakBitrate = max(
             statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / max(milliseconds, 1)))
         statistics.driftMilliseconds = now - (slot.programDateTimeMilliseconds + milliseconds)
-        rendition.statistics = statistics
-        renditions[position] = rendition
+        renditions[position].statistics = statistics
         slots[msn] = slot
         touch(name)
         closeFilledSlots()
@@ -215,21 +217,41 @@ struct ChannelState: Sendable {
     }
 
     private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
-        var rendition = renditions[position]
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false, bytes: nil,
-            container: rendition.container ?? .mpegTS, initSectionVersion: rendition.currentInitVersion,
-            startsWithKeyframe: true)
-        rendition.window.append(entry, nowMilliseconds: now)
-        rendition.statistics.gapsWritten += 1
-        if case .live = rendition.feed { rendition.feed = .dropped(sinceMilliseconds: slot.programDateTimeMilliseconds) }
-        renditions[position] = rendition
-        touch(rendition.name)
+            container: renditions[position].container ?? .mpegTS,
+            initSectionVersion: renditions[position].currentInitVersion, startsWithKeyframe: true)
+        renditions[position].window.append(entry, nowMilliseconds: now)
+        renditions[position].statistics.gapsWritten += 1
+        if case .live = renditions[position].feed {
+            renditions[position].feed = .dropped(sinceMilliseconds: slot.programDateTimeMilliseconds)
+        }
+        touch(renditions[position].name)
     }
 }
 
+/// What `ChannelState.accept` reads of a rendition before changing it.
+struct RenditionFacts {
+    let lastMSN: UInt64?
+    let lastMediaEnd: (ticks: Int64, timescale: Int64)?
+    let roundingCarryMicroseconds: Int64
+    let container: MediaContainer?
+    let tracks: [TrackInfo]
+    let lastWasGap: Bool
+    let pendingDiscontinuity: Bool
+    let hasStarted: Bool
+    let currentInitVersion: Int?
+}
+
 extension RenditionState {
+    var facts: RenditionFacts {
+        RenditionFacts(
+            lastMSN: lastMSN, lastMediaEnd: lastMediaEnd, roundingCarryMicroseconds: roundingCarryMicroseconds,
+            container: container, tracks: tracks, lastWasGap: window.entries.last?.isGap ?? false,
+            pendingDiscontinuity: pendingDiscontinuity, hasStarted: hasStarted, currentInitVersion: currentInitVersion)
+    }
+
     /// Stores an initialization section; returns its version (a new one only if the bytes changed).
     mutating func adoptInitSection(bytes: SharedBytes, info: InitSectionInfo) -> Int {
         if let current = currentInitVersion, let section = initSections[current], section.bytes == bytes {

@@ -18,7 +18,7 @@ extension OriginHTTPHandler {
         case "PUT", "POST":
             let limit = configuration.origin.ingest.maxSegmentBytes
             return .receiveBody(limit: limit) { [self] body in
-                do {
+                do throws(IngestError) {
                     let receipt = try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body)
                     return finish(.text(receipt.status, receipt.message + "\n"))
                 } catch {

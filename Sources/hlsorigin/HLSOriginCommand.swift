@@ -63,7 +63,7 @@ struct HLSOriginCommand: AsyncParsableCommand {
         try service.start()
         // Print the bound port on stdout so scripts and tests can find it (port 0 picks a free one).
         print("hlsorigin listening on \(settings.host):\(service.port) (config: \(path ?? "built-in defaults"))")
-        fflush(stdout)
+        fflush(nil)
 
         await waitForTerminationSignal()
         logger.info("signal received: shutting down")

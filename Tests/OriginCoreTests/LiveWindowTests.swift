@@ -1,0 +1,65 @@
+import HLSPlaylist
+import OriginCore
+import SharedBytes
+import Testing
+
+@Suite("Live window")
+struct LiveWindowTests {
+    func entry(_ msn: UInt64, ms: Int64 = 2000, discontinuity: Bool = false, gap: Bool = false) -> WindowEntry {
+        WindowEntry(
+            msn: msn, durationMilliseconds: ms, programDateTimeMilliseconds: Int64(msn) * ms,
+            discontinuity: discontinuity, bytes: gap ? nil : SharedBytes([0x47]), container: .mpegTS,
+            initSectionVersion: nil, startsWithKeyframe: true)
+    }
+
+    @Test func slidesAndCountsMediaSequence() {
+        var window = LiveWindow(length: .segments(3), targetDuration: 2)
+        for msn in 0..<10 { window.append(entry(UInt64(msn)), nowMilliseconds: 0) }
+        #expect(window.entries.map(\.msn) == [7, 8, 9])
+        #expect(window.mediaSequence == 7)
+        #expect(window.retained.map(\.entry.msn) == Array(0...6))
+    }
+
+    @Test func neverHoldsLessThanThreeTargetDurations() {
+        var window = LiveWindow(length: .segments(1), targetDuration: 2)
+        for msn in 0..<10 { window.append(entry(UInt64(msn)), nowMilliseconds: 0) }
+        // 1 segment asked, but 3 x TD = 6 s must stay listed.
+        #expect(window.entries.count == 3)
+        #expect(window.durationMilliseconds == 6000)
+    }
+
+    @Test func secondsWindow() {
+        var window = LiveWindow(length: .seconds(10), targetDuration: 2)
+        for msn in 0..<20 { window.append(entry(UInt64(msn)), nowMilliseconds: 0) }
+        #expect(window.durationMilliseconds == 10_000)
+        #expect(window.entries.first?.msn == 15)
+    }
+
+    @Test func discontinuitySequenceCountsRemovedDiscontinuities() {
+        var window = LiveWindow(length: .segments(3), targetDuration: 2)
+        for msn in 0..<8 { window.append(entry(UInt64(msn), discontinuity: msn == 2 || msn == 5), nowMilliseconds: 0) }
+        // Entries 0...4 removed: one discontinuity (msn 2) left the head.
+        #expect(window.entries.map(\.msn) == [5, 6, 7])
+        #expect(window.discontinuitySequence == 1)
+        window.append(entry(8), nowMilliseconds: 0)
+        // msn 5 carried a discontinuity and left.
+        #expect(window.discontinuitySequence == 2)
+    }
+
+    @Test func removedEntriesStayForTheirDurationPlusTheWindow() {
+        var window = LiveWindow(length: .segments(3), targetDuration: 2)
+        for msn in 0..<4 { window.append(entry(UInt64(msn)), nowMilliseconds: 100_000) }
+        // msn 0 removed at t=100 s; window then holds 6 s: released at 100 + 2 + 6 = 108 s.
+        #expect(window.retained.first?.releaseAtMilliseconds == 108_000)
+        #expect(!window.releaseExpired(nowMilliseconds: 107_999))
+        #expect(window.entry(msn: 0) != nil)
+        #expect(window.releaseExpired(nowMilliseconds: 108_000))
+        #expect(window.entry(msn: 0) == nil)
+    }
+
+    @Test func gapEntriesAreNotRetained() {
+        var window = LiveWindow(length: .segments(3), targetDuration: 2)
+        for msn in 0..<5 { window.append(entry(UInt64(msn), gap: msn == 0), nowMilliseconds: 0) }
+        #expect(window.retained.map(\.entry.msn) == [1])
+    }
+}
