@@ -9,7 +9,21 @@ public struct MediaTime: Sendable, Hashable {
     /// The value in seconds.
     public var seconds: Double { Double(ticks) / Double(timescale) }
     /// The value in microseconds, rounded to the nearest.
-    public var microseconds: Int64 { (ticks * 1_000_000 + timescale / 2) / timescale }
+    /// Safe for any stored values: 0 when `timescale` is not positive, saturating instead of overflowing.
+    public var microseconds: Int64 {
+        guard timescale > 0 else { return 0 }
+        let whole = ticks / timescale
+        let fraction = ticks % timescale
+        let (scaled, overflow) = whole.multipliedReportingOverflow(by: 1_000_000)
+        if overflow { return whole < 0 ? .min : .max }
+        // |fraction| < timescale, so fraction * 1e6 fits when timescale < 9.2e12; beyond that go through Double.
+        let part =
+            timescale < 9_000_000_000_000
+            ? (fraction * 1_000_000 + (fraction >= 0 ? timescale / 2 : -timescale / 2)) / timescale
+            : Int64((Double(fraction) / Double(timescale) * 1_000_000).rounded())
+        let (total, overflow2) = scaled.addingReportingOverflow(part)
+        return overflow2 ? (scaled < 0 ? .min : .max) : total
+    }
 }
 
 /// Container format of a pushed file, as detected from its bytes.
@@ -61,7 +75,12 @@ public struct TrackInfo: Sendable, Hashable {
 /// Facts about an fMP4 initialization section (ftyp + moov).
 public struct InitSectionInfo: Sendable, Hashable {
     public var tracks: [TrackInfo]
-    public init(tracks: [TrackInfo]) { self.tracks = tracks }
+    /// `mvex/trex` defaults by track ID, used when a segment's `tfhd`/`trun` leave sample durations or flags out.
+    public var fragmentDefaults: [Int: TrackFragmentDefaults]
+    public init(tracks: [TrackInfo], fragmentDefaults: [Int: TrackFragmentDefaults] = [:]) {
+        self.tracks = tracks
+        self.fragmentDefaults = fragmentDefaults
+    }
 }
 
 /// Facts about one media segment, found by reading its bytes.

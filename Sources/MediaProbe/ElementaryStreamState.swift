@@ -1,0 +1,127 @@
+/// What the transport stream probe learns about one elementary stream while reading its PES packets.
+struct ElementaryStreamState {
+    enum Format {
+        case h264, hevc, aacADTS, mpegAudio, id3, other
+    }
+
+    let pid: Int
+    let format: Format
+    var kind: TrackKind {
+        switch format {
+        case .h264, .hevc: .video
+        case .aacADTS, .mpegAudio: .audio
+        case .id3, .other: .data
+        }
+    }
+    var codec: String?
+    var width: Int?
+    var height: Int?
+    var frameRate: Double?
+    var sampleRate: Int?
+    var channelCount: Int?
+
+    /// Presentation timestamps of the PES packets, unwrapped around the segment's first PTS.
+    var presentationTimes: [Int64] = []
+    var pesCount = 0
+    /// Whether the first PES carried a random access picture (video only).
+    var firstPESIsKeyframe = false
+    /// Audio: samples carried by the PES with the highest PTS, and that PTS.
+    var lastAudioPES: (pts: Int64, samples: Int)?
+
+    init(pid: Int, streamType: UInt8) {
+        self.pid = pid
+        switch streamType {
+        case 0x1B: format = .h264
+        case 0x24: format = .hevc
+        case 0x0F: format = .aacADTS
+        case 0x03, 0x04: format = .mpegAudio
+        case 0x15: format = .id3
+        default: format = .other
+        }
+    }
+
+    /// Takes in one PES payload (the elementary stream bytes) and its unwrapped PTS.
+    mutating func consume(payload: UnsafeRawBufferPointer, pts: Int64?) {
+        defer { pesCount += 1 }
+        if let pts { presentationTimes.append(pts) }
+        switch format {
+        case .h264, .hevc: consumeVideo(payload)
+        case .aacADTS, .mpegAudio: consumeAudio(payload, pts: pts)
+        case .id3, .other: break
+        }
+    }
+
+    private mutating func consumeVideo(_ payload: UnsafeRawBufferPointer) {
+        let needsSPS = codec == nil
+        guard pesCount == 0 || needsSPS else { return }
+        for unit in NALUnits.annexBUnits(in: payload) {
+            let header = payload[unit.lowerBound]
+            if format == .h264 {
+                let type = NALUnits.h264Type(header)
+                if pesCount == 0, type == NALUnits.h264IDR { firstPESIsKeyframe = true }
+                if needsSPS, codec == nil, type == NALUnits.h264SPS,
+                    let sps = try? H264SequenceParameterSet(
+                        rbsp: NALUnits.rbsp(UnsafeRawBufferPointer(rebasing: payload[unit])))
+                {
+                    codec = sps.codec()
+                    width = sps.width
+                    height = sps.height
+                    frameRate = sps.frameRate
+                }
+            } else {
+                let type = NALUnits.hevcType(header)
+                if pesCount == 0, NALUnits.hevcIRAP.contains(type) { firstPESIsKeyframe = true }
+                if needsSPS, codec == nil, type == NALUnits.hevcSPS,
+                    let sps = try? HEVCSequenceParameterSet(
+                        rbsp: NALUnits.rbsp(UnsafeRawBufferPointer(rebasing: payload[unit])))
+                {
+                    codec = sps.codec()
+                    width = sps.width
+                    height = sps.height
+                }
+            }
+        }
+    }
+
+    private mutating func consumeAudio(_ payload: UnsafeRawBufferPointer, pts: Int64?) {
+        var samples = 0
+        if format == .aacADTS {
+            guard let scan = try? ADTSHeader.scan(payload, allowTruncatedLast: true) else { return }
+            samples = scan.samples
+            if codec == nil {
+                codec = scan.first.codec
+                sampleRate = scan.first.sampleRate
+                channelCount = scan.first.channelConfiguration == 0 ? nil : scan.first.channelConfiguration
+                    + (scan.first.channelConfiguration == 7 ? 1 : 0)
+            }
+        } else {
+            guard let scan = try? MPEGAudioHeader.scan(payload) else { return }
+            samples = scan.samples
+            if codec == nil {
+                codec = MPEGAudioHeader.codec
+                sampleRate = scan.first.sampleRate
+                channelCount = scan.first.channelCount
+            }
+        }
+        if let pts, lastAudioPES.map({ pts >= $0.pts }) ?? true { lastAudioPES = (pts, samples) }
+    }
+
+    /// The most common positive difference between consecutive presentation times (the frame duration).
+    var typicalFrameDelta: Int64? {
+        let sorted = presentationTimes.sorted()
+        var counts: [Int64: Int] = [:]
+        for (previous, next) in zip(sorted, sorted.dropFirst()) where next > previous {
+            counts[next - previous, default: 0] += 1
+        }
+        return counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key
+    }
+
+    /// The track facts for `SegmentInfo.tracks`.
+    var trackInfo: TrackInfo {
+        var rate = frameRate
+        if kind == .video, rate == nil, let delta = typicalFrameDelta { rate = 90000 / Double(delta) }
+        return TrackInfo(
+            kind: kind, codec: codec, width: width, height: height, frameRate: rate, sampleRate: sampleRate,
+            channelCount: channelCount, trackID: pid, timescale: 90000)
+    }
+}

@@ -1,0 +1,145 @@
+/// Probes an fMP4 initialization section: moov/trak (tkhd, mdia/mdhd, hdlr, minf/stbl/stsd) and mvex/trex.
+enum FragmentedMP4InitProbe {
+    static func probe(_ bytes: UnsafeRawBufferPointer) throws(ProbeError) -> InitSectionInfo {
+        let top = try MP4Box.children(of: 0..<bytes.count, in: bytes, context: "fMP4", topLevel: true)
+        return try probe(bytes, topLevel: top)
+    }
+
+    static func probe(_ bytes: UnsafeRawBufferPointer, topLevel top: [MP4Box]) throws(ProbeError) -> InitSectionInfo {
+        let moov = try top.required("moov", in: "fMP4 init section")
+        let moovChildren = try moov.children(in: bytes)
+        var tracks: [TrackInfo] = []
+        for trak in moovChildren where trak.type == "trak" {
+            tracks.append(try track(trak, bytes))
+        }
+        guard !tracks.isEmpty else { throw ProbeError("fMP4 init section: the moov box has no trak") }
+        var defaults: [Int: TrackFragmentDefaults] = [:]
+        if let mvex = moovChildren.first("mvex") {
+            for trex in try mvex.children(in: bytes) where trex.type == "trex" {
+                var reader = trex.reader(bytes)
+                try reader.skip(4)
+                let trackID = Int(try reader.readUInt32())
+                try reader.skip(4)  // default_sample_description_index
+                defaults[trackID] = TrackFragmentDefaults(
+                    sampleDuration: try reader.readUInt32(), sampleSize: try reader.readUInt32(),
+                    sampleFlags: try reader.readUInt32())
+            }
+        }
+        return InitSectionInfo(tracks: tracks, fragmentDefaults: defaults)
+    }
+
+    private static func track(_ trak: MP4Box, _ bytes: UnsafeRawBufferPointer) throws(ProbeError) -> TrackInfo {
+        let trakChildren = try trak.children(in: bytes)
+        var tkhd = try trakChildren.required("tkhd", in: "trak").reader(bytes)
+        let tkhdVersion = try tkhd.readUInt8()
+        try tkhd.skip(3 + (tkhdVersion == 1 ? 16 : 8))
+        let trackID = Int(try tkhd.readUInt32())
+
+        let mdia = try trakChildren.required("mdia", in: "trak \(trackID)").children(in: bytes)
+        var mdhd = try mdia.required("mdhd", in: "trak \(trackID) mdia").reader(bytes)
+        let mdhdVersion = try mdhd.readUInt8()
+        try mdhd.skip(3 + (mdhdVersion == 1 ? 16 : 8))
+        let timescale = Int64(try mdhd.readUInt32())
+        guard timescale > 0 else { throw ProbeError("fMP4 init section: track \(trackID) has mdhd timescale 0") }
+        var hdlr = try mdia.required("hdlr", in: "trak \(trackID) mdia").reader(bytes)
+        try hdlr.skip(8)
+        let handler = try hdlr.readFourCC()
+        let kind: TrackKind =
+            switch handler {
+            case "vide": .video
+            case "soun": .audio
+            case "subt", "text", "sbtl": .subtitles
+            default: .data
+            }
+        var info = TrackInfo(kind: kind, trackID: trackID, timescale: timescale)
+
+        let minf = try mdia.required("minf", in: "trak \(trackID) mdia").children(in: bytes)
+        let stbl = try minf.required("stbl", in: "trak \(trackID) minf").children(in: bytes)
+        let stsd = try stbl.required("stsd", in: "trak \(trackID) stbl")
+        let entries = try stsd.children(in: bytes, skip: 8)
+        if let entry = entries.first {
+            switch kind {
+            case .video: try readVisualEntry(entry, bytes, into: &info)
+            case .audio: try readAudioEntry(entry, bytes, into: &info)
+            case .subtitles, .data:
+                info.codec = ["wvtt": "wvtt", "stpp": "stpp.ttml.im1t"][entry.type]
+            }
+        }
+        return info
+    }
+
+    private static func readVisualEntry(
+        _ entry: MP4Box, _ bytes: UnsafeRawBufferPointer, into info: inout TrackInfo
+    ) throws(ProbeError) {
+        var reader = entry.reader(bytes)
+        try reader.skip(24)  // reserved, data_reference_index, pre_defined, reserved
+        let width = Int(try reader.readUInt16())
+        let height = Int(try reader.readUInt16())
+        if width > 0, height > 0 {
+            info.width = width
+            info.height = height
+        }
+        let children = try entry.children(in: bytes, skip: 78)
+        switch entry.type {
+        case "avc1", "avc3":
+            guard let avcC = children.first("avcC") else { break }
+            var config = avcC.reader(bytes)
+            try config.skip(1)
+            let profile = try config.readUInt8()
+            let compatibility = try config.readUInt8()
+            let level = try config.readUInt8()
+            info.codec = AVCCodecString.make(
+                sampleEntry: entry.type, profile: profile, compatibility: compatibility, level: level)
+            try config.skip(1)
+            if try config.readUInt8() & 0x1F > 0 {
+                let length = Int(try config.readUInt16())
+                let sps = try config.readArray(length)
+                let parsed = sps.withUnsafeBytes { try? H264SequenceParameterSet(rbsp: NALUnits.rbsp($0)) }
+                if let parsed {
+                    info.frameRate = parsed.frameRate
+                    if info.width == nil {
+                        info.width = parsed.width
+                        info.height = parsed.height
+                    }
+                }
+            }
+        case "hvc1", "hev1":
+            guard let hvcC = children.first("hvcC") else { break }
+            var config = hvcC.reader(bytes)
+            try config.skip(1)
+            let profileTierLevel = try HEVCProfileTierLevel(hvcC: try config.readArray(12))
+            info.codec = profileTierLevel.codec(sampleEntry: entry.type)
+        default:
+            info.codec = entry.type
+        }
+    }
+
+    private static func readAudioEntry(
+        _ entry: MP4Box, _ bytes: UnsafeRawBufferPointer, into info: inout TrackInfo
+    ) throws(ProbeError) {
+        var reader = entry.reader(bytes)
+        try reader.skip(8)  // reserved, data_reference_index
+        let version = try reader.readUInt16()
+        try reader.skip(6)
+        let channels = Int(try reader.readUInt16())
+        try reader.skip(6)  // samplesize, pre_defined, reserved
+        let sampleRate = Int(try reader.readUInt32() >> 16)
+        info.channelCount = channels > 0 ? channels : nil
+        info.sampleRate = sampleRate > 0 ? sampleRate : nil
+        let extra = version == 1 ? 16 : version == 2 ? 36 : 0
+        let children = try entry.children(in: bytes, skip: 28 + extra)
+        switch entry.type {
+        case "mp4a":
+            info.codec = "mp4a.40.2"
+            if let esds = children.first("esds") { try ElementaryStreamDescriptor.read(esds, bytes, into: &info) }
+        case "ac-3", "ec-3", "ac-4", "fLaC", "alac":
+            info.codec = entry.type
+        case "Opus":
+            info.codec = "opus"
+        case ".mp3":
+            info.codec = MPEGAudioHeader.codec
+        default:
+            info.codec = entry.type
+        }
+    }
+}

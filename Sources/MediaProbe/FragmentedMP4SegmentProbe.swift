@@ -1,0 +1,168 @@
+/// Probes an fMP4 media segment: moof/traf (tfhd, tfdt, trun) summed over all movie fragments.
+enum FragmentedMP4SegmentProbe {
+    /// What the probe adds up for one track over all `traf` boxes of the segment.
+    private struct TrackTotals {
+        var startTime: Int64?
+        var firstSampleFlags: UInt32?
+        var duration: Int64 = 0
+        var sampleCount: Int64 = 0
+    }
+
+    static func probe(
+        _ bytes: UnsafeRawBufferPointer, initSection: InitSectionInfo?
+    ) throws(ProbeError) -> SegmentInfo {
+        let top = try MP4Box.children(of: 0..<bytes.count, in: bytes, context: "fMP4 segment", topLevel: true)
+        let initInfo: InitSectionInfo
+        if let initSection {
+            initInfo = initSection
+        } else if top.first("moov") != nil {
+            initInfo = try FragmentedMP4InitProbe.probe(bytes, topLevel: top)
+        } else {
+            throw ProbeError("fMP4 segment: needs the rendition's init section (track timescales) to be probed")
+        }
+        let moofs = top.filter { $0.type == "moof" }
+        guard !moofs.isEmpty else {
+            throw ProbeError("fMP4 segment: no moof box (top-level boxes: \(top.map(\.type).joined(separator: ", ")))")
+        }
+        guard top.first("mdat") != nil else { throw ProbeError("fMP4 segment: no mdat box") }
+
+        var totals: [Int: TrackTotals] = [:]
+        var order: [Int] = []
+        for moof in moofs {
+            for traf in try moof.children(in: bytes) where traf.type == "traf" {
+                let (trackID, fragment) = try readTrackFragment(traf, moof: moof, bytes, initInfo: initInfo)
+                if totals[trackID] == nil { order.append(trackID) }
+                var track = totals[trackID, default: TrackTotals()]
+                if track.startTime == nil {
+                    track.startTime = fragment.startTime
+                    track.firstSampleFlags = fragment.firstSampleFlags
+                }
+                let (sum, overflow) = track.duration.addingReportingOverflow(fragment.duration)
+                guard !overflow else { throw ProbeError("fMP4 segment: track \(trackID) duration overflows") }
+                track.duration = sum
+                track.sampleCount += fragment.sampleCount
+                totals[trackID] = track
+            }
+        }
+        let present = initInfo.tracks.filter { totals[$0.trackID] != nil }
+        let primary = present.first { $0.kind == .video } ?? present.first { $0.kind == .audio }
+        guard let primary, let track = totals[primary.trackID], let startTime = track.startTime else {
+            throw ProbeError(
+                "fMP4 segment: no video or audio track fragment found (track IDs in segment: "
+                    + "\(order.map(String.init).joined(separator: ", ")); in init section: "
+                    + "\(initInfo.tracks.map { String($0.trackID) }.joined(separator: ", ")))")
+        }
+        var keyframe = true
+        if primary.kind == .video {
+            let flags = track.firstSampleFlags ?? 0x0101_0000
+            let dependsOn = (flags >> 24) & 3
+            let nonSync = flags & 0x0001_0000 != 0
+            keyframe = dependsOn == 2 || (!nonSync && dependsOn != 1)
+        }
+        return SegmentInfo(
+            container: .fragmentedMP4Segment, tracks: present,
+            startTime: MediaTime(ticks: startTime, timescale: primary.timescale),
+            duration: MediaTime(ticks: track.duration, timescale: primary.timescale),
+            startsWithKeyframe: keyframe, byteCount: bytes.count)
+    }
+
+    private struct FragmentFacts {
+        var startTime: Int64?
+        var firstSampleFlags: UInt32?
+        var duration: Int64 = 0
+        var sampleCount: Int64 = 0
+    }
+
+    private static func readTrackFragment(
+        _ traf: MP4Box, moof: MP4Box, _ bytes: UnsafeRawBufferPointer, initInfo: InitSectionInfo
+    ) throws(ProbeError) -> (Int, FragmentFacts) {
+        let children = try traf.children(in: bytes)
+        var tfhd = try children.required("tfhd", in: "traf").reader(bytes)
+        let tfhdFlags = try tfhd.readUInt32() & 0xFF_FFFF
+        let trackID = Int(try tfhd.readUInt32())
+        let trex = initInfo.fragmentDefaults[trackID]
+        var baseOffset = Int64(moof.start)
+        if tfhdFlags & 0x01 != 0 {
+            let base = try tfhd.readUInt64()
+            baseOffset = base > UInt64(Int64.max) ? Int64.max : Int64(base)
+        }
+        if tfhdFlags & 0x02 != 0 { try tfhd.skip(4) }  // sample_description_index
+        let defaultDuration = tfhdFlags & 0x08 != 0 ? try tfhd.readUInt32() : trex?.sampleDuration ?? 0
+        let defaultSize = tfhdFlags & 0x10 != 0 ? try tfhd.readUInt32() : trex?.sampleSize
+        let defaultFlags = tfhdFlags & 0x20 != 0 ? try tfhd.readUInt32() : trex?.sampleFlags
+
+        var facts = FragmentFacts()
+        var decodeTime: Int64?
+        if let tfdt = children.first("tfdt") {
+            var reader = tfdt.reader(bytes)
+            let version = try reader.readUInt8()
+            try reader.skip(3)
+            let time = version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+            guard time <= UInt64(1) << 62 else {
+                throw ProbeError("fMP4 segment: track \(trackID) tfdt baseMediaDecodeTime \(time) is out of range")
+            }
+            decodeTime = Int64(time)
+        }
+        for trun in children where trun.type == "trun" {
+            var reader = trun.reader(bytes)
+            let version = try reader.readUInt8()
+            let flags = try reader.readUInt24()
+            let sampleCount = Int64(try reader.readUInt32())
+            let dataOffset = flags & 0x01 != 0 ? Int64(Int32(bitPattern: try reader.readUInt32())) : nil
+            let firstSampleFlags = flags & 0x04 != 0 ? try reader.readUInt32() : nil
+            let hasDuration = flags & 0x100 != 0
+            let hasSize = flags & 0x200 != 0
+            let hasFlags = flags & 0x400 != 0
+            let hasCompositionOffset = flags & 0x800 != 0
+            let recordSize = 4 * [hasDuration, hasSize, hasFlags, hasCompositionOffset].filter { $0 }.count
+            guard sampleCount * Int64(recordSize) <= Int64(reader.remaining) else {
+                throw ProbeError(
+                    "fMP4 segment: track \(trackID) trun declares \(sampleCount) samples of \(recordSize) bytes "
+                        + "but the box has only \(reader.remaining) bytes left")
+            }
+            let overflowError = ProbeError("fMP4 segment: track \(trackID) trun durations or sizes overflow")
+            var totalSize: Int64 = 0
+            if recordSize == 0 {
+                if facts.startTime == nil, sampleCount > 0, let decodeTime {
+                    facts.startTime = decodeTime + facts.duration
+                    facts.firstSampleFlags = firstSampleFlags ?? defaultFlags
+                }
+                let (duration, overflow) = sampleCount.multipliedReportingOverflow(by: Int64(defaultDuration))
+                let (size, sizeOverflow) = sampleCount.multipliedReportingOverflow(by: Int64(defaultSize ?? 0))
+                let (sum, sumOverflow) = facts.duration.addingReportingOverflow(duration)
+                guard !overflow, !sizeOverflow, !sumOverflow else { throw overflowError }
+                facts.duration = sum
+                totalSize = size
+            }
+            for index in 0..<(recordSize == 0 ? 0 : sampleCount) {
+                let duration = hasDuration ? Int64(try reader.readUInt32()) : Int64(defaultDuration)
+                totalSize += hasSize ? Int64(try reader.readUInt32()) : Int64(defaultSize ?? 0)
+                let sampleFlags = hasFlags ? try reader.readUInt32() : nil
+                let rawOffset = hasCompositionOffset ? try reader.readUInt32() : 0
+                let compositionOffset = version == 0 ? Int64(rawOffset) : Int64(Int32(bitPattern: rawOffset))
+                if facts.startTime == nil, let decodeTime {
+                    facts.startTime = decodeTime + facts.duration + compositionOffset
+                    facts.firstSampleFlags = index == 0 ? firstSampleFlags ?? sampleFlags ?? defaultFlags
+                        : sampleFlags ?? defaultFlags
+                }
+                let (sum, overflow) = facts.duration.addingReportingOverflow(duration)
+                guard !overflow else { throw overflowError }
+                facts.duration = sum
+            }
+            facts.sampleCount += sampleCount
+            if let dataOffset, hasSize || defaultSize != nil {
+                let (dataStart, startOverflow) = baseOffset.addingReportingOverflow(dataOffset)
+                let (dataEnd, endOverflow) = dataStart.addingReportingOverflow(totalSize)
+                guard !startOverflow, !endOverflow, dataStart >= 0, dataEnd <= Int64(bytes.count) else {
+                    throw ProbeError(
+                        "fMP4 segment: track \(trackID) sample data ends at byte \(dataEnd) but the segment has "
+                            + "\(bytes.count) bytes (truncated?)")
+                }
+            }
+        }
+        guard decodeTime != nil || facts.sampleCount == 0 else {
+            throw ProbeError("fMP4 segment: track \(trackID) traf has no tfdt box (baseMediaDecodeTime)")
+        }
+        return (trackID, facts)
+    }
+}

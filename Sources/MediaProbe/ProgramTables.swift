@@ -1,0 +1,71 @@
+/// The PAT and PMT of an MPEG-TS segment (ISO/IEC 13818-1 2.4.4): where the program's elementary streams are.
+struct ProgramTables {
+    struct Stream {
+        var pid: Int
+        var streamType: UInt8
+    }
+
+    var pmtPID: Int
+    var streams: [Stream]
+
+    /// Finds the first program in the PAT and reads its PMT.
+    init(_ bytes: UnsafeRawBufferPointer, packets: [TransportStreamPacket]) throws(ProbeError) {
+        guard let pat = try Self.section(bytes, packets: packets, pid: 0, tableID: 0x00) else {
+            throw ProbeError("MPEG-TS: no program association table (PID 0) found")
+        }
+        var reader = ByteReader(bytes, range: pat, context: "MPEG-TS PAT")
+        try reader.skip(8)
+        var pmtPID: Int?
+        while reader.remaining > 4 {
+            let programNumber = try reader.readUInt16()
+            let pid = Int(try reader.readUInt16() & 0x1FFF)
+            if programNumber != 0 {
+                pmtPID = pid
+                break
+            }
+        }
+        guard let pmtPID else { throw ProbeError("MPEG-TS: the PAT lists no program") }
+        self.pmtPID = pmtPID
+        guard let pmt = try Self.section(bytes, packets: packets, pid: pmtPID, tableID: 0x02) else {
+            throw ProbeError("MPEG-TS: no program map table found on PID \(pmtPID)")
+        }
+        reader = ByteReader(bytes, range: pmt, context: "MPEG-TS PMT")
+        try reader.skip(10)
+        let programInfoLength = Int(try reader.readUInt16() & 0x0FFF)
+        try reader.skip(programInfoLength)
+        var streams: [Stream] = []
+        while reader.remaining > 4 {
+            let streamType = try reader.readUInt8()
+            let pid = Int(try reader.readUInt16() & 0x1FFF)
+            let infoLength = Int(try reader.readUInt16() & 0x0FFF)
+            try reader.skip(infoLength)
+            streams.append(Stream(pid: pid, streamType: streamType))
+        }
+        self.streams = streams
+    }
+
+    /// The byte range (table_id ... CRC) of the first section with `tableID` on `pid`. The section must lie in the
+    /// payload of the packet that starts it (PAT and PMT of HLS segments always do).
+    private static func section(
+        _ bytes: UnsafeRawBufferPointer, packets: [TransportStreamPacket], pid: Int, tableID: UInt8
+    ) throws(ProbeError) -> Range<Int>? {
+        for (index, packet) in packets.enumerated() where packet.pid == pid && packet.payloadUnitStart {
+            guard !packet.payload.isEmpty else { continue }
+            let pointer = Int(bytes[packet.payload.lowerBound])
+            let start = packet.payload.lowerBound + 1 + pointer
+            guard start + 3 <= packet.payload.upperBound else {
+                throw ProbeError("MPEG-TS packet \(index): PSI pointer_field \(pointer) runs past the packet end")
+            }
+            guard bytes[start] == tableID else { continue }
+            let sectionLength = Int(bytes[start + 1] & 0x0F) << 8 | Int(bytes[start + 2])
+            let end = start + 3 + sectionLength
+            guard sectionLength >= 9, end <= packet.payload.upperBound else {
+                throw ProbeError(
+                    "MPEG-TS packet \(index): table 0x\(ADTSHeader.hex(tableID)) section_length \(sectionLength) "
+                        + "does not fit the packet (sections spanning packets are not supported)")
+            }
+            return start..<end
+        }
+        return nil
+    }
+}

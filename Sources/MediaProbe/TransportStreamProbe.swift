@@ -1,0 +1,137 @@
+/// Probes an MPEG-TS media segment: PAT -> PMT -> PES packets per elementary stream -> PTS, codecs, keyframe.
+enum TransportStreamProbe {
+    static let ptsModulus: Int64 = 1 << 33
+
+    static func probe(_ bytes: UnsafeRawBufferPointer) throws(ProbeError) -> SegmentInfo {
+        let size = TransportStreamPacket.size
+        guard bytes.count >= size else {
+            throw ProbeError("not an MPEG-TS segment: \(bytes.count) bytes is shorter than one 188-byte packet")
+        }
+        guard bytes.count % size == 0 else {
+            throw ProbeError(
+                "MPEG-TS segment is truncated: \(bytes.count) bytes is not a whole number of 188-byte packets "
+                    + "(\(bytes.count % size) bytes left over)")
+        }
+        var packets: [TransportStreamPacket] = []
+        packets.reserveCapacity(bytes.count / size)
+        for index in 0..<(bytes.count / size) {
+            packets.append(try TransportStreamPacket(bytes, at: index * size, index: index))
+        }
+        let tables = try ProgramTables(bytes, packets: packets)
+        var streams = tables.streams.map { ElementaryStreamState(pid: $0.pid, streamType: $0.streamType) }
+        var streamIndexByPID: [Int: Int] = [:]
+        for (index, stream) in streams.enumerated() where stream.kind != .data {
+            streamIndexByPID[stream.pid] = streamIndexByPID[stream.pid] ?? index
+        }
+
+        var pending: [Int: [UInt8]] = [:]
+        var referencePTS: Int64?
+        func finish(_ pes: [UInt8], pid: Int) throws(ProbeError) {
+            guard let index = streamIndexByPID[pid] else { return }
+            let parsed = try PESHeader(pes, pid: pid)
+            var pts: Int64?
+            if let raw = parsed.pts {
+                let reference = referencePTS ?? raw
+                referencePTS = reference
+                pts = unwrap(raw, around: reference)
+            }
+            pes.withUnsafeBytes { buffer in
+                streams[index].consume(
+                    payload: UnsafeRawBufferPointer(rebasing: buffer[parsed.payloadStart..<parsed.payloadEnd]),
+                    pts: pts)
+            }
+        }
+        for packet in packets where streamIndexByPID[packet.pid] != nil {
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[packet.payload])
+            if packet.payloadUnitStart {
+                if let previous = pending[packet.pid] { try finish(previous, pid: packet.pid) }
+                pending[packet.pid] = Array(payload)
+            } else if pending[packet.pid] != nil {
+                pending[packet.pid]?.append(contentsOf: payload)
+            }
+        }
+        for (pid, pes) in pending.sorted(by: { $0.key < $1.key }) { try finish(pes, pid: pid) }
+
+        let primary =
+            streams.first { $0.kind == .video && !$0.presentationTimes.isEmpty }
+            ?? streams.first { $0.kind == .audio && !$0.presentationTimes.isEmpty }
+        guard let primary, let lowest = primary.presentationTimes.min(),
+            let highest = primary.presentationTimes.max()
+        else {
+            throw ProbeError(
+                "MPEG-TS: no video or audio PES found (PMT on PID \(tables.pmtPID) lists stream types "
+                    + "\(tables.streams.map { "0x" + ADTSHeader.hex($0.streamType) }.joined(separator: ", ")))")
+        }
+        let lastDuration: Int64
+        if primary.kind == .video {
+            if let delta = primary.typicalFrameDelta {
+                lastDuration = delta
+            } else if let rate = primary.frameRate, rate > 0 {
+                lastDuration = Int64((90000 / rate).rounded())
+            } else {
+                lastDuration = 0
+            }
+        } else if let last = primary.lastAudioPES, let rate = primary.sampleRate {
+            lastDuration = (Int64(last.samples) * 90000 + Int64(rate / 2)) / Int64(rate) + (last.pts - highest)
+        } else {
+            lastDuration = primary.typicalFrameDelta ?? 0
+        }
+        let start = ((lowest % ptsModulus) + ptsModulus) % ptsModulus
+        let hasVideo = streams.contains { $0.kind == .video }
+        return SegmentInfo(
+            container: .mpegTS, tracks: streams.map(\.trackInfo),
+            startTime: MediaTime(ticks: start, timescale: 90000),
+            duration: MediaTime(ticks: highest + lastDuration - lowest, timescale: 90000),
+            startsWithKeyframe: hasVideo ? primary.kind == .video && primary.firstPESIsKeyframe : true,
+            startsWithPATAndPMT: packets.count >= 2 && packets[0].pid == 0 && packets[1].pid == tables.pmtPID,
+            byteCount: bytes.count)
+    }
+
+    /// Maps a 33-bit timestamp onto a continuous line around `reference`, so a segment crossing 2^33 stays ordered.
+    static func unwrap(_ pts: Int64, around reference: Int64) -> Int64 {
+        let half: Int64 = 1 << 32
+        let difference = pts - reference
+        if difference > half { return pts - ptsModulus }
+        if difference < -half { return pts + ptsModulus }
+        return pts
+    }
+}
+
+/// The header of one reassembled PES packet (ISO/IEC 13818-1 2.4.3.6).
+struct PESHeader {
+    var pts: Int64?
+    var payloadStart: Int
+    var payloadEnd: Int
+
+    init(_ pes: [UInt8], pid: Int) throws(ProbeError) {
+        guard pes.count >= 6, pes[0] == 0, pes[1] == 0, pes[2] == 1 else {
+            throw ProbeError("MPEG-TS PID \(pid): PES packet does not start with 00 00 01")
+        }
+        let streamID = pes[3]
+        let declaredLength = Int(pes[4]) << 8 | Int(pes[5])
+        payloadEnd = declaredLength == 0 ? pes.count : min(pes.count, 6 + declaredLength)
+        let withoutHeader: Set<UInt8> = [0xBC, 0xBE, 0xBF, 0xF0, 0xF1, 0xF2, 0xF8, 0xFF]
+        guard !withoutHeader.contains(streamID) else {
+            pts = nil
+            payloadStart = 6
+            return
+        }
+        guard pes.count >= 9 else { throw ProbeError("MPEG-TS PID \(pid): PES header is cut off") }
+        let ptsDTSFlags = pes[7] >> 6
+        let headerDataLength = Int(pes[8])
+        payloadStart = 9 + headerDataLength
+        guard payloadStart <= payloadEnd else {
+            throw ProbeError(
+                "MPEG-TS PID \(pid): PES_header_data_length \(headerDataLength) runs past the PES packet end")
+        }
+        if ptsDTSFlags & 2 != 0 {
+            guard headerDataLength >= 5 else {
+                throw ProbeError("MPEG-TS PID \(pid): PES header too short for its PTS")
+            }
+            pts = Int64(pes[9] >> 1 & 7) << 30 | Int64(pes[10]) << 22 | Int64(pes[11] >> 1) << 15
+                | Int64(pes[12]) << 7 | Int64(pes[13] >> 1)
+        } else {
+            pts = nil
+        }
+    }
+}
