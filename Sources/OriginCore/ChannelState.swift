@@ -90,7 +90,9 @@ struct ChannelState: Sendable {
         // Read what is needed, then mutate `renditions[position]` in place: holding a copy of the rendition while
         // appending would copy its whole window.
         let rendition = renditions[position].facts
-        let msn = rendition.lastMSN.map { $0 + 1 } ?? max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
+        let msn =
+            rendition.lastMSN.map { $0 + 1 }
+            ?? joiningMSN(startMilliseconds: now - (durationMicroseconds + 500) / 1000)
 
         // Where the segment sits on the encoder's media timeline, and whether it continues the previous one.
         let timescale = info.startTime.timescale
@@ -124,13 +126,15 @@ struct ChannelState: Sendable {
                         + "more than one target duration ahead of the clock: push in real time"))
         }
 
-        // EXTINF in whole milliseconds, carrying the rounding so durations never drift from the media.
-        let exact = durationMicroseconds + rendition.roundingCarryMicroseconds
-        var milliseconds = (exact + 500) / 1000
+        // EXTINF in whole milliseconds, carrying the rounding (exactly, in media ticks) so the sum of EXTINFs never
+        // drifts from the media timeline.
+        let carried = rendition.roundingCarry.timescale == timescale ? rendition.roundingCarry.value : 0
+        let exact = info.duration.ticks * 1000 + carried  // in units of 1 / (1000 * timescale) s
+        var milliseconds = (exact + timescale / 2) / timescale
         if let existing, abs(milliseconds - existing.durationMilliseconds) <= Self.slotSnapMilliseconds {
             milliseconds = existing.durationMilliseconds
         }
-        let carry = exact - milliseconds * 1000
+        let carry = (value: exact - milliseconds * timescale, timescale: timescale)
         if existing == nil { slot.durationMilliseconds = milliseconds }
 
         let codecs = info.tracks.map(\.codec)
@@ -149,7 +153,7 @@ struct ChannelState: Sendable {
             initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
             startsWithKeyframe: info.startsWithKeyframe)
         renditions[position].window.append(entry, nowMilliseconds: now)
-        renditions[position].roundingCarryMicroseconds = carry
+        renditions[position].roundingCarry = carry
         renditions[position].container = info.container
         renditions[position].tracks = info.tracks
         renditions[position].lastMediaEnd = (start + info.duration.ticks, timescale)
@@ -172,6 +176,17 @@ struct ChannelState: Sendable {
         touch(name)
         closeFilledSlots()
         return .success(entry)
+    }
+
+    /// The MSN a rendition's first segment takes: the known slot that started closest to the segment's start
+    /// (so renditions whose encoders start a moment apart line up), else the slot after the newest known one.
+    func joiningMSN(startMilliseconds start: Int64) -> UInt64 {
+        guard let newest = slots.keys.max() else { return closedThrough.map { $0 + 1 } ?? firstMSN }
+        let nearest = slots.min { abs($0.value.programDateTimeMilliseconds - start) < abs($1.value.programDateTimeMilliseconds - start) }
+        if let nearest, abs(nearest.value.programDateTimeMilliseconds - start) * 2 < max(nearest.value.durationMilliseconds, 1) {
+            return nearest.key
+        }
+        return max(newest + 1, firstMSN)
     }
 
     /// Advances `closedThrough` over slots every started rendition has filled.
@@ -235,7 +250,7 @@ struct ChannelState: Sendable {
 struct RenditionFacts {
     let lastMSN: UInt64?
     let lastMediaEnd: (ticks: Int64, timescale: Int64)?
-    let roundingCarryMicroseconds: Int64
+    let roundingCarry: (value: Int64, timescale: Int64)
     let container: MediaContainer?
     let tracks: [TrackInfo]
     let lastWasGap: Bool
@@ -247,7 +262,7 @@ struct RenditionFacts {
 extension RenditionState {
     var facts: RenditionFacts {
         RenditionFacts(
-            lastMSN: lastMSN, lastMediaEnd: lastMediaEnd, roundingCarryMicroseconds: roundingCarryMicroseconds,
+            lastMSN: lastMSN, lastMediaEnd: lastMediaEnd, roundingCarry: roundingCarry,
             container: container, tracks: tracks, lastWasGap: window.entries.last?.isGap ?? false,
             pendingDiscontinuity: pendingDiscontinuity, hasStarted: hasStarted, currentInitVersion: currentInitVersion)
     }

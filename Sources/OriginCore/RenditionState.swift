@@ -61,8 +61,9 @@ struct RenditionState: Sendable {
     var statistics = RenditionStatistics()
     /// End of the newest real segment on the encoder's media timeline (unwrapped ticks) and its timescale.
     var lastMediaEnd: (ticks: Int64, timescale: Int64)?
-    /// Carry of EXTINF rounding to milliseconds, in microseconds, so durations do not drift from the media.
-    var roundingCarryMicroseconds: Int64 = 0
+    /// Carry of EXTINF rounding to milliseconds, in units of 1/(1000 x timescale) s, so durations never drift from
+    /// the media.
+    var roundingCarry: (value: Int64, timescale: Int64) = (0, 1)
     /// The next real segment starts a discontinuity (after GAPs, an origin restart, a codec change).
     var pendingDiscontinuity = false
     /// Every segment so far started with a keyframe (EXT-X-INDEPENDENT-SEGMENTS).

@@ -38,9 +38,9 @@ struct ChannelIngestTests {
         #expect(playlist.mediaSequence == 4)
         #expect(playlist.segments.map(\.uri) == ["4.ts", "5.ts", "6.ts", "7.ts", "8.ts", "9.ts"])
         let snapshot = try #require(harness.channel.snapshot.renditions["360p"])
-        // msn 3 left the window 2 s ago (at the last push); it stays for 2 s + 12 s.
+        // msn 3 left the window at the last push; it stays for its 2 s + the window's 12 s.
         #expect(snapshot.entry(msn: 3)?.bytes != nil)
-        harness.clock.advance(seconds: 11.9)
+        harness.clock.advance(seconds: 13.9)
         harness.origin.tick()
         #expect(harness.channel.snapshot.renditions["360p"]?.entry(msn: 3) != nil)
         harness.clock.advance(seconds: 0.2)

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import OriginCore
+@testable import OriginCore
 import SharedBytes
 import Testing
 
@@ -51,9 +51,11 @@ struct LiveWindowTests {
         for msn in 0..<4 { window.append(entry(UInt64(msn)), nowMilliseconds: 100_000) }
         // msn 0 removed at t=100 s; window then holds 6 s: released at 100 + 2 + 6 = 108 s.
         #expect(window.retained.first?.releaseAtMilliseconds == 108_000)
-        #expect(!window.releaseExpired(nowMilliseconds: 107_999))
+        let releasedEarly = window.releaseExpired(nowMilliseconds: 107_999)
+        #expect(!releasedEarly)
         #expect(window.entry(msn: 0) != nil)
-        #expect(window.releaseExpired(nowMilliseconds: 108_000))
+        let released = window.releaseExpired(nowMilliseconds: 108_000)
+        #expect(released)
         #expect(window.entry(msn: 0) == nil)
     }
 
