@@ -92,7 +92,7 @@ public enum AttributeList {
         guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else {
             return nil
         }
-        return String(raw.dropFirst().dropLast())
+        return String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
     }
 
     /// Whether `name` is a legal AttributeName: `[A-Z0-9-]+`.

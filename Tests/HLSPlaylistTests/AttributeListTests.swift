@@ -65,5 +65,6 @@ struct AttributeListTests {
         #expect(!AttributeList.isValidName("X_AD"))
         #expect(AttributeList.unquoted("\"\"") == "")
         #expect(AttributeList.unquoted("\"") == nil)
+        #expect(AttributeList.unquoted("\"\u{301}a\"") == "\u{301}a")
     }
 }
