@@ -123,7 +123,8 @@ public enum AttributeList {
     /// Bytes of a `0x`/`0X` hexadecimal sequence, or nil if `raw` is not one.
     public static func hexadecimalBytes(_ raw: String) -> [UInt8]? {
         let bytes = Array(raw.utf8)
-        guard bytes.count > 2, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
+        guard bytes.count > 2, bytes[0] == UInt8(ascii: "0"),
+            bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
         else { return nil }
         var nibbles: [UInt8] = []
         nibbles.reserveCapacity(bytes.count - 1)

@@ -9,7 +9,8 @@ struct AttributeListTests {
         let attributes = try AttributeList.parse(
             "BANDWIDTH=1280000,CODECS=\"avc1.4d401f,mp4a.40.2\",RESOLUTION=1280x720,X-Y=0xAB,Z=-1.5,E=\"\"")
         #expect(attributes.map(\.name) == ["BANDWIDTH", "CODECS", "RESOLUTION", "X-Y", "Z", "E"])
-        #expect(attributes.map(\.value) == ["1280000", "\"avc1.4d401f,mp4a.40.2\"", "1280x720", "0xAB", "-1.5", "\"\""])
+        #expect(
+            attributes.map(\.value) == ["1280000", "\"avc1.4d401f,mp4a.40.2\"", "1280x720", "0xAB", "-1.5", "\"\""])
     }
 
     @Test(

@@ -31,7 +31,8 @@ struct DateRangeTests {
         #expect(
             DateRange(id: "a", startDate: Self.start).renderedTag
                 == "#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05.123Z\"")
-        let chained = DateRange(id: "b", classAttribute: "c", startDate: Self.start, cue: ["PRE", "ONCE"], endOnNext: true)
+        let chained = DateRange(
+            id: "b", classAttribute: "c", startDate: Self.start, cue: ["PRE", "ONCE"], endOnNext: true)
         #expect(
             chained.renderedTag
                 == "#EXT-X-DATERANGE:ID=\"b\",CLASS=\"c\",START-DATE=\"2026-11-23T06:49:05.123Z\",CUE=\"PRE,ONCE\","
@@ -84,7 +85,8 @@ struct DateRangeTests {
             "FOO", "client attribute names are X-[A-Z0-9-]+"
         ),
         (
-            DateRange(id: "a", startDate: start, clientAttributes: [ClientAttribute(name: "X-foo", value: .decimal(1))]),
+            DateRange(
+                id: "a", startDate: start, clientAttributes: [ClientAttribute(name: "X-foo", value: .decimal(1))]),
             "X-foo", "client attribute names are X-[A-Z0-9-]+"
         ),
         (
@@ -100,15 +102,18 @@ struct DateRangeTests {
         ),
         (
             DateRange(
-                id: "a", startDate: start, clientAttributes: [ClientAttribute(name: "X-A", value: .quotedString("\""))]),
+                id: "a", startDate: start,
+                clientAttributes: [ClientAttribute(name: "X-A", value: .quotedString("\""))]),
             "X-A", "quoted string contains '\"', CR or LF"
         ),
         (
-            DateRange(id: "a", startDate: start, clientAttributes: [ClientAttribute(name: "X-A", value: .hexadecimal([]))]),
+            DateRange(
+                id: "a", startDate: start, clientAttributes: [ClientAttribute(name: "X-A", value: .hexadecimal([]))]),
             "X-A", "empty hexadecimal sequence"
         ),
         (
-            DateRange(id: "a", startDate: start, clientAttributes: [ClientAttribute(name: "X-A", value: .decimal(.nan))]),
+            DateRange(
+                id: "a", startDate: start, clientAttributes: [ClientAttribute(name: "X-A", value: .decimal(.nan))]),
             "X-A", "decimal must be finite"
         ),
         (
@@ -133,13 +138,16 @@ struct DateRangeTests {
         try DateRange(id: "a", startDate: Self.start, endDate: Self.start.adding(milliseconds: 2003), duration: 2.002)
             .validate()
         try DateRange(id: "a", startDate: Self.start, endDate: Self.start, duration: 0).validate()
-        try DateRange(id: "a", startDate: Self.start, clientAttributes: [ClientAttribute(name: "X-E", value: .quotedString(""))])
-            .validate()
+        try DateRange(
+            id: "a", startDate: Self.start, clientAttributes: [ClientAttribute(name: "X-E", value: .quotedString(""))]
+        )
+        .validate()
     }
 
     @Test("error description")
     func errorDescription() {
-        #expect(PlaylistValidationError(attribute: "CUE", message: "PRE and POST together").description
-            == "CUE: PRE and POST together")
+        #expect(
+            PlaylistValidationError(attribute: "CUE", message: "PRE and POST together").description
+                == "CUE: PRE and POST together")
     }
 }

@@ -183,29 +183,43 @@ struct MediaPlaylistParsingTests {
         ("#EXTM3U\n#EXTINF:2,\na.ts\n", 0, "#EXT-X-TARGETDURATION is missing"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n", 3, "#EXTINF without a URI line after it"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\na.ts\n", 3, "URI line without a preceding #EXTINF"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n#EXTINF:2,\na.ts\n", 4,
-         "a second #EXTINF before the segment's URI"),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n#EXTINF:2,\na.ts\n", 4,
+            "a second #EXTINF before the segment's URI"
+        ),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-TARGETDURATION:2\n", 3, "#EXT-X-TARGETDURATION appears twice"),
         ("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-VERSION:3\n", 3, "#EXT-X-VERSION appears twice"),
         ("#EXTM3U\n#EXT-X-VERSION:three\n", 2, "#EXT-X-VERSION must be a positive integer"),
         ("#EXTM3U\n#EXTM3U\n", 2, "#EXTM3U appears twice"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2.5\n", 2, "#EXT-X-TARGETDURATION must be a decimal integer"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:99999999999999999999\n", 2,
-         "#EXT-X-TARGETDURATION must be a decimal integer"),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:99999999999999999999\n", 2,
+            "#EXT-X-TARGETDURATION must be a decimal integer"
+        ),
         ("#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:-1\n", 2, "#EXT-X-MEDIA-SEQUENCE must be a decimal integer"),
         ("#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:18446744073709551616\n", 2, "#EXT-X-MEDIA-SEQUENCE must be a decimal integer"),
         ("#EXTM3U\n#EXT-X-DISCONTINUITY-SEQUENCE\n", 2, "#EXT-X-DISCONTINUITY-SEQUENCE must be a decimal integer"),
         ("#EXTM3U\n#EXT-X-PLAYLIST-TYPE:LIVE\n", 2, "#EXT-X-PLAYLIST-TYPE must be EVENT or VOD"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:-2,\na.ts\n", 3,
-         "#EXTINF duration must be a decimal number >= 0"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:abc,\na.ts\n", 3,
-         "#EXTINF duration must be a decimal number >= 0"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:1e3,\na.ts\n", 3,
-         "#EXTINF duration must be a decimal number >= 0"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:nan,\na.ts\n", 3,
-         "#EXTINF duration must be a decimal number >= 0"),
-        ("#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-02-30T00:00:00Z\n", 2,
-         "#EXT-X-PROGRAM-DATE-TIME is not a valid date-time"),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:-2,\na.ts\n", 3,
+            "#EXTINF duration must be a decimal number >= 0"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:abc,\na.ts\n", 3,
+            "#EXTINF duration must be a decimal number >= 0"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:1e3,\na.ts\n", 3,
+            "#EXTINF duration must be a decimal number >= 0"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:nan,\na.ts\n", 3,
+            "#EXTINF duration must be a decimal number >= 0"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-PROGRAM-DATE-TIME:2026-02-30T00:00:00Z\n", 2,
+            "#EXT-X-PROGRAM-DATE-TIME is not a valid date-time"
+        ),
         ("#EXTM3U\n#EXT-X-BYTERANGE:10@\n", 2, "#EXT-X-BYTERANGE must be <length>[@<offset>]"),
         ("#EXTM3U\n#EXT-X-BYTERANGE:@10\n", 2, "#EXT-X-BYTERANGE must be <length>[@<offset>]"),
         ("#EXTM3U\n#EXT-X-MAP:URI=init.mp4\n", 2, "#EXT-X-MAP: URI must be a quoted string"),
@@ -215,39 +229,63 @@ struct MediaPlaylistParsingTests {
         ("#EXTM3U\n#EXT-X-MAP:URI=\"a\",URI=\"b\"\n", 2, "#EXT-X-MAP: attribute URI appears twice"),
         ("#EXTM3U\n#EXT-X-MAP:URI=\"init.mp4\n", 2, "#EXT-X-MAP: unterminated quoted string in URI"),
         ("#EXTM3U\n#EXT-X-MAP:URI =\"a\"\n", 2, "#EXT-X-MAP: whitespace after attribute name URI"),
-        ("#EXTM3U\n#EXT-X-MAP:URI= \"a\"\n", 2,
-         "#EXT-X-MAP: invalid character in value of URI (whitespace or quote)"),
+        (
+            "#EXTM3U\n#EXT-X-MAP:URI= \"a\"\n", 2,
+            "#EXT-X-MAP: invalid character in value of URI (whitespace or quote)"
+        ),
         ("#EXTM3U\n#EXT-X-MAP:URI=\"a\",\n", 2, "#EXT-X-MAP: attribute list ends with ','"),
         ("#EXTM3U\n#EXT-X-MAP:URI=\"a\"x\n", 2, "#EXT-X-MAP: expected ',' after the value of URI"),
         ("#EXTM3U\n#EXT-X-MAP:uri=\"a\"\n", 2, "#EXT-X-MAP: missing attribute name at offset 0"),
         ("#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\"\n", 2, "#EXT-X-DATERANGE: START-DATE is required"),
         ("#EXTM3U\n#EXT-X-DATERANGE:START-DATE=\"2026-11-23T06:49:05Z\"\n", 2, "#EXT-X-DATERANGE: ID is required"),
-        ("#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"yesterday\"\n", 2,
-         "#EXT-X-DATERANGE: START-DATE is not a valid date-time"),
-        ("#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",DURATION=-1\n", 2,
-         "#EXT-X-DATERANGE: DURATION must be a decimal number >= 0"),
-        ("#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",SCTE35-OUT=FC\n", 2,
-         "#EXT-X-DATERANGE: SCTE35-OUT must be 0x + hex digits"),
-        ("#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",END-ON-NEXT=NO\n", 2,
-         "#EXT-X-DATERANGE: END-ON-NEXT must be YES"),
-        ("#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",END-ON-NEXT=\"YES\"\n", 2,
-         "#EXT-X-DATERANGE: END-ON-NEXT must not be quoted"),
-        ("#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",ID=\"b\",START-DATE=\"2026-11-23T06:49:05Z\"\n", 2,
-         "#EXT-X-DATERANGE: attribute ID appears twice"),
+        (
+            "#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"yesterday\"\n", 2,
+            "#EXT-X-DATERANGE: START-DATE is not a valid date-time"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",DURATION=-1\n", 2,
+            "#EXT-X-DATERANGE: DURATION must be a decimal number >= 0"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",SCTE35-OUT=FC\n", 2,
+            "#EXT-X-DATERANGE: SCTE35-OUT must be 0x + hex digits"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",END-ON-NEXT=NO\n", 2,
+            "#EXT-X-DATERANGE: END-ON-NEXT must be YES"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",START-DATE=\"2026-11-23T06:49:05Z\",END-ON-NEXT=\"YES\"\n", 2,
+            "#EXT-X-DATERANGE: END-ON-NEXT must not be quoted"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\",ID=\"b\",START-DATE=\"2026-11-23T06:49:05Z\"\n", 2,
+            "#EXT-X-DATERANGE: attribute ID appears twice"
+        ),
         ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n", 2, "#EXT-X-STREAM-INF belongs in a multivariant playlist"),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n{$missing}.ts\n", 4,
-         "undefined variable reference {$missing}"),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\n{$missing}.ts\n", 4,
+            "undefined variable reference {$missing}"
+        ),
         ("#EXTM3U\n#EXT-X-MAP:URI=\"{$x}\"\n", 2, "#EXT-X-MAP: URI: undefined variable reference {$x}"),
-        ("#EXTM3U\n#EXT-X-MAP:URI=\"{$x}\"\n#EXT-X-DEFINE:NAME=\"x\",VALUE=\"y\"\n", 2,
-         "#EXT-X-MAP: URI: undefined variable reference {$x}"),
+        (
+            "#EXTM3U\n#EXT-X-MAP:URI=\"{$x}\"\n#EXT-X-DEFINE:NAME=\"x\",VALUE=\"y\"\n", 2,
+            "#EXT-X-MAP: URI: undefined variable reference {$x}"
+        ),
         ("#EXTM3U\n#EXT-X-DEFINE:NAME=\"x\"\n", 2, "#EXT-X-DEFINE: NAME needs a quoted VALUE"),
-        ("#EXTM3U\n#EXT-X-DEFINE:NAME=\"x\",IMPORT=\"y\"\n", 2,
-         "#EXT-X-DEFINE: needs exactly one of NAME, IMPORT, QUERYPARAM"),
+        (
+            "#EXTM3U\n#EXT-X-DEFINE:NAME=\"x\",IMPORT=\"y\"\n", 2,
+            "#EXT-X-DEFINE: needs exactly one of NAME, IMPORT, QUERYPARAM"
+        ),
         ("#EXTM3U\n#EXT-X-DEFINE:VALUE=\"y\"\n", 2, "#EXT-X-DEFINE: needs exactly one of NAME, IMPORT, QUERYPARAM"),
-        ("#EXTM3U\n#EXT-X-DEFINE:NAME=\"a.b\",VALUE=\"y\"\n", 2,
-         "#EXT-X-DEFINE: variable name \"a.b\" is not [A-Za-z0-9_-]+"),
-        ("#EXTM3U\n#EXT-X-DEFINE:NAME=\"x\",VALUE=\"1\"\n#EXT-X-DEFINE:IMPORT=\"x\"\n", 3,
-         "#EXT-X-DEFINE: variable x is defined twice"),
+        (
+            "#EXTM3U\n#EXT-X-DEFINE:NAME=\"a.b\",VALUE=\"y\"\n", 2,
+            "#EXT-X-DEFINE: variable name \"a.b\" is not [A-Za-z0-9_-]+"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-DEFINE:NAME=\"x\",VALUE=\"1\"\n#EXT-X-DEFINE:IMPORT=\"x\"\n", 3,
+            "#EXT-X-DEFINE: variable x is defined twice"
+        ),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\tx\n", 2, "control character 0x9"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\r#EXTINF:2,\n", 2, "a CR not followed by LF"),
         ("#EXTM3U\na\u{0}b\n", 2, "control character 0x0"),
@@ -276,7 +314,8 @@ struct MediaPlaylistParsingTests {
     @Test("substitution cannot blow up a line past 64 KiB")
     func substitutionBomb() {
         let value = String(repeating: "v", count: 60_000)
-        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-DEFINE:NAME=\"v\",VALUE=\"\(value)\"\n#EXTINF:2,\n"
+        let text =
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-DEFINE:NAME=\"v\",VALUE=\"\(value)\"\n#EXTINF:2,\n"
             + String(repeating: "{$v}", count: 1000)
         #expect(throws: PlaylistParseError(line: 5, message: "variable substitution result longer than 64 KiB")) {
             try MediaPlaylist.parse(text)

@@ -13,7 +13,9 @@ struct MediaPlaylistRoundTripTests {
         MediaPlaylist(
             targetDuration: 2, mediaSequence: 1041, discontinuitySequence: 3,
             segments: (0..<6).map {
-                MediaSegment(uri: "\(1041 + $0).ts", duration: 2.002, programDateTime: start.adding(milliseconds: Int64($0) * 2002))
+                MediaSegment(
+                    uri: "\(1041 + $0).ts", duration: 2.002,
+                    programDateTime: start.adding(milliseconds: Int64($0) * 2002))
             }),
         MediaPlaylist(
             targetDuration: 4, mediaSequence: 7, independentSegments: true, playlistType: .event, endList: true,

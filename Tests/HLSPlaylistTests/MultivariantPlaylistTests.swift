@@ -23,7 +23,8 @@ struct MultivariantPlaylistTests {
             VariantStream(
                 uri: "360p/index.m3u8", bandwidth: 900_000, codecs: ["avc1.4d401e", "mp4a.40.2"],
                 resolution: Resolution(width: 640, height: 360), frameRate: 25, audioGroup: "aac"),
-            VariantStream(uri: "audio/en/index.m3u8", bandwidth: 140_000, averageBandwidth: 132_000, codecs: ["mp4a.40.2"]),
+            VariantStream(
+                uri: "audio/en/index.m3u8", bandwidth: 140_000, averageBandwidth: 132_000, codecs: ["mp4a.40.2"]),
         ])
 
     static let playlists: [MultivariantPlaylist] = [
@@ -111,33 +112,51 @@ struct MultivariantPlaylistTests {
         ("#EXT-X-STREAM-INF:BANDWIDTH=1\n", 1, "the first line must be #EXTM3U"),
         ("#EXTM3U\nv.m3u8\n", 2, "URI line without a preceding #EXT-X-STREAM-INF"),
         ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n", 2, "#EXT-X-STREAM-INF without a URI line after it"),
-        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n#EXT-X-STREAM-INF:BANDWIDTH=2\nv\n", 3,
-         "#EXT-X-STREAM-INF before the previous one's URI"),
+        (
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n#EXT-X-STREAM-INF:BANDWIDTH=2\nv\n", 3,
+            "#EXT-X-STREAM-INF before the previous one's URI"
+        ),
         ("#EXTM3U\n#EXT-X-STREAM-INF:CODECS=\"a\"\nv\n", 2, "#EXT-X-STREAM-INF: BANDWIDTH is required"),
         ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1.5\nv\n", 2, "#EXT-X-STREAM-INF: BANDWIDTH must be a decimal integer"),
-        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,BANDWIDTH=2\nv\n", 2,
-         "#EXT-X-STREAM-INF: attribute BANDWIDTH appears twice"),
-        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=1920*1080\nv\n", 2,
-         "#EXT-X-STREAM-INF: RESOLUTION must be <width>x<height>"),
-        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,FRAME-RATE=fast\nv\n", 2,
-         "#EXT-X-STREAM-INF: FRAME-RATE must be a decimal number >= 0"),
+        (
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,BANDWIDTH=2\nv\n", 2,
+            "#EXT-X-STREAM-INF: attribute BANDWIDTH appears twice"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=1920*1080\nv\n", 2,
+            "#EXT-X-STREAM-INF: RESOLUTION must be <width>x<height>"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,FRAME-RATE=fast\nv\n", 2,
+            "#EXT-X-STREAM-INF: FRAME-RATE must be a decimal number >= 0"
+        ),
         ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=a\nv\n", 2, "#EXT-X-STREAM-INF: AUDIO must be a quoted string"),
-        ("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"a\n", 2,
-         "#EXT-X-STREAM-INF: unterminated quoted string in CODECS"),
+        (
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"a\n", 2,
+            "#EXT-X-STREAM-INF: unterminated quoted string in CODECS"
+        ),
         ("#EXTM3U\n#EXT-X-MEDIA:GROUP-ID=\"a\",NAME=\"b\"\n", 2, "#EXT-X-MEDIA: TYPE is required"),
-        ("#EXTM3U\n#EXT-X-MEDIA:TYPE=TEXT,GROUP-ID=\"a\",NAME=\"b\"\n", 2,
-         "#EXT-X-MEDIA: TYPE must be AUDIO, VIDEO, SUBTITLES or CLOSED-CAPTIONS"),
+        (
+            "#EXTM3U\n#EXT-X-MEDIA:TYPE=TEXT,GROUP-ID=\"a\",NAME=\"b\"\n", 2,
+            "#EXT-X-MEDIA: TYPE must be AUDIO, VIDEO, SUBTITLES or CLOSED-CAPTIONS"
+        ),
         ("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,NAME=\"b\"\n", 2, "#EXT-X-MEDIA: GROUP-ID is required"),
         ("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\"\n", 2, "#EXT-X-MEDIA: NAME is required"),
-        ("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"b\",DEFAULT=yes\n", 2,
-         "#EXT-X-MEDIA: DEFAULT must be YES or NO"),
-        ("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"{$g}\",NAME=\"b\"\n", 2,
-         "#EXT-X-MEDIA: GROUP-ID: undefined variable reference {$g}"),
+        (
+            "#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"b\",DEFAULT=yes\n", 2,
+            "#EXT-X-MEDIA: DEFAULT must be YES or NO"
+        ),
+        (
+            "#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"{$g}\",NAME=\"b\"\n", 2,
+            "#EXT-X-MEDIA: GROUP-ID: undefined variable reference {$g}"
+        ),
         ("#EXTM3U\n#EXT-X-DEFINE:IMPORT=\"a\"\n", 2, "#EXT-X-DEFINE: IMPORT is only allowed in media playlists"),
         ("#EXTM3U\n#EXTINF:2,\n", 2, "#EXTINF belongs in a media playlist"),
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n", 2, "#EXT-X-TARGETDURATION belongs in a media playlist"),
-        ("#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-INDEPENDENT-SEGMENTS\n", 3,
-         "#EXT-X-INDEPENDENT-SEGMENTS appears twice"),
+        (
+            "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-INDEPENDENT-SEGMENTS\n", 3,
+            "#EXT-X-INDEPENDENT-SEGMENTS appears twice"
+        ),
     ]
 
     @Test("invalid multivariant playlists fail with the line and the reason", arguments: invalid)
