@@ -124,3 +124,36 @@ struct FFmpegEndToEndTests {
             """)
     }
 }
+
+extension FFmpegEndToEndTests {
+    /// Across a restart the only complaint is the timestamps going back (what HLS marks with a discontinuity):
+    /// no continuity-counter error, since the first packet of each PID carries the discontinuity indicator.
+    @Test func readsAcrossASimulatedEncoderRestart() throws {
+        let directory = try ExternalTool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let profile = try #require(TestSourceProfile.named("180p"))
+        var generator = try TestStreamGenerator(profile: profile, segmentDuration: 2)
+        var bytes = generator.nextSegment().bytes + generator.nextSegment().bytes
+        generator.restartTimestamps(startPTS: 90_000)
+        bytes += generator.nextSegment().bytes + generator.nextSegment().bytes
+        let url = directory.appendingPathComponent("restart.ts")
+        try Data(bytes).write(to: url)
+
+        let probe = try ExternalTool.run(
+            "ffprobe",
+            ["-v", "warning", "-select_streams", "v", "-show_entries", "packet=pts", "-of", "csv=p=0", url.path],
+            in: directory)
+        let video = probe.standardOutput.split(separator: "\n").compactMap { $0.split(separator: ",").first }
+            .compactMap { Int64($0) }
+        try #require(video.count == 200, "ffprobe printed: \(probe.standardOutput.prefix(200))")
+        #expect(video[99] == 126_000 + 99 * 3600 && video[100] == 90_000)
+        let decode = try ExternalTool.run(
+            "ffmpeg", ["-v", "warning", "-nostdin", "-i", url.path, "-f", "null", "-"], in: directory)
+        #expect(decode.status == 0)
+        for output in [probe.standardError, decode.standardError] {
+            let lines = output.split(separator: "\n")
+            #expect(lines.count <= 2)
+            #expect(lines.allSatisfy { $0.hasSuffix("out of order") }, "ffmpeg said: \(output)")
+        }
+    }
+}
