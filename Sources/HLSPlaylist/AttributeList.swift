@@ -92,7 +92,7 @@ public enum AttributeList {
         guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else {
             return nil
         }
-        return String(raw.dropFirst().dropLast())
+        return String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
     }
 
     /// Whether `name` is a legal AttributeName: `[A-Z0-9-]+`.
@@ -123,7 +123,8 @@ public enum AttributeList {
     /// Bytes of a `0x`/`0X` hexadecimal sequence, or nil if `raw` is not one.
     public static func hexadecimalBytes(_ raw: String) -> [UInt8]? {
         let bytes = Array(raw.utf8)
-        guard bytes.count > 2, bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
+        guard bytes.count > 2, bytes[0] == UInt8(ascii: "0"),
+            bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
         else { return nil }
         var nibbles: [UInt8] = []
         nibbles.reserveCapacity(bytes.count - 1)

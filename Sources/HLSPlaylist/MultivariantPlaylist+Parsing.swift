@@ -75,7 +75,8 @@ extension MultivariantPlaylist {
             }
         }
         if let pendingVariant {
-            throw PlaylistParseError(line: pendingVariant.line, message: "#EXT-X-STREAM-INF without a URI line after it")
+            throw PlaylistParseError(
+                line: pendingVariant.line, message: "#EXT-X-STREAM-INF without a URI line after it")
         }
         return playlist
     }
@@ -101,7 +102,9 @@ extension MultivariantPlaylist {
     private static func variant(
         _ attributes: TagAttributes, variables: VariableTable
     ) throws(PlaylistParseError) -> VariantStream {
-        guard let bandwidth = try attributes.integer("BANDWIDTH") else { throw attributes.error("BANDWIDTH is required") }
+        guard let bandwidth = try attributes.integer("BANDWIDTH") else {
+            throw attributes.error("BANDWIDTH is required")
+        }
         var variant = VariantStream(uri: "", bandwidth: bandwidth)
         variant.averageBandwidth = try attributes.integer("AVERAGE-BANDWIDTH")
         if let codecs = try attributes.quoted("CODECS", variables: variables) {

@@ -66,7 +66,8 @@ struct PlaylistText {
         while index < bytes.count {
             let byte = bytes[index]
             if byte < 0x20 || byte == 0x7F {
-                let message = byte == 0x0D ? "a CR not followed by LF" : "control character 0x\(String(byte, radix: 16))"
+                let message =
+                    byte == 0x0D ? "a CR not followed by LF" : "control character 0x\(String(byte, radix: 16))"
                 throw PlaylistParseError(line: line, message: message)
             }
             // U+0080–U+009F are encoded C2 80 – C2 9F.
@@ -266,7 +267,8 @@ struct VariableTable {
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
             || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
             || byte == UInt8(ascii: "_")
     }

@@ -34,7 +34,8 @@ struct FixtureLibrary: Sendable {
     /// Reads and checks every fixture in `directory`.
     init(directory: URL) throws(TestSourceError) {
         audioLoop = try ADTSFrame.split(Self.read("audio-loop.aac", in: directory), name: "audio-loop.aac")
-        let silenceFrames = try ADTSFrame.split(Self.read("audio-silence.aac", in: directory), name: "audio-silence.aac")
+        let silenceName = "audio-silence.aac"
+        let silenceFrames = try ADTSFrame.split(Self.read(silenceName, in: directory), name: silenceName)
         guard audioLoop.count > 0, silenceFrames.count == 1 else {
             throw TestSourceError(.fixtureUnavailable, "audio fixtures: expected a loop and exactly one silent frame")
         }
@@ -75,12 +76,14 @@ struct FixtureLibrary: Sendable {
     ) throws(TestSourceError) {
         let gopFrames = profile.framesPerSecond * profile.gopDuration
         guard !units.isEmpty, units.count % gopFrames == 0 else {
-            throw TestSourceError(.fixtureUnavailable, "\(name): \(units.count) frames is not whole GOPs of \(gopFrames)")
+            throw TestSourceError(
+                .fixtureUnavailable, "\(name): \(units.count) frames is not whole GOPs of \(gopFrames)")
         }
         for (index, unit) in units.enumerated() {
             let startsGOP = index % gopFrames == 0
             guard unit.isIDR == startsGOP else {
-                throw TestSourceError(.fixtureUnavailable, "\(name): frame \(index) IDR=\(unit.isIDR), expected \(startsGOP)")
+                throw TestSourceError(
+                    .fixtureUnavailable, "\(name): frame \(index) IDR=\(unit.isIDR), expected \(startsGOP)")
             }
             if startsGOP, !(unit.nalUnitTypes.contains(7) && unit.nalUnitTypes.contains(8)) {
                 throw TestSourceError(.fixtureUnavailable, "\(name): IDR frame \(index) lacks SPS or PPS")

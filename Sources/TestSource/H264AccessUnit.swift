@@ -12,7 +12,8 @@ struct H264AccessUnit: Sendable, Hashable {
     static func split(annexB data: [UInt8], name: String) throws(TestSourceError) -> [H264AccessUnit] {
         let nalUnits = nalUnitStarts(in: data)
         guard let first = nalUnits.first, data[first.payload] & 0x1F == 9 else {
-            throw TestSourceError(.fixtureUnavailable, "\(name): the stream does not start with an access unit delimiter")
+            throw TestSourceError(
+                .fixtureUnavailable, "\(name): the stream does not start with an access unit delimiter")
         }
         var units: [H264AccessUnit] = []
         var unitStart = first.startCode

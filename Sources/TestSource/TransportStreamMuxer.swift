@@ -140,7 +140,10 @@ struct TransportStreamMuxer: Sendable {
     private static func header(
         pid: UInt16, payloadUnitStart: Bool, adaptationControl: UInt8, continuityCounter: UInt8
     ) -> [UInt8] {
-        [0x47, (payloadUnitStart ? 0x40 : 0) | UInt8(pid >> 8), UInt8(pid & 0xFF), adaptationControl | continuityCounter]
+        [
+            0x47, (payloadUnitStart ? 0x40 : 0) | UInt8(pid >> 8), UInt8(pid & 0xFF),
+            adaptationControl | continuityCounter,
+        ]
     }
 
     /// PCR: 33-bit base, 6 reserved bits, 9-bit extension 0.

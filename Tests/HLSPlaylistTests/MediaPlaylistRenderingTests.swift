@@ -84,7 +84,8 @@ struct MediaPlaylistRenderingTests {
             definitions: [.value(name: "base", value: "https://cdn.example")],
             segments: [
                 MediaSegment(uri: "100.ts", duration: 2, title: "first", programDateTime: Self.start),
-                MediaSegment(uri: "101.ts", duration: 2, gap: true, programDateTime: Self.start.adding(milliseconds: 2000)),
+                MediaSegment(
+                    uri: "101.ts", duration: 2, gap: true, programDateTime: Self.start.adding(milliseconds: 2000)),
                 MediaSegment(
                     uri: "102.ts", duration: 2, discontinuity: true,
                     programDateTime: Self.start.adding(milliseconds: 4000),
@@ -153,7 +154,8 @@ struct MediaPlaylistRenderingTests {
             ),
             (
                 MediaPlaylist(
-                    targetDuration: 2, segments: [MediaSegment(uri: "a.ts", duration: 2, byteRange: ByteRange(length: 1))]),
+                    targetDuration: 2,
+                    segments: [MediaSegment(uri: "a.ts", duration: 2, byteRange: ByteRange(length: 1))]),
                 4
             ),
             (
