@@ -6,7 +6,8 @@ import Testing
 @Suite("fMP4 init sections and segments")
 struct FragmentedMP4ProbeTests {
     static let h264Tracks = [
-        TrackInfo(kind: .video, codec: "avc1.64000b", width: 160, height: 90, frameRate: 30, trackID: 1, timescale: 15360),
+        TrackInfo(
+            kind: .video, codec: "avc1.64000b", width: 160, height: 90, frameRate: 30, trackID: 1, timescale: 15360),
         TrackInfo(kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 2, trackID: 2, timescale: 48000),
     ]
 

@@ -93,7 +93,9 @@ struct TransportStreamProbeTests {
         // Replace the IDR NAL type (5) with a non-IDR slice (1) in the first video PES.
         var bytes = try Fixture.bytes("ts-h264-aac-0.ts")
         let firstVideoPacket = try #require(
-            stride(from: 0, to: bytes.count, by: 188).first { (Int(bytes[$0 + 1] & 0x1F) << 8 | Int(bytes[$0 + 2])) == 256 })
+            stride(from: 0, to: bytes.count, by: 188).first {
+                (Int(bytes[$0 + 1] & 0x1F) << 8 | Int(bytes[$0 + 2])) == 256
+            })
         var patched = false
         // x264's SEI makes the first PES span packets; the IDR slice header follows within the first few.
         for index in (firstVideoPacket + 4)..<(firstVideoPacket + 188 * 8) where !patched {
