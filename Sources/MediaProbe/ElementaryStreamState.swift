@@ -91,8 +91,8 @@ struct ElementaryStreamState {
             if codec == nil {
                 codec = scan.first.codec
                 sampleRate = scan.first.sampleRate
-                channelCount = scan.first.channelConfiguration == 0 ? nil : scan.first.channelConfiguration
-                    + (scan.first.channelConfiguration == 7 ? 1 : 0)
+                let configuration = scan.first.channelConfiguration
+                channelCount = configuration == 0 ? nil : configuration == 7 ? 8 : configuration
             }
         } else {
             guard let scan = try? MPEGAudioHeader.scan(payload) else { return }

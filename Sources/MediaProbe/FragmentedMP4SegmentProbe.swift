@@ -4,6 +4,7 @@ enum FragmentedMP4SegmentProbe {
     private struct TrackTotals {
         var startTime: Int64?
         var firstSampleFlags: UInt32?
+        var firstSampleDuration: Int64?
         var duration: Int64 = 0
         var sampleCount: Int64 = 0
     }
@@ -36,6 +37,7 @@ enum FragmentedMP4SegmentProbe {
                 if track.startTime == nil {
                     track.startTime = fragment.startTime
                     track.firstSampleFlags = fragment.firstSampleFlags
+                    track.firstSampleDuration = fragment.firstSampleDuration
                 }
                 let (sum, overflow) = track.duration.addingReportingOverflow(fragment.duration)
                 guard !overflow else { throw ProbeError("fMP4 segment: track \(trackID) duration overflows") }
@@ -44,7 +46,12 @@ enum FragmentedMP4SegmentProbe {
                 totals[trackID] = track
             }
         }
-        let present = initInfo.tracks.filter { totals[$0.trackID] != nil }
+        var present = initInfo.tracks.filter { totals[$0.trackID] != nil }
+        for index in present.indices where present[index].kind == .video && present[index].frameRate == nil {
+            if let duration = totals[present[index].trackID]?.firstSampleDuration, duration > 0 {
+                present[index].frameRate = Double(present[index].timescale) / Double(duration)
+            }
+        }
         let primary = present.first { $0.kind == .video } ?? present.first { $0.kind == .audio }
         guard let primary, let track = totals[primary.trackID], let startTime = track.startTime else {
             throw ProbeError(
@@ -69,6 +76,7 @@ enum FragmentedMP4SegmentProbe {
     private struct FragmentFacts {
         var startTime: Int64?
         var firstSampleFlags: UInt32?
+        var firstSampleDuration: Int64?
         var duration: Int64 = 0
         var sampleCount: Int64 = 0
     }
@@ -126,6 +134,7 @@ enum FragmentedMP4SegmentProbe {
                 if facts.startTime == nil, sampleCount > 0, let decodeTime {
                     facts.startTime = decodeTime + facts.duration
                     facts.firstSampleFlags = firstSampleFlags ?? defaultFlags
+                    facts.firstSampleDuration = Int64(defaultDuration)
                 }
                 let (duration, overflow) = sampleCount.multipliedReportingOverflow(by: Int64(defaultDuration))
                 let (size, sizeOverflow) = sampleCount.multipliedReportingOverflow(by: Int64(defaultSize ?? 0))
@@ -144,6 +153,7 @@ enum FragmentedMP4SegmentProbe {
                     facts.startTime = decodeTime + facts.duration + compositionOffset
                     facts.firstSampleFlags = index == 0 ? firstSampleFlags ?? sampleFlags ?? defaultFlags
                         : sampleFlags ?? defaultFlags
+                    facts.firstSampleDuration = duration
                 }
                 let (sum, overflow) = facts.duration.addingReportingOverflow(duration)
                 guard !overflow else { throw overflowError }

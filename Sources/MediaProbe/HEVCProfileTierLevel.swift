@@ -28,6 +28,18 @@ struct HEVCProfileTierLevel: Hashable {
         return parts.joined(separator: ".")
     }
 
+    init(
+        profileSpace: UInt8, tierFlag: Bool, profileIDC: UInt8, compatibilityFlags: UInt32, constraintBytes: [UInt8],
+        levelIDC: UInt8
+    ) {
+        self.profileSpace = profileSpace
+        self.tierFlag = tierFlag
+        self.profileIDC = profileIDC
+        self.compatibilityFlags = compatibilityFlags
+        self.constraintBytes = constraintBytes
+        self.levelIDC = levelIDC
+    }
+
     /// Reads the general part of profile_tier_level(1, maxSubLayersMinus1) and skips the sub-layer part.
     init(_ bits: inout BitReader, maxSubLayersMinus1: Int) throws(ProbeError) {
         profileSpace = UInt8(try bits.readBits(2))

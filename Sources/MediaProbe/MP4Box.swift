@@ -43,7 +43,8 @@ struct MP4Box {
                 size = UInt64(size32)
                 guard size >= 8 else {
                     throw ProbeError(
-                        "\(context): box '\(type)' at offset \(offset) has size \(size), smaller than its 8-byte header")
+                        "\(context): box '\(type)' at offset \(offset) has size \(size), smaller than its 8-byte "
+                            + "header")
                 }
             }
             guard size <= UInt64(remaining) else {

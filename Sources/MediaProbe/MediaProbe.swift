@@ -92,7 +92,9 @@ public enum MediaProbe {
 
     /// `probeInitSection(_:)` for an array.
     public static func probeInitSection(_ bytes: [UInt8]) throws(ProbeError) -> InitSectionInfo {
-        let result = bytes.withUnsafeBytes { buffer in Result { () throws(ProbeError) in try probeInitSection(buffer) } }
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(ProbeError) in try probeInitSection(buffer) }
+        }
         return try result.get()
     }
 
