@@ -32,19 +32,45 @@ public final class Channel: Sendable {
     private let state: Mutex<ChannelState>
     private let published: Mutex<ChannelSnapshot>
 
-    /// Creates a channel with the configured renditions.
+    private let journal: StateJournal?
+    /// What happened to the journal at start-up or since (shown in the channel status).
+    private let journalNote: Mutex<String?>
+
+    /// Creates a channel with the configured renditions, continuing from its journal if there is one.
     /// - Parameters:
-    ///   - firstMSN: media sequence number of the first slot (above everything published before a restart).
+    ///   - journal: where the channel keeps its sequence numbers across restarts; nil keeps nothing.
     public init(
-        configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, firstMSN: UInt64 = 0
+        configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil
     ) {
         self.name = configuration.name
         self.configuration = configuration
         self.clock = clock
+        self.journal = journal
         var logger = logger
         logger[metadataKey: "hls.channel"] = "\(configuration.name)"
         self.logger = logger
+        var firstMSN: UInt64 = 0
+        var restored: ChannelJournalRecord?
+        var note: String?
+        switch journal?.load(channel: configuration.name) {
+        case .success(let record?):
+            restored = record
+            firstMSN = record.msnReservedThrough + 1
+            note = "continued from the journal: MSNs start at \(firstMSN)"
+            logger.info("channel restored from journal", metadata: ["hls.msn": "\(firstMSN)"])
+        case .failure(let error):
+            // Without a readable journal, start far above anything a channel of segments of >= 1 s can have
+            // published: one MSN per second since 2020-09-13.
+            firstMSN = UInt64(max(0, clock.nowMilliseconds() / 1000 - 1_600_000_000))
+            note = "journal unreadable (\(error.message)); MSNs start at \(firstMSN), above any published before"
+            logger.error("state journal unreadable", metadata: ["reason": "\(error.message)", "hls.msn": "\(firstMSN)"])
+        case .success(nil), nil:
+            break
+        }
+        journalNote = Mutex(note)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
+        if journal != nil { initial.msnReservedBelow = firstMSN }
+        if let restored { initial.restore(restored) }
         for rendition in configuration.renditions { initial.addRendition(rendition.name) }
         state = Mutex(initial)
         published = Mutex(
@@ -52,6 +78,18 @@ public final class Channel: Sendable {
                 name: configuration.name, version: 0, multivariantPlaylist: nil, multivariantModifiedMilliseconds: 0,
                 renditions: [:]))
         publish()
+    }
+
+    /// Writes the journal if the state requires it; called under the state lock, before the change is published,
+    /// so no MSN is ever served that the journal does not cover.
+    private func persist(_ state: inout ChannelState, nowMilliseconds now: Int64) {
+        guard let journal, let record = state.journalRecordDue(nowMilliseconds: now) else { return }
+        do {
+            try journal.write(record)
+        } catch {
+            journalNote.withLock { $0 = "journal write failed: \(error)" }
+            logger.error("state journal write failed", metadata: ["reason": "\(error)"])
+        }
     }
 
     /// The latest snapshot. Cheap: takes a lock only to copy one reference.
@@ -118,7 +156,9 @@ public final class Channel: Sendable {
         }
         let now = clock.nowMilliseconds()
         let outcome = state.withLock { state in
-            state.accept(rendition: rendition, bytes: bytes, info: info, nowMilliseconds: now)
+            let outcome = state.accept(rendition: rendition, bytes: bytes, info: info, nowMilliseconds: now)
+            persist(&state, nowMilliseconds: now)
+            return outcome
         }
         switch outcome {
         case .failure(let error):
@@ -158,14 +198,19 @@ public final class Channel: Sendable {
     /// entries for renditions that did not deliver) and releases removed segments whose retention ended.
     public func tick() {
         let now = clock.nowMilliseconds()
-        let changed = state.withLock { $0.closeDueSlots(nowMilliseconds: now) }
+        let changed = state.withLock { state in
+            let changed = state.closeDueSlots(nowMilliseconds: now)
+            persist(&state, nowMilliseconds: now)
+            return changed
+        }
         if changed { publish() }
     }
 
     /// Status for the admin API and metrics.
     public func status() -> ChannelStatus {
         let now = clock.nowMilliseconds()
-        return state.withLock { $0.status(name: name, nowMilliseconds: now) }
+        let note = journalNote.withLock { $0 }
+        return state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
     }
 
     /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot.

@@ -66,12 +66,13 @@ extension ChannelState {
     }
 
     /// Status of the channel and its renditions.
-    func status(name: String, nowMilliseconds now: Int64) -> ChannelStatus {
+    func status(name: String, nowMilliseconds now: Int64, journalNote: String? = nil) -> ChannelStatus {
         ChannelStatus(
             name: name,
             source: configuration.source == .push ? "push" : "test-source",
             targetDuration: targetDuration,
             lastClosedMSN: closedThrough,
+            journal: journalNote,
             renditions: renditions.map { rendition in
                 let edge = rendition.window.entries.last
                 let feed: String
@@ -121,6 +122,8 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     public let targetDuration: Int?
     /// Every rendition has an entry for every MSN up to this one.
     public let lastClosedMSN: UInt64?
+    /// What happened to the state journal (restored, unreadable, write failures), if anything.
+    public let journal: String?
     public let renditions: [RenditionStatus]
 }
 

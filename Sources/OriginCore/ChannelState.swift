@@ -27,6 +27,15 @@ struct ChannelState: Sendable {
     var revisions: [String: UInt64] = [:]
     var multivariantText: String?
     var multivariantModified: Int64 = 0
+    /// MSNs below this one are reserved in the journal; nil when the channel keeps no journal.
+    var msnReservedBelow: UInt64?
+    /// Something the journal records changed since it was last written.
+    var journalDirty = false
+    var lastJournalWrite: Int64 = 0
+    /// Journal records of an earlier run, applied to renditions as they are created.
+    var restoredRenditions: [String: RenditionJournalRecord] = [:]
+    /// PDT never goes below the end of what an earlier run published.
+    var minimumProgramDateTime: Int64?
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -43,11 +52,13 @@ struct ChannelState: Sendable {
             RenditionState(
                 name: name,
                 window: LiveWindow(length: configuration.window, targetDuration: targetDuration ?? 1)))
+        applyRestored(position: renditions.count - 1)
         touch(name)
     }
 
     private mutating func touch(_ rendition: String) {
         revisions[rendition, default: 0] += 1
+        journalDirty = true
     }
 
     private var gracePeriodMilliseconds: Int64 {
@@ -115,8 +126,9 @@ struct ChannelState: Sendable {
         } else if msn > 0, let previous = slots[msn - 1] {
             slot = Slot(programDateTimeMilliseconds: previous.endMilliseconds, durationMilliseconds: 0)
         } else {
+            let anchored = now - (durationMicroseconds + 500) / 1000
             slot = Slot(
-                programDateTimeMilliseconds: now - (durationMicroseconds + 500) / 1000, durationMilliseconds: 0)
+                programDateTimeMilliseconds: max(anchored, minimumProgramDateTime ?? anchored), durationMilliseconds: 0)
         }
         if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
             return refuse(

@@ -10,10 +10,16 @@ public struct OriginConfiguration: Sendable {
     public var channels: [ChannelConfiguration]
     /// Ingest switches and limits.
     public var ingest: IngestConfiguration
+    /// Where state that must survive a restart is kept (the state journal in `channels/`); nil keeps nothing.
+    public var dataDirectory: String?
 
-    public init(channels: [ChannelConfiguration] = [], ingest: IngestConfiguration = IngestConfiguration()) {
+    public init(
+        channels: [ChannelConfiguration] = [], ingest: IngestConfiguration = IngestConfiguration(),
+        dataDirectory: String? = nil
+    ) {
         self.channels = channels
         self.ingest = ingest
+        self.dataDirectory = dataDirectory
     }
 }
 
@@ -27,19 +33,22 @@ public final class Origin: Sendable {
     private let channels: Mutex<[String: Channel]>
     private let channelOrder: Mutex<[String]>
     private let feeds: Mutex<[String: TestSourceFeed]>
+    private let journal: StateJournal?
 
     /// Creates the configured channels and their test source feeds.
     public init(configuration: OriginConfiguration, clock: any OriginClock, logger: Logger) throws {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        let journal = try configuration.dataDirectory.map { try StateJournal(directory: $0 + "/channels") }
+        self.journal = journal
         var channels: [String: Channel] = [:]
         var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
             guard OriginNames.isValid(channelConfiguration.name) else {
                 throw IngestError.invalidName("channel", channelConfiguration.name)
             }
-            let channel = Channel(configuration: channelConfiguration, clock: clock, logger: logger)
+            let channel = Channel(configuration: channelConfiguration, clock: clock, logger: logger, journal: journal)
             channels[channel.name] = channel
             if channelConfiguration.source == .testSource {
                 feeds[channel.name] = try TestSourceFeed(channel: channel, clock: clock, logger: logger)
@@ -106,7 +115,7 @@ public final class Origin: Sendable {
             settings.name = name
             settings.source = .push
             settings.renditions = []
-            let created = Channel(configuration: settings, clock: clock, logger: logger)
+            let created = Channel(configuration: settings, clock: clock, logger: logger, journal: journal)
             channels[name] = created
             channelOrder.withLock { $0.append(name) }
             logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])

@@ -17,7 +17,9 @@ public final class OriginService: Sendable {
         self.logger = logger
         try FileManager.default.createDirectory(
             atPath: configuration.dataDirectory, withIntermediateDirectories: true)
-        origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger)
+        var core = configuration.origin
+        core.dataDirectory = configuration.dataDirectory
+        origin = try Origin(configuration: core, clock: clock, logger: logger)
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         let http = HTTPServerConfiguration(

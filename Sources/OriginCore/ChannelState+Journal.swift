@@ -1,0 +1,56 @@
+/// Persistence of a channel's sequence numbers: reservation of MSN blocks and restore after a restart.
+extension ChannelState {
+    /// MSNs reserved per journal write: the journal is written before an MSN beyond the reservation is published.
+    static let reservationBlock: UInt64 = 32
+    /// The journal is rewritten at most this often (ms) to keep DSN and PDT fresh.
+    static let journalRefreshMilliseconds: Int64 = 1000
+
+    /// Newest MSN of any rendition.
+    var highestMSN: UInt64? { renditions.compactMap(\.lastMSN).max() }
+
+    /// The record to write now.
+    func journalRecord(nowMilliseconds now: Int64) -> ChannelJournalRecord {
+        var records = restoredRenditions
+        for rendition in renditions where rendition.hasStarted {
+            let window = rendition.window
+            records[rendition.name] = RenditionJournalRecord(
+                lastMSN: rendition.lastMSN,
+                edgeDiscontinuitySequence: window.discontinuitySequence
+                    + UInt64(window.entries.filter(\.discontinuity).count),
+                lastProgramDateTimeEndMilliseconds: window.entries.last?.endMilliseconds)
+        }
+        return ChannelJournalRecord(
+            channel: configuration.name, msnReservedThrough: (msnReservedBelow ?? 1) - 1, renditions: records,
+            writtenAtMilliseconds: now)
+    }
+
+    /// A record to write if the journal must be written now: at once when an MSN beyond the reservation exists
+    /// (extending the reservation), else at most once per refresh period while something changed.
+    mutating func journalRecordDue(nowMilliseconds now: Int64) -> ChannelJournalRecord? {
+        guard let reservedBelow = msnReservedBelow else { return nil }
+        if let highest = highestMSN, highest >= reservedBelow {
+            msnReservedBelow = highest + 1 + Self.reservationBlock
+        } else if !(journalDirty && now - lastJournalWrite >= Self.journalRefreshMilliseconds) {
+            return nil
+        }
+        journalDirty = false
+        lastJournalWrite = now
+        return journalRecord(nowMilliseconds: now)
+    }
+
+    /// Applies a journal record from an earlier run: renditions continue their discontinuity sequence, their first
+    /// new segment carries EXT-X-DISCONTINUITY, and PDT never goes back.
+    mutating func restore(_ record: ChannelJournalRecord) {
+        restoredRenditions = record.renditions
+        minimumProgramDateTime = record.renditions.values.compactMap(\.lastProgramDateTimeEndMilliseconds).max()
+        for position in renditions.indices { applyRestored(position: position) }
+    }
+
+    mutating func applyRestored(position: Int) {
+        guard let record = restoredRenditions[renditions[position].name] else { return }
+        renditions[position].window = LiveWindow(
+            length: configuration.window, targetDuration: renditions[position].window.targetDuration,
+            discontinuitySequence: record.edgeDiscontinuitySequence)
+        renditions[position].pendingDiscontinuity = true
+    }
+}
