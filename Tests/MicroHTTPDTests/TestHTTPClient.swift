@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// A small blocking HTTP/1.1 client over a POSIX socket, for sending exact bytes and reading raw responses.
-final class TestHTTPClient {
+// @unchecked: one thread may send while another reads; only reading touches `buffer`.
+final class TestHTTPClient: @unchecked Sendable {
     struct Response {
         var statusLine: String
         var status: Int
