@@ -86,7 +86,8 @@ private func receive(
     }
     guard state.receivedCount - state.bodyLimit > context.drainLimit else { return .YES }
     state.isAnswered = true
-    context.log("MicroHTTPD: request body over \(state.bodyLimit) bytes kept coming; sent 413 and closed the connection")
+    context.log(
+        "MicroHTTPD: request body over \(state.bodyLimit) bytes kept coming; sent 413 and closed the connection")
     let bytes = RawResponse.payloadTooLarge(limit: state.bodyLimit)
     _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
     return .NO

@@ -191,6 +191,21 @@ import Testing
         }
     }
 
+    @Test func reusePortLetsTwoServersShareAPort() throws {
+        func makeServer(port: Int) -> HTTPServer {
+            HTTPServer(
+                configuration: HTTPServerConfiguration(host: "127.0.0.1", port: port, threadCount: 1, reusePort: true),
+                handler: HTTPClosureHandler { _ in .respond(HTTPResponse(status: 204)) })
+        }
+        let first = makeServer(port: 0)
+        try first.start()
+        defer { first.stop() }
+        let second = makeServer(port: first.boundPort)
+        try second.start()
+        defer { second.stop() }
+        #expect(second.boundPort == first.boundPort)
+    }
+
     @Test func invalidHostIsRejected() {
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(host: "example.invalid", port: 0, threadCount: 1),

@@ -104,7 +104,8 @@ import Testing
 
     @Test func bodyThatKeepsComingIsCutOff() throws {
         let completed = Recorder<Int>()
-        try withTestServer({ _ in
+        let log = Recorder<String>()
+        try withTestServer(log: log, { _ in
             .receiveBody(limit: 4096) { bytes in
                 completed.record(bytes.count)
                 return .text(200, "ok")
@@ -121,6 +122,11 @@ import Testing
             let text = String(decoding: received, as: UTF8.self)
             #expect(received.isEmpty || text.hasPrefix("HTTP/1.1 413 Content Too Large\r\n"))
             #expect(completed.all.isEmpty)
+            // Both our line and libmicrohttpd's own error log line arrive through the log closure.
+            #expect(log.all.contains {
+                $0 == "MicroHTTPD: request body over 4096 bytes kept coming; sent 413 and closed the connection"
+            })
+            #expect(log.all.contains { $0.hasPrefix("Application reported internal error") })
         }
     }
 
