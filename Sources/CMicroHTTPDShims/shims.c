@@ -85,13 +85,14 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&address->storage,
         MHD_OPTION_NOTIFY_COMPLETED, request_completed, request_completed_cls,
         MHD_OPTION_UNESCAPE_CALLBACK, CMicroHTTPDShims_keep_raw, (void *)NULL,
-        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, listening_address_reuse,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+        /* A pool of 1 makes MHD log a warning: leave the option out (END stops the list early). */
+        thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, thread_pool_size,
         MHD_OPTION_END);
 }
 
