@@ -80,17 +80,19 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     return MHD_start_daemon(
         flags, port, NULL, NULL,
         access_handler, access_handler_cls,
+        /* The logger goes first so that messages about the other options reach it too. */
+        MHD_OPTION_EXTERNAL_LOGGER, CMicroHTTPDShims_format_log, (void *)log_sink,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&address->storage,
         MHD_OPTION_NOTIFY_COMPLETED, request_completed, request_completed_cls,
         MHD_OPTION_UNESCAPE_CALLBACK, CMicroHTTPDShims_keep_raw, (void *)NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, CMicroHTTPDShims_format_log, (void *)log_sink,
-        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, listening_address_reuse,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+        /* A pool of 1 makes MHD log a warning: leave the option out (END stops the list early). */
+        thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, thread_pool_size,
         MHD_OPTION_END);
 }
 
@@ -112,4 +114,12 @@ int CMicroHTTPDShims_client_address(struct MHD_Connection *connection, char *buf
         written = inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buf, (socklen_t)len);
     }
     return written == NULL ? -1 : 0;
+}
+
+long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL) {
+        return -1;
+    }
+    return (long)send(info->connect_fd, bytes, count, MSG_NOSIGNAL | MSG_DONTWAIT);
 }

@@ -23,7 +23,7 @@ func accessHandler(
 
     guard let stored = requestContext.pointee else {
         let head = RequestHeadReader.read(connection: connection, url: url, method: method, version: version)
-        let state = RequestState(action: context.handler.handle(head))
+        let state = RequestState(action: context.handler.handle(head), discardLimit: context.discardLimit)
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
         return begin(state, head: head, connection: connection, context: context)
     }
@@ -54,42 +54,50 @@ func requestCompleted(
     }
 }
 
-/// After the first call: rejects an announced oversized body at once, prepares the body buffer.
+/// After the first call: rejects a body announced larger than the limit at once, prepares the body buffer.
 private func begin(
     _ state: RequestState, head: HTTPRequestHead, connection: OpaquePointer, context: ServerContext
 ) -> MHD_Result {
-    guard case .receiveBody(let limit, _) = state.action else { return .YES }
     let announced = head.headers["Content-Length"].flatMap { Int($0.trimmingSpaces) }
-    if let announced, announced > limit {
-        return reject(payloadTooLarge(limit: limit), state, connection, context)
+    if let announced, announced > state.bodyLimit {
+        // Queued before the body is read: MHD sends no "100 Continue", reads nothing more and closes afterwards.
+        return answer(payloadTooLarge(limit: state.bodyLimit), state, connection, context)
     }
-    let initialCapacity = min(max(announced ?? 64 * 1024, 16), max(limit, 16))
-    state.body = ByteAccumulator(initialCapacity: initialCapacity)
+    if case .receiveBody = state.action {
+        state.body = ByteAccumulator(initialCapacity: min(max(announced ?? 64 * 1024, 16), max(state.bodyLimit, 16)))
+    }
     return .YES
 }
 
-/// One piece of the request body.
+/// One piece of the request body. libmicrohttpd 0.9.75 refuses MHD_queue_response while a body is being read, so
+/// a body that goes over the limit is drained (not stored) and answered 413 when it ends; a body that keeps coming
+/// long after the limit gets the 413 written straight to the socket and the connection cut.
 private func receive(
     _ piece: UnsafeRawBufferPointer, _ state: RequestState, _ connection: OpaquePointer, _ context: ServerContext
 ) -> MHD_Result {
-    if case .receiveBody(let limit, _) = state.action {
-        let received = state.body?.count ?? 0
-        if received + piece.count > limit {
-            state.body = nil
-            return reject(payloadTooLarge(limit: limit), state, connection, context)
-        }
+    state.receivedCount += piece.count
+    if !state.isOverLimit && state.receivedCount > state.bodyLimit {
+        state.isOverLimit = true
+        state.body = nil
+    }
+    guard state.isOverLimit else {
         state.body?.append(piece)
         return .YES
     }
-    state.discardedCount += piece.count
-    if state.discardedCount > context.discardedBodyLimit {
-        return reject(payloadTooLarge(limit: context.discardedBodyLimit), state, connection, context)
-    }
-    return .YES
+    guard state.receivedCount - state.bodyLimit > context.drainLimit else { return .YES }
+    state.isAnswered = true
+    context.log(
+        "MicroHTTPD: request body over \(state.bodyLimit) bytes kept coming; sent 413 and closed the connection")
+    let bytes = RawResponse.payloadTooLarge(limit: state.bodyLimit)
+    _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
+    return .NO
 }
 
 /// The request is complete (or the connection was resumed): answer it.
 private func finish(_ state: RequestState, connection: OpaquePointer, context: ServerContext) -> MHD_Result {
+    if state.isOverLimit {
+        return answer(payloadTooLarge(limit: state.bodyLimit), state, connection, context)
+    }
     switch state.action {
     case .respond(let response):
         return answer(response, state, connection, context)
@@ -129,13 +137,6 @@ private func answer(
     return queue(handle, status: response.status, connection, context)
 }
 
-/// Answers before the body has been read; the connection is closed after the response.
-private func reject(
-    _ response: HTTPResponse, _ state: RequestState, _ connection: OpaquePointer, _ context: ServerContext
-) -> MHD_Result {
-    answer(response, state, connection, context)
-}
-
 private func queue(
     _ handle: OpaquePointer, status: Int, _ connection: OpaquePointer, _ context: ServerContext
 ) -> MHD_Result {
@@ -145,7 +146,21 @@ private func queue(
 }
 
 private func payloadTooLarge(limit: Int) -> HTTPResponse {
-    .text(413, "Request body larger than \(limit) bytes\n", headers: ["Connection": "close"])
+    .text(413, RawResponse.payloadTooLargeMessage(limit: limit), headers: ["Connection": "close"])
+}
+
+/// A response written without libmicrohttpd, right before the connection is cut.
+private enum RawResponse {
+    static func payloadTooLargeMessage(limit: Int) -> String {
+        "Request body larger than \(limit) bytes\n"
+    }
+
+    static func payloadTooLarge(limit: Int) -> [UInt8] {
+        let message = payloadTooLargeMessage(limit: limit)
+        let head = "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
+        return Array((head + message).utf8)
+    }
 }
 
 /// The answer to a long poll that arrives while the server is stopping.

@@ -14,5 +14,7 @@ public enum HTTPRequestAction: Sendable {
     case receiveBody(limit: Int, complete: @Sendable (SharedBytes) -> HTTPResponse)
     /// Suspends the connection (a long poll). `start` is called on the libmicrohttpd thread with a responder that
     /// may be answered once, from any thread, later; until then the connection costs no thread and no polling.
+    /// Every suspended request must be answered eventually (the connection timeout does not end a suspension, and
+    /// a client that went away is only noticed after the answer); `HTTPServer.stop()` answers the rest with 503.
     case suspend(start: @Sendable (HTTPResponder) -> Void)
 }

@@ -5,16 +5,25 @@ import SharedBytes
 final class RequestState {
     /// What the handler asked for.
     let action: HTTPRequestAction
+    /// Most body bytes accepted: the `.receiveBody` limit, or what the other actions read and throw away.
+    let bodyLimit: Int
     /// Body bytes collected for `.receiveBody`.
     var body: ByteAccumulator?
-    /// Body bytes read and thrown away for the other actions.
-    var discardedCount = 0
+    /// Body bytes received so far (kept, discarded or drained).
+    var receivedCount = 0
+    /// The body went over `bodyLimit`: the rest is drained and the answer will be 413.
+    var isOverLimit = false
     /// A response has been queued (or the request was rejected); later calls only drain.
     var isAnswered = false
     /// Set once a `.suspend` action has suspended the connection.
     var responder: HTTPResponder?
 
-    init(action: HTTPRequestAction) {
+    init(action: HTTPRequestAction, discardLimit: Int) {
         self.action = action
+        if case .receiveBody(let limit, _) = action {
+            bodyLimit = max(limit, 0)
+        } else {
+            bodyLimit = discardLimit
+        }
     }
 }

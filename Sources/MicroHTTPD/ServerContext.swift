@@ -13,8 +13,11 @@ final class ServerContext: Sendable {
 
     let handler: any HTTPRequestHandler
     let log: @Sendable (String) -> Void
-    /// Bytes of a request body read and thrown away for `.respond` actions before answering 413 instead.
-    let discardedBodyLimit = 64 * 1024
+    /// Bytes of a request body read and thrown away for actions other than `.receiveBody` before answering 413.
+    let discardLimit = 64 * 1024
+    /// Bytes past a body limit that are still read and thrown away so the 413 can be sent as a normal response
+    /// once the body ends; past this the 413 is written straight to the socket and the connection is cut.
+    let drainLimit = 1024 * 1024
     private let registry = Mutex(Registry())
     // Written once in init, then only read by libmicrohttpd's logger; freed in deinit after the daemon has stopped.
     nonisolated(unsafe) let logSink: UnsafeMutablePointer<CMicroHTTPDShims_LogSink>

@@ -63,4 +63,11 @@ uint16_t CMicroHTTPDShims_bound_port(struct MHD_Daemon *daemon);
  */
 int CMicroHTTPDShims_client_address(struct MHD_Connection *connection, char *buf, size_t len);
 
+/*
+ * Writes bytes straight to the connection's socket without blocking, bypassing libmicrohttpd. Only for a last
+ * words response right before the access handler returns MHD_NO (libmicrohttpd then closes the connection), at a
+ * point where libmicrohttpd itself is not sending anything. Returns the number of bytes written or -1.
+ */
+long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count);
+
 #endif

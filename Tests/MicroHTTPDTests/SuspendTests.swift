@@ -1,0 +1,97 @@
+import Dispatch
+import MicroHTTPD
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct SuspendTests {
+    @Test func suspendedRequestIsAnsweredFromAnotherThread() throws {
+        try withTestServer({ head in
+            if head.path == "/plain" { return .respond(.text(200, "plain")) }
+            return .suspend { responder in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) {
+                    responder.respond(.text(200, "late answer", headers: ["X-Late": "yes"]))
+                    responder.respond(.text(500, "ignored second answer"))
+                }
+            }
+        }) { _, port in
+            let client = try TestHTTPClient(port: port)
+            client.send("GET /blocking.m3u8?_HLS_msn=5 HTTP/1.1\r\nHost: t\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.statusLine == "HTTP/1.1 200 OK")
+            #expect(response.header("X-Late") == "yes")
+            #expect(response.bodyText == "late answer")
+            #expect(response.header("Connection") == nil)
+            // Keep-alive survives the suspension.
+            client.send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "plain")
+        }
+    }
+
+    @Test func answerGivenInsideStartIsSent() throws {
+        try withTestServer({ _ in .suspend { $0.respond(.text(200, "at once")) } }) { _, port in
+            let client = try TestHTTPClient(port: port)
+            client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "at once")
+        }
+    }
+
+    @Test func manySuspendedRequestsAreAllAnswered() throws {
+        let waiting = Mutex<[HTTPResponder]>([])
+        try withTestServer({ _ in
+            .suspend { responder in
+                let all = waiting.withLock { list -> [HTTPResponder]? in
+                    list.append(responder)
+                    guard list.count == 20 else { return nil }
+                    defer { list.removeAll() }
+                    return list
+                }
+                for waiting in all ?? [] { waiting.respond(.text(200, "released")) }
+            }
+        }) { _, port in
+            let clients = try (0..<20).map { _ in try TestHTTPClient(port: port) }
+            for client in clients { client.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n") }
+            for client in clients {
+                #expect(try client.readResponse().bodyText == "released")
+            }
+        }
+    }
+
+    @Test func stopAnswersSuspendedRequestsWith503() throws {
+        let suspended = Atomic<Int>(0)
+        let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2)
+        let server = HTTPServer(configuration: configuration) { _ in
+            .suspend { _ in suspended.add(1, ordering: .sequentiallyConsistent) }
+        }
+        try server.start()
+        let client = try TestHTTPClient(port: server.boundPort)
+        client.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
+        while suspended.load(ordering: .sequentiallyConsistent) == 0 { usleep(1_000) }
+        server.stop()
+        let response = try client.readResponse()
+        #expect(response.statusLine == "HTTP/1.1 503 Service Unavailable")
+        #expect(response.header("Connection")?.lowercased() == "close")
+        #expect(response.bodyText == "Server shutting down\n")
+        #expect(try client.isClosedByPeer())
+        #expect(server.boundPort == 0)
+    }
+
+    @Test func responderOutlivingTheServerIsHarmless() throws {
+        let kept = Mutex<HTTPResponder?>(nil)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 1)
+        ) { _ in .suspend { responder in kept.withLock { $0 = responder } } }
+        try server.start()
+        let client = try TestHTTPClient(port: server.boundPort)
+        client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+        while kept.withLock({ $0 == nil }) { usleep(1_000) }
+        server.stop()
+        #expect(try client.readResponse().status == 503)
+        let responder = try #require(kept.withLock { $0 })
+        #expect(responder.isAnswered)
+        responder.respond(.text(200, "too late"))  // ignored: already answered with 503
+    }
+}

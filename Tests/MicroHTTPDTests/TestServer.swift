@@ -1,0 +1,25 @@
+import MicroHTTPD
+import Synchronization
+
+/// Starts a server on 127.0.0.1 and a free port, runs `body`, stops the server.
+func withTestServer<R>(
+    threadCount: Int = 2,
+    log: Recorder<String>? = nil,
+    _ handler: @escaping @Sendable (HTTPRequestHead) -> HTTPRequestAction,
+    _ body: (HTTPServer, Int) throws -> R
+) throws -> R {
+    let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: threadCount)
+    let server = HTTPServer(configuration: configuration, log: { log?.record($0) }, handler: handler)
+    try server.start()
+    defer { server.stop() }
+    return try body(server, server.boundPort)
+}
+
+/// A thread-safe box for values handed out of handlers.
+final class Recorder<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+
+    func record(_ value: Value) { values.withLock { $0.append(value) } }
+
+    var all: [Value] { values.withLock { $0 } }
+}
