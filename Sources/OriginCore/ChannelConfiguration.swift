@@ -27,6 +27,25 @@ public struct RenditionConfiguration: Sendable, Hashable {
     }
 }
 
+/// A simulated encoder outage of a test-source channel, planned in the configuration (demos, soak tests).
+public struct ScheduledOutage: Sendable, Hashable {
+    /// Seconds after the origin starts.
+    public var afterSeconds: Double
+    /// How long the feed stays away.
+    public var durationSeconds: Double
+    /// Renditions that drop; empty: all.
+    public var renditions: [String]
+    /// Repeat every this many seconds; nil: once.
+    public var everySeconds: Double?
+
+    public init(afterSeconds: Double, durationSeconds: Double, renditions: [String] = [], everySeconds: Double? = nil) {
+        self.afterSeconds = afterSeconds
+        self.durationSeconds = durationSeconds
+        self.renditions = renditions
+        self.everySeconds = everySeconds
+    }
+}
+
 /// A channel's settings. Defaults are what an auto-created channel gets.
 public struct ChannelConfiguration: Sendable, Hashable {
     /// URL name of the channel.
@@ -47,6 +66,8 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// How long after a slot's end the ingest loop waits before writing EXT-X-GAP for a rendition that did not
     /// deliver. Default: nil = half the target duration.
     public var gracePeriod: Double?
+    /// Planned outages of the built-in test source. Default: none.
+    public var scheduledOutages: [ScheduledOutage] = []
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,

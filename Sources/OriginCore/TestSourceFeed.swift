@@ -24,6 +24,9 @@ public final class TestSourceFeed: Sendable {
     private let logger: Logger
     private let segmentMilliseconds: Int64
     private let feeds: Mutex<[RenditionFeed]>
+    /// Start of the feed (ms) and how many occurrences of each scheduled outage were applied.
+    private let startedMilliseconds: Int64
+    private let outagesApplied: Mutex<[Int]>
 
     /// Creates generators for the channel's renditions; the first segments are due one segment duration from now.
     public init(channel: Channel, clock: any OriginClock, logger: Logger) throws {
@@ -46,11 +49,42 @@ public final class TestSourceFeed: Sendable {
             feeds.append(RenditionFeed(name: rendition.name, generator: generator, nextDueMilliseconds: firstDue))
         }
         self.feeds = Mutex(feeds)
+        startedMilliseconds = clock.nowMilliseconds()
+        outagesApplied = Mutex(Array(repeating: 0, count: channel.configuration.scheduledOutages.count))
+    }
+
+    /// Starts the scheduled outages whose time has come.
+    private func applyScheduledOutages(nowMilliseconds now: Int64) {
+        let outages = channel.configuration.scheduledOutages
+        guard !outages.isEmpty else { return }
+        let due: [ScheduledOutage] = outagesApplied.withLock { applied in
+            var due: [ScheduledOutage] = []
+            for (index, outage) in outages.enumerated() {
+                let occurrence = applied[index]
+                if occurrence > 0, outage.everySeconds == nil { continue }
+                let start = startedMilliseconds + Int64((outage.afterSeconds + Double(occurrence) * (outage.everySeconds ?? 0)) * 1000)
+                if now >= start {
+                    applied[index] += 1
+                    due.append(outage)
+                }
+            }
+            return due
+        }
+        for outage in due {
+            let affected = (try? dropFeed(seconds: outage.durationSeconds, renditions: outage.renditions)) ?? []
+            logger.notice(
+                "scheduled outage starts",
+                metadata: [
+                    "hls.channel": "\(channel.name)", "seconds": "\(outage.durationSeconds)",
+                    "renditions": "\(affected.joined(separator: ","))",
+                ])
+        }
     }
 
     /// Delivers every segment whose end has passed on the shared clock.
     public func tick() {
         let now = clock.nowMilliseconds()
+        applyScheduledOutages(nowMilliseconds: now)
         // Generate under the lock (cheap remux), ingest outside it.
         let due: [(String, [UInt8])] = feeds.withLock { feeds in
             var out: [(String, [UInt8])] = []

@@ -174,6 +174,22 @@ public enum ConfigurationFile {
         }
     }
 
+    struct OutageModel: Decodable {
+        var after: Double
+        var seconds: Double
+        var renditions: [String]?
+        var every: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case after, seconds, renditions, every }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            after = try c.decode(Double.self, forKey: .after)
+            seconds = try c.decode(Double.self, forKey: .seconds)
+            renditions = try c.decodeIfPresent([String].self, forKey: .renditions)
+            every = try c.decodeIfPresent(Double.self, forKey: .every)
+        }
+    }
+
     struct ChannelModel: Decodable {
         var name: String?
         var source: String?
@@ -182,8 +198,9 @@ public enum ConfigurationFile {
         var window: WindowModel?
         var gracePeriod: Double?
         var renditions: [RenditionModel]?
+        var outages: [OutageModel]?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, source, targetDuration, segmentDuration, window, gracePeriod, renditions
+            case name, source, targetDuration, segmentDuration, window, gracePeriod, renditions, outages
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -195,6 +212,7 @@ public enum ConfigurationFile {
             window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
             gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
+            outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -218,6 +236,11 @@ public enum ConfigurationFile {
             }
             channel.renditions = (renditions ?? []).map {
                 RenditionConfiguration(name: $0.name, testSourceProfile: $0.profile)
+            }
+            channel.scheduledOutages = (outages ?? []).map {
+                ScheduledOutage(
+                    afterSeconds: $0.after, durationSeconds: $0.seconds, renditions: $0.renditions ?? [],
+                    everySeconds: $0.every)
             }
             return channel
         }
@@ -251,6 +274,17 @@ public enum ConfigurationFile {
             default: break
             }
             if let grace = channel.gracePeriod, grace < 0 { throw fail("\(label): gracePeriod must be >= 0") }
+            for outage in channel.scheduledOutages {
+                guard channel.source == .testSource else {
+                    throw fail("\(label): outages are simulated by the built-in test source only")
+                }
+                guard outage.afterSeconds >= 0, outage.durationSeconds > 0, (outage.everySeconds ?? 1) > outage.durationSeconds
+                else { throw fail("\(label): an outage needs after >= 0, seconds > 0 and every > seconds") }
+                let unknown = outage.renditions.filter { name in !channel.renditions.contains { $0.name == name } }
+                guard unknown.isEmpty else {
+                    throw fail("\(label): outage names unknown rendition(s) \(unknown.joined(separator: ", "))")
+                }
+            }
             if channel.source == .testSource, channel.renditions.isEmpty {
                 throw fail("\(label): a test-source channel needs at least one rendition")
             }

@@ -1,0 +1,92 @@
+import HLSPlaylist
+import Logging
+import OriginCore
+import Testing
+
+@Suite("Built-in test source feed")
+struct TestSourceFeedTests {
+    func origin(_ channel: ChannelConfiguration, clock: ManualClock) throws -> Origin {
+        try Origin(
+            configuration: OriginConfiguration(channels: [channel]), clock: clock,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    func run(_ origin: Origin, clock: ManualClock, seconds: Double) {
+        for _ in 0..<Int(seconds * 20) {
+            clock.advance(seconds: 0.05)
+            origin.tick()
+        }
+    }
+
+    func playlist(_ origin: Origin, _ rendition: String) throws -> MediaPlaylist {
+        let bytes = try #require(origin.channel(named: "demo")?.snapshot.renditions[rendition]?.playlist)
+        return try MediaPlaylist.parse(String(decoding: bytes.array, as: UTF8.self))
+    }
+
+    var demo: ChannelConfiguration {
+        ChannelConfiguration(
+            name: "demo", renditions: [.init(name: "360p"), .init(name: "180p")], source: .testSource,
+            window: .segments(30))
+    }
+
+    @Test func deliversAlignedContinuousSegmentsInRealTime() throws {
+        let clock = ManualClock()
+        let origin = try origin(demo, clock: clock)
+        run(origin, clock: clock, seconds: 20.01)
+        let a = try playlist(origin, "360p")
+        let b = try playlist(origin, "180p")
+        #expect(a.segments.count == 10)
+        #expect(a.segments.map(\.uri) == b.segments.map(\.uri))
+        #expect(a.segments.map(\.programDateTime) == b.segments.map(\.programDateTime))
+        #expect(!a.segments.contains { $0.discontinuity || $0.gap })
+        #expect(a.segments.allSatisfy { $0.duration == 2 })
+    }
+
+    @Test func scheduledOutageDropsOneRenditionAndItRejoinsWithADiscontinuity() throws {
+        let clock = ManualClock()
+        var channel = demo
+        channel.scheduledOutages = [ScheduledOutage(afterSeconds: 6.5, durationSeconds: 6, renditions: ["180p"])]
+        let origin = try origin(channel, clock: clock)
+        run(origin, clock: clock, seconds: 30.01)
+        let dropped = try playlist(origin, "180p")
+        let healthy = try playlist(origin, "360p")
+        #expect(!healthy.segments.contains { $0.gap || $0.discontinuity })
+        let gaps = dropped.segments.filter(\.gap).count
+        #expect((2...3).contains(gaps), "\(gaps) gaps")
+        let join = try #require(dropped.segments.firstIndex { !$0.gap && $0.discontinuity })
+        #expect(dropped.segments[join - 1].gap)
+        #expect(dropped.segments.map(\.uri) == healthy.segments.map(\.uri))
+        #expect(dropped.segments.map(\.programDateTime) == healthy.segments.map(\.programDateTime))
+    }
+
+    @Test func outageRequestForUnknownRenditionIsRefused() throws {
+        let clock = ManualClock()
+        let origin = try origin(demo, clock: clock)
+        let feed = try #require(origin.testSourceFeed(channel: "demo"))
+        #expect(throws: TestSourceFeedError.self) { try feed.dropFeed(seconds: 5, renditions: ["1080p"]) }
+        #expect(try feed.dropFeed(seconds: 5) == ["360p", "180p"])
+    }
+
+    @Test func encoderRestartMakesADiscontinuityAndKeepsMSNGrowing() throws {
+        let clock = ManualClock()
+        let origin = try origin(demo, clock: clock)
+        run(origin, clock: clock, seconds: 6.01)
+        origin.testSourceFeed(channel: "demo")!.restartTimestamps(startPTS: 0)
+        run(origin, clock: clock, seconds: 4)
+        let playlist = try playlist(origin, "360p")
+        #expect(playlist.segments.map(\.discontinuity) == [false, false, false, true, false])
+        #expect(playlist.segments.map(\.uri) == ["0.ts", "1.ts", "2.ts", "3.ts", "4.ts"])
+    }
+
+    @Test func unknownProfileIsAClearError() throws {
+        let clock = ManualClock()
+        var channel = demo
+        channel.renditions = [.init(name: "4k")]
+        do {
+            _ = try origin(channel, clock: clock)
+            Issue.record("accepted an unknown profile")
+        } catch {
+            #expect("\(error)".contains("unknown test source profile '4k'"))
+        }
+    }
+}
