@@ -165,6 +165,7 @@ struct ChannelState: Sendable {
             initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
             startsWithKeyframe: info.startsWithKeyframe)
         renditions[position].window.append(entry, nowMilliseconds: now)
+        renditions[position].lastAppendMilliseconds = now
         renditions[position].roundingCarry = carry
         renditions[position].container = info.container
         renditions[position].tracks = info.tracks
@@ -226,7 +227,7 @@ struct ChannelState: Sendable {
                 ?? Slot(
                     programDateTimeMilliseconds: previous.endMilliseconds,
                     durationMilliseconds: previous.durationMilliseconds)
-            guard now >= slot.endMilliseconds + gracePeriodMilliseconds else { break }
+            guard now >= deadline(for: slot, msn: due) else { break }
             for position in renditions.indices where renditions[position].hasStarted {
                 guard let last = renditions[position].lastMSN, last < due else { continue }
                 writeGap(position: position, msn: due, slot: slot, nowMilliseconds: now)
@@ -243,6 +244,22 @@ struct ChannelState: Sendable {
         return changed
     }
 
+    /// When a slot is closed: its end plus the grace period, but never later than 1.5 target durations (less a
+    /// margin for the tick) after the last entry was added to a rendition still missing it (RFC 8216 section 6.2.1:
+    /// a new segment at least every 1.5 target durations, even when the encoder's timeline runs ahead of the clock).
+    func deadline(for slot: Slot, msn: UInt64) -> Int64 {
+        let bySlot = slot.endMilliseconds + gracePeriodMilliseconds
+        let limit = Int64(targetDuration ?? 2) * 1500 - Self.stalenessMarginMilliseconds
+        let byStaleness = renditions.lazy
+            .filter { $0.hasStarted && ($0.lastMSN ?? 0) < msn }
+            .map { $0.lastAppendMilliseconds + limit }
+            .min()
+        return min(bySlot, byStaleness ?? bySlot)
+    }
+
+    /// Safety margin under the 1.5 x TD limit: covers the ingest loop's tick and the time to publish.
+    static let stalenessMarginMilliseconds: Int64 = 200
+
     private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
@@ -250,6 +267,7 @@ struct ChannelState: Sendable {
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion, startsWithKeyframe: true)
         renditions[position].window.append(entry, nowMilliseconds: now)
+        renditions[position].lastAppendMilliseconds = now
         renditions[position].statistics.gapsWritten += 1
         if case .live = renditions[position].feed {
             renditions[position].feed = .dropped(sinceMilliseconds: slot.programDateTimeMilliseconds)

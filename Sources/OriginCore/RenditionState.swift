@@ -66,6 +66,8 @@ struct RenditionState: Sendable {
     var roundingCarry: (value: Int64, timescale: Int64) = (0, 1)
     /// The next real segment starts a discontinuity (after GAPs, an origin restart, a codec change).
     var pendingDiscontinuity = false
+    /// Shared-clock time the newest entry was added (ms).
+    var lastAppendMilliseconds: Int64 = 0
     /// Every segment so far started with a keyframe (EXT-X-INDEPENDENT-SEGMENTS).
     var allSegmentsIndependent = true
 

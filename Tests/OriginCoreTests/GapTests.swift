@@ -55,11 +55,24 @@ struct GapTests {
     @Test func gapAppearsWithinOneAndAHalfTargetDurations() throws {
         let harness = try Harness(renditions: ["360p"])
         for _ in 0..<3 { try harness.slot() }
-        // Last segment ended at the push. Next slot ends 2 s later; the GAP comes 1 s after that (3 s = 1.5 TD).
-        harness.clock.advance(seconds: 2.95)
+        // Last segment added now. The next slot ends 2 s later, + 1 s grace = 3 s = 1.5 TD: the GAP must come
+        // before that (the guard keeps a 200 ms margin for the tick and publishing).
+        harness.clock.advance(seconds: 2.75)
         harness.origin.tick()
         #expect(try harness.playlist("360p").segments.last?.gap == false)
         harness.clock.advance(seconds: 0.05)
+        harness.origin.tick()
+        #expect(try harness.playlist("360p").segments.last?.gap == true)
+    }
+
+    @Test func gapComesWithinOneAndAHalfTargetDurationsEvenWhenTheEncoderRunsAhead() throws {
+        let harness = try Harness(renditions: ["360p"])
+        for _ in 0..<3 { try harness.slot() }
+        // The next segment arrives 0.9 s early (the encoder's timeline runs ahead of the clock), then the feed drops.
+        harness.clock.advance(seconds: 1.1)
+        _ = try harness.push("360p", harness.nextSegment("360p"))
+        // By the slot timeline the next GAP would come 2 + 0.9 + 1 = 3.9 s later; the staleness guard brings it in.
+        harness.clock.advance(seconds: 2.8)
         harness.origin.tick()
         #expect(try harness.playlist("360p").segments.last?.gap == true)
     }
