@@ -1,7 +1,7 @@
 import Testing
 
 /// Content types and caching of the containers other than MPEG-TS, pushed from files of the repository
-/// (MediaProbe's fMP4 fixtures made by ffmpeg 5.1, the test source's ADTS AAC loop).
+/// (MediaProbe's fixtures, made by ffmpeg 5.1).
 @Suite("Content types of fMP4, initialization sections, ADTS and WebVTT")
 struct ContainerContentTypeTests {
     @Test func fragmentedMP4InitSectionAndSegment() throws {
@@ -10,22 +10,22 @@ struct ContainerContentTypeTests {
         let segment = try OriginTestStack.packageFile("Tests/MediaProbeTests/Fixtures/fmp4-h264-aac-0.m4s")
         let initResponse = try stack.push("v", initSection, file: "init.mp4", channel: "fm")
         #expect(initResponse.status == 201)
-        #expect(initResponse.text == "v: init-1.mp4\n")
+        #expect(initResponse.text == "v: init-0.mp4\n")
         stack.clock.advance(seconds: 2)
         #expect(try stack.push("v", segment, file: "seg0.m4s", channel: "fm").status == 201)
 
         let playlist = try stack.get("/live/fm/v/index.m3u8")
         #expect(playlist.status == 200)
-        #expect(playlist.text.contains("#EXT-X-MAP:URI=\"init-1.mp4\"\n"))
+        #expect(playlist.text.contains("#EXT-X-MAP:URI=\"init-0.mp4\"\n"))
         #expect(playlist.text.hasSuffix("\n0.m4s\n"))
 
-        let served = try stack.get("/live/fm/v/init-1.mp4")
+        let served = try stack.get("/live/fm/v/init-0.mp4")
         #expect(served.status == 200)
         #expect(served.header("Content-Type") == "video/mp4")
         #expect(served.header("Cache-Control") == "public, max-age=31536000, immutable")
         #expect(served.header("Access-Control-Allow-Origin") == "*")
         #expect(served.body == initSection)
-        let range = try stack.get("/live/fm/v/init-1.mp4", headers: [("Range", "bytes=0-7")])
+        let range = try stack.get("/live/fm/v/init-0.mp4", headers: [("Range", "bytes=0-7")])
         #expect(range.status == 206)
         #expect(range.header("Content-Range") == "bytes 0-7/\(initSection.count)")
 
@@ -35,7 +35,7 @@ struct ContainerContentTypeTests {
         #expect(media.header("Cache-Control") == "public, max-age=31536000, immutable")
         #expect(media.body == segment)
 
-        for missing in ["init-2.mp4", "init-0.mp4", "init-x.mp4", "init-+1.mp4"] {
+        for missing in ["init-1.mp4", "init-00.mp4", "init-x.mp4", "init-+0.mp4", "init-.mp4", "init-0.mp4x"] {
             let response = try stack.get("/live/fm/v/\(missing)")
             #expect(response.status == 404, "\(missing)")
         }

@@ -101,8 +101,8 @@ struct IngestRouteTests {
         let stack = try OriginTestStack()
         try stack.slots(3)
         let before = try Self.window(stack)
-        let segment = stack.nextSegment("360p")
-        let response = try stack.push("360p", Array(segment.prefix(1000)), file: "segment3.ts")
+        // The start of a segment already pushed (the test stream's generator does not move on).
+        let response = try stack.push("360p", Array(stack.pushed["360p"]![0].prefix(1000)), file: "segment3.ts")
         #expect(response.status == 422)
         #expect(response.text.hasPrefix("segment could not be probed: "))
         #expect(response.header("Access-Control-Allow-Origin") == "*")
@@ -115,8 +115,8 @@ struct IngestRouteTests {
         let stack = try OriginTestStack { $0.origin.ingest.maxSegmentBytes = 300_000 }
         try stack.slots(3)
         let before = try Self.window(stack)
-        // Three real segments back to back: valid MPEG-TS, but over the limit.
-        let oversized = stack.nextSegment("360p") + stack.nextSegment("360p") + stack.nextSegment("360p")
+        // The three segments already pushed, back to back: valid MPEG-TS, but over the limit.
+        let oversized = stack.pushed["360p"]!.flatMap { $0 }
         #expect(oversized.count > 300_000)
         let response = try stack.push("360p", oversized, file: "segment3.ts", chunkSize: chunkSize)
         #expect(response.status == 413)
@@ -124,6 +124,19 @@ struct IngestRouteTests {
         #expect(response.header("Access-Control-Allow-Origin") == "*")
         #expect(try Self.window(stack) == before)
         try Self.expectWindowContinues(stack, nextMSN: 3)
+    }
+
+    @Test func aRefusedPushCreatesNoChannelAndNoRendition() throws {
+        let stack = try OriginTestStack()
+        try stack.slots(1)
+        let before = try Self.window(stack)
+        #expect(try stack.push("r", Array("garbage".utf8), channel: "spam").status == 415)
+        #expect(try stack.push("r", Array(stack.pushed["360p"]![0].prefix(1000)), channel: "spam2").status == 422)
+        #expect(try stack.push("extra", Array("garbage".utf8)).status == 415)
+        #expect(stack.origin.allChannels.map(\.name) == ["ch"])
+        #expect(stack.origin.channel(named: "ch")?.renditionNames == ["360p", "180p"])
+        #expect(try stack.get("/live/spam/index.m3u8").text == "unknown channel or path\n")
+        #expect(try Self.window(stack) == before)
     }
 
     @Test func unknownChannelOrRenditionIs404WhenAutoCreateIsOff() throws {
