@@ -29,7 +29,9 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         guard let segments = request.decodedPathSegments() else {
             return refuse(
                 request,
-                .text(400, "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
+                .text(
+                    400,
+                    "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
         }
         guard let first = segments.first else {
             return refuse(request, .text(404, "not found: try /live/{channel}/index.m3u8\n"))

@@ -10,7 +10,8 @@ struct AdminAndMetricsTests {
         try OriginTestStack {
             $0.adminToken = adminToken
             $0.origin.channels.append(
-                ChannelConfiguration(name: "demo", renditions: [RenditionConfiguration(name: "180p")], source: .testSource))
+                ChannelConfiguration(
+                    name: "demo", renditions: [RenditionConfiguration(name: "180p")], source: .testSource))
         }
     }
 

@@ -33,7 +33,9 @@ struct LiveRouteTests {
             // Target duration 2: at most half of it.
             #expect(media.header("Cache-Control") == Self.mediaPlaylistCache)
             #expect(media.text.contains("#EXT-X-TARGETDURATION:2\n"))
-            #expect(media.text.contains("\n0.ts\n") && media.text.contains("\n1.ts\n") && media.text.hasSuffix("\n2.ts\n"))
+            #expect(media.text.contains("\n0.ts\n"))
+            #expect(media.text.contains("\n1.ts\n"))
+            #expect(media.text.hasSuffix("\n2.ts\n"))
 
             for msn in 0..<3 {
                 let segment = try stack.get("/live/ch/\(rendition)/\(msn).ts")

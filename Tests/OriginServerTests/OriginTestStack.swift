@@ -79,7 +79,8 @@ final class OriginTestStack {
         _ rendition: String, _ bytes: [UInt8], file: String = "segment.ts", channel: String = OriginTestStack.channel,
         headers: [(String, String)] = [], chunkSize: Int? = nil
     ) throws -> RawHTTPResponse {
-        try request("PUT", "/ingest/\(channel)/\(rendition)/\(file)", headers: headers, body: bytes, chunkSize: chunkSize)
+        try request(
+            "PUT", "/ingest/\(channel)/\(rendition)/\(file)", headers: headers, body: bytes, chunkSize: chunkSize)
     }
 
     /// Lets 2 s pass on the clock, PUTs the next segment of every rendition (each must answer 201), then runs the
