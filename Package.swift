@@ -56,7 +56,12 @@ let package = Package(
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
         .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "HLSPlaylist"]),
-        .testTarget(name: "OriginServerTests", dependencies: ["OriginServer", "MicroHTTPD"]),
+        .testTarget(
+            name: "OriginServerTests",
+            dependencies: [
+                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist"]),
     ],
     swiftLanguageModes: [.v6]

@@ -87,7 +87,9 @@ public enum ConfigurationFile {
             configuration.origin.ingest = ingestConfiguration
             var names = Set<String>()
             for channel in channels ?? [] {
-                guard let name = channel.name else { throw ConfigurationError("\(source): a channel has no name") }
+                guard let name = channel.name, !name.isEmpty else {
+                    throw ConfigurationError("\(source): a channel has no name")
+                }
                 guard names.insert(name).inserted else {
                     throw ConfigurationError("\(source): channel '\(name)' is declared twice")
                 }

@@ -39,9 +39,9 @@ extension OriginHTTPHandler {
                 etag: "\"\(instanceTag)-\(rendition.version)\"", modifiedMilliseconds: rendition.modifiedMilliseconds,
                 maxAge: rendition.targetDuration / 2)
         }
-        if file.hasPrefix("init-"), file.hasSuffix(".mp4"),
-            let version = Int(file.dropFirst(5).dropLast(4)), file.dropFirst(5).dropLast(4).allSatisfy(\.isNumber),
-            let section = rendition.initSections[version]
+        // Only the canonical name: `init-00.mp4` or `init-+0.mp4` must not alias `init-0.mp4`.
+        if file.hasPrefix("init-"), file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
+            file == "init-\(version).mp4", let section = rendition.initSections[version]
         {
             return serveImmutable(
                 request, bytes: section.bytes, contentType: "video/mp4", etag: "\"\(instanceTag)-init-\(version)\"",
