@@ -66,13 +66,17 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         return .receiveBody(limit: configuration.origin.ingest.maxSegmentBytes) { [self] _ in finish(response) }
     }
 
+    /// Headers on every answer, also those MicroHTTPD builds itself (configure `HTTPServerConfiguration.standardHeaders`).
+    public static let standardHeaders: HTTPHeaders = [
+        "Access-Control-Allow-Origin": "*",
+        "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag, Age, Date",
+    ]
+
     /// Adds the headers every answer carries and counts it.
     func finish(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        response.headers.replaceOrAppend(name: "Access-Control-Allow-Origin", value: "*")
-        if !response.headers.contains("Access-Control-Expose-Headers") {
-            response.headers.append(
-                name: "Access-Control-Expose-Headers", value: "Content-Length, Content-Range, ETag, Age, Date")
+        for (name, value) in Self.standardHeaders where !response.headers.contains(name) {
+            response.headers.append(name: name, value: value)
         }
         if response.status >= 400, !response.headers.contains("Cache-Control") {
             response.headers.append(name: "Cache-Control", value: "no-store")

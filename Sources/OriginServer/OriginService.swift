@@ -22,16 +22,26 @@ public final class OriginService: Sendable {
         origin = try Origin(configuration: core, clock: clock, logger: logger)
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
-        let http = HTTPServerConfiguration(
-            host: configuration.host, port: configuration.port,
-            threadCount: configuration.threads > 0 ? configuration.threads : HTTPServerConfiguration.activeProcessorCount,
-            connectionLimit: configuration.connectionLimit,
-            perIPConnectionLimit: configuration.perClientConnectionLimit,
-            connectionTimeout: configuration.connectionTimeoutSeconds)
+        let http = Self.httpConfiguration(configuration)
         let httpLogger = logger
         server = HTTPServer(configuration: http, handler: handler) { message in
             httpLogger.warning("libmicrohttpd: \(message)")
         }
+    }
+
+    /// The HTTP server settings for a server configuration (tests use it to build the same server).
+    public static func httpConfiguration(_ configuration: ServerConfiguration, threadCount: Int? = nil)
+        -> HTTPServerConfiguration
+    {
+        var http = HTTPServerConfiguration(
+            host: configuration.host, port: configuration.port,
+            threadCount: threadCount
+                ?? (configuration.threads > 0 ? configuration.threads : HTTPServerConfiguration.activeProcessorCount),
+            connectionLimit: configuration.connectionLimit,
+            perIPConnectionLimit: configuration.perClientConnectionLimit,
+            connectionTimeout: configuration.connectionTimeoutSeconds)
+        http.standardHeaders = OriginHTTPHandler.standardHeaders
+        return http
     }
 
     /// Starts listening and starts the ingest loop.

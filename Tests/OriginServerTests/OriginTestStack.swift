@@ -38,9 +38,7 @@ final class OriginTestStack {
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: configuration.host, port: configuration.port, threadCount: 1, connectionLimit: 64,
-                connectionTimeout: 30),
+            configuration: OriginService.httpConfiguration(configuration, threadCount: 1),
             handler: handler)
         try server.start()
         port = server.boundPort
