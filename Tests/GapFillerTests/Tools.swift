@@ -74,7 +74,7 @@ enum Tools {
         }
         playlist += "#EXT-X-ENDLIST\n"
         try playlist.write(to: directory.appendingPathComponent("playlist.m3u8"), atomically: true, encoding: .utf8)
-        return try run("ffmpeg", ["-v", "error", "-i", "playlist.m3u8", "-f", "null", "-"], in: directory)
+        return try run("ffmpeg", ["-v", "warning", "-i", "playlist.m3u8", "-f", "null", "-"], in: directory)
     }
 
     /// ffprobe decodes every frame of one file: `codec_type,nb_read_frames` per stream, errors on stderr.
