@@ -47,11 +47,13 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// How long after a slot's end the ingest loop waits before writing EXT-X-GAP for a rendition that did not
     /// deliver. Default: nil = half the target duration.
     public var gracePeriod: Double?
+    /// What a GAP entry's URL answers. Default: `.filler`.
+    public var gapResponse: GapResponse
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
         targetDuration: Int? = nil, segmentDuration: Double = 2, window: WindowLength = .segments(6),
-        gracePeriod: Double? = nil
+        gracePeriod: Double? = nil, gapResponse: GapResponse = .filler
     ) {
         self.name = name
         self.renditions = renditions
@@ -60,6 +62,7 @@ public struct ChannelConfiguration: Sendable, Hashable {
         self.segmentDuration = segmentDuration
         self.window = window
         self.gracePeriod = gracePeriod
+        self.gapResponse = gapResponse
     }
 }
 
