@@ -14,7 +14,9 @@ public struct KeyframeGapFillerSource: GapFillerSource {
     /// The source; it has no settings.
     public init() {}
 
-    public func makeFiller(after lastSegment: UnsafeRawBufferPointer) throws(GapFillerError) -> TransportStreamGapFiller {
+    public func makeFiller(
+        after lastSegment: UnsafeRawBufferPointer
+    ) throws(GapFillerError) -> TransportStreamGapFiller {
         try TransportStreamGapFiller(after: lastSegment, picture: .lastKeyframe)
     }
 }
@@ -32,7 +34,9 @@ public struct SlateGapFillerSource: GapFillerSource {
         self.frameDurationTicks = frameDurationTicks
     }
 
-    public func makeFiller(after lastSegment: UnsafeRawBufferPointer) throws(GapFillerError) -> TransportStreamGapFiller {
+    public func makeFiller(
+        after lastSegment: UnsafeRawBufferPointer
+    ) throws(GapFillerError) -> TransportStreamGapFiller {
         try TransportStreamGapFiller(
             after: lastSegment, picture: .loop(accessUnits: accessUnits, frameDurationTicks: frameDurationTicks))
     }

@@ -19,7 +19,9 @@ public struct ADTSHeader: Sendable, Hashable {
     public var codec: String { "mp4a.40.\(audioObjectType)" }
 
     /// Sampling rates by sampling_frequency_index.
-    public static let sampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+    public static let sampleRates = [
+        96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350,
+    ]
 
     /// True when the bytes at `offset` start with the 12-bit ADTS sync word and layer 0.
     static func hasSync(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {

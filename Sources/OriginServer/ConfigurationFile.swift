@@ -213,7 +213,8 @@ public enum ConfigurationFile {
             if let gapResponse {
                 guard let response = GapResponse(rawValue: gapResponse) else {
                     let known = GapResponse.allCases.map(\.rawValue).joined(separator: " or ")
-                    throw ConfigurationError("\(file): channel '\(name)': gapResponse '\(gapResponse)' is not \(known)")
+                    throw ConfigurationError(
+                        "\(file): channel '\(name)': gapResponse '\(gapResponse)' is not \(known)")
                 }
                 channel.gapResponse = response
             }

@@ -87,4 +87,31 @@ struct FFmpegPlayThroughTests {
         #expect(filler.silence?.channelConfiguration == (audio[1] == "6" ? 6 : Int(audio[1])))
         try playThrough(source: source, filler: &filler, videoFrames: 2, audioFrames: audioFrames, in: directory)
     }
+
+    /// Audio-only MPEG-TS: silence on the segment's frame grid, the PCR on packets of its own.
+    @Test func audioOnlySegment() throws {
+        let directory = try Tools.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let encoded = try Tools.run(
+            "ffmpeg",
+            ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac",
+             "-f", "mpegts", "audio.ts"], in: directory)
+        #expect(encoded.status == 0)
+        let source = [UInt8](try Data(contentsOf: directory.appendingPathComponent("audio.ts")))
+        let sourceInfo = try MediaProbe.probeSegment(source)
+        var filler = try TransportStreamGapFiller(after: source)
+        #expect(filler.codecs == ["mp4a.40.2"])
+        let start = sourceInfo.startTime.ticks + sourceInfo.duration.ticks
+        let first = filler.segment(startPTS: start, durationMilliseconds: 2000)
+        let second = filler.segment(startPTS: start + 180_000, durationMilliseconds: 2000)
+        let firstInfo = try MediaProbe.probeSegment(first)
+        let secondInfo = try MediaProbe.probeSegment(second)
+        // Frames of 1920 ticks from the source's end: 94 fit in the first 2 s, the second filler continues them.
+        #expect(firstInfo.startTime.ticks == start)
+        #expect(firstInfo.duration.ticks == 94 * 1920)
+        #expect(secondInfo.startTime.ticks == start + 94 * 1920)
+        let played = try Tools.playThrough([source, first, second], durations: [2, 2, 2], in: directory)
+        #expect(played.status == 0)
+        #expect(played.standardError == "", "ffmpeg said: \(played.standardError)")
+    }
 }

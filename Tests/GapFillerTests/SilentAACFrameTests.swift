@@ -21,7 +21,8 @@ struct SilentAACFrameTests {
 
     @Test func headerReadsBackAsTheConfiguration() throws {
         for configuration in 1...7 {
-            let frame = try SilentAACFrame(audioObjectType: 2, samplingFrequencyIndex: 6, channelConfiguration: configuration)
+            let frame = try SilentAACFrame(
+                audioObjectType: 2, samplingFrequencyIndex: 6, channelConfiguration: configuration)
             let header = try frame.bytes.withUnsafeBytes { bytes throws(ProbeError) in try ADTSHeader(bytes, at: 0) }
             #expect(header.channelConfiguration == configuration)
             #expect(header.sampleRate == 24_000)

@@ -71,7 +71,8 @@ struct TransportStreamGapFillerTests {
         // One IDR a second, each with SPS and PPS, nothing else but the AUD.
         #expect(facts.videoPTS == [306_000, 396_000])
         for packet in facts.contents.pesPackets[0x100] ?? [] {
-            let types = TransportStreamContents.annexBNALUnits(in: packet.payload).map { packet.payload[$0.lowerBound] & 0x1F }
+            let units = TransportStreamContents.annexBNALUnits(in: packet.payload)
+            let types = units.map { packet.payload[$0.lowerBound] & 0x1F }
             #expect(types == [9, 7, 8, 5])
         }
         // Audio continues on the segment's frame grid: 94 frames of 1920 ticks after 126 000.
@@ -133,7 +134,9 @@ struct TransportStreamGapFillerTests {
         let source = generator.nextSegment()
         let slate = SlateGapFillerSource(
             accessUnits: generator.slateAccessUnits, frameDurationTicks: profile.frameDurationTicks)
-        var filler = try source.bytes.withUnsafeBytes { bytes throws(GapFillerError) in try slate.makeFiller(after: bytes) }
+        var filler = try source.bytes.withUnsafeBytes { bytes throws(GapFillerError) in
+            try slate.makeFiller(after: bytes)
+        }
         let facts = try SegmentFacts(filler.segment(startPTS: 306_000, durationMilliseconds: 2000))
         #expect(facts.info.startTime.ticks == 306_000)
         #expect(facts.info.duration.ticks == 180_000)

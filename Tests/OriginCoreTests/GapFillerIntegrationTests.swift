@@ -27,7 +27,8 @@ struct GapFillerIntegrationTests {
                 configuration: OriginConfiguration(channels: [channel]), clock: clock,
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             for name in ["360p", "180p"] {
-                generators[name] = try TestStreamGenerator(profile: #require(TestSourceProfile.named(name)), segmentDuration: 2)
+                let profile = try #require(TestSourceProfile.named(name))
+                generators[name] = try TestStreamGenerator(profile: profile, segmentDuration: 2)
             }
         }
 
@@ -38,7 +39,8 @@ struct GapFillerIntegrationTests {
                 let segment = generators[name]!.nextSegment()
                 guard !dropping.contains(name) else { continue }
                 if name == "180p" { pushed180p.append(segment) }
-                _ = try origin.ingest(channel: "ch", rendition: name, fileName: "s.ts", body: SharedBytes(segment.bytes))
+                _ = try origin.ingest(
+                    channel: "ch", rendition: name, fileName: "s.ts", body: SharedBytes(segment.bytes))
             }
             origin.tick()
         }
@@ -79,10 +81,11 @@ struct GapFillerIntegrationTests {
         // The encoder's clock ran on through the outage: its next segment starts where the last filler ends.
         #expect(returning.startTime.ticks == expectedStart)
         // The playlist still says EXT-X-GAP, and the healthy rendition has no filler anywhere.
-        let text = String(decoding: channel.origin.channel(named: "ch")!.snapshot.renditions["180p"]!.playlist!.array, as: UTF8.self)
+        let snapshot = channel.origin.channel(named: "ch")!.snapshot
+        let text = String(decoding: snapshot.renditions["180p"]!.playlist!.array, as: UTF8.self)
         let playlist = try MediaPlaylist.parse(text)
         #expect(playlist.segments.map(\.gap) == entries.map(\.isGap))
-        #expect(channel.origin.channel(named: "ch")!.snapshot.renditions["360p"]!.entries.allSatisfy { $0.filler == nil })
+        #expect(snapshot.renditions["360p"]!.entries.allSatisfy { $0.filler == nil })
         #expect(entries.filter { !$0.isGap }.allSatisfy { $0.filler == nil })
     }
 
