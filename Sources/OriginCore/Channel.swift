@@ -1,3 +1,4 @@
+import GapFiller
 import HLSPlaylist
 import Logging
 import MediaProbe
@@ -113,6 +114,15 @@ public final class Channel: Sendable {
         if added {
             logger.info("rendition created", metadata: ["hls.rendition": "\(rendition)"])
             publish()
+        }
+    }
+
+    /// Sets what makes the filler segments of a rendition's GAP entries (the test source registers its slate);
+    /// without one, pushed MPEG-TS renditions repeat their last keyframe. Takes effect at the next outage.
+    public func setGapFillerSource(_ source: any GapFillerSource, rendition: String) {
+        state.withLock { state in
+            guard let index = state.index[rendition] else { return }
+            state.renditions[index].gapFillerSource = source
         }
     }
 

@@ -68,11 +68,13 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var gracePeriod: Double?
     /// Planned outages of the built-in test source. Default: none.
     public var scheduledOutages: [ScheduledOutage] = []
+    /// What a GAP entry's URL answers. Default: `.filler`.
+    public var gapResponse: GapResponse
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
         targetDuration: Int? = nil, segmentDuration: Double = 2, window: WindowLength = .segments(6),
-        gracePeriod: Double? = nil
+        gracePeriod: Double? = nil, gapResponse: GapResponse = .filler
     ) {
         self.name = name
         self.renditions = renditions
@@ -81,6 +83,7 @@ public struct ChannelConfiguration: Sendable, Hashable {
         self.segmentDuration = segmentDuration
         self.window = window
         self.gracePeriod = gracePeriod
+        self.gapResponse = gapResponse
     }
 }
 

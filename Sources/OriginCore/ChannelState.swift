@@ -171,6 +171,7 @@ struct ChannelState: Sendable {
         renditions[position].tracks = info.tracks
         renditions[position].lastMediaEnd = (start + info.duration.ticks, timescale)
         renditions[position].pendingDiscontinuity = false
+        renditions[position].gapFill = .idle
         if !info.startsWithKeyframe { renditions[position].allSegmentsIndependent = false }
         switch renditions[position].feed {
         case .live: break
@@ -261,11 +262,12 @@ struct ChannelState: Sendable {
     static let stalenessMarginMilliseconds: Int64 = 200
 
     private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
-        let entry = WindowEntry(
+        var entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false, bytes: nil,
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion, startsWithKeyframe: true)
+        entry.filler = fillerSegment(position: position, slot: slot)
         renditions[position].window.append(entry, nowMilliseconds: now)
         renditions[position].lastAppendMilliseconds = now
         renditions[position].statistics.gapsWritten += 1

@@ -1,3 +1,4 @@
+import GapFiller
 import MediaProbe
 import SharedBytes
 
@@ -70,6 +71,10 @@ struct RenditionState: Sendable {
     var lastAppendMilliseconds: Int64 = 0
     /// Every segment so far started with a keyframe (EXT-X-INDEPENDENT-SEGMENTS).
     var allSegmentsIndependent = true
+    /// Makes the filler of GAP entries (the test source's slate); nil: the last keyframe of pushed MPEG-TS.
+    var gapFillerSource: (any GapFillerSource)?
+    /// The filler of the current outage; back to `.idle` when a segment arrives.
+    var gapFill: GapFill = .idle
 
     init(name: String, window: LiveWindow) {
         self.name = name

@@ -1,3 +1,4 @@
+import GapFiller
 import Logging
 import SharedBytes
 import Synchronization
@@ -46,6 +47,10 @@ public final class TestSourceFeed: Sendable {
                         + "'\(profileName)' (known: \(known))")
             }
             let generator = try TestStreamGenerator(profile: profile, segmentDuration: seconds, startPTS: 0)
+            channel.setGapFillerSource(
+                SlateGapFillerSource(
+                    accessUnits: generator.slateAccessUnits, frameDurationTicks: profile.frameDurationTicks),
+                rendition: rendition.name)
             feeds.append(RenditionFeed(name: rendition.name, generator: generator, nextDueMilliseconds: firstDue))
         }
         self.feeds = Mutex(feeds)

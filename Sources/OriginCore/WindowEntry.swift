@@ -19,6 +19,8 @@ public struct WindowEntry: Sendable {
     public let initSectionVersion: Int?
     /// The segment starts with a random access point.
     public let startsWithKeyframe: Bool
+    /// For a GAP entry: the filler segment its URL answers (the playlist still says EXT-X-GAP); nil answers 404.
+    public internal(set) var filler: SharedBytes? = nil
 
     /// True for an EXT-X-GAP entry.
     public var isGap: Bool { bytes == nil }

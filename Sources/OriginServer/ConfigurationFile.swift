@@ -199,10 +199,11 @@ public enum ConfigurationFile {
         var segmentDuration: Double?
         var window: WindowModel?
         var gracePeriod: Double?
+        var gapResponse: String?
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, source, targetDuration, segmentDuration, window, gracePeriod, renditions, outages
+            case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -213,6 +214,7 @@ public enum ConfigurationFile {
             segmentDuration = try c.decodeIfPresent(Double.self, forKey: .segmentDuration)
             window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
             gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
+            gapResponse = try c.decodeIfPresent(String.self, forKey: .gapResponse)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
         }
@@ -228,6 +230,14 @@ public enum ConfigurationFile {
             channel.targetDuration = targetDuration
             channel.segmentDuration = segmentDuration ?? channel.segmentDuration
             channel.gracePeriod = gracePeriod
+            if let gapResponse {
+                guard let response = GapResponse(rawValue: gapResponse) else {
+                    let known = GapResponse.allCases.map(\.rawValue).joined(separator: " or ")
+                    throw ConfigurationError(
+                        "\(file): channel '\(name)': gapResponse '\(gapResponse)' is not \(known)")
+                }
+                channel.gapResponse = response
+            }
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)

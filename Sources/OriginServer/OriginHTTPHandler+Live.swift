@@ -56,7 +56,8 @@ extension OriginHTTPHandler {
             response.headers.append(name: "Cache-Control", value: "no-cache")
             return response
         }
-        guard let bytes = entry.bytes else {
+        // A GAP entry with filler answers like a segment (clients that ignore EXT-X-GAP play through it).
+        guard let bytes = entry.bytes ?? entry.filler else {
             var response = HTTPResponse.text(
                 404, "msn \(msn) is an EXT-X-GAP entry: the encoder delivered no media for it\n")
             response.headers.append(name: "Cache-Control", value: "public, max-age=\(rendition.targetDuration)")
