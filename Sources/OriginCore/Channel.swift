@@ -27,16 +27,20 @@ public final class Channel: Sendable {
     public let name: String
     /// The settings the channel was created with.
     public let configuration: ChannelConfiguration
-    private let clock: any OriginClock
+    let clock: any OriginClock
     private let logger: Logger
-    private let state: Mutex<ChannelState>
+    let state: Mutex<ChannelState>
     private let published: Mutex<ChannelSnapshot>
+    /// The channel's date ranges (ad markers), journaled; see `Channel+Markers.swift`.
+    public let markers: MarkerStore
 
     /// Creates a channel with the configured renditions.
     /// - Parameters:
     ///   - firstMSN: media sequence number of the first slot (above everything published before a restart).
+    ///   - markers: the channel's marker store (loaded from its journal); nil: an empty one kept in memory.
     public init(
-        configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, firstMSN: UInt64 = 0
+        configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, firstMSN: UInt64 = 0,
+        markers: MarkerStore? = nil
     ) {
         self.name = configuration.name
         self.configuration = configuration
@@ -44,6 +48,7 @@ public final class Channel: Sendable {
         var logger = logger
         logger[metadataKey: "hls.channel"] = "\(configuration.name)"
         self.logger = logger
+        self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
         for rendition in configuration.renditions { initial.addRendition(rendition.name) }
         state = Mutex(initial)
@@ -160,6 +165,7 @@ public final class Channel: Sendable {
         let now = clock.nowMilliseconds()
         let changed = state.withLock { $0.closeDueSlots(nowMilliseconds: now) }
         if changed { publish() }
+        pruneMarkers()
     }
 
     /// Status for the admin API and metrics.
@@ -169,12 +175,12 @@ public final class Channel: Sendable {
     }
 
     /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot.
-    private func publish() {
+    func publish() {
         let now = clock.nowMilliseconds()
         // Render under the state lock so snapshots are published in the order of the changes they show.
         state.withLock { state in
             let previous = published.withLock { $0 }
-            let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now)
+            let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
             published.withLock { $0 = snapshot }
         }
     }

@@ -47,6 +47,9 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// How long after a slot's end the ingest loop waits before writing EXT-X-GAP for a rendition that did not
     /// deliver. Default: nil = half the target duration.
     public var gracePeriod: Double?
+    /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
+    /// Default: false.
+    public var legacyCueTags: Bool = false
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,

@@ -10,6 +10,8 @@ public struct OriginConfiguration: Sendable {
     public var channels: [ChannelConfiguration]
     /// Ingest switches and limits.
     public var ingest: IngestConfiguration
+    /// Directory of the journals (markers under `markers/`); nil keeps state in memory only. Default: nil.
+    public var dataDirectory: String?
 
     public init(channels: [ChannelConfiguration] = [], ingest: IngestConfiguration = IngestConfiguration()) {
         self.channels = channels
@@ -39,7 +41,9 @@ public final class Origin: Sendable {
             guard OriginNames.isValid(channelConfiguration.name) else {
                 throw IngestError.invalidName("channel", channelConfiguration.name)
             }
-            let channel = Channel(configuration: channelConfiguration, clock: clock, logger: logger)
+            let channel = Channel(
+                configuration: channelConfiguration, clock: clock, logger: logger,
+                markers: Self.markerStore(channelConfiguration.name, configuration, logger))
             channels[channel.name] = channel
             if channelConfiguration.source == .testSource {
                 feeds[channel.name] = try TestSourceFeed(channel: channel, clock: clock, logger: logger)
@@ -106,7 +110,9 @@ public final class Origin: Sendable {
             settings.name = name
             settings.source = .push
             settings.renditions = []
-            let created = Channel(configuration: settings, clock: clock, logger: logger)
+            let created = Channel(
+                configuration: settings, clock: clock, logger: logger,
+                markers: Self.markerStore(name, configuration, logger))
             channels[name] = created
             channelOrder.withLock { $0.append(name) }
             logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
