@@ -182,8 +182,9 @@ public enum ConfigurationFile {
         var window: WindowModel?
         var gracePeriod: Double?
         var renditions: [RenditionModel]?
+        var legacyCueTags: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, source, targetDuration, segmentDuration, window, gracePeriod, renditions
+            case name, source, targetDuration, segmentDuration, window, gracePeriod, renditions, legacyCueTags
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -195,6 +196,7 @@ public enum ConfigurationFile {
             window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
             gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
+            legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -208,6 +210,7 @@ public enum ConfigurationFile {
             channel.targetDuration = targetDuration
             channel.segmentDuration = segmentDuration ?? channel.segmentDuration
             channel.gracePeriod = gracePeriod
+            channel.legacyCueTags = legacyCueTags ?? false
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)
