@@ -70,6 +70,9 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var scheduledOutages: [ScheduledOutage] = []
     /// What a GAP entry's URL answers. Default: `.filler`.
     public var gapResponse: GapResponse
+    /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
+    /// Default: false.
+    public var legacyCueTags: Bool = false
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,

@@ -10,7 +10,8 @@ public struct OriginConfiguration: Sendable {
     public var channels: [ChannelConfiguration]
     /// Ingest switches and limits.
     public var ingest: IngestConfiguration
-    /// Where state that must survive a restart is kept (the state journal in `channels/`); nil keeps nothing.
+    /// Where state that must survive a restart is kept: the state journal in `channels/`, markers in `markers/`;
+    /// nil keeps state in memory only. Default: nil.
     public var dataDirectory: String?
 
     public init(
@@ -48,7 +49,9 @@ public final class Origin: Sendable {
             guard OriginNames.isValid(channelConfiguration.name) else {
                 throw IngestError.invalidName("channel", channelConfiguration.name)
             }
-            let channel = Channel(configuration: channelConfiguration, clock: clock, logger: logger, journal: journal)
+            let channel = Channel(
+                configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
+                markers: Self.markerStore(channelConfiguration.name, configuration, logger))
             channels[channel.name] = channel
             if channelConfiguration.source == .testSource {
                 feeds[channel.name] = try TestSourceFeed(channel: channel, clock: clock, logger: logger)
@@ -158,7 +161,9 @@ public final class Origin: Sendable {
             settings.name = name
             settings.source = .push
             settings.renditions = []
-            let created = Channel(configuration: settings, clock: clock, logger: logger, journal: journal)
+            let created = Channel(
+                configuration: settings, clock: clock, logger: logger, journal: journal,
+                markers: Self.markerStore(name, configuration, logger))
             channels[name] = created
             channelOrder.withLock { $0.append(name) }
             logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])

@@ -202,8 +202,10 @@ public enum ConfigurationFile {
         var gapResponse: String?
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
+        var legacyCueTags: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
+            case legacyCueTags
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -217,6 +219,7 @@ public enum ConfigurationFile {
             gapResponse = try c.decodeIfPresent(String.self, forKey: .gapResponse)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
+            legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -238,6 +241,7 @@ public enum ConfigurationFile {
                 }
                 channel.gapResponse = response
             }
+            channel.legacyCueTags = legacyCueTags ?? false
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)

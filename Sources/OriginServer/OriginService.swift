@@ -17,9 +17,9 @@ public final class OriginService: Sendable {
         self.logger = logger
         try FileManager.default.createDirectory(
             atPath: configuration.dataDirectory, withIntermediateDirectories: true)
-        var core = configuration.origin
-        core.dataDirectory = configuration.dataDirectory
-        origin = try Origin(configuration: core, clock: clock, logger: logger)
+        var originConfiguration = configuration.origin
+        originConfiguration.dataDirectory = originConfiguration.dataDirectory ?? configuration.dataDirectory
+        origin = try Origin(configuration: originConfiguration, clock: clock, logger: logger)
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         let http = Self.httpConfiguration(configuration)
