@@ -38,6 +38,7 @@ struct DemoChannelTests {
                 #expect(watcher.continuityPairs(rendition) >= tracker.msns.count - 1)
             }
             #expect(watcher.trackers["360p"]?.msns == watcher.trackers["180p"]?.msns)
+            #expect(watcher.discontinuitySequenceAlignment().isEmpty)
 
             #expect(recorderStatus == 0, "recorder status \(String(describing: recorderStatus)): \(recorder.standardError)")
             #expect(recorder.standardError.isEmpty, "ffmpeg said: \(recorder.standardError)")

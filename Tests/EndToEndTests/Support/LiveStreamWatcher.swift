@@ -166,8 +166,8 @@ final class LiveStreamWatcher {
         }.count
     }
 
-    /// The same MSN has the same PDT, EXTINF and discontinuity sequence number in every rendition (RFC 8216
-    /// section 6.2.4), and every rendition has the same target duration.
+    /// The same MSN has the same PDT and EXTINF in every rendition, and every rendition has the same target
+    /// duration (RFC 8216 section 6.2.4).
     func alignment() -> [String] {
         var problems: [String] = []
         guard let reference = renditions.first, let base = trackers[reference] else { return [] }
@@ -187,12 +187,26 @@ final class LiveStreamWatcher {
                     problems.append(
                         "MSN \(msn): EXTINF \(reference)=\(a.durationMilliseconds) ms \(other)=\(b.durationMilliseconds) ms")
                 }
-                if a.discontinuitySequenceNumber != b.discontinuitySequenceNumber {
-                    problems.append(
-                        "MSN \(msn): discontinuity sequence number \(reference)=\(a.discontinuitySequenceNumber) "
-                            + "\(other)=\(b.discontinuitySequenceNumber) (RFC 8216 6.2.4: matching content must have "
-                            + "matching discontinuity sequence numbers)")
-                }
+            }
+        }
+        return problems
+    }
+
+    /// The same MSN has the same discontinuity sequence number (EXT-X-DISCONTINUITY-SEQUENCE plus the
+    /// discontinuities up to it) in every rendition: RFC 8216 section 6.2.4, "Matching content in Variant Streams
+    /// MUST have matching Discontinuity Sequence Numbers".
+    func discontinuitySequenceAlignment() -> [String] {
+        var problems: [String] = []
+        guard let reference = renditions.first, let base = trackers[reference] else { return [] }
+        for other in renditions.dropFirst() {
+            guard let tracker = trackers[other] else { continue }
+            for msn in base.msns {
+                guard let a = base.entries[msn], let b = tracker.entries[msn],
+                    a.discontinuitySequenceNumber != b.discontinuitySequenceNumber
+                else { continue }
+                problems.append(
+                    "MSN \(msn): discontinuity sequence number \(reference)=\(a.discontinuitySequenceNumber) "
+                        + "\(other)=\(b.discontinuitySequenceNumber)")
             }
         }
         return problems

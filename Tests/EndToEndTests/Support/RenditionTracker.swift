@@ -23,6 +23,8 @@ struct RenditionTracker {
     private(set) var entries: [UInt64: Entry] = [:]
     /// When each MSN was first seen (seconds since the test's start).
     private(set) var firstSeen: [UInt64: Double] = [:]
+    /// When the last reload that did not list each MSN yet was sent (the MSN appeared after that).
+    private(set) var appearedAfter: [UInt64: Double] = [:]
     /// When each MSN was last listed (request sent, seconds since the test's start).
     private(set) var lastListed: [UInt64: Double] = [:]
     /// Playlist duration when each MSN was last listed, ms.
@@ -104,6 +106,7 @@ struct RenditionTracker {
             } else {
                 entries[msn] = entry
                 firstSeen[msn] = received
+                appearedAfter[msn] = previousPollSent ?? 0
                 if let last = lastMSN, msn <= last, msn >= (mediaSequence ?? 0) {
                     fail("MSN \(msn) appeared after MSN \(last) had been listed")
                 }
