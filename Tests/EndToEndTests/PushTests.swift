@@ -19,7 +19,8 @@ final class RetentionLog: Sendable {
     private let log = Mutex<[Fetch]>([])
 
     /// Fetches `path` at `instant` (not at all if cancelled before).
-    func fetch(client: HTTPClient, path: String, key: String, at instant: ContinuousClock.Instant) -> Task<Void, Never> {
+    func fetch(client: HTTPClient, path: String, key: String, at instant: ContinuousClock.Instant) -> Task<Void, Never>
+    {
         Task {
             do {
                 try await Task.sleep(until: instant)
@@ -112,7 +113,9 @@ extension EndToEnd {
                         try await http.checkNotFound("/live/e2e/720p/nope.ts")
                     }
                     for rendition in names {
-                        guard let tracker = watcher.trackers[rendition], let head = tracker.mediaSequence else { continue }
+                        guard let tracker = watcher.trackers[rendition], let head = tracker.mediaSequence else {
+                            continue
+                        }
                         for msn in tracker.msns where msn < head && !tracker.entries[msn]!.gap {
                             let key = "\(rendition)/\(msn)"
                             guard retention[key] == nil, let listed = tracker.lastListed[msn],
@@ -152,7 +155,8 @@ extension EndToEnd {
                 let killedAt = watcher.now
                 _ = await encoder.wait(timeout: .seconds(5))
                 try await watcher.poll()
-                let lastAtKill = Dictionary(uniqueKeysWithValues: names.map { ($0, watcher.trackers[$0]?.lastMSN ?? 0) })
+                let lastAtKill = Dictionary(
+                    uniqueKeysWithValues: names.map { ($0, watcher.trackers[$0]?.lastMSN ?? 0) })
                 try await watch(for: .seconds(3))
                 encoder = try FFmpeg.startPush(
                     port: origin.port, channel: "e2e", renditions: Self.renditions, directory: origin.directory,
@@ -163,7 +167,10 @@ extension EndToEnd {
                 // Phase 2: until both renditions joined and listed three more segments, and the recorder is done.
                 func joined(_ rendition: String) -> Bool {
                     guard let tracker = watcher.trackers[rendition], let last = tracker.lastMSN else { return false }
-                    guard let join = tracker.msns.first(where: { $0 > lastAtKill[rendition]! && !tracker.entries[$0]!.gap })
+                    guard
+                        let join = tracker.msns.first(where: {
+                            $0 > lastAtKill[rendition]! && !tracker.entries[$0]!.gap
+                        })
                     else { return false }
                     return last >= join + 3
                 }
@@ -183,7 +190,8 @@ extension EndToEnd {
                     let parts = fetch.key.split(separator: "/")
                     if fetch.status != 200 {
                         retentionProblems.append(
-                            "\(fetch.key) left the window and answered \(fetch.status) (\(fetch.text)) before its duration "
+                            "\(fetch.key) left the window and answered \(fetch.status) (\(fetch.text)) before its "
+                                + "duration "
                                 + "plus the window's had passed since the last reload that listed it")
                     } else if watcher.verifier.bytes(String(parts[0]), UInt64(parts[1])!) != fetch.body {
                         retentionProblems.append("\(fetch.key): the bytes changed after it left the window")
@@ -191,7 +199,10 @@ extension EndToEnd {
                 }
 
                 // Playlists, segments, timestamps, alignment.
-                #expect(violations.isEmpty, "\(violations.count) problems:\n\(violations.prefix(40).joined(separator: "\n"))")
+                #expect(
+                    violations.isEmpty,
+                    "\(violations.count) problems:\n\(violations.prefix(40).joined(separator: "\n"))")
+                #expect(watcher.sameMSNs().isEmpty, "\(watcher.sameMSNs())")
                 #expect(watcher.discontinuitySequenceAlignment().isEmpty, "\(watcher.discontinuitySequenceAlignment())")
                 #expect(http.problems.isEmpty, "HTTP semantics:\n\(http.problems.joined(separator: "\n"))")
                 #expect(semanticsChecked)
@@ -230,7 +241,10 @@ extension EndToEnd {
                     #expect(entry.discontinuity, "\(rendition): the join at MSN \(join) has no EXT-X-DISCONTINUITY")
                     let gaps = after.filter { $0 < join }
                     #expect(gaps.allSatisfy { tracker.entries[$0]!.gap })
-                    #expect(gaps.allSatisfy { tracker.entries[$0]!.durationMilliseconds > 0 && !tracker.entries[$0]!.uri.isEmpty })
+                    #expect(
+                        gaps.allSatisfy {
+                            tracker.entries[$0]!.durationMilliseconds > 0 && !tracker.entries[$0]!.uri.isEmpty
+                        })
                     gapCount += gaps.count
                     let discontinuities = tracker.entries.values.filter(\.discontinuity).map(\.msn)
                     #expect(discontinuities == [join], "\(rendition): discontinuities at \(discontinuities)")
@@ -240,7 +254,9 @@ extension EndToEnd {
 
                 // The recording.
                 let recorded = try #require(recorder)
-                #expect(recorderStatus == 0, "recorder: status \(String(describing: recorderStatus)), \(recorded.standardError)")
+                #expect(
+                    recorderStatus == 0,
+                    "recorder: status \(String(describing: recorderStatus)), \(recorded.standardError)")
                 #expect(recorded.standardError.isEmpty, "recorder said: \(recorded.standardError)")
                 let (duration, probeErrors) = try await FFmpeg.formatDuration(of: recording, in: origin.directory)
                 #expect(abs(duration - 15) <= 1, "recording lasts \(duration) s")
@@ -249,8 +265,10 @@ extension EndToEnd {
 
                 let segments = names.map { watcher.trackers[$0]!.msns.count }.reduce(0, +)
                 print(
-                    "push: \(segments) entries seen (\(gapCount) GAP), \(watcher.verifier.downloaded) segments downloaded, "
-                        + "\(watcher.verifier.probed) decoded, \(names.map { watcher.continuityPairs($0) }) continuity pairs, "
+                    "push: \(segments) entries seen (\(gapCount) GAP), "
+                        + "\(watcher.verifier.downloaded) segments downloaded, "
+                        + "\(watcher.verifier.probed) decoded, "
+                        + "\(names.map { watcher.continuityPairs($0) }) continuity pairs, "
                         + "\(retentionFetches.count) retention fetches, \(http.checks) HTTP checks, "
                         + "\(client.counter.value) requests, recording \(duration) s, MSN at kill \(lastAtKill), "
                         + "last MSN \(names.map { watcher.trackers[$0]!.lastMSN ?? 0 }), "

@@ -54,7 +54,9 @@ struct HTTPClient: Sendable {
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(
-                    with: Result { try Self.exchange(port: port, method: method, path: path, headers: headers, body: body) })
+                    with: Result {
+                        try Self.exchange(port: port, method: method, path: path, headers: headers, body: body)
+                    })
             }
         }
     }
@@ -139,7 +141,10 @@ struct HTTPClient: Sendable {
         var out: [UInt8] = []
         var index = 0
         while true {
-            guard let lineEnd = (index..<max(bytes.count - 1, index)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 })
+            guard
+                let lineEnd = (index..<max(bytes.count - 1, index)).first(where: {
+                    bytes[$0] == 13 && bytes[$0 + 1] == 10
+                })
             else { throw EndToEndError("truncated chunked body") }
             let sizeText = String(decoding: bytes[index..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
             guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {

@@ -31,18 +31,30 @@ struct HTTPSemanticsCheck {
             }
             let conditional = try await client.get(path, headers: [("If-None-Match", etag)])
             guard conditional["ETag"] == etag else { continue }
-            expect(conditional.status == 304, "GET \(path) with If-None-Match \(etag): \(conditional.status), expected 304")
+            expect(
+                conditional.status == 304, "GET \(path) with If-None-Match \(etag): \(conditional.status), expected 304"
+            )
             expect(conditional.body.isEmpty, "304 for \(path) has a body of \(conditional.body.count) bytes")
             expect(conditional["Access-Control-Allow-Origin"] == "*", "304 for \(path) without CORS")
             let gzipped = try await client.get(path, headers: [("Accept-Encoding", "gzip")])
             guard gzipped["ETag"] == etag else { continue }
             expect(gzipped.status == 200, "GET \(path) with gzip: \(gzipped.status)")
-            expect(gzipped["Content-Encoding"] == "gzip", "GET \(path) with Accept-Encoding gzip: Content-Encoding \(gzipped["Content-Encoding"] ?? "none")")
-            expect(gzipped["Content-Type"] == "application/vnd.apple.mpegurl", "gzip answer Content-Type \(gzipped["Content-Type"] ?? "none")")
-            expect(gzipped["Vary"]?.lowercased().contains("accept-encoding") == true, "gzip answer without Vary: Accept-Encoding")
+            expect(
+                gzipped["Content-Encoding"] == "gzip",
+                "GET \(path) with Accept-Encoding gzip: Content-Encoding \(gzipped["Content-Encoding"] ?? "none")")
+            expect(
+                gzipped["Content-Type"] == "application/vnd.apple.mpegurl",
+                "gzip answer Content-Type \(gzipped["Content-Type"] ?? "none")")
+            expect(
+                gzipped["Vary"]?.lowercased().contains("accept-encoding") == true,
+                "gzip answer without Vary: Accept-Encoding")
             let inflated = try await gunzip(gzipped.body)
-            expect(inflated == plain.body, "gunzipped \(path) differs from the plain answer:\n\(String(decoding: inflated, as: UTF8.self))")
-            expect(plain["Content-Encoding"] == nil, "plain GET \(path) has Content-Encoding \(plain["Content-Encoding"]!)")
+            expect(
+                inflated == plain.body,
+                "gunzipped \(path) differs from the plain answer:\n\(String(decoding: inflated, as: UTF8.self))")
+            expect(
+                plain["Content-Encoding"] == nil, "plain GET \(path) has Content-Encoding \(plain["Content-Encoding"]!)"
+            )
             done = true
         }
         expect(done, "\(path) changed under every one of 5 attempts to compare answers with one ETag")
@@ -55,7 +67,9 @@ struct HTTPSemanticsCheck {
         guard whole.status == 200 else { return }
         let head = try await client.request("HEAD", path)
         expect(head.status == 200, "HEAD \(path): \(head.status)")
-        expect(head["Content-Length"] == "\(whole.body.count)", "HEAD \(path): Content-Length \(head["Content-Length"] ?? "none"), GET gave \(whole.body.count) bytes")
+        expect(
+            head["Content-Length"] == "\(whole.body.count)",
+            "HEAD \(path): Content-Length \(head["Content-Length"] ?? "none"), GET gave \(whole.body.count) bytes")
         expect(head.body.isEmpty, "HEAD \(path) sent \(head.body.count) body bytes")
         expect(head["Content-Type"] == "video/mp2t", "HEAD \(path): Content-Type \(head["Content-Type"] ?? "none")")
         expect(head["Access-Control-Allow-Origin"] == "*", "HEAD \(path) without CORS")
@@ -65,12 +79,16 @@ struct HTTPSemanticsCheck {
         expect(range.body.count == 188, "Range: bytes=0-187 gave \(range.body.count) bytes, expected 188")
         expect(Array(range.body) == Array(whole.body.prefix(188)), "Range: bytes=0-187 is not the first 188 bytes")
         expect(range.body.first == 0x47, "the first TS packet does not start with the sync byte")
-        expect(range["Content-Range"] == "bytes 0-187/\(whole.body.count)", "Content-Range \(range["Content-Range"] ?? "none")")
+        expect(
+            range["Content-Range"] == "bytes 0-187/\(whole.body.count)",
+            "Content-Range \(range["Content-Range"] ?? "none")")
         expect(range["Access-Control-Allow-Origin"] == "*", "206 without CORS")
 
         if let etag = whole["ETag"] {
             let conditional = try await client.get(path, headers: [("If-None-Match", etag)])
-            expect(conditional.status == 304, "GET \(path) with If-None-Match \(etag): \(conditional.status), expected 304")
+            expect(
+                conditional.status == 304, "GET \(path) with If-None-Match \(etag): \(conditional.status), expected 304"
+            )
             expect(conditional.body.isEmpty, "304 for \(path) has a body")
         } else {
             expect(false, "GET \(path): no ETag")
@@ -82,7 +100,9 @@ struct HTTPSemanticsCheck {
         let response = try await client.get(path)
         expect(response.status == 404, "GET \(path): \(response.status), expected 404")
         expect(response["Access-Control-Allow-Origin"] == "*", "404 for \(path) without CORS")
-        expect(!response.body.isEmpty && response.body.count <= 256, "404 for \(path): body of \(response.body.count) bytes, expected a short message")
+        expect(
+            !response.body.isEmpty && response.body.count <= 256,
+            "404 for \(path): body of \(response.body.count) bytes, expected a short message")
     }
 
     private func gunzip(_ bytes: [UInt8]) async throws -> [UInt8] {

@@ -94,7 +94,9 @@ final class LiveStreamWatcher {
     private func checkGap(path: String, rendition: String, msn: UInt64) async throws {
         guard gapsChecked.insert("\(rendition)/\(msn)").inserted else { return }
         let response = try await client.get(path)
-        if response.status == 404 { gapsAnswered404 += 1 } else {
+        if response.status == 404 {
+            gapsAnswered404 += 1
+        } else {
             fail("GAP entry \(path) answered \(response.status), expected 404")
         }
         for problem in HeaderExpectations.cors(response) { fail("GAP entry \(path): \(problem)") }
@@ -146,7 +148,8 @@ final class LiveStreamWatcher {
                 if abs(join) > tolerance {
                     problems.append(
                         "\(rendition) MSN \(msn)->\(msn + 1) \(kind): first PTS \(second.firstPTS) is \(join) ticks "
-                            + "from first PTS + duration of the previous segment (\(first.endPTS)); tolerance one frame, "
+                            + "from first PTS + duration of the previous segment (\(first.endPTS)); tolerance one "
+                            + "frame, "
                             + "\(tolerance)")
                 }
                 guard kind == "video" else { continue }
@@ -192,10 +195,28 @@ final class LiveStreamWatcher {
                 }
                 if a.durationMilliseconds != b.durationMilliseconds {
                     problems.append(
-                        "MSN \(msn): EXTINF \(reference)=\(a.durationMilliseconds) ms \(other)=\(b.durationMilliseconds) ms")
+                        "MSN \(msn): EXTINF \(reference)=\(a.durationMilliseconds) ms "
+                            + "\(other)=\(b.durationMilliseconds) ms"
+                    )
                 }
             }
         }
+        return problems
+    }
+
+    /// Every rendition lists the same MSNs, from the first MSN all of them listed to the newest all of them listed
+    /// (the renditions are reloaded one after the other, so the newest may differ by a reload).
+    func sameMSNs() -> [String] {
+        let all = renditions.compactMap { trackers[$0] }
+        guard let low = all.compactMap({ $0.msns.first }).max(), let high = all.compactMap(\.lastMSN).min() else {
+            return ["no MSN listed in every rendition"]
+        }
+        var problems: [String] = []
+        for tracker in all where tracker.msns.filter({ (low...high).contains($0) }) != Array(low...high) {
+            problems.append("\(tracker.name) lists \(tracker.msns), expected every MSN of \(low)...\(high)")
+        }
+        let firsts = all.map { $0.msns.first ?? 0 }
+        if Set(firsts).count > 1 { problems.append("renditions start at different MSNs: \(firsts)") }
         return problems
     }
 

@@ -75,7 +75,8 @@ final class OriginProcess: Sendable {
             }
             if ContinuousClock.now >= deadline {
                 child.signal(SIGKILL)
-                throw EndToEndError("hlsorigin did not print its listening line within 15 s; stderr:\n\(child.standardError)")
+                throw EndToEndError(
+                    "hlsorigin did not print its listening line within 15 s; stderr:\n\(child.standardError)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

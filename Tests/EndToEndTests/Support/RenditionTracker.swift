@@ -140,6 +140,8 @@ struct RenditionTracker {
             fail("MSN \(entry.msn): EXTINF \(segment.duration) rounds above EXT-X-TARGETDURATION \(targetDuration)")
         }
         if segment.duration <= 0 { fail("MSN \(entry.msn): EXTINF \(segment.duration) is not positive") }
-        if entry.uri != "\(entry.msn).ts" { fail("MSN \(entry.msn) is named '\(entry.uri)', expected '\(entry.msn).ts'") }
+        if entry.uri != "\(entry.msn).ts" {
+            fail("MSN \(entry.msn) is named '\(entry.uri)', expected '\(entry.msn).ts'")
+        }
     }
 }

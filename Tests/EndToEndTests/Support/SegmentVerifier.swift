@@ -93,7 +93,8 @@ final class SegmentVerifier: Sendable {
                     fail("ffprobe of \(label): expected a video and an audio stream")
                 }
                 if let video = probe.video, video.decodedFrames == 0 || video.decodedFrames != video.packets {
-                    fail("ffprobe of \(label): \(video.packets) video packets but \(video.decodedFrames) frames decoded")
+                    fail(
+                        "ffprobe of \(label): \(video.packets) video packets but \(video.decodedFrames) frames decoded")
                 }
                 if let audio = probe.audio, audio.decodedFrames == 0 {
                     fail("ffprobe of \(label): no audio frame decoded")
@@ -101,7 +102,9 @@ final class SegmentVerifier: Sendable {
             } else {
                 probe = try SegmentProbe(json: "{}", status: 0, errors: "")
             }
-            state.withLock { $0.results[job.rendition, default: [:]][job.msn] = Result(bytes: response.body, probe: probe) }
+            state.withLock {
+                $0.results[job.rendition, default: [:]][job.msn] = Result(bytes: response.body, probe: probe)
+            }
         } catch {
             fail("\(label): \(error)")
         }
@@ -131,7 +134,8 @@ enum HeaderExpectations {
     static func playlist(_ response: HTTPResponse, maxAgeAtMost: Int) -> [String] {
         var problems: [String] = []
         if response["Content-Type"] != "application/vnd.apple.mpegurl" {
-            problems.append("Content-Type \(response["Content-Type"] ?? "none"), expected application/vnd.apple.mpegurl")
+            problems.append(
+                "Content-Type \(response["Content-Type"] ?? "none"), expected application/vnd.apple.mpegurl")
         }
         if let maxAge = response.maxAge {
             if maxAge > maxAgeAtMost { problems.append("max-age \(maxAge) over \(maxAgeAtMost)") }
