@@ -394,7 +394,7 @@ def command_table(args):
         of = lambda server, key: median([r[key] for r in wrk if r["label"] == label and r["server"] == server])
         errors = sum(r["errors"] for r in wrk if r["label"] == label)
         n = len([r for r in wrk if r["label"] == label and r["server"] == "hlsorigin"])
-        if label.startswith("segment"):
+        if label.startswith("2."):
             h, g = of("hlsorigin", "bps"), of("nginx", "bps")
             rows.append((label, f"{human_bytes(h)}/s", f"{human_bytes(g)}/s", ratio(h, g), n, errors))
         else:
