@@ -413,6 +413,7 @@ def command_table(args):
     for r in extra:
         rows.append((r["row"], r.get("hlsorigin", ""), r.get("nginx", ""), r.get("ratio", ""), r.get("runs", ""),
                      r.get("errors", "")))
+    rows.sort(key=lambda row: row[0].split(".")[0])  # by figure, stable
     print("| figure | hlsorigin | nginx | ratio h/n | runs | errors |")
     print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
