@@ -275,8 +275,10 @@ struct LiveRouteTests {
         }
     }
 
-    @Test func aGapEntryAnswers404WithItsReason() throws {
-        // Let the next slot pass without a push: 2 s slot + 1 s grace, then the ingest loop writes GAP 3.
+    @Test func aGapEntryAnswers404WithItsReasonWhenFillerIsOff() throws {
+        let stack = try OriginTestStack { $0.origin.channels[0].gapResponse = .notFound }
+        try stack.slots(3)
+        // Let the next slot pass without a push: the ingest loop writes GAP 3 within 1.5 target durations.
         stack.clock.advance(seconds: 3)
         stack.origin.tick()
         let playlist = try stack.playlistText("360p")
@@ -286,6 +288,18 @@ struct LiveRouteTests {
         #expect(gap.text == "msn 3 is an EXT-X-GAP entry: the encoder delivered no media for it\n")
         #expect(gap.header("Cache-Control") == "public, max-age=2")
         #expect(gap.header("Access-Control-Allow-Origin") == "*")
+    }
+
+    @Test func aGapEntryAnswersAFillerSegmentByDefault() throws {
+        stack.clock.advance(seconds: 3)
+        stack.origin.tick()
+        let playlist = try stack.playlistText("360p")
+        #expect(playlist.hasSuffix("#EXT-X-GAP\n#EXTINF:2.000,\n3.ts\n"), "EXT-X-GAP stays in the playlist")
+        let gap = try stack.get("/live/ch/360p/3.ts")
+        #expect(gap.status == 200)
+        #expect(gap.header("Content-Type") == "video/mp2t")
+        #expect(gap.header("Cache-Control") == "public, max-age=31536000, immutable")
+        #expect(gap.body.count > 188 && gap.body.count % 188 == 0 && gap.body.first == 0x47)
     }
 
     @Test func writesToLiveAndReadsOfIngestAre405WithAllow() throws {
