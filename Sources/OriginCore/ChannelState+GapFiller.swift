@@ -35,7 +35,8 @@ extension ChannelState {
         guard configuration.gapResponse == .filler else { return .unavailable("gapResponse is notFound") }
         let rendition = renditions[position]
         let newest =
-            rendition.window.entries.last { !$0.isGap } ?? rendition.window.retained.last { !$0.entry.isGap }?.entry
+            rendition.held.last { !$0.isGap } ?? rendition.window.entries.last { !$0.isGap }
+            ?? rendition.window.retained.last { !$0.entry.isGap }?.entry
         guard let newest, let bytes = newest.bytes, newest.container == .mpegTS,
             let mediaEnd = rendition.lastMediaEnd, mediaEnd.timescale == 90_000
         else {

@@ -38,6 +38,9 @@ struct IngestRouteTests {
         #expect(response.status == 201)
         #expect(response.text.hasPrefix("360p: msn 2, 2.0 s, pdt "))
         #expect(response.header("Access-Control-Allow-Origin") == "*")
+        // Slot 2 is published once every started rendition has filled it.
+        #expect(try !stack.playlistText("360p").hasSuffix("\n2.ts\n"))
+        #expect(try stack.push("180p", stack.nextSegment("180p")).status == 201)
         #expect(try stack.playlistText("360p").hasSuffix("\n2.ts\n"))
         #expect(try stack.get("/live/ch/360p/2.ts").body == bytes)
     }
