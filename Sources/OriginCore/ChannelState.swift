@@ -217,7 +217,13 @@ struct ChannelState: Sendable {
             guard slots[next] != nil else { break }
             let started = renditions.filter(\.hasStarted)
             guard !started.isEmpty, started.allSatisfy({ ($0.lastMSN ?? 0) >= next }) else { break }
-            if next < firstMSN + Self.startupSlots, started.count < renditions.count { break }
+            // The first slots wait (until their deadline) for renditions that have not delivered yet: configured
+            // ones, or, on a channel created by pushes, renditions nobody has announced yet.
+            if next < firstMSN + Self.startupSlots,
+                started.count < renditions.count || configuration.renditions.isEmpty
+            {
+                break
+            }
             publishSlot(next, nowMilliseconds: now)
         }
     }

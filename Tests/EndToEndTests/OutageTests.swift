@@ -108,7 +108,7 @@ extension EndToEnd {
                         + String(format: "%.2f", firstGapAfter) + " s after the outage began, "
                         + "staleness 180p in [\(low.maxStalenessLowerBound), \(low.maxStalenessUpperBound)] s, "
                         + "360p in [\(high.maxStalenessLowerBound), \(high.maxStalenessUpperBound)] s, "
-                        + "\(watcher.verifier.downloaded) segments, \(watcher.gapsAnswered404) GAP 404s, "
+                        + "\(watcher.verifier.downloaded) segments, \(watcher.gapsAnswered) GAP fillers, "
                         + "\(client.counter.value) requests\nstatus: \(status.text)")
             }
         }

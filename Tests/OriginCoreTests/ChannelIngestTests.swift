@@ -94,6 +94,33 @@ struct ChannelIngestTests {
         #expect(other.segments.map(\.programDateTime) == restarted.segments.map(\.programDateTime))
     }
 
+    @Test func renditionsOfAnAutoCreatedChannelStartingAMomentApartShareTheirFirstMSN() throws {
+        let harness = try Harness()
+        func push(_ rendition: String) throws -> UInt64? {
+            try harness.origin.ingest(
+                channel: "pushed", rendition: rendition, fileName: "s.ts", body: harness.nextSegment(rendition)
+            ).msn
+        }
+        for _ in 0..<4 {
+            harness.clock.advance(seconds: 1.7)
+            let first = try push("360p")
+            harness.clock.advance(seconds: 0.3)  // the second encoder output finishes its segment 300 ms later
+            let second = try push("180p")
+            #expect(first == second)
+            harness.origin.tick()
+        }
+        harness.clock.advance(seconds: 1.1)
+        harness.origin.tick()
+        let channel = try #require(harness.origin.channel(named: "pushed"))
+        let a = try #require(channel.snapshot.renditions["360p"]?.playlist)
+        let b = try #require(channel.snapshot.renditions["180p"]?.playlist)
+        let pa = try MediaPlaylist.parse(String(decoding: a.array, as: UTF8.self))
+        let pb = try MediaPlaylist.parse(String(decoding: b.array, as: UTF8.self))
+        #expect(pa.segments.map(\.uri) == ["0.ts", "1.ts", "2.ts", "3.ts"])
+        #expect(pa.segments.map(\.uri) == pb.segments.map(\.uri))
+        #expect(pa.segments.map(\.programDateTime) == pb.segments.map(\.programDateTime))
+    }
+
     @Test func aSlotIsPublishedOnceEveryStartedRenditionFilledIt() throws {
         let harness = try Harness()
         for _ in 0..<4 { try harness.slot() }

@@ -15,7 +15,10 @@ final class LiveStreamWatcher {
     private(set) var lastMultivariant: MultivariantPlaylist?
     private(set) var lastMultivariantText = ""
     private var gapsChecked: Set<String> = []
-    private(set) var gapsAnswered404 = 0
+    /// GAP URLs answered as the channel's `gapResponse` says: a filler MPEG-TS segment (default) or 404.
+    private(set) var gapsAnswered = 0
+    /// What GAP URLs must answer: true for a filler segment (200, video/mp2t), false for 404.
+    var expectFiller = true
 
     init(client: HTTPClient, channel: String, renditions: [String], directory: URL, probeEvery: Int = 1) {
         self.client = client
@@ -94,8 +97,16 @@ final class LiveStreamWatcher {
     private func checkGap(path: String, rendition: String, msn: UInt64) async throws {
         guard gapsChecked.insert("\(rendition)/\(msn)").inserted else { return }
         let response = try await client.get(path)
-        if response.status == 404 {
-            gapsAnswered404 += 1
+        if expectFiller {
+            if response.status == 200, response["Content-Type"] == "video/mp2t", response.body.first == 0x47,
+                response.body.count % 188 == 0
+            {
+                gapsAnswered += 1
+            } else {
+                fail("GAP entry \(path) answered \(response.status) \(response["Content-Type"] ?? "-"), expected a filler segment")
+            }
+        } else if response.status == 404 {
+            gapsAnswered += 1
         } else {
             fail("GAP entry \(path) answered \(response.status), expected 404")
         }
