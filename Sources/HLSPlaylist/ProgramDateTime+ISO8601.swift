@@ -114,7 +114,8 @@ extension ProgramDateTime {
         return (value % divisor < 0) ? quotient - 1 : quotient
     }
 
-    static func civil(fromDays dayCount: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    /// The proleptic Gregorian date of a day number (days since 1970-01-01).
+    public static func civil(fromDays dayCount: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let shifted = dayCount + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
@@ -127,7 +128,8 @@ extension ProgramDateTime {
         return (year, month, day)
     }
 
-    static func days(fromCivil year: Int64, month: Int64, day: Int64) -> Int64 {
+    /// The day number (days since 1970-01-01) of a proleptic Gregorian date.
+    public static func days(fromCivil year: Int64, month: Int64, day: Int64) -> Int64 {
         let adjustedYear = month <= 2 ? year - 1 : year
         let era = (adjustedYear >= 0 ? adjustedYear : adjustedYear - 399) / 400
         let yearOfEra = adjustedYear - era * 400
