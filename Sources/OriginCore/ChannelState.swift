@@ -140,13 +140,15 @@ struct ChannelState: Sendable {
 
         // EXTINF in whole milliseconds, carrying the rounding (exactly, in media ticks) so the sum of EXTINFs never
         // drifts from the media timeline.
-        let carried = rendition.roundingCarry.timescale == timescale ? rendition.roundingCarry.value : 0
-        let exact = info.duration.ticks * 1000 + carried  // in units of 1 / (1000 * timescale) s
-        var milliseconds = (exact + timescale / 2) / timescale
+        // The duration has its own timescale (ADTS: the sample rate, while the start is a 90 kHz timestamp).
+        let durationScale = max(info.duration.timescale, 1)
+        let carried = rendition.roundingCarry.timescale == durationScale ? rendition.roundingCarry.value : 0
+        let exact = info.duration.ticks * 1000 + carried  // in units of 1 / (1000 * durationScale) s
+        var milliseconds = (exact + durationScale / 2) / durationScale
         if let existing, abs(milliseconds - existing.durationMilliseconds) <= Self.slotSnapMilliseconds {
             milliseconds = existing.durationMilliseconds
         }
-        let carry = (value: exact - milliseconds * timescale, timescale: timescale)
+        let carry = (value: exact - milliseconds * durationScale, timescale: durationScale)
         if existing == nil { slot.durationMilliseconds = milliseconds }
 
         let codecs = info.tracks.map(\.codec)
@@ -168,7 +170,10 @@ struct ChannelState: Sendable {
         renditions[position].roundingCarry = carry
         renditions[position].container = info.container
         renditions[position].tracks = info.tracks
-        renditions[position].lastMediaEnd = (start + info.duration.ticks, timescale)
+        let durationInStartScale =
+            durationScale == timescale
+            ? info.duration.ticks : (info.duration.ticks * timescale + durationScale / 2) / durationScale
+        renditions[position].lastMediaEnd = (start + durationInStartScale, timescale)
         renditions[position].pendingDiscontinuity = false
         renditions[position].gapFill = .idle
         if !info.startsWithKeyframe { renditions[position].allSegmentsIndependent = false }

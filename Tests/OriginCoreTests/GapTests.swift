@@ -145,4 +145,24 @@ struct ProgramDateTimeArithmeticTests {
         #expect(abs(entries.last!.endMilliseconds - anchor - mediaEnd) <= 1)
         #expect(entries.allSatisfy { !$0.discontinuity })
     }
+
+    /// Packed audio: the start is a 90 kHz timestamp, the duration counts samples at 44.1 kHz.
+    @Test func durationInItsOwnTimescale() throws {
+        var state = ChannelState(
+            configuration: ChannelConfiguration(name: "c", renditions: [.init(name: "a")], window: .segments(100)),
+            firstMSN: 0)
+        state.addRendition("a")
+        var now: Int64 = 1_767_225_600_000
+        for n in 0..<Int64(50) {
+            now += 2043
+            let info = SegmentInfo(
+                container: .adts, tracks: [TrackInfo(kind: .audio, codec: "mp4a.40.2", trackID: 1, timescale: 44_100)],
+                startTime: MediaTime(ticks: n * 90_112 * 90_000 / 44_100, timescale: 90_000),
+                duration: MediaTime(ticks: 90_112, timescale: 44_100), startsWithKeyframe: true, byteCount: 100)
+            let result = state.accept(rendition: "a", bytes: SharedBytes([0xFF]), info: info, nowMilliseconds: now)
+            guard case .success(let entry) = result else { Issue.record("rejected: \(result)"); return }
+            #expect((2043...2044).contains(entry.durationMilliseconds))
+            #expect(entry.discontinuity == false)
+        }
+    }
 }

@@ -13,6 +13,10 @@ struct ContainerContentTypeTests {
         #expect(initResponse.text == "v: init-0.mp4\n")
         stack.clock.advance(seconds: 2)
         #expect(try stack.push("v", segment, file: "seg0.m4s", channel: "fm").status == 201)
+        // The first slots of a channel created by pushes wait for renditions not announced yet, until their
+        // deadline (slot end + TD/2).
+        stack.clock.advance(seconds: 1)
+        stack.origin.tick()
 
         let playlist = try stack.get("/live/fm/v/index.m3u8")
         #expect(playlist.status == 200)
@@ -47,7 +51,10 @@ struct ContainerContentTypeTests {
         stack.clock.advance(seconds: 2)
         let response = try stack.push("a", audio, file: "seg0.aac", channel: "radio")
         #expect(response.status == 201)
-        #expect(try stack.get("/live/radio/a/index.m3u8").text.hasSuffix("\n0.aac\n"))
+        stack.clock.advance(seconds: 1.1)  // the first slot's deadline (see above)
+        stack.origin.tick()
+        let listed = try stack.get("/live/radio/a/index.m3u8")
+        #expect(listed.text.hasSuffix("\n0.aac\n"), "\(listed.status) \(listed.text)")
         let served = try stack.get("/live/radio/a/0.aac")
         #expect(served.status == 200)
         #expect(served.header("Content-Type") == "audio/aac")
