@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "HLSPlaylist"),
         .target(name: "MediaProbe"),
         .target(name: "TestSource", resources: [.copy("Fixtures")]),
+        // Filler media for GAP URLs: continues a rendition's MPEG-TS with a still picture and silence.
+        .target(name: "GapFiller", dependencies: ["MediaProbe", "TestSource"]),
 
         // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
@@ -39,7 +41,7 @@ let package = Package(
         .target(
             name: "OriginCore",
             dependencies: [
-                "HLSPlaylist", "MediaProbe", "SharedBytes", "TestSource",
+                "GapFiller", "HLSPlaylist", "MediaProbe", "SharedBytes", "TestSource",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
@@ -61,8 +63,14 @@ let package = Package(
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
+        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "TestSource"]),
         .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "HLSPlaylist"]),
-        .testTarget(name: "OriginServerTests", dependencies: ["OriginServer", "MicroHTTPD"]),
+        .testTarget(
+            name: "OriginServerTests",
+            dependencies: [
+                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist"]),
     ],
     swiftLanguageModes: [.v6]

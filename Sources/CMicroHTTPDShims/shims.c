@@ -77,6 +77,18 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     if (listen_backlog == 0) {
         listen_backlog = SOMAXCONN;
     }
+    /* Options passed only when asked for. MHD_OPTION_LISTENING_ADDRESS_REUSE with 0 does not mean "default": it
+       makes libmicrohttpd leave out SO_REUSEADDR, so a restarted origin could not bind its port while old
+       connections sit in TIME_WAIT (about 60 s after a kill -9). A thread pool of 1 makes MHD log a warning. */
+    struct MHD_OptionItem optional[3];
+    int count = 0;
+    if (listening_address_reuse) {
+        optional[count++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+    }
+    if (thread_pool_size > 1) {
+        optional[count++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)thread_pool_size, NULL};
+    }
+    optional[count] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     return MHD_start_daemon(
         flags, port, NULL, NULL,
         access_handler, access_handler_cls,
@@ -88,11 +100,9 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, listening_address_reuse,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
-        /* A pool of 1 makes MHD log a warning: leave the option out (END stops the list early). */
-        thread_pool_size > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, thread_pool_size,
+        MHD_OPTION_ARRAY, optional,
         MHD_OPTION_END);
 }
 

@@ -1,19 +1,27 @@
 /// One AAC ADTS frame header (ISO/IEC 13818-7 6.2, ISO/IEC 14496-3 1.A.2.2).
-struct ADTSHeader: Hashable {
+public struct ADTSHeader: Sendable, Hashable {
     /// MPEG-4 audio object type: ADTS profile + 1 (1 Main, 2 LC, 3 SSR, 4 LTP).
-    var audioObjectType: Int
-    var sampleRate: Int
+    public var audioObjectType: Int
+    /// sampling_frequency_index (0 = 96 kHz ... 12 = 7350 Hz).
+    public var samplingFrequencyIndex: Int
+    /// Sampling rate in Hz.
+    public var sampleRate: Int
     /// channel_configuration; 0 means "defined in the stream" (reported as unknown).
-    var channelConfiguration: Int
+    public var channelConfiguration: Int
     /// Whole frame length including this header.
-    var frameLength: Int
+    public var frameLength: Int
     /// AAC frames of 1024 samples carried by this ADTS frame (number_of_raw_data_blocks_in_frame + 1).
-    var rawDataBlocks: Int
+    public var rawDataBlocks: Int
 
-    var samplesPerFrame: Int { rawDataBlocks * 1024 }
-    var codec: String { "mp4a.40.\(audioObjectType)" }
+    /// PCM samples per channel the frame decodes to.
+    public var samplesPerFrame: Int { rawDataBlocks * 1024 }
+    /// RFC 6381 codec string, e.g. `mp4a.40.2`.
+    public var codec: String { "mp4a.40.\(audioObjectType)" }
 
-    static let sampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+    /// Sampling rates by sampling_frequency_index.
+    public static let sampleRates = [
+        96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350,
+    ]
 
     /// True when the bytes at `offset` start with the 12-bit ADTS sync word and layer 0.
     static func hasSync(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
@@ -21,7 +29,7 @@ struct ADTSHeader: Hashable {
     }
 
     /// Reads the 7-byte fixed + variable header at `offset`; throws if it is not a valid ADTS header.
-    init(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(ProbeError) {
+    public init(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(ProbeError) {
         guard offset >= 0, offset + 7 <= bytes.count else {
             throw ProbeError("ADTS: header at offset \(offset) is cut off (\(bytes.count - offset) bytes left)")
         }
@@ -40,6 +48,7 @@ struct ADTSHeader: Hashable {
         guard frequencyIndex < Self.sampleRates.count else {
             throw ProbeError("ADTS: reserved sampling_frequency_index \(frequencyIndex) at offset \(offset)")
         }
+        samplingFrequencyIndex = frequencyIndex
         sampleRate = Self.sampleRates[frequencyIndex]
         channelConfiguration = (b2 & 1) << 2 | b3 >> 6
         frameLength = (b3 & 3) << 11 | b4 << 3 | b5 >> 5
@@ -52,7 +61,7 @@ struct ADTSHeader: Hashable {
 
     /// Walks consecutive ADTS frames in `bytes` and returns the first header and the total sample count.
     /// Throws if the bytes do not start with ADTS or a frame runs past the end (when `allowTruncatedLast` is false).
-    static func scan(
+    public static func scan(
         _ bytes: UnsafeRawBufferPointer, from start: Int = 0, allowTruncatedLast: Bool = false
     ) throws(ProbeError) -> (first: ADTSHeader, frames: Int, samples: Int) {
         var offset = start

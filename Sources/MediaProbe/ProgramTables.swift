@@ -7,12 +7,18 @@ struct ProgramTables {
 
     var pmtPID: Int
     var streams: [Stream]
+    /// PID of the packets carrying the program's PCR.
+    var pcrPID: Int
+    /// Byte ranges of the PAT and PMT sections (table_id ... CRC_32) inside the segment.
+    var patRange: Range<Int>
+    var pmtRange: Range<Int>
 
     /// Finds the first program in the PAT and reads its PMT.
     init(_ bytes: UnsafeRawBufferPointer, packets: [TransportStreamPacket]) throws(ProbeError) {
         guard let pat = try Self.section(bytes, packets: packets, pid: 0, tableID: 0x00) else {
             throw ProbeError("MPEG-TS: no program association table (PID 0) found")
         }
+        patRange = pat
         var reader = ByteReader(bytes, range: pat, context: "MPEG-TS PAT")
         try reader.skip(8)
         var pmtPID: Int?
@@ -29,8 +35,10 @@ struct ProgramTables {
         guard let pmt = try Self.section(bytes, packets: packets, pid: pmtPID, tableID: 0x02) else {
             throw ProbeError("MPEG-TS: no program map table found on PID \(pmtPID)")
         }
+        pmtRange = pmt
         reader = ByteReader(bytes, range: pmt, context: "MPEG-TS PMT")
-        try reader.skip(10)
+        try reader.skip(8)
+        pcrPID = Int(try reader.readUInt16() & 0x1FFF)
         let programInfoLength = Int(try reader.readUInt16() & 0x0FFF)
         try reader.skip(programInfoLength)
         var streams: [Stream] = []

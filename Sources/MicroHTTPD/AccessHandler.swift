@@ -61,7 +61,7 @@ private func begin(
     let announced = head.headers["Content-Length"].flatMap { Int($0.trimmingSpaces) }
     if let announced, announced > state.bodyLimit {
         // Queued before the body is read: MHD sends no "100 Continue", reads nothing more and closes afterwards.
-        return answer(payloadTooLarge(limit: state.bodyLimit), state, connection, context)
+        return answer(payloadTooLarge(limit: state.bodyLimit, context.standardHeaders), state, connection, context)
     }
     if case .receiveBody = state.action {
         state.body = ByteAccumulator(initialCapacity: min(max(announced ?? 64 * 1024, 16), max(state.bodyLimit, 16)))
@@ -88,7 +88,7 @@ private func receive(
     state.isAnswered = true
     context.log(
         "MicroHTTPD: request body over \(state.bodyLimit) bytes kept coming; sent 413 and closed the connection")
-    let bytes = RawResponse.payloadTooLarge(limit: state.bodyLimit)
+    let bytes = RawResponse.payloadTooLarge(limit: state.bodyLimit, context.standardHeaders)
     _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
     return .NO
 }
@@ -96,7 +96,7 @@ private func receive(
 /// The request is complete (or the connection was resumed): answer it.
 private func finish(_ state: RequestState, connection: OpaquePointer, context: ServerContext) -> MHD_Result {
     if state.isOverLimit {
-        return answer(payloadTooLarge(limit: state.bodyLimit), state, connection, context)
+        return answer(payloadTooLarge(limit: state.bodyLimit, context.standardHeaders), state, connection, context)
     }
     switch state.action {
     case .respond(let response):
@@ -117,7 +117,7 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
         }
         let responder = HTTPResponder(connection: ConnectionHandle(pointer: connection))
         guard context.track(responder) else {
-            return answer(serviceUnavailable(), state, connection, context)
+            return answer(serviceUnavailable(context.standardHeaders), state, connection, context)
         }
         state.responder = responder
         MHD_suspend_connection(connection)
@@ -145,8 +145,10 @@ private func queue(
     return result
 }
 
-private func payloadTooLarge(limit: Int) -> HTTPResponse {
-    .text(413, RawResponse.payloadTooLargeMessage(limit: limit), headers: ["Connection": "close"])
+private func payloadTooLarge(limit: Int, _ standard: HTTPHeaders) -> HTTPResponse {
+    var headers = standard
+    headers.append(name: "Connection", value: "close")
+    return .text(413, RawResponse.payloadTooLargeMessage(limit: limit), headers: headers)
 }
 
 /// A response written without libmicrohttpd, right before the connection is cut.
@@ -155,17 +157,20 @@ private enum RawResponse {
         "Request body larger than \(limit) bytes\n"
     }
 
-    static func payloadTooLarge(limit: Int) -> [UInt8] {
+    static func payloadTooLarge(limit: Int, _ standard: HTTPHeaders) -> [UInt8] {
         let message = payloadTooLargeMessage(limit: limit)
-        let head = "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+        let extra = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
+        let head = "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n" + extra
             + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
         return Array((head + message).utf8)
     }
 }
 
 /// The answer to a long poll that arrives while the server is stopping.
-func serviceUnavailable() -> HTTPResponse {
-    .text(503, "Server shutting down\n", headers: ["Connection": "close"])
+func serviceUnavailable(_ standard: HTTPHeaders) -> HTTPResponse {
+    var headers = standard
+    headers.append(name: "Connection", value: "close")
+    return .text(503, "Server shutting down\n", headers: headers)
 }
 
 extension String {

@@ -32,7 +32,7 @@ public final class HTTPServer: Sendable {
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
-        self.context = ServerContext(handler: handler, log: log)
+        self.context = ServerContext(handler: handler, standardHeaders: configuration.standardHeaders, log: log)
     }
 
     /// Creates a server whose handler is a closure (called on libmicrohttpd's threads; must not block).
@@ -75,7 +75,7 @@ public final class HTTPServer: Sendable {
         }
         guard let daemon else { return }
         for responder in context.beginStopping() {
-            responder.respond(serviceUnavailable())
+            responder.respond(serviceUnavailable(context.standardHeaders))
         }
         var waitedMilliseconds = 0
         while context.pendingSuspendedCount > 0 && waitedMilliseconds < 2_000 {

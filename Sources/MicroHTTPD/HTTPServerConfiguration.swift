@@ -29,6 +29,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// share one port. Off by default: then a second server on the same port fails with "address in use" instead of
     /// silently sharing the traffic. SO_REUSEADDR (quick restarts) is set by libmicrohttpd either way. Default: false.
     public var reusePort: Bool
+    /// Headers added to the answers MicroHTTPD builds itself (413 for a body over its limit, 503 at shutdown), e.g.
+    /// CORS headers the application puts on every answer. Default: none.
+    public var standardHeaders: HTTPHeaders = HTTPHeaders()
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

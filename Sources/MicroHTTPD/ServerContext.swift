@@ -13,6 +13,8 @@ final class ServerContext: Sendable {
 
     let handler: any HTTPRequestHandler
     let log: @Sendable (String) -> Void
+    /// Headers added to the answers MicroHTTPD builds itself (413, 503).
+    let standardHeaders: HTTPHeaders
     /// Bytes of a request body read and thrown away for actions other than `.receiveBody` before answering 413.
     let discardLimit = 64 * 1024
     /// Bytes past a body limit that are still read and thrown away so the 413 can be sent as a normal response
@@ -22,8 +24,12 @@ final class ServerContext: Sendable {
     // Written once in init, then only read by libmicrohttpd's logger; freed in deinit after the daemon has stopped.
     nonisolated(unsafe) let logSink: UnsafeMutablePointer<CMicroHTTPDShims_LogSink>
 
-    init(handler: any HTTPRequestHandler, log: @escaping @Sendable (String) -> Void) {
+    init(
+        handler: any HTTPRequestHandler, standardHeaders: HTTPHeaders = HTTPHeaders(),
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.handler = handler
+        self.standardHeaders = standardHeaders
         self.log = log
         logSink = .allocate(capacity: 1)
         logSink.initialize(to: CMicroHTTPDShims_LogSink(callback: forwardLogMessage, cls: nil))

@@ -1,3 +1,4 @@
+import GapFiller
 import HLSPlaylist
 import Logging
 import MediaProbe
@@ -27,10 +28,12 @@ public final class Channel: Sendable {
     public let name: String
     /// The settings the channel was created with.
     public let configuration: ChannelConfiguration
-    private let clock: any OriginClock
+    let clock: any OriginClock
     private let logger: Logger
-    private let state: Mutex<ChannelState>
+    let state: Mutex<ChannelState>
     private let published: Mutex<ChannelSnapshot>
+    /// The channel's date ranges (ad markers), journaled; see `Channel+Markers.swift`.
+    public let markers: MarkerStore
 
     private let journal: StateJournal?
     /// What happened to the journal at start-up or since (shown in the channel status).
@@ -39,8 +42,10 @@ public final class Channel: Sendable {
     /// Creates a channel with the configured renditions, continuing from its journal if there is one.
     /// - Parameters:
     ///   - journal: where the channel keeps its sequence numbers across restarts; nil keeps nothing.
+    ///   - markers: the channel's marker store (loaded from its journal); nil: an empty one kept in memory.
     public init(
-        configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil
+        configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil,
+        markers: MarkerStore? = nil
     ) {
         self.name = configuration.name
         self.configuration = configuration
@@ -68,6 +73,7 @@ public final class Channel: Sendable {
             break
         }
         journalNote = Mutex(note)
+        self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
         if journal != nil { initial.msnReservedBelow = firstMSN }
         if let restored { initial.restore(restored) }
@@ -113,6 +119,15 @@ public final class Channel: Sendable {
         if added {
             logger.info("rendition created", metadata: ["hls.rendition": "\(rendition)"])
             publish()
+        }
+    }
+
+    /// Sets what makes the filler segments of a rendition's GAP entries (the test source registers its slate);
+    /// without one, pushed MPEG-TS renditions repeat their last keyframe. Takes effect at the next outage.
+    public func setGapFillerSource(_ source: any GapFillerSource, rendition: String) {
+        state.withLock { state in
+            guard let index = state.index[rendition] else { return }
+            state.renditions[index].gapFillerSource = source
         }
     }
 
@@ -204,6 +219,7 @@ public final class Channel: Sendable {
             return changed
         }
         if changed { publish() }
+        pruneMarkers()
     }
 
     /// Status for the admin API and metrics.
@@ -214,12 +230,12 @@ public final class Channel: Sendable {
     }
 
     /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot.
-    private func publish() {
+    func publish() {
         let now = clock.nowMilliseconds()
         // Render under the state lock so snapshots are published in the order of the changes they show.
         state.withLock { state in
             let previous = published.withLock { $0 }
-            let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now)
+            let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
             published.withLock { $0 = snapshot }
         }
     }

@@ -68,11 +68,16 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var gracePeriod: Double?
     /// Planned outages of the built-in test source. Default: none.
     public var scheduledOutages: [ScheduledOutage] = []
+    /// What a GAP entry's URL answers. Default: `.filler`.
+    public var gapResponse: GapResponse
+    /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
+    /// Default: false.
+    public var legacyCueTags: Bool = false
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
         targetDuration: Int? = nil, segmentDuration: Double = 2, window: WindowLength = .segments(6),
-        gracePeriod: Double? = nil
+        gracePeriod: Double? = nil, gapResponse: GapResponse = .filler
     ) {
         self.name = name
         self.renditions = renditions
@@ -81,6 +86,7 @@ public struct ChannelConfiguration: Sendable, Hashable {
         self.segmentDuration = segmentDuration
         self.window = window
         self.gracePeriod = gracePeriod
+        self.gapResponse = gapResponse
     }
 }
 

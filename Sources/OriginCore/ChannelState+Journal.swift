@@ -20,7 +20,7 @@ extension ChannelState {
                 lastProgramDateTimeEndMilliseconds: window.entries.last?.endMilliseconds)
         }
         return ChannelJournalRecord(
-            channel: configuration.name, msnReservedThrough: (msnReservedBelow ?? 1) - 1, renditions: records,
+            channel: configuration.name, msnReservedThrough: max(msnReservedBelow ?? 1, 1) - 1, renditions: records,
             writtenAtMilliseconds: now)
     }
 

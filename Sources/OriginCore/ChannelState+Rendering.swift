@@ -12,7 +12,11 @@ extension ChannelState {
     }
 
     /// Builds the next snapshot: re-renders only renditions whose state changed since `previous`.
-    mutating func render(name: String, previous: ChannelSnapshot, nowMilliseconds now: Int64) -> ChannelSnapshot {
+    /// - Parameter markers: the channel's date ranges, overlaid on every rendition (`markersChanged()` marks every
+    ///   rendition for re-rendering when they change).
+    mutating func render(
+        name: String, previous: ChannelSnapshot, nowMilliseconds now: Int64, markers: MarkerBook = MarkerBook()
+    ) -> ChannelSnapshot {
         version += 1
         var snapshots: [String: RenditionSnapshot] = [:]
         for rendition in renditions {
@@ -24,8 +28,7 @@ extension ChannelState {
             let playlist: SharedBytes? =
                 rendition.window.entries.isEmpty
                 ? nil
-                : SharedBytes(
-                    string: rendition.window.playlist(independentSegments: rendition.allSegmentsIndependent).render())
+                : SharedBytes(string: markedPlaylist(rendition, markers: markers).render())
             snapshots[rendition.name] = RenditionSnapshot(
                 name: rendition.name, playlist: playlist, version: revision, modifiedMilliseconds: now,
                 targetDuration: rendition.window.targetDuration,

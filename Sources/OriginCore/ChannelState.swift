@@ -164,13 +164,13 @@ struct ChannelState: Sendable {
             bytes: bytes, container: info.container,
             initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
             startsWithKeyframe: info.startsWithKeyframe)
-        renditions[position].window.append(entry, nowMilliseconds: now)
-        renditions[position].lastAppendMilliseconds = now
+        renditions[position].held.append(entry)
         renditions[position].roundingCarry = carry
         renditions[position].container = info.container
         renditions[position].tracks = info.tracks
         renditions[position].lastMediaEnd = (start + info.duration.ticks, timescale)
         renditions[position].pendingDiscontinuity = false
+        renditions[position].gapFill = .idle
         if !info.startsWithKeyframe { renditions[position].allSegmentsIndependent = false }
         switch renditions[position].feed {
         case .live: break
@@ -186,55 +186,78 @@ struct ChannelState: Sendable {
         statistics.driftMilliseconds = now - (slot.programDateTimeMilliseconds + milliseconds)
         renditions[position].statistics = statistics
         slots[msn] = slot
-        touch(name)
-        closeFilledSlots()
+        closeFilledSlots(nowMilliseconds: now)
         return .success(entry)
     }
 
-    /// The MSN a rendition's first segment takes: the known slot that started closest to the segment's start
-    /// (so renditions whose encoders start a moment apart line up), else the slot after the newest known one.
+    /// The MSN a rendition's first segment takes: the open slot that started closest to the segment's start (so
+    /// renditions whose encoders start a moment apart line up), else the slot after the newest one.
     func joiningMSN(startMilliseconds start: Int64) -> UInt64 {
-        guard let newest = slots.keys.max() else { return closedThrough.map { $0 + 1 } ?? firstMSN }
-        let nearest = slots.min { abs($0.value.programDateTimeMilliseconds - start) < abs($1.value.programDateTimeMilliseconds - start) }
-        if let nearest, abs(nearest.value.programDateTimeMilliseconds - start) * 2 < max(nearest.value.durationMilliseconds, 1) {
+        let lowest = max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
+        let open = slots.filter { $0.key >= lowest }
+        let nearest = open.min {
+            abs($0.value.programDateTimeMilliseconds - start) < abs($1.value.programDateTimeMilliseconds - start)
+        }
+        if let nearest,
+            abs(nearest.value.programDateTimeMilliseconds - start) * 2 < max(nearest.value.durationMilliseconds, 1)
+        {
             return nearest.key
         }
-        return max(newest + 1, firstMSN)
+        return max(open.keys.max().map { $0 + 1 } ?? lowest, lowest)
     }
 
-    /// Advances `closedThrough` over slots every started rendition has filled.
-    private mutating func closeFilledSlots() {
+    /// Slots at the start of a channel's life that also wait for renditions that have not delivered yet (until
+    /// their deadline), so encoders that start a moment apart fill the same first slots.
+    static let startupSlots: UInt64 = 3
+
+    /// Closes, in order, the open slots that every started rendition has filled.
+    private mutating func closeFilledSlots(nowMilliseconds now: Int64) {
         while true {
             let next = closedThrough.map { $0 + 1 } ?? firstMSN
-            let started = renditions.filter(\.hasStarted)
-            guard !started.isEmpty, started.allSatisfy({ ($0.lastMSN ?? 0) >= next && $0.lastMSN != nil }) else {
-                break
-            }
             guard slots[next] != nil else { break }
-            closedThrough = next
+            let started = renditions.filter(\.hasStarted)
+            guard !started.isEmpty, started.allSatisfy({ ($0.lastMSN ?? 0) >= next }) else { break }
+            if next < firstMSN + Self.startupSlots, started.count < renditions.count { break }
+            publishSlot(next, nowMilliseconds: now)
         }
-        if let closed = closedThrough { slots = slots.filter { $0.key >= closed } }
+    }
+
+    /// Moves every rendition's entry of slot `msn` into its window. If any of them starts a discontinuity, all of
+    /// them do: the same MSN has the same discontinuity sequence number in every rendition (RFC 8216 section 6.2.4).
+    private mutating func publishSlot(_ msn: UInt64, nowMilliseconds now: Int64) {
+        let discontinuity = renditions.contains { $0.held.first?.msn == msn && $0.held.first!.discontinuity }
+        for position in renditions.indices where renditions[position].held.first?.msn == msn {
+            var entry = renditions[position].held.removeFirst()
+            if discontinuity, !entry.discontinuity {
+                entry.discontinuity = true
+                renditions[position].statistics.discontinuities += 1
+            }
+            renditions[position].window.append(entry, nowMilliseconds: now)
+            renditions[position].lastAppendMilliseconds = now
+            touch(renditions[position].name)
+        }
+        closedThrough = msn
+        slots = slots.filter { $0.key >= msn }
     }
 
     /// Closes every slot whose end plus the grace period has passed, writing GAP entries where a started rendition
     /// did not deliver; releases expired retained segments. Returns true if anything changed.
     mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
         var changed = false
-        while let closed = closedThrough, let previous = slots[closed] {
-            let due = closed + 1
-            let slot =
-                slots[due]
-                ?? Slot(
-                    programDateTimeMilliseconds: previous.endMilliseconds,
-                    durationMilliseconds: previous.durationMilliseconds)
+        while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
+            guard let slot = slots[due] ?? slots[due &- 1].map({
+                Slot(programDateTimeMilliseconds: $0.endMilliseconds, durationMilliseconds: $0.durationMilliseconds)
+            })
+            else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
             for position in renditions.indices where renditions[position].hasStarted {
                 guard let last = renditions[position].lastMSN, last < due else { continue }
                 writeGap(position: position, msn: due, slot: slot, nowMilliseconds: now)
             }
             slots[due] = slot
-            closedThrough = due
-            slots = slots.filter { $0.key >= due }
+            publishSlot(due, nowMilliseconds: now)
+            // Slots after it that were already filled by everyone close too.
+            closeFilledSlots(nowMilliseconds: now)
             changed = true
         }
         for position in renditions.indices where renditions[position].window.releaseExpired(nowMilliseconds: now) {
@@ -261,13 +284,13 @@ struct ChannelState: Sendable {
     static let stalenessMarginMilliseconds: Int64 = 200
 
     private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
-        let entry = WindowEntry(
+        var entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false, bytes: nil,
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion, startsWithKeyframe: true)
-        renditions[position].window.append(entry, nowMilliseconds: now)
-        renditions[position].lastAppendMilliseconds = now
+        entry.filler = fillerSegment(position: position, slot: slot)
+        renditions[position].held.append(entry)
         renditions[position].statistics.gapsWritten += 1
         if case .live = renditions[position].feed {
             renditions[position].feed = .dropped(sinceMilliseconds: slot.programDateTimeMilliseconds)
@@ -293,7 +316,7 @@ extension RenditionState {
     var facts: RenditionFacts {
         RenditionFacts(
             lastMSN: lastMSN, lastMediaEnd: lastMediaEnd, roundingCarry: roundingCarry,
-            container: container, tracks: tracks, lastWasGap: window.entries.last?.isGap ?? false,
+            container: container, tracks: tracks, lastWasGap: lastEntry?.isGap ?? false,
             pendingDiscontinuity: pendingDiscontinuity, hasStarted: hasStarted, currentInitVersion: currentInitVersion)
     }
 

@@ -10,7 +10,8 @@ public struct OriginConfiguration: Sendable {
     public var channels: [ChannelConfiguration]
     /// Ingest switches and limits.
     public var ingest: IngestConfiguration
-    /// Where state that must survive a restart is kept (the state journal in `channels/`); nil keeps nothing.
+    /// Where state that must survive a restart is kept: the state journal in `channels/`, markers in `markers/`;
+    /// nil keeps state in memory only. Default: nil.
     public var dataDirectory: String?
 
     public init(
@@ -48,7 +49,9 @@ public final class Origin: Sendable {
             guard OriginNames.isValid(channelConfiguration.name) else {
                 throw IngestError.invalidName("channel", channelConfiguration.name)
             }
-            let channel = Channel(configuration: channelConfiguration, clock: clock, logger: logger, journal: journal)
+            let channel = Channel(
+                configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
+                markers: Self.markerStore(channelConfiguration.name, configuration, logger))
             channels[channel.name] = channel
             if channelConfiguration.source == .testSource {
                 feeds[channel.name] = try TestSourceFeed(channel: channel, clock: clock, logger: logger)
@@ -85,6 +88,10 @@ public final class Origin: Sendable {
         guard body.count <= configuration.ingest.maxSegmentBytes else {
             throw .tooLarge(body.count, limit: configuration.ingest.maxSegmentBytes)
         }
+        let wouldCreate =
+            self.channel(named: channelName).map { $0.configuration.source == .push && !$0.hasRendition(rendition) }
+            ?? true
+        if configuration.ingest.autoCreate, wouldCreate { try refuseBeforeCreating(fileName: fileName, body: body) }
         let channel = try channelForIngest(channelName, rendition: rendition)
         if fileName.hasSuffix(".m3u8") {
             return try acceptHint(channel: channel, rendition: rendition, body: body)
@@ -99,10 +106,49 @@ public final class Origin: Sendable {
         case .webVTT:
             throw .unprocessable("WebVTT renditions are not supported yet")
         case nil:
-            throw .notMedia(
-                "'\(fileName)' is not MPEG-TS, fMP4, ADTS AAC or an .m3u8 playlist (first bytes: "
-                    + body.withUnsafeBytes { $0.prefix(8).map { String($0, radix: 16) }.joined(separator: " ") }
-                    + ")")
+            throw Self.notMedia(fileName: fileName, body: body)
+        }
+    }
+
+    private static func notMedia(fileName: String, body: SharedBytes) -> IngestError {
+        .notMedia(
+            "'\(fileName)' is not MPEG-TS, fMP4, ADTS AAC or an .m3u8 playlist (first bytes: "
+                + body.withUnsafeBytes { $0.prefix(8).map { String($0, radix: 16) }.joined(separator: " ") } + ")")
+    }
+
+    /// Throws what the push would get once its channel and rendition existed, so a refused push never leaves an
+    /// auto-created channel or rendition behind (junk PUTs would otherwise create channels without limit).
+    private func refuseBeforeCreating(fileName: String, body: SharedBytes) throws(IngestError) {
+        if fileName.hasSuffix(".m3u8") {
+            do {
+                _ = try MediaPlaylist.parse(String(decoding: body.array, as: UTF8.self))
+            } catch {
+                throw IngestError(status: 400, "invalid playlist hint: \(error)")
+            }
+            return
+        }
+        guard body.count > 0 else { throw .notMedia("empty body") }
+        let container = body.withUnsafeBytes { MediaProbe.detectContainer($0) }
+        do {
+            switch container {
+            case .fragmentedMP4Init:
+                _ = try body.withUnsafeBytes { raw throws(ProbeError) in try MediaProbe.probeInitSection(raw) }
+            case .mpegTS, .fragmentedMP4Segment, .adts:
+                // A new rendition has no initialization section yet, exactly as in `Channel.acceptSegment`.
+                _ = try body.withUnsafeBytes { raw throws(ProbeError) in
+                    try MediaProbe.probeSegment(raw, initSection: nil)
+                }
+            case .webVTT:
+                throw IngestError.unprocessable("WebVTT renditions are not supported yet")
+            case nil:
+                throw Self.notMedia(fileName: fileName, body: body)
+            }
+        } catch let error as IngestError {
+            throw error
+        } catch {
+            throw .unprocessable(
+                container == .fragmentedMP4Init
+                    ? "invalid fMP4 initialization section: \(error)" : "segment could not be probed: \(error)")
         }
     }
 
@@ -115,7 +161,9 @@ public final class Origin: Sendable {
             settings.name = name
             settings.source = .push
             settings.renditions = []
-            let created = Channel(configuration: settings, clock: clock, logger: logger, journal: journal)
+            let created = Channel(
+                configuration: settings, clock: clock, logger: logger, journal: journal,
+                markers: Self.markerStore(name, configuration, logger))
             channels[name] = created
             channelOrder.withLock { $0.append(name) }
             logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])

@@ -1,3 +1,4 @@
+import GapFiller
 import MediaProbe
 import SharedBytes
 
@@ -66,10 +67,17 @@ struct RenditionState: Sendable {
     var roundingCarry: (value: Int64, timescale: Int64) = (0, 1)
     /// The next real segment starts a discontinuity (after GAPs, an origin restart, a codec change).
     var pendingDiscontinuity = false
+    /// Entries of slots that are still open, oldest first: published together with the other renditions' entries
+    /// when their slot closes, so a discontinuity is applied at the same MSN in every rendition.
+    var held: [WindowEntry] = []
     /// Shared-clock time the newest entry was added (ms).
     var lastAppendMilliseconds: Int64 = 0
     /// Every segment so far started with a keyframe (EXT-X-INDEPENDENT-SEGMENTS).
     var allSegmentsIndependent = true
+    /// Makes the filler of GAP entries (the test source's slate); nil: the last keyframe of pushed MPEG-TS.
+    var gapFillerSource: (any GapFillerSource)?
+    /// The filler of the current outage; back to `.idle` when a segment arrives.
+    var gapFill: GapFill = .idle
 
     init(name: String, window: LiveWindow) {
         self.name = name
@@ -77,8 +85,11 @@ struct RenditionState: Sendable {
     }
 
     /// True once the rendition has delivered (it takes part in slots from then on).
-    var hasStarted: Bool { window.lastMSN != nil || !window.retained.isEmpty }
+    var hasStarted: Bool { !held.isEmpty || window.lastMSN != nil || !window.retained.isEmpty }
 
     /// MSN of the newest entry, listed or not.
-    var lastMSN: UInt64? { window.lastMSN }
+    var lastMSN: UInt64? { held.last?.msn ?? window.lastMSN }
+
+    /// The newest entry, held or listed.
+    var lastEntry: WindowEntry? { held.last ?? window.entries.last }
 }

@@ -1,3 +1,4 @@
+import GapFiller
 import Logging
 import SharedBytes
 import Synchronization
@@ -46,6 +47,10 @@ public final class TestSourceFeed: Sendable {
                         + "'\(profileName)' (known: \(known))")
             }
             let generator = try TestStreamGenerator(profile: profile, segmentDuration: seconds, startPTS: 0)
+            channel.setGapFillerSource(
+                SlateGapFillerSource(
+                    accessUnits: generator.slateAccessUnits, frameDurationTicks: profile.frameDurationTicks),
+                rendition: rendition.name)
             feeds.append(RenditionFeed(name: rendition.name, generator: generator, nextDueMilliseconds: firstDue))
         }
         self.feeds = Mutex(feeds)
@@ -86,8 +91,8 @@ public final class TestSourceFeed: Sendable {
         let now = clock.nowMilliseconds()
         applyScheduledOutages(nowMilliseconds: now)
         // Generate under the lock (cheap remux), ingest outside it.
-        let due: [(String, [UInt8])] = feeds.withLock { feeds in
-            var out: [(String, [UInt8])] = []
+        let due: [(end: Int64, order: Int, name: String, bytes: [UInt8])] = feeds.withLock { feeds in
+            var out: [(end: Int64, order: Int, name: String, bytes: [UInt8])] = []
             for i in feeds.indices {
                 while feeds[i].nextDueMilliseconds + feeds[i].extraDelayMilliseconds <= now {
                     let segment = feeds[i].generator.nextSegment()
@@ -95,12 +100,15 @@ public final class TestSourceFeed: Sendable {
                     feeds[i].nextDueMilliseconds += segmentMilliseconds
                     feeds[i].extraDelayMilliseconds = 0
                     if end <= feeds[i].droppedUntilMilliseconds { continue }
-                    out.append((feeds[i].name, segment.bytes))
+                    out.append((end, i, feeds[i].name, segment.bytes))
                 }
             }
-            return out
+            // A late tick (the process was descheduled or stopped) delivers several segments per rendition: deliver
+            // them slot by slot across renditions, as encoders running side by side would, so every rendition's
+            // first segment joins the same slot and the same media lands on the same MSN everywhere.
+            return out.sorted { ($0.end, $0.order) < ($1.end, $1.order) }
         }
-        for (rendition, bytes) in due {
+        for (_, _, rendition, bytes) in due {
             do {
                 _ = try channel.acceptSegment(rendition: rendition, bytes: SharedBytes(bytes))
             } catch {

@@ -10,7 +10,7 @@ public struct WindowEntry: Sendable {
     /// EXT-X-PROGRAM-DATE-TIME of the first sample, milliseconds since the epoch.
     public let programDateTimeMilliseconds: Int64
     /// EXT-X-DISCONTINUITY before this entry.
-    public let discontinuity: Bool
+    public internal(set) var discontinuity: Bool
     /// The segment bytes; nil for a GAP entry.
     public let bytes: SharedBytes?
     /// Container of the bytes (GAP entries carry the rendition's container so their URL has the usual extension).
@@ -19,6 +19,8 @@ public struct WindowEntry: Sendable {
     public let initSectionVersion: Int?
     /// The segment starts with a random access point.
     public let startsWithKeyframe: Bool
+    /// For a GAP entry: the filler segment its URL answers (the playlist still says EXT-X-GAP); nil answers 404.
+    public internal(set) var filler: SharedBytes? = nil
 
     /// True for an EXT-X-GAP entry.
     public var isGap: Bool { bytes == nil }

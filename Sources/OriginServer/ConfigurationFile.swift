@@ -87,7 +87,9 @@ public enum ConfigurationFile {
             configuration.origin.ingest = ingestConfiguration
             var names = Set<String>()
             for channel in channels ?? [] {
-                guard let name = channel.name else { throw ConfigurationError("\(source): a channel has no name") }
+                guard let name = channel.name, !name.isEmpty else {
+                    throw ConfigurationError("\(source): a channel has no name")
+                }
                 guard names.insert(name).inserted else {
                     throw ConfigurationError("\(source): channel '\(name)' is declared twice")
                 }
@@ -197,10 +199,13 @@ public enum ConfigurationFile {
         var segmentDuration: Double?
         var window: WindowModel?
         var gracePeriod: Double?
+        var gapResponse: String?
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
+        var legacyCueTags: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, source, targetDuration, segmentDuration, window, gracePeriod, renditions, outages
+            case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
+            case legacyCueTags
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -211,8 +216,10 @@ public enum ConfigurationFile {
             segmentDuration = try c.decodeIfPresent(Double.self, forKey: .segmentDuration)
             window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
             gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
+            gapResponse = try c.decodeIfPresent(String.self, forKey: .gapResponse)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
+            legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -226,6 +233,15 @@ public enum ConfigurationFile {
             channel.targetDuration = targetDuration
             channel.segmentDuration = segmentDuration ?? channel.segmentDuration
             channel.gracePeriod = gracePeriod
+            if let gapResponse {
+                guard let response = GapResponse(rawValue: gapResponse) else {
+                    let known = GapResponse.allCases.map(\.rawValue).joined(separator: " or ")
+                    throw ConfigurationError(
+                        "\(file): channel '\(name)': gapResponse '\(gapResponse)' is not \(known)")
+                }
+                channel.gapResponse = response
+            }
+            channel.legacyCueTags = legacyCueTags ?? false
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)

@@ -30,6 +30,8 @@ extension OriginHTTPHandler {
             return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
                 finish(outage(channelName, body))
             }
+        case (_, 3...4) where path[2] == "dateranges":
+            return dateRanges(request, channel: path[1], Array(path.dropFirst(3)))
         case (_, 1...3):
             return respond(json(405, ["error": "method \(request.method) not allowed on this admin path"]))
         default:

@@ -8,10 +8,10 @@ extension OriginHTTPHandler {
         let allowed = "PUT, POST, DELETE, OPTIONS"
         if request.method == "OPTIONS" { return respond(preflight(methods: allowed)) }
         if let token = configuration.ingestToken, !Self.bearerMatches(request, token: token) {
-            return respond(Self.unauthorized("ingest requires a valid bearer token"))
+            return refuse(request, Self.unauthorized("ingest requires a valid bearer token"))
         }
         guard path.count == 3, !path[2].isEmpty, path[2].utf8.count <= 255 else {
-            return respond(.text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"))
+            return refuse(request, .text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"))
         }
         let (channel, rendition, file) = (path[0], path[1], path[2])
         switch request.method {

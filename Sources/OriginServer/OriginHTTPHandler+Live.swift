@@ -39,9 +39,9 @@ extension OriginHTTPHandler {
                 etag: "\"\(instanceTag)-\(rendition.version)\"", modifiedMilliseconds: rendition.modifiedMilliseconds,
                 maxAge: rendition.targetDuration / 2)
         }
-        if file.hasPrefix("init-"), file.hasSuffix(".mp4"),
-            let version = Int(file.dropFirst(5).dropLast(4)), file.dropFirst(5).dropLast(4).allSatisfy(\.isNumber),
-            let section = rendition.initSections[version]
+        // Only the canonical name: `init-00.mp4` or `init-+0.mp4` must not alias `init-0.mp4`.
+        if file.hasPrefix("init-"), file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
+            file == "init-\(version).mp4", let section = rendition.initSections[version]
         {
             return serveImmutable(
                 request, bytes: section.bytes, contentType: "video/mp4", etag: "\"\(instanceTag)-init-\(version)\"",
@@ -56,7 +56,8 @@ extension OriginHTTPHandler {
             response.headers.append(name: "Cache-Control", value: "no-cache")
             return response
         }
-        guard let bytes = entry.bytes else {
+        // A GAP entry with filler answers like a segment (clients that ignore EXT-X-GAP play through it).
+        guard let bytes = entry.bytes ?? entry.filler else {
             var response = HTTPResponse.text(
                 404, "msn \(msn) is an EXT-X-GAP entry: the encoder delivered no media for it\n")
             response.headers.append(name: "Cache-Control", value: "public, max-age=\(rendition.targetDuration)")

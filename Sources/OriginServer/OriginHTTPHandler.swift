@@ -27,14 +27,18 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
 
     public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         guard let segments = request.decodedPathSegments() else {
-            return respond(.text(400, "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
+            return refuse(
+                request,
+                .text(
+                    400,
+                    "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
         }
         guard let first = segments.first else {
-            return respond(.text(404, "not found: try /live/{channel}/index.m3u8\n"))
+            return refuse(request, .text(404, "not found: try /live/{channel}/index.m3u8\n"))
         }
         let rest = Array(segments.dropFirst())
         switch first {
-        case "live": return respond(live(request, rest))
+        case "live": return refuse(request, live(request, rest))
         case "ingest": return ingest(request, rest)
         case "admin": return admin(request, rest)
         case "healthz" where rest.isEmpty:
@@ -49,17 +53,30 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                     headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
                     body: .bytes(SharedBytes(string: MetricsExposition.render(origin: origin, requests: metrics)))))
         default:
-            return respond(.text(404, "not found\n"))
+            return refuse(request, .text(404, "not found\n"))
         }
     }
+
+    /// Answers a request that may carry an upload (PUT, POST) only once its body has been read, up to the ingest
+    /// limit, and thrown away. MicroHTTPD discards at most 64 KiB of a body it was not asked to receive and then
+    /// drops the connection without an answer, so an encoder pushing a segment to a wrong path or with a wrong
+    /// token would see a reset instead of the 4xx that says what is wrong.
+    func refuse(_ request: HTTPRequestHead, _ response: HTTPResponse) -> HTTPRequestAction {
+        guard request.method == "PUT" || request.method == "POST" else { return respond(response) }
+        return .receiveBody(limit: configuration.origin.ingest.maxSegmentBytes) { [self] _ in finish(response) }
+    }
+
+    /// Headers on every answer, also those MicroHTTPD builds itself (configure `HTTPServerConfiguration.standardHeaders`).
+    public static let standardHeaders: HTTPHeaders = [
+        "Access-Control-Allow-Origin": "*",
+        "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag, Age, Date",
+    ]
 
     /// Adds the headers every answer carries and counts it.
     func finish(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
-        response.headers.replaceOrAppend(name: "Access-Control-Allow-Origin", value: "*")
-        if !response.headers.contains("Access-Control-Expose-Headers") {
-            response.headers.append(
-                name: "Access-Control-Expose-Headers", value: "Content-Length, Content-Range, ETag, Age, Date")
+        for (name, value) in Self.standardHeaders where !response.headers.contains(name) {
+            response.headers.append(name: name, value: value)
         }
         if response.status >= 400, !response.headers.contains("Cache-Control") {
             response.headers.append(name: "Cache-Control", value: "no-store")

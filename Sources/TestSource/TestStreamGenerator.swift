@@ -124,6 +124,11 @@ public struct TestStreamGenerator: Sendable {
             muxer: &standalone)
     }
 
+    /// The slate's access units in decoding order, one per ``TestSourceProfile/frameDurationTicks``: one GOP of a
+    /// still picture (an IDR carrying SPS and PPS, then P-frames), Annex B, each starting with its AUD. Same codec
+    /// configuration as the stream; ``slateSegment(startPTS:duration:)`` loops them.
+    public var slateAccessUnits: [[UInt8]] { slate.map(\.bytes) }
+
     /// Indexes of the AAC frames (counted from a timeline's start) whose PTS falls in `start ..< end` (ticks from
     /// the timeline's start).
     private static func audioFrameRange(from start: Int64, to end: Int64) -> Range<Int64> {

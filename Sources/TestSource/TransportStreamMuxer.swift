@@ -1,14 +1,56 @@
-/// Writes the test source's MPEG-TS: one program, fixed PIDs, PCR on the video PID, and continuity counters that
-/// run on from one segment to the next, as in one endless stream.
+/// Writes MPEG-TS: one program, PAT and PMT in one packet each, PES packets split into transport packets, PCR in
+/// the adaptation field, and continuity counters that run on from one segment to the next, as in one endless stream.
 ///
-/// A value type: the generator owns one and mutates it as it writes packets.
-struct TransportStreamMuxer: Sendable {
+/// A value type: the owner (the test source generator, a gap filler) keeps one and mutates it as it writes packets.
+///
+/// ```swift
+/// var muxer = TransportStreamMuxer()  // the test source's layout
+/// var output: [UInt8] = []
+/// muxer.writeProgramTables(into: &output)
+/// muxer.writeVideo(idr, pts: 126_000, pcr: 117_000, randomAccess: true, into: &output)
+/// ```
+public struct TransportStreamMuxer: Sendable {
+    /// Where a program's tables and streams go: the PSI sections written as they are, and the PIDs.
+    public struct Layout: Sendable, Hashable {
+        /// The PAT section, table_id through CRC_32; must fit one packet.
+        public var patSection: [UInt8]
+        /// PID of the PMT.
+        public var pmtPID: UInt16
+        /// The PMT section, table_id through CRC_32; must fit one packet.
+        public var pmtSection: [UInt8]
+        /// PID of the video elementary stream.
+        public var videoPID: UInt16
+        /// PID of the audio elementary stream.
+        public var audioPID: UInt16
+        /// PID carrying the PCR (``TransportStreamMuxer/writePCR(_:into:)`` writes on it).
+        public var pcrPID: UInt16
+
+        /// A layout from sections the caller built or copied from another stream.
+        public init(
+            patSection: [UInt8], pmtPID: UInt16, pmtSection: [UInt8], videoPID: UInt16, audioPID: UInt16,
+            pcrPID: UInt16
+        ) {
+            self.patSection = patSection
+            self.pmtPID = pmtPID
+            self.pmtSection = pmtSection
+            self.videoPID = videoPID
+            self.audioPID = audioPID
+            self.pcrPID = pcrPID
+        }
+
+        /// The test source's layout: program 1, PMT on PID 0x1000, H.264 on 0x100 (carrying the PCR), ADTS AAC on
+        /// 0x101.
+        public static let testSource = Layout(
+            patSection: ProgramSection.programAssociation(programNumber: 1, pmtPID: 0x1000),
+            pmtPID: 0x1000,
+            pmtSection: ProgramSection.programMap(
+                programNumber: 1, pcrPID: 0x0100,
+                streams: [(videoStreamType, 0x0100), (audioStreamType, 0x0101)]),
+            videoPID: 0x0100, audioPID: 0x0101, pcrPID: 0x0100)
+    }
+
     static let packetSize = 188
     static let patPID: UInt16 = 0x0000
-    static let pmtPID: UInt16 = 0x1000
-    static let videoPID: UInt16 = 0x0100
-    static let audioPID: UInt16 = 0x0101
-    static let allPIDs: [UInt16] = [patPID, pmtPID, videoPID, audioPID]
     /// Stream types in the PMT: H.264 video and ADTS AAC audio.
     static let videoStreamType: UInt8 = 0x1B
     static let audioStreamType: UInt8 = 0x0F
@@ -16,61 +58,81 @@ struct TransportStreamMuxer: Sendable {
     static let videoStreamID: UInt8 = 0xE0
     static let audioStreamID: UInt8 = 0xC0
 
-    /// The PAT section (program 1 → PMT PID), CRC included.
-    static let patSection: [UInt8] = ProgramSection.programAssociation(programNumber: 1, pmtPID: pmtPID)
-    /// The PMT section (PCR on the video PID, video then audio), CRC included.
-    static let pmtSection: [UInt8] = ProgramSection.programMap(
-        programNumber: 1, pcrPID: videoPID,
-        streams: [(videoStreamType, videoPID), (audioStreamType, audioPID)])
-
-    /// The continuity counter each PID's next packet carries, indexed like ``allPIDs``.
-    private var continuityCounters: [UInt8] = [0, 0, 0, 0]
+    /// The program's tables and PIDs.
+    public let layout: Layout
+    /// The continuity counter each PID's next payload-carrying packet carries.
+    private var continuityCounters: [UInt16: UInt8]
     /// PIDs whose next packet carries the discontinuity indicator.
     private var pendingDiscontinuity: Set<UInt16> = []
 
+    /// A muxer whose first packets continue a stream that ended on `lastContinuityCounters`.
+    /// - Parameters:
+    ///   - layout: tables and PIDs; the test source's by default.
+    ///   - lastContinuityCounters: per PID, the continuity_counter of the last payload-carrying packet written
+    ///     before; PIDs not listed start at 0.
+    public init(layout: Layout = .testSource, continuingAfter lastContinuityCounters: [UInt16: UInt8] = [:]) {
+        self.layout = layout
+        self.continuityCounters = lastContinuityCounters.mapValues { ($0 + 1) & 0x0F }
+    }
+
     /// Starts over: continuity counters from 0, and the next packet of every PID flags the discontinuity.
-    mutating func restart() {
-        continuityCounters = [0, 0, 0, 0]
-        pendingDiscontinuity = Set(Self.allPIDs)
+    public mutating func restart() {
+        continuityCounters = [:]
+        pendingDiscontinuity = [Self.patPID, layout.pmtPID, layout.videoPID, layout.audioPID]
     }
 
     /// Appends one PAT packet and one PMT packet.
-    mutating func writeProgramTables(into output: inout [UInt8]) {
-        writeSection(Self.patSection, pid: Self.patPID, into: &output)
-        writeSection(Self.pmtSection, pid: Self.pmtPID, into: &output)
+    public mutating func writeProgramTables(into output: inout [UInt8]) {
+        writeSection(layout.patSection, pid: Self.patPID, into: &output)
+        writeSection(layout.pmtSection, pid: layout.pmtPID, into: &output)
     }
 
     /// Appends one video access unit as a PES packet, with the PCR in its first transport packet.
     /// - Parameters:
     ///   - accessUnit: Annex B bytes, starting with the AUD.
     ///   - pts: presentation time in 90 kHz ticks (any value; written modulo 2^33); DTS equals it (no B-frames).
-    ///   - pcr: program clock reference base in 90 kHz ticks (written modulo 2^33).
+    ///   - pcr: program clock reference base in 90 kHz ticks (written modulo 2^33), or nil for none; give one only
+    ///     when the video PID carries the PCR.
     ///   - randomAccess: sets the random access indicator (an IDR with its SPS and PPS).
-    mutating func writeVideo(
-        _ accessUnit: [UInt8], pts: Int64, pcr: Int64, randomAccess: Bool, into output: inout [UInt8]
+    public mutating func writeVideo(
+        _ accessUnit: [UInt8], pts: Int64, pcr: Int64?, randomAccess: Bool, into output: inout [UInt8]
     ) {
         var pes = Self.pesHeader(streamID: Self.videoStreamID, pts: pts, payloadLength: nil)
         pes += accessUnit
-        writePES(pes, pid: Self.videoPID, pcr: pcr, randomAccess: randomAccess, into: &output)
+        writePES(pes, pid: layout.videoPID, pcr: pcr, randomAccess: randomAccess, into: &output)
     }
 
     /// Appends ADTS frames as one audio PES packet.
     /// - Parameters:
     ///   - frames: whole ADTS frames.
     ///   - pts: presentation time of the first frame in 90 kHz ticks (written modulo 2^33).
-    mutating func writeAudio(_ frames: some Sequence<[UInt8]>, pts: Int64, into output: inout [UInt8]) {
+    public mutating func writeAudio(_ frames: some Sequence<[UInt8]>, pts: Int64, into output: inout [UInt8]) {
         let payload = frames.flatMap { $0 }
         var pes = Self.pesHeader(streamID: Self.audioStreamID, pts: pts, payloadLength: payload.count)
         pes += payload
-        writePES(pes, pid: Self.audioPID, pcr: nil, randomAccess: false, into: &output)
+        writePES(pes, pid: layout.audioPID, pcr: nil, randomAccess: false, into: &output)
+    }
+
+    /// Appends one packet on the PCR PID that carries only an adaptation field with the PCR (no payload, so its
+    /// continuity counter repeats the previous packet's, as ISO/IEC 13818-1 requires).
+    /// - Parameter pcr: program clock reference base in 90 kHz ticks (written modulo 2^33).
+    public mutating func writePCR(_ pcr: Int64, into output: inout [UInt8]) {
+        let pid = layout.pcrPID
+        var flags: UInt8 = 0x10
+        if pendingDiscontinuity.remove(pid) != nil { flags |= 0x80 }
+        let counter = ((continuityCounters[pid] ?? 0) + 15) & 0x0F
+        output += Self.header(pid: pid, payloadUnitStart: false, adaptationControl: 0x20, continuityCounter: counter)
+        output.append(183)  // adaptation_field_length: the rest of the packet
+        output.append(flags)
+        output += Self.pcrBytes(pcr)
+        output += repeatElement(0xFF, count: 183 - 1 - 6)
     }
 
     // MARK: - Packets
 
     private mutating func nextContinuityCounter(for pid: UInt16) -> UInt8 {
-        let index = Self.allPIDs.firstIndex(of: pid)!
-        let counter = continuityCounters[index]
-        continuityCounters[index] = (counter + 1) & 0x0F
+        let counter = continuityCounters[pid] ?? 0
+        continuityCounters[pid] = (counter + 1) & 0x0F
         return counter
     }
 

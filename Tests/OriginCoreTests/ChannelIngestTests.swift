@@ -82,6 +82,29 @@ struct ChannelIngestTests {
         #expect(harness.channel.status().renditions[0].discontinuities == 1)
     }
 
+    @Test func oneRenditionRestartingPutsTheDiscontinuityAtTheSameMSNInAll() throws {
+        let harness = try Harness(window: .segments(20))
+        for _ in 0..<3 { try harness.slot() }
+        harness.generators["180p"]!.restartTimestamps(startPTS: 900_000)
+        for _ in 0..<3 { try harness.slot() }
+        let restarted = try harness.playlist("180p")
+        let other = try harness.playlist("360p")
+        #expect(restarted.segments.map(\.discontinuity) == [false, false, false, true, false, false])
+        #expect(other.segments.map(\.discontinuity) == restarted.segments.map(\.discontinuity))
+        #expect(other.segments.map(\.programDateTime) == restarted.segments.map(\.programDateTime))
+    }
+
+    @Test func aSlotIsPublishedOnceEveryStartedRenditionFilledIt() throws {
+        let harness = try Harness()
+        for _ in 0..<4 { try harness.slot() }
+        harness.clock.advance(seconds: 2)
+        _ = try harness.push("360p", harness.nextSegment("360p"))
+        #expect(try harness.playlist("360p").segments.last?.uri == "3.ts")
+        _ = try harness.push("180p", harness.nextSegment("180p"))
+        #expect(try harness.playlist("360p").segments.last?.uri == "4.ts")
+        #expect(try harness.playlist("180p").segments.last?.uri == "4.ts")
+    }
+
     @Test func timestampsGoingBackAlsoGetADiscontinuity() throws {
         let harness = try Harness(renditions: ["360p"])
         for _ in 0..<3 { try harness.slot() }

@@ -50,7 +50,9 @@ struct TestSourceFeedTests {
         run(origin, clock: clock, seconds: 30.01)
         let dropped = try playlist(origin, "180p")
         let healthy = try playlist(origin, "360p")
-        #expect(!healthy.segments.contains { $0.gap || $0.discontinuity })
+        #expect(healthy.segments.allSatisfy { !$0.gap })
+        #expect(healthy.segments.map(\.discontinuity) == dropped.segments.map(\.discontinuity))
+        #expect(healthy.discontinuitySequence == dropped.discontinuitySequence)
         let gaps = dropped.segments.filter(\.gap).count
         #expect((2...3).contains(gaps), "\(gaps) gaps")
         let join = try #require(dropped.segments.firstIndex { !$0.gap && $0.discontinuity })

@@ -1,0 +1,69 @@
+import HLSPlaylist
+
+/// What a marker operation did.
+public struct MarkerResult: Sendable, Hashable {
+    /// The stored marker after the operation.
+    public let marker: Marker
+    /// True if this call created or changed it (false: an idempotent repeat).
+    public let changed: Bool
+}
+
+/// Date ranges (ad markers) of a channel: the admin API's entry points.
+///
+/// Every change is journaled (fsync) before it is published and before the caller gets its result, so a marker
+/// acknowledged to a client survives any crash.
+extension Channel {
+    /// Adds a marker (POST). The same request again returns the stored marker with `changed` false.
+    /// - Throws: ``MarkerError`` (400 invalid, 409 conflicting ID, 429 too many, 500 journal write failed).
+    public func addMarker(_ request: MarkerRequest) throws(MarkerError) -> MarkerResult {
+        let now = clock.nowMilliseconds()
+        let (marker, changed) = try markers.change { book throws(MarkerError) in
+            let (marker, created) = try book.add(request, nowMilliseconds: now)
+            return (marker, changed: created)
+        }
+        if changed { markersDidChange() }
+        return MarkerResult(marker: marker, changed: changed)
+    }
+
+    /// Closes an open marker (PATCH, the cue-in).
+    /// - Throws: ``MarkerError`` (404 unknown, 400 invalid, 409 change to a shown value, 500 journal write failed).
+    public func closeMarker(id: String, _ patch: MarkerPatch) throws(MarkerError) -> MarkerResult {
+        let now = clock.nowMilliseconds()
+        let (marker, changed) = try markers.change { book throws(MarkerError) in
+            let (marker, changed) = try book.close(id: id, patch: patch, nowMilliseconds: now)
+            return (marker, changed: changed)
+        }
+        if changed { markersDidChange() }
+        return MarkerResult(marker: marker, changed: changed)
+    }
+
+    /// The marker with this ID.
+    public func marker(id: String) -> Marker? { markers.book.markers[id] }
+
+    /// All markers, by START-DATE then ID.
+    public var allMarkers: [Marker] { markers.book.sortedMarkers }
+
+    /// Removes markers that ended before the window (with a grace of two target durations, so legacy cue tags
+    /// placed by a marker's end leave with their segment). Called by `tick()`.
+    func pruneMarkers() {
+        let (windowStart, target) = state.withLock { ($0.markerWindowStartMilliseconds, $0.targetDuration ?? 1) }
+        guard let windowStart else { return }
+        let book = markers.book
+        // Cheap check first: most ticks prune nothing and must not take the writer lock.
+        let grace = Int64(target) * 2000
+        let now = clock.nowMilliseconds()
+        let due = book.endsMilliseconds().contains { $0.value + grace < windowStart }
+        let expired = book.retiredIds.contains { now - $0.value > MarkerBook.retiredIdLifetimeMilliseconds }
+        guard due || expired else { return }
+        let pruned = try? markers.change { book throws(MarkerError) in
+            let removed = book.prune(windowStartMilliseconds: windowStart, graceMilliseconds: grace, nowMilliseconds: now)
+            return (removed, changed: true)
+        }
+        if let removed = pruned?.0, !removed.isEmpty { markersDidChange() }
+    }
+
+    private func markersDidChange() {
+        state.withLock { $0.markersChanged() }
+        publish()
+    }
+}

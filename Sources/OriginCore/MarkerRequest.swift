@@ -1,0 +1,107 @@
+import HLSPlaylist
+
+/// A value of a client attribute (`X-...`) as the admin API takes it: RFC 8216 allows quoted strings,
+/// hexadecimal sequences and decimal numbers.
+public enum MarkerAttributeValue: Sendable, Hashable, Codable {
+    /// Rendered as a quoted string: `X-AD-ID="abc"`.
+    case string(String)
+    /// Rendered as a decimal: `X-PRICE=12.5`.
+    case number(Double)
+    /// Rendered as a hexadecimal sequence: `X-PAYLOAD=0x0A0B`.
+    case hexadecimal([UInt8])
+
+    /// The value for the playlist.
+    public var attributeValue: AttributeValue {
+        switch self {
+        case .string(let text): .quotedString(text)
+        case .number(let number): .decimal(number)
+        case .hexadecimal(let bytes): .hexadecimal(bytes)
+        }
+    }
+}
+
+/// A client attribute of a marker: name (`X-[A-Z0-9-]+`) and value.
+public struct MarkerAttribute: Sendable, Hashable, Codable {
+    /// The attribute name, e.g. `X-AD-ID`.
+    public var name: String
+    /// The value.
+    public var value: MarkerAttributeValue
+
+    /// Creates a client attribute.
+    public init(name: String, value: MarkerAttributeValue) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// What the admin API is asked for about SCTE-35.
+public enum MarkerSCTE35Request: Sendable, Hashable, Codable {
+    /// The origin encodes a splice_insert cue-out (SCTE35-OUT) with the marker's break duration.
+    case out
+    /// The origin encodes a splice_insert cue-in (SCTE35-IN).
+    case `in`
+    /// Whole splice_info_sections given by the client, validated and passed through.
+    case raw(command: [UInt8]?, out: [UInt8]?, in: [UInt8]?)
+}
+
+/// A marker as posted to `POST /admin/channels/{channel}/dateranges`, before defaults are applied. Two posts with
+/// the same ID are the same marker if their requests are equal.
+public struct MarkerRequest: Sendable, Hashable, Codable {
+    /// ID, client-chosen, unique in the channel.
+    public var id: String
+    /// CLASS.
+    public var classAttribute: String?
+    /// START-DATE; nil means now on the shared clock.
+    public var startDate: ProgramDateTime?
+    /// CUE (PRE, POST, ONCE).
+    public var cue: [String]
+    /// END-DATE.
+    public var endDate: ProgramDateTime?
+    /// DURATION in seconds.
+    public var duration: Double?
+    /// PLANNED-DURATION in seconds.
+    public var plannedDuration: Double?
+    /// END-ON-NEXT=YES.
+    public var endOnNext: Bool
+    /// SCTE35-CMD / OUT / IN.
+    public var scte35: MarkerSCTE35Request?
+    /// `X-` attributes, rendered in name order.
+    public var clientAttributes: [MarkerAttribute]
+
+    /// Creates a request; client attributes are sorted by name.
+    public init(
+        id: String, classAttribute: String? = nil, startDate: ProgramDateTime? = nil, cue: [String] = [],
+        endDate: ProgramDateTime? = nil, duration: Double? = nil, plannedDuration: Double? = nil,
+        endOnNext: Bool = false, scte35: MarkerSCTE35Request? = nil, clientAttributes: [MarkerAttribute] = []
+    ) {
+        self.id = id
+        self.classAttribute = classAttribute
+        self.startDate = startDate
+        self.cue = cue
+        self.endDate = endDate
+        self.duration = duration
+        self.plannedDuration = plannedDuration
+        self.endOnNext = endOnNext
+        self.scte35 = scte35
+        self.clientAttributes = clientAttributes.sorted { $0.name < $1.name }
+    }
+}
+
+/// The cue-in of an open marker (`PATCH /admin/channels/{channel}/dateranges/{id}`): adds END-DATE and/or DURATION,
+/// and optionally SCTE35-IN. Attributes the marker already shows never change.
+public struct MarkerPatch: Sendable, Hashable {
+    /// END-DATE to add.
+    public var endDate: ProgramDateTime?
+    /// DURATION to add, seconds.
+    public var duration: Double?
+    /// `.in` or `.raw(in:)` to add SCTE35-IN. When nil and the marker's SCTE35-OUT was encoded by the origin, the
+    /// matching SCTE35-IN is added with the end.
+    public var scte35: MarkerSCTE35Request?
+
+    /// Creates a patch.
+    public init(endDate: ProgramDateTime? = nil, duration: Double? = nil, scte35: MarkerSCTE35Request? = nil) {
+        self.endDate = endDate
+        self.duration = duration
+        self.scte35 = scte35
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import OriginCore
+import Testing
+
+/// `/admin/...`, `/healthz` and `/metrics` over real HTTP.
+@Suite("Admin API, health and metrics")
+struct AdminAndMetricsTests {
+    /// `ch` (push, 360p + 180p) and `demo` (built-in test source, 180p).
+    static func stack(adminToken: String? = nil) throws -> OriginTestStack {
+        try OriginTestStack {
+            $0.adminToken = adminToken
+            $0.origin.channels.append(
+                ChannelConfiguration(
+                    name: "demo", renditions: [RenditionConfiguration(name: "180p")], source: .testSource))
+        }
+    }
+
+    @Test func loopbackMayUseTheAdminAPIWithoutAToken() throws {
+        let stack = try Self.stack()
+        try stack.slots(2)
+        let response = try stack.get("/admin/channels")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(response.header("Cache-Control") == "no-store")
+        #expect(response.header("Access-Control-Allow-Origin") == "*")
+        let channels = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [[String: Any]])
+        #expect(channels.map { $0["name"] as? String } == ["ch", "demo"])
+        #expect(channels.map { $0["source"] as? String } == ["push", "test-source"])
+        let renditions = try #require(channels[0]["renditions"] as? [[String: Any]])
+        #expect(renditions.map { $0["name"] as? String } == ["360p", "180p"])
+        #expect(renditions.map { $0["segmentsAccepted"] as? Int } == [2, 2])
+
+        let one = try stack.get("/admin/channels/ch")
+        #expect(one.status == 200)
+        let channel = try #require(try JSONSerialization.jsonObject(with: Data(one.body)) as? [String: Any])
+        #expect(channel["name"] as? String == "ch")
+
+        let unknown = try stack.get("/admin/channels/nope")
+        #expect(unknown.status == 404)
+        #expect(unknown.text == "{\n  \"error\" : \"unknown channel 'nope'\"\n}\n")
+    }
+
+    @Test func outageNeedsATestSourceChannelAndValidJSON() throws {
+        let stack = try Self.stack()
+        let pushChannel = try stack.request("POST", "/admin/channels/ch/outage", body: Array("{\"seconds\": 10}".utf8))
+        #expect(pushChannel.status == 409)
+        #expect(pushChannel.header("Content-Type") == "application/json")
+        #expect(pushChannel.text == "{\n  \"error\" : \"channel 'ch' is not fed by the built-in test source\"\n}\n")
+        #expect(pushChannel.header("Access-Control-Allow-Origin") == "*")
+
+        let invalid = try stack.request("POST", "/admin/channels/demo/outage", body: Array("{seconds: ".utf8))
+        #expect(invalid.status == 400)
+        #expect(invalid.text.contains("invalid JSON body"))
+        let negative = try stack.request("POST", "/admin/channels/demo/outage", body: Array("{\"seconds\": -1}".utf8))
+        #expect(negative.status == 400)
+        #expect(negative.text.contains("seconds must be > 0"))
+        let unknown = try stack.request("POST", "/admin/channels/nope/outage", body: Array("{\"seconds\": 1}".utf8))
+        #expect(unknown.status == 404)
+
+        let accepted = try stack.request(
+            "POST", "/admin/channels/demo/outage", body: Array("{\"seconds\": 6, \"renditions\": [\"180p\"]}".utf8))
+        #expect(accepted.status == 202)
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(accepted.body)) as? [String: Any])
+        #expect(answer["channel"] as? String == "demo")
+        #expect(answer["renditions"] as? [String] == ["180p"])
+        #expect(answer["seconds"] as? Double == 6)
+    }
+
+    @Test func adminTokenIsRequiredWhenConfigured() throws {
+        let stack = try Self.stack(adminToken: "adm1n")
+        for headers in [[], [("Authorization", "Bearer nope")]] as [[(String, String)]] {
+            let refused = try stack.request("GET", "/admin/channels", headers: headers)
+            #expect(refused.status == 401)
+            #expect(refused.text == "admin API requires a valid bearer token\n")
+            #expect(refused.header("WWW-Authenticate") == "Bearer realm=\"hlsorigin\"")
+            #expect(refused.header("Access-Control-Allow-Origin") == "*")
+            let outage = try stack.request(
+                "POST", "/admin/channels/demo/outage", headers: headers, body: Array("{\"seconds\": 6}".utf8))
+            #expect(outage.status == 401)
+        }
+        let allowed = try stack.request("GET", "/admin/channels", headers: [("Authorization", "Bearer adm1n")])
+        #expect(allowed.status == 200)
+    }
+
+    @Test func healthzAnswersOK() throws {
+        let stack = try Self.stack()
+        let response = try stack.get("/healthz")
+        #expect(response.status == 200)
+        #expect(response.text == "{\"status\":\"ok\"}\n")
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(response.header("Cache-Control") == "no-store")
+    }
+
+    @Test func metricsCountAcceptedAndRejectedSegmentsPerRendition() throws {
+        let stack = try Self.stack()
+        try stack.slots(4)
+        // One refusal on 180p.
+        #expect(try stack.push("180p", Array(stack.nextSegment("180p").prefix(1000))).status == 422)
+        let response = try stack.get("/metrics")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(response.header("Cache-Control") == "no-store")
+        let lines = Set(response.text.split(separator: "\n").map(String.init))
+        #expect(lines.contains("# TYPE hlsorigin_segments_accepted_total counter"))
+        #expect(lines.contains("hlsorigin_segments_accepted_total{channel=\"ch\",rendition=\"360p\"} 4"))
+        #expect(lines.contains("hlsorigin_segments_accepted_total{channel=\"ch\",rendition=\"180p\"} 4"))
+        #expect(lines.contains("hlsorigin_segments_rejected_total{channel=\"ch\",rendition=\"360p\"} 0"))
+        #expect(lines.contains("hlsorigin_segments_rejected_total{channel=\"ch\",rendition=\"180p\"} 1"))
+        #expect(lines.contains("hlsorigin_live_edge_msn{channel=\"ch\",rendition=\"360p\"} 3"))
+        #expect(lines.contains("hlsorigin_gaps_written_total{channel=\"ch\",rendition=\"360p\"} 0"))
+        #expect(lines.contains("hlsorigin_window_segments{channel=\"ch\",rendition=\"360p\"} 4"))
+        // Every sample line is `name{labels} value` or `name value` (Prometheus text format).
+        for line in lines where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            #expect(parts.count == 2, "\(line)")
+            #expect(Double(parts.last ?? "") != nil || parts.last == "NaN", "\(line)")
+        }
+    }
+}

@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""Helpers of scripts/bench: media generation, pushes, mirroring for nginx, wrk parsing, clients, the table.
+
+Standard library only. Every subcommand prints what the shell script needs on stdout (one value or key=value
+lines) and its complaints on stderr.
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import selectors
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+NULL_PACKET = b"\x47\x1f\xff\x10" + b"\xff" * 184  # MPEG-TS null packet (PID 0x1FFF), ignored by every reader
+
+
+def log(message):
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------------- media
+
+
+def ffmpeg(args):
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", *args], check=True)
+
+
+def generate_media(directory):
+    """Generates, once per cache directory: 2 s segments (360p, ~800 kbit/s, AAC) for the ingest test, 0.2 s
+    segments for the 600-segment window, and a small 2 s segment padded to 1 MiB and 100 KiB for segment GETs."""
+    os.makedirs(directory, exist_ok=True)
+    done = os.path.join(directory, "done")
+    if os.path.exists(done):
+        return
+    two = os.path.join(directory, "2s")
+    os.makedirs(two, exist_ok=True)
+    ffmpeg([
+        "-f", "lavfi", "-i", "testsrc2=s=640x360:r=25", "-f", "lavfi", "-i", "sine=f=440:r=48000",
+        "-t", "100", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", "800k", "-g", "50", "-keyint_min", "50",
+        "-sc_threshold", "0", "-c:a", "aac", "-b:a", "64k", "-f", "segment", "-segment_time", "2",
+        "-segment_format", "mpegts", os.path.join(two, "%03d.ts")])
+    short = os.path.join(directory, "short")
+    os.makedirs(short, exist_ok=True)
+    ffmpeg([
+        "-f", "lavfi", "-i", "testsrc2=s=160x90:r=25", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
+        "-b:v", "100k", "-g", "5", "-keyint_min", "5", "-sc_threshold", "0", "-f", "segment",
+        "-segment_time", "0.2", "-segment_format", "mpegts", os.path.join(short, "%03d.ts")])
+    small = os.path.join(directory, "small.ts")
+    ffmpeg([
+        "-f", "lavfi", "-i", "testsrc2=s=320x180:r=25", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast",
+        "-b:v", "100k", "-g", "50", "-f", "mpegts", small])
+    base = open(small, "rb").read()
+    for name, size in (("1m.ts", 1 << 20), ("100k.ts", 100 << 10)):
+        count = (size - len(base)) // 188
+        with open(os.path.join(directory, name), "wb") as out:
+            out.write(base + NULL_PACKET * count)
+    open(done, "w").write("ok\n")
+
+
+# ---------------------------------------------------------------------------------------------------- HTTP
+
+
+class Client:
+    """One keep-alive connection."""
+
+    def __init__(self, port, host="127.0.0.1"):
+        self.connection = http.client.HTTPConnection(host, port, timeout=30)
+
+    def request(self, method, path, body=None):
+        self.connection.request(method, path, body=body)
+        response = self.connection.getresponse()
+        return response.status, response.read()
+
+
+def push(port, path, data):
+    status, body = Client(port).request("PUT", path, data)
+    if status >= 300:
+        raise SystemExit(f"PUT {path}: {status} {body.decode(errors='replace').strip()}")
+    match = re.search(rb"msn (\d+)", body)
+    return int(match.group(1)) if match else None
+
+
+def command_push_segments(args):
+    """PUTs the padded 1 MiB and 100 KiB segments to channel `seg` and mirrors them into nginx's root."""
+    client = Client(args.port)
+    for rendition in ("1m", "100k"):
+        data = open(os.path.join(args.media, f"{rendition}.ts"), "rb").read()
+        status, body = client.request("PUT", f"/ingest/seg/{rendition}/0.ts", data)
+        if status >= 300:
+            raise SystemExit(f"PUT seg/{rendition}: {status} {body!r}")
+        msn = int(re.search(rb"msn (\d+)", body).group(1))
+        path = f"/live/seg/{rendition}/{msn}.ts"
+        status, served = client.request("GET", path)
+        assert status == 200 and served == data, f"GET {path}: {status}, {len(served)} bytes"
+        write_file(args.root, path, served)
+        print(f"{rendition}={path} {len(served)}")
+
+
+def command_push_window(args):
+    """PUTs 600 segments of 0.2 s to channel `big` (target duration 120 s, so all may be pushed at once)."""
+    directory = os.path.join(args.media, "short")
+    names = sorted(os.listdir(directory))[: args.count]
+    client = Client(args.port)
+    for name in names:
+        status, body = client.request("PUT", f"/ingest/big/r/{name}", open(os.path.join(directory, name), "rb").read())
+        if status >= 300:
+            raise SystemExit(f"PUT big/r/{name}: {status} {body!r}")
+    status, playlist = client.request("GET", "/live/big/r/index.m3u8")
+    count = playlist.count(b"#EXTINF")
+    if count != len(names):
+        raise SystemExit(f"big/r lists {count} segments, {len(names)} pushed")
+    print(count)
+
+
+def write_file(root, path, data):
+    target = os.path.join(root, path.lstrip("/"))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target + ".tmp", "wb") as out:
+        out.write(data)
+    os.replace(target + ".tmp", target)
+
+
+def command_mirror(args):
+    """Waits until the playlist lists `--segments` entries, then copies it (and its segments) into nginx's root."""
+    client = Client(args.port)
+    deadline = time.time() + args.wait
+    while True:
+        status, playlist = client.request("GET", args.path)
+        if status == 200 and playlist.count(b"#EXTINF") >= args.segments:
+            break
+        if time.time() > deadline:
+            raise SystemExit(f"{args.path}: fewer than {args.segments} segments after {args.wait} s")
+        time.sleep(0.25)
+    directory = args.path.rsplit("/", 1)[0]
+    if args.with_segments:
+        for line in playlist.decode().splitlines():
+            if line and not line.startswith("#"):
+                status, data = client.request("GET", f"{directory}/{line}")
+                if status == 200:
+                    write_file(args.root, f"{directory}/{line}", data)
+    write_file(args.root, args.path, playlist)
+    print(len(playlist))
+
+
+# ---------------------------------------------------------------------------------------------------- wrk
+
+
+UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+TIME = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def parse_wrk(text):
+    """Requests/s, bytes/s, p99 ms, errors (socket errors + non-2xx/3xx) of one wrk run."""
+    result = {"rps": 0.0, "bps": 0.0, "p99": float("nan"), "p50": float("nan"), "errors": 0}
+    if m := re.search(r"Requests/sec:\s+([\d.]+)", text):
+        result["rps"] = float(m.group(1))
+    if m := re.search(r"Transfer/sec:\s+([\d.]+)([KMGT]?B)", text):
+        result["bps"] = float(m.group(1)) * UNITS[m.group(2)]
+    for label, key in (("99%", "p99"), ("50%", "p50")):
+        if m := re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M):
+            result[key] = float(m.group(1)) * TIME[m.group(2)]
+    if m := re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text):
+        result["errors"] += sum(int(x) for x in m.groups())
+    if m := re.search(r"Non-2xx or 3xx responses: (\d+)", text):
+        result["errors"] += int(m.group(1))
+    return result
+
+
+def command_parse_wrk(args):
+    result = parse_wrk(open(args.file).read())
+    print(json.dumps({"label": args.label, "server": args.server, **result}))
+
+
+# ---------------------------------------------------------------------------------------------------- many clients
+
+
+def command_idle(args):
+    """Opens `--count` keep-alive connections, sends one playlist GET on each and reads the answer, then holds them
+    until stdin closes. Prints `open=N errors=E` once all are open (and again, with closed ones, at the end)."""
+    selector = selectors.DefaultSelector()
+    request = f"GET {args.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    sockets, errors, answered = [], 0, 0
+    pending = {}
+    for _ in range(args.count):
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect_ex(("127.0.0.1", args.port))
+        except OSError:
+            errors += 1
+            continue
+        sockets.append(s)
+        selector.register(s, selectors.EVENT_WRITE)
+        pending[s] = b""
+        # Bound the number of handshakes in flight so the listen backlog is never the limit.
+        while len(pending) >= 512:
+            answered, errors = pump(selector, pending, request, answered, errors)
+    while pending:
+        answered, errors = pump(selector, pending, request, answered, errors)
+    print(f"open={answered} errors={errors}", flush=True)
+    sys.stdin.read()
+    # Count connections the server closed while idle.
+    closed = 0
+    for s in sockets:
+        try:
+            s.setblocking(False)
+            if s.recv(1) == b"":
+                closed += 1
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+    print(f"closed_while_idle={closed}", flush=True)
+
+
+def pump(selector, pending, request, answered, errors):
+    for key, mask in selector.select(timeout=10) or []:
+        s = key.fileobj
+        try:
+            if mask & selectors.EVENT_WRITE:
+                s.send(request)
+                selector.modify(s, selectors.EVENT_READ)
+                continue
+            data = s.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            errors += 1
+            selector.unregister(s)
+            del pending[s]
+            continue
+        pending[s] += data
+        buffered = pending[s]
+        head_end = buffered.find(b"\r\n\r\n")
+        if head_end >= 0:
+            m = re.search(rb"Content-Length: (\d+)", buffered[:head_end], re.I)
+            if m and len(buffered) >= head_end + 4 + int(m.group(1)):
+                if not buffered.startswith(b"HTTP/1.1 200"):
+                    errors += 1
+                else:
+                    answered += 1
+                selector.unregister(s)
+                del pending[s]
+    return answered, errors
+
+
+# ---------------------------------------------------------------------------------------------------- ingest latency
+
+
+def command_latency(args):
+    """20 renditions pushed at once, at real time (2 s segments, starts staggered over 1 s): for each segment, the
+    time from the last byte of the PUT sent to the first playlist GET (on another keep-alive connection) that lists
+    a new segment."""
+    directory = os.path.join(args.media, "2s")
+    names = sorted(os.listdir(directory))[: args.segments]
+    segments = [open(os.path.join(directory, n), "rb").read() for n in names]
+    results, failures = [], []
+    lock = threading.Lock()
+    start = time.monotonic() + 0.5
+
+    def rendition(index):
+        name = f"r{index:02d}"
+        put = http.client.HTTPConnection("127.0.0.1", args.port, timeout=30)
+        get = Client(args.port)
+        playlist_path = f"/live/lat/{name}/index.m3u8"
+        last_uri = None
+        for k, data in enumerate(segments):
+            delay = start + index * 0.05 + 2.0 * k - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            put.putrequest("PUT", f"/ingest/lat/{name}/{k:03d}.ts")
+            put.putheader("Content-Length", str(len(data)))
+            put.endheaders()
+            put.send(data)
+            sent = time.perf_counter()
+            polls = 0
+            while True:
+                status, playlist = get.request("GET", playlist_path)
+                polls += 1
+                if status == 200:
+                    uri = playlist.rstrip().rsplit(b"\n", 1)[-1]
+                    if uri != last_uri:
+                        seen = time.perf_counter()
+                        last_uri = uri
+                        break
+                if time.perf_counter() - sent > 5:
+                    seen = None
+                    break
+            response = put.getresponse()
+            body = response.read()
+            with lock:
+                if response.status != 201 or seen is None:
+                    failures.append(f"{name} segment {k}: PUT {response.status} {body.decode(errors='replace').strip()}")
+                else:
+                    results.append((seen - sent) * 1000)
+
+    threads = [threading.Thread(target=rendition, args=(i,)) for i in range(args.renditions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for failure in failures[:5]:
+        log(failure)
+    results.sort()
+    p = lambda q: results[min(len(results) - 1, int(q * len(results)))] if results else float("nan")
+    print(json.dumps({"count": len(results), "failures": len(failures), "p50": p(0.50), "p99": p(0.99),
+                      "max": results[-1] if results else float("nan")}))
+
+
+# ---------------------------------------------------------------------------------------------------- bytes held
+
+
+def command_held(args):
+    """Sum of the segment bytes the origin holds: listed entries plus removed ones still downloadable."""
+    client = Client(args.port)
+    total, segments = 0, 0
+    for channel in range(args.channels):
+        for rendition in args.renditions.split(","):
+            base = f"/live/{args.prefix}{channel:03d}/{rendition}"
+            status, playlist = client.request("GET", f"{base}/index.m3u8")
+            if status != 200:
+                continue
+            sequence = int(re.search(rb"#EXT-X-MEDIA-SEQUENCE:(\d+)", playlist).group(1))
+            uris = [line for line in playlist.decode().splitlines() if line and not line.startswith("#")]
+            msns = [int(u.split(".")[0]) for u in uris]
+            msn = sequence - 1
+            while msn >= 0:  # retained entries below the window
+                status, _ = client.request("HEAD", f"{base}/{msn}.ts")
+                if status != 200:
+                    break
+                msns.append(msn)
+                msn -= 1
+            for msn in msns:
+                client.connection.request("HEAD", f"{base}/{msn}.ts")
+                response = client.connection.getresponse()
+                response.read()
+                if response.status == 200:
+                    total += int(response.getheader("Content-Length"))
+                    segments += 1
+    print(f"bytes={total} segments={segments}")
+
+
+# ---------------------------------------------------------------------------------------------------- process
+
+
+def command_cpu(args):
+    """CPU of a process over `--seconds`, as % of one core, from /proc/PID/stat (utime + stime)."""
+    def ticks():
+        fields = open(f"/proc/{args.pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    hz = os.sysconf("SC_CLK_TCK")
+    before, t0 = ticks(), time.monotonic()
+    time.sleep(args.seconds)
+    after, t1 = ticks(), time.monotonic()
+    print(f"{(after - before) / hz / (t1 - t0) * 100:.1f}")
+
+
+# ---------------------------------------------------------------------------------------------------- table
+
+
+def median(values):
+    values = [v for v in values if v == v]
+    return statistics.median(values) if values else float("nan")
+
+
+def human_bytes(value):
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if value >= size:
+            return f"{value / size:.1f} {unit}"
+    return f"{value:.0f} B"
+
+
+def command_table(args):
+    """Prints one Markdown table from the JSON lines of results."""
+    runs = [json.loads(line) for line in open(args.results) if line.strip()]
+    extra = [r for r in runs if "row" in r]
+    wrk = [r for r in runs if "server" in r]
+    labels = []
+    for r in wrk:
+        if r["label"] not in labels:
+            labels.append(r["label"])
+    rows = []
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if b and a == a and b == b else "n/a"
+
+    for label in labels:
+        of = lambda server, key: median([r[key] for r in wrk if r["label"] == label and r["server"] == server])
+        errors = sum(r["errors"] for r in wrk if r["label"] == label)
+        n = len([r for r in wrk if r["label"] == label and r["server"] == "hlsorigin"])
+        if label.startswith("2."):
+            h, g = of("hlsorigin", "bps"), of("nginx", "bps")
+            rows.append((label, f"{human_bytes(h)}/s", f"{human_bytes(g)}/s", ratio(h, g), n, errors))
+        else:
+            h, g = of("hlsorigin", "rps"), of("nginx", "rps")
+            rows.append((label + ", req/s", f"{h:,.0f}", f"{g:,.0f}", ratio(h, g), n, errors))
+            h, g = of("hlsorigin", "p99"), of("nginx", "p99")
+            rows.append((label + ", p99 latency", f"{h:.2f} ms", f"{g:.2f} ms", ratio(h, g), n, ""))
+    small = next((l for l in labels if l.startswith("1.") and "64 conns" in l), None)
+    large = next((l for l in labels if l.startswith("6.")), None)
+    if small and large:
+        def window_ratio(server):
+            of = lambda label: median([r["rps"] for r in wrk if r["label"] == label and r["server"] == server])
+            return ratio(of(large), of(small))
+        rows.append(("6. req/s 600-segment / 6-segment playlist", window_ratio("hlsorigin"), window_ratio("nginx"),
+                     "", "", ""))
+    for r in extra:
+        rows.append((r["row"], r.get("hlsorigin", ""), r.get("nginx", ""), r.get("ratio", ""), r.get("runs", ""),
+                     r.get("errors", "")))
+    rows.sort(key=lambda row: row[0].split(".")[0])  # by figure, stable
+    print("| figure | hlsorigin | nginx | ratio h/n | runs | errors |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("media"); p.add_argument("directory")
+    p = sub.add_parser("push-segments"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--root")
+    p = sub.add_parser("push-window"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--count", type=int, default=600)
+    p = sub.add_parser("mirror"); p.add_argument("--port", type=int); p.add_argument("--path"); p.add_argument("--root")
+    p.add_argument("--segments", type=int, default=6); p.add_argument("--wait", type=float, default=30)
+    p.add_argument("--with-segments", action="store_true")
+    p = sub.add_parser("parse-wrk"); p.add_argument("file"); p.add_argument("--label"); p.add_argument("--server")
+    p = sub.add_parser("idle"); p.add_argument("--port", type=int); p.add_argument("--count", type=int); p.add_argument("--path")
+    p = sub.add_parser("latency"); p.add_argument("--port", type=int); p.add_argument("--media")
+    p.add_argument("--renditions", type=int, default=20); p.add_argument("--segments", type=int, default=50)
+    p = sub.add_parser("held"); p.add_argument("--port", type=int); p.add_argument("--channels", type=int)
+    p.add_argument("--renditions"); p.add_argument("--prefix", default="c")
+    p = sub.add_parser("cpu"); p.add_argument("--pid", type=int); p.add_argument("--seconds", type=float)
+    p = sub.add_parser("table"); p.add_argument("results")
+    args = parser.parse_args()
+    if args.command == "media":
+        generate_media(args.directory)
+    else:
+        globals()["command_" + args.command.replace("-", "_")](args)
+
+
+if __name__ == "__main__":
+    main()
