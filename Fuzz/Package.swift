@@ -8,8 +8,7 @@ let fuzzTargets = [
     "FuzzTransportStream", "FuzzFragmentedMP4", "FuzzPackedAudio",
     "FuzzMediaPlaylist", "FuzzMultivariantPlaylist", "FuzzPlaylistAttributes",
     "FuzzRequestPath", "FuzzOriginRequest", "FuzzConfiguration",
-    // TODO(markers): "FuzzSCTE35" (MediaProbe SCTE-35 hex validation) and "FuzzDateRangeJSON" (the admin
-    // dateranges body) once the markers branch is on main; see the slot in scripts/fuzz.
+    "FuzzSCTE35", "FuzzDateRangeJSON",
 ]
 
 let package = Package(
