@@ -5,7 +5,13 @@ let package = Package(
     name: "hlsorigin",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "hlsorigin", targets: ["hlsorigin"])
+        .executable(name: "hlsorigin", targets: ["hlsorigin"]),
+        // The modules as a library, for the fuzz package in Fuzz/ (a path dependency sees products only).
+        .library(
+            name: "HLSOriginKit",
+            targets: [
+                "SharedBytes", "HLSPlaylist", "MediaProbe", "TestSource", "MicroHTTPD", "OriginCore", "OriginServer",
+            ]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

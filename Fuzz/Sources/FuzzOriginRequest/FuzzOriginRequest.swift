@@ -1,0 +1,132 @@
+import Logging
+import MicroHTTPD
+import OriginCore
+import OriginServer
+import SharedBytes
+
+/// The origin's request handler, as libmicrohttpd would call it: routing, `/live` (Range, conditional headers),
+/// `/ingest` (bodies probed as media or parsed as playlist hints), `/admin` (JSON bodies: the outage request), and
+/// `/healthz`, `/metrics`.
+///
+/// Input: `METHOD SP TARGET LF`, header lines `Name: value LF`, an empty line, then the body (sent when the handler
+/// asks for one). The client is a loopback client (so the admin API answers without a token).
+/// One origin lives for the whole run: a test-source channel `demo` (two renditions, three segments in the window)
+/// plus auto-created channels. So that state stays bounded, it is rebuilt every `rebuildEvery` inputs.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let raw = UnsafeBufferPointer(start: data, count: size)
+    var lines: [Substring] = []
+    var bodyStart = size
+    var lineStart = 0
+    var index = 0
+    while index < size {
+        if raw[index] == UInt8(ascii: "\n") {
+            let line = String(decoding: UnsafeBufferPointer(rebasing: raw[lineStart..<index]), as: UTF8.self)
+            lineStart = index + 1
+            if line.isEmpty, !lines.isEmpty {
+                bodyStart = index + 1
+                break
+            }
+            lines.append(Substring(line))
+        }
+        index += 1
+    }
+    if index == size, lineStart < size {
+        lines.append(Substring(String(decoding: UnsafeBufferPointer(rebasing: raw[lineStart...]), as: UTF8.self)))
+    }
+    guard let requestLine = lines.first else { return 0 }
+    let parts = requestLine.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+    let method = String(parts[0])
+    let target = parts.count > 1 ? parts[1] : "/"
+    let question = target.firstIndex(of: "?")
+    let path = String(target[..<(question ?? target.endIndex)])
+    var query: [(name: String, value: String?)] = []
+    if let question {
+        for argument in target[target.index(after: question)...].split(separator: "&") {
+            let pair = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            query.append((name: String(pair[0]), value: pair.count > 1 ? String(pair[1]) : nil))
+        }
+    }
+    var headers = HTTPHeaders()
+    for line in lines.dropFirst() {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        let value = line[line.index(after: colon)...].drop(while: { $0 == " " })
+        headers.append(name: String(line[..<colon]), value: String(value))
+    }
+    let request = HTTPRequestHead(
+        method: method, path: path, query: query, headers: headers, remoteAddress: "127.0.0.1")
+    let body = SharedBytes(UnsafeBufferPointer(rebasing: raw[bodyStart...]))
+
+    let handler = Harness.shared.next()
+    switch handler.handle(request) {
+    case .respond(let response):
+        consume(response)
+    case .respondPrepared:
+        break
+    case .receiveBody(let limit, let complete):
+        if body.count <= limit { consume(complete(body)) }
+    case .suspend:
+        // A long poll: answered later from another thread through a responder only the server can make.
+        break
+    }
+    return 0
+}
+
+private func consume(_ response: HTTPResponse) {
+    guard (100...599).contains(response.status) else {
+        fatalError("handler answered with status \(response.status)")
+    }
+}
+
+/// The origin under test and when to rebuild it.
+private final class Harness: @unchecked Sendable {
+    static let shared = Harness()
+    static let rebuildEvery = 5_000
+
+    private var handler: OriginHTTPHandler
+    private var used = 0
+
+    private init() { handler = Self.makeHandler() }
+
+    func next() -> OriginHTTPHandler {
+        used += 1
+        if used > Self.rebuildEvery {
+            handler = Self.makeHandler()
+            used = 1
+        }
+        return handler
+    }
+
+    static func makeHandler() -> OriginHTTPHandler {
+        let yaml = """
+            ingest:
+              autoCreate: true
+              maxSegmentBytes: 1048576
+              defaults:
+                segmentDuration: 2
+                window: { segments: 3 }
+            channels:
+              - name: demo
+                source: test-source
+                segmentDuration: 2
+                window: { segments: 3 }
+                renditions:
+                  - { name: 360p, profile: 360p }
+                  - { name: 180p, profile: 180p }
+            """
+        do {
+            let configuration = try ConfigurationFile.parse(yaml, source: "fuzz")
+            let logger = Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() }
+            let clock = ManualClock()
+            let origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger)
+            for _ in 0..<160 {
+                clock.advance(seconds: 0.05)
+                origin.tick()
+            }
+            return OriginHTTPHandler(
+                origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
+        } catch {
+            fatalError("fuzz harness set-up failed: \(error)")
+        }
+    }
+}
