@@ -1,10 +1,56 @@
 import Foundation
 import HLSPlaylist
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// Polls a channel's admin status every 200 ms in a task of its own and writes down each change of a rendition's
+/// accepted segments or GAP entries with the drift at that moment (the arrival of the newest segment minus the end of
+/// its slot): when a GAP shows up where an encoder was pushing, this says how close to its deadline it came.
+final class ChannelStatusLog: Sendable {
+    private let lines = Mutex<[String]>([])
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(client: HTTPClient, channel: String) {
+        start(client: client, channel: channel)
+    }
+
+    private func start(client: HTTPClient, channel: String) {
+        let start = ContinuousClock.now
+        let started = Task { [self] in
+            var last: [String: String] = [:]
+            while !Task.isCancelled {
+                if let response = try? await client.get("/admin/channels/\(channel)"), response.status == 200,
+                    let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                    let renditions = object["renditions"] as? [[String: Any]]
+                {
+                    for rendition in renditions {
+                        let name = rendition["name"] as? String ?? "?"
+                        let key = "accepted=\(rendition["segmentsAccepted"] ?? "?") gaps=\(rendition["gapsWritten"] ?? "?")"
+                        guard last[name] != key else { continue }
+                        last[name] = key
+                        let at = (ContinuousClock.now - start).seconds
+                        let line = String(format: "%.1f ", at) + "\(name) \(key) drift=\(rendition["driftMilliseconds"] ?? "?")"
+                        self.lines.withLock { $0.append(line) }
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        task.withLock { $0 = started }
+    }
+
+    /// Stops polling; returns what was written down.
+    func finish() async -> [String] {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+        return lines.withLock { $0 }
+    }
+}
 
 extension EndToEnd {
     /// Issue 4, acceptance: a real ffmpeg pushes two renditions; it is killed for 12 s and started again. GAP entries
@@ -69,15 +115,19 @@ extension EndToEnd {
                 let watcher = LiveStreamWatcher(
                     client: client, channel: Self.channel, renditions: Self.names, directory: origin.directory,
                     probeEvery: 2, gapAnswer: .notFound)
+                let statusLog = ChannelStatusLog(client: client, channel: Self.channel)
                 let outage = try await Self.runOutage(
                     origin: origin, watcher: watcher, encoders: &encoders, reader: nil)
+                let statusLines = await statusLog.finish()
                 let violations = await watcher.finish()
                 #expect(
                     violations.isEmpty,
                     "\(violations.count) problems:\n\(violations.prefix(40).joined(separator: "\n"))")
                 let gapCount = try Self.checkOutage(watcher: watcher, outage: outage)
                 #expect(watcher.gapsAnswered404 == gapCount, "\(watcher.gapsAnswered404) of \(gapCount) GAP URLs 404")
-                print("issue 4 (notFound): \(Self.report(watcher: watcher, outage: outage, gaps: gapCount))")
+                print(
+                    "issue 4 (notFound): \(Self.report(watcher: watcher, outage: outage, gaps: gapCount))\n"
+                        + "status changes:\n\(statusLines.joined(separator: "\n"))")
             }
         }
 
@@ -88,9 +138,10 @@ extension EndToEnd {
         ) async throws {
             let client = HTTPClient(port: port)
             let watcher = LiveStreamWatcher(
-                client: client, channel: channel, renditions: names, directory: origin.directory, probeEvery: 2,
+                client: client, channel: channel, renditions: names, directory: origin.directory, probeEvery: 1,
                 gapAnswer: .filler)
             let wallStart = Date().timeIntervalSince1970
+            let statusLog = ChannelStatusLog(client: client, channel: channel)
             let recording = origin.directory.appendingPathComponent("reader.ts")
             var reader: ChildProcess?
             let outage = try await runOutage(origin: origin, watcher: watcher, encoders: &encoders) {
@@ -104,6 +155,7 @@ extension EndToEnd {
             let readerStatus = await reader_.wait(timeout: .seconds(30))
             reader_.signal(SIGKILL)
             let violations = await watcher.finish()
+            let statusLines = await statusLog.finish()
             #expect(
                 violations.isEmpty, "\(violations.count) problems:\n\(violations.prefix(40).joined(separator: "\n"))")
             let gapCount = try checkOutage(watcher: watcher, outage: outage)
@@ -134,7 +186,8 @@ extension EndToEnd {
             print(
                 "issue 4 (filler): \(report(watcher: watcher, outage: outage, gaps: gapCount)), \(fillersDecoded) "
                     + "fillers decoded, reader recorded \(String(format: "%.1f", recorded)) s, reader log "
-                    + "\(readerLog.split(separator: "\n").count) lines (warning level), \(edge)")
+                    + "\(readerLog.split(separator: "\n").count) lines (warning level), \(edge)\nstatus changes:\n"
+                    + statusLines.joined(separator: "\n"))
 
             // kill -9 and restart on the same port with the same data directory.
             var lastBefore: [String: RenditionTracker.Entry] = [:]
@@ -320,27 +373,26 @@ extension EndToEnd {
 
         /// The live edge against the clock: for every entry that appeared while the watcher read (not the ones of
         /// its first reload), the wall clock when it first appeared minus the end of the entry on the PDT timeline.
-        /// The appearance lies between the last reload that did not list it and the first that did.
+        /// The appearance lies between the last reload that did not list it and the first that did; the figure per
+        /// entry is the middle of that interval. Segments and GAP entries apart (a GAP is written at its deadline).
         static func edgeError(watcher: LiveStreamWatcher, wallStart: Double) -> String {
-            var low = Double.infinity
-            var high = -Double.infinity
-            var count = 0
-            for name in watcher.renditions {
-                guard let tracker = watcher.trackers[name] else { continue }
-                for msn in tracker.msns {
-                    guard let after = tracker.appearedAfter[msn], after > 0, let seen = tracker.firstSeen[msn],
-                        let entry = tracker.entries[msn], let pdt = entry.programDateTimeMilliseconds
-                    else { continue }
-                    let end = Double(pdt + entry.durationMilliseconds) / 1000
-                    low = min(low, wallStart + after - end)
-                    high = max(high, wallStart + seen - end)
-                    count += 1
-                }
+            var figures: [Bool: [(msn: UInt64, low: Double, high: Double)]] = [:]
+            guard let name = watcher.renditions.first, let tracker = watcher.trackers[name] else { return "" }
+            for msn in tracker.msns {
+                guard let after = tracker.appearedAfter[msn], after > 0, let seen = tracker.firstSeen[msn],
+                    let entry = tracker.entries[msn], let pdt = entry.programDateTimeMilliseconds
+                else { continue }
+                let end = Double(pdt + entry.durationMilliseconds) / 1000
+                figures[entry.gap, default: []].append((msn, wallStart + after - end, wallStart + seen - end))
             }
-            guard count > 0 else { return "PDT-versus-clock error: no entry appeared while reading" }
-            return "PDT-versus-clock error of the live edge (wall clock at first appearance minus segment end PDT) "
-                + "within [" + String(format: "%+.3f", low) + ", " + String(format: "%+.3f", high) + "] s over "
-                + "\(count) entries"
+            func describe(_ list: [(msn: UInt64, low: Double, high: Double)]) -> String {
+                guard let low = list.map(\.low).min(), let high = list.map(\.high).max() else { return "none" }
+                let each = list.map { "\($0.msn):" + String(format: "%+.2f", ($0.low + $0.high) / 2) }
+                return "[" + String(format: "%+.3f", low) + ", " + String(format: "%+.3f", high) + "] s over "
+                    + "\(list.count) (" + each.joined(separator: " ") + ")"
+            }
+            return "PDT-versus-clock error of the live edge in \(name) (wall clock at first appearance minus end PDT): "
+                + "segments \(describe(figures[false] ?? [])), GAP entries \(describe(figures[true] ?? []))"
         }
     }
 }
