@@ -9,7 +9,7 @@ import Testing
 extension EndToEnd {
     /// Issue 5, acceptance (ad markers, docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
     /// 20 markers are posted (open ones closed later by PATCH, SCTE-35 encoded by the origin and raw, scheduled ahead,
-    /// END-ON-NEXT chapters); the playlists are read for 40 s; the origin is killed with SIGKILL and restarted on the
+    /// END-ON-NEXT chapters); the playlists are read for 35 s; three more are posted just before the kill; the origin is killed with SIGKILL and restarted on the
     /// same port, and no acknowledged marker may be missing. Bad requests get the documented status.
     @Suite("End to end: ad markers (issue 5)")
     struct MarkerTests {
@@ -237,12 +237,12 @@ extension EndToEnd {
                 fixedPatch.status == 409,
                 "a PATCH changing a shown DURATION: \(fixedPatch.status) \(fixedPatch.text)")
 
-            // 40 s of playlists; the open markers are closed after 10 s.
+            // 35 s of playlists; the open markers are closed after 10 s.
             var watch = MarkerWatch(acknowledged: acknowledged)
             let started = ContinuousClock.now
             var closed = false
             var snapshots = 0
-            while ContinuousClock.now - started < .seconds(40) {
+            while ContinuousClock.now - started < .seconds(35) {
                 let round = ContinuousClock.now
                 if !closed, round - started > .seconds(10) {
                     closed = true
@@ -271,6 +271,19 @@ extension EndToEnd {
                 let hi = watch.history["hi", default: [:]][id] ?? []
                 let lo = watch.history["lo", default: [:]][id] ?? []
                 #expect(Set(hi) == Set(lo), "\(id): hi showed \(hi), lo showed \(lo)")
+            }
+
+            // Three more, acknowledged just before the kill: they must come back and be listed after the restart.
+            let late: [[String: Any]] = [
+                ["id": "late-fixed", "class": "ad", "duration": 30, "scte35": "out"],
+                ["id": "late-open", "class": "ad", "plannedDuration": 60, "scte35": "out"],
+                ["id": "late-ahead", "startDate": iso(Date() + 4), "duration": 10],
+            ]
+            for body in late {
+                let id = body["id"] as! String
+                let answer = try await admin.send("POST", path, json: body)
+                #expect(answer.status == 201, "POST \(id): \(answer.status) \(answer.text)")
+                if let tag = answer.object["tag"] as? String { watch.acknowledged[id] = [tag] }
             }
 
             // kill -9 and restart: no acknowledged marker is missing.
@@ -309,7 +322,7 @@ extension EndToEnd {
             let restartedAt = ContinuousClock.now
             var restartedEncoder = false
             var afterSnapshots = 0
-            while ContinuousClock.now - restartedAt < .seconds(20) {
+            while ContinuousClock.now - restartedAt < .seconds(15) {
                 let round = ContinuousClock.now
                 if !restartedEncoder, let encoder = encoders.last, !encoder.isRunning {
                     restartedEncoder = true  // ffmpeg's HLS muxer gives up when its PUT fails
@@ -325,9 +338,11 @@ extension EndToEnd {
             }
             #expect(afterSnapshots >= 10, "only \(afterSnapshots) playlists after the restart")
             #expect(watch.problems.isEmpty, "\(watch.problems.count) problems:\n\(watch.problems.prefix(40).joined(separator: "\n"))")
-            #expect(watch.listedAfterRestart.contains("chapter-3"), "the open chapter-3 is not listed after the restart")
+            for id in ["chapter-3", "late-fixed", "late-open", "late-ahead"] {
+                #expect(watch.listedAfterRestart.contains(id), "\(id) is not listed after the restart")
+            }
             print(
-                "issue 5: \(acknowledged.count) markers acknowledged, \(snapshots) playlists read in 40 s, "
+                "issue 5: \(acknowledged.count) + \(late.count) markers acknowledged, \(snapshots) playlists read in 35 s, "
                     + "\(beforeTags.count) listed before kill -9 and \(afterTags.count) after, \(afterSnapshots) "
                     + "playlists after the restart listing \(watch.listedAfterRestart.sorted()), encoder restarted: "
                     + "\(restartedEncoder), \(watch.checkedOverlaps) overlap checks")
