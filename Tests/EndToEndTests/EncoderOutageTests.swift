@@ -29,11 +29,14 @@ final class ChannelStatusLog: Sendable {
                 {
                     for rendition in renditions {
                         let name = rendition["name"] as? String ?? "?"
-                        let key = "accepted=\(rendition["segmentsAccepted"] ?? "?") gaps=\(rendition["gapsWritten"] ?? "?")"
+                        let key =
+                            "accepted=\(rendition["segmentsAccepted"] ?? "?") gaps=\(rendition["gapsWritten"] ?? "?")"
                         guard last[name] != key else { continue }
                         last[name] = key
                         let at = (ContinuousClock.now - start).seconds
-                        let line = String(format: "%.1f ", at) + "\(name) \(key) drift=\(rendition["driftMilliseconds"] ?? "?")"
+                        let line =
+                            String(format: "%.1f ", at)
+                            + "\(name) \(key) drift=\(rendition["driftMilliseconds"] ?? "?")"
                         self.lines.withLock { $0.append(line) }
                     }
                 }
@@ -97,7 +100,8 @@ extension EndToEnd {
                 for encoder in encoders { encoder.signal(SIGKILL) }
                 origin.kill()
                 restarted?.kill()
-                throw EndToEndError("\(error)\n--- hlsorigin log tail (\(origin.directory.path)) ---\n\(origin.logTail())")
+                throw EndToEndError(
+                    "\(error)\n--- hlsorigin log tail (\(origin.directory.path)) ---\n\(origin.logTail())")
             }
             for encoder in encoders { encoder.signal(SIGKILL) }
             let status = await restarted?.stop()
@@ -296,7 +300,8 @@ extension EndToEnd {
             try await watcher.poll()
             let lastAtKill = Dictionary(
                 uniqueKeysWithValues: names.map { ($0, watcher.trackers[$0]?.lastMSN ?? 0) })
-            try await watcher.watch(for: .seconds(outageSeconds) - .milliseconds(Int64((watcher.now - killedAt) * 1000)))
+            try await watcher.watch(
+                for: .seconds(outageSeconds) - .milliseconds(Int64((watcher.now - killedAt) * 1000)))
             encoders.append(
                 try FFmpeg.startPush(
                     port: origin.port, channel: channel, renditions: renditions, directory: origin.directory,
@@ -330,7 +335,8 @@ extension EndToEnd {
                 let firstGap = try #require(
                     after.first { tracker.entries[$0]!.gap }, "\(rendition): no GAP entry for the outage")
                 let join = try #require(
-                    after.first { $0 > firstGap && !tracker.entries[$0]!.gap }, "\(rendition): no segment after the outage")
+                    after.first { $0 > firstGap && !tracker.entries[$0]!.gap },
+                    "\(rendition): no segment after the outage")
                 let gaps = after.filter { $0 >= firstGap && $0 < join }
                 // Within 1.5 target durations of the drop (the last reload that did not list it was sent then).
                 let appeared = (tracker.appearedAfter[firstGap] ?? 0) - outage.killedAt
@@ -363,7 +369,8 @@ extension EndToEnd {
                 let discontinuities = tracker.msns.filter { tracker.entries[$0]!.discontinuity }
                 return "\(name): MSNs \(tracker.msns.first ?? 0)...\(tracker.lastMSN ?? 0), GAP \(gapMSNs), first GAP "
                     + String(format: "%.2f", firstGap) + " s after the kill (lower bound), discontinuities at "
-                    + "\(discontinuities), worst staleness in [" + String(format: "%.2f", tracker.maxStalenessLowerBound)
+                    + "\(discontinuities), worst staleness in ["
+                    + String(format: "%.2f", tracker.maxStalenessLowerBound)
                     + ", " + String(format: "%.2f", tracker.maxStalenessUpperBound) + "] s"
             }
             return parts.joined(separator: "; ") + "; \(gaps) GAP entries, killed at "

@@ -9,8 +9,8 @@ import Testing
 extension EndToEnd {
     /// Issue 5, acceptance (ad markers, docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
     /// 20 markers are posted (open ones closed later by PATCH, SCTE-35 encoded by the origin and raw, scheduled ahead,
-    /// END-ON-NEXT chapters); the playlists are read for 35 s; three more are posted just before the kill; the origin is killed with SIGKILL and restarted on the
-    /// same port, and no acknowledged marker may be missing. Bad requests get the documented status.
+    /// END-ON-NEXT chapters); the playlists are read for 35 s; three more are posted just before the kill; the origin
+    /// is killed with SIGKILL and restarted on the same port, and no acknowledged marker may be missing. Bad requests get the documented status.
     @Suite("End to end: ad markers (issue 5)")
     struct MarkerTests {
         static let adminToken = "e2e-admin-token"
@@ -94,7 +94,8 @@ extension EndToEnd {
         /// The attributes of an `#EXT-X-DATERANGE:` line, raw values (quoted strings keep their quotes).
         static func attributes(_ tag: String) throws -> [String: String] {
             let list = String(tag.drop { $0 != ":" }.dropFirst())
-            return Dictionary(try AttributeList.parse(list).map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
+            return Dictionary(
+                try AttributeList.parse(list).map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
         }
 
         static func id(_ tag: String) throws -> String {
@@ -133,8 +134,9 @@ extension EndToEnd {
             for (id, tag) in tags {
                 let attributes = try Self.attributes(tag)
                 let start = try #require(
-                    (AttributeList.unquoted(attributes["START-DATE"] ?? "")).flatMap(date), "\(tag)")
-                    .timeIntervalSince1970
+                    (AttributeList.unquoted(attributes["START-DATE"] ?? "")).flatMap(date), "\(tag)"
+                )
+                .timeIntervalSince1970
                 var end: Double?
                 if let text = attributes["END-DATE"].flatMap(AttributeList.unquoted), let date = date(text) {
                     end = date.timeIntervalSince1970
@@ -231,7 +233,8 @@ extension EndToEnd {
             #expect(conflict.status == 409, "a different body with an existing id: \(conflict.status) \(conflict.text)")
             let chapterPatch = try await admin.send("PATCH", "\(path)/chapter-0", json: ["duration": 3])
             #expect(
-                chapterPatch.status == 409, "closing an END-ON-NEXT marker: \(chapterPatch.status) \(chapterPatch.text)")
+                chapterPatch.status == 409, "closing an END-ON-NEXT marker: \(chapterPatch.status) \(chapterPatch.text)"
+            )
             let fixedPatch = try await admin.send("PATCH", "\(path)/fixed-1", json: ["duration": 1])
             #expect(
                 fixedPatch.status == 409,
@@ -291,7 +294,9 @@ extension EndToEnd {
             #expect(before.status == 200, "\(before.text)")
             let beforeTags = try listedTags(before.object)
             for (id, tag) in beforeTags {
-                #expect(watch.acknowledged[id]?.last == tag, "\(id): stored \(tag), acknowledged \(watch.acknowledged[id] ?? [])")
+                #expect(
+                    watch.acknowledged[id]?.last == tag,
+                    "\(id): stored \(tag), acknowledged \(watch.acknowledged[id] ?? [])")
             }
             // A marker missing from the list must have been pruned: ended two target durations before the window.
             let acknowledgedRanges = try ranges(watch.acknowledged.compactMapValues(\.last))
@@ -337,12 +342,15 @@ extension EndToEnd {
                 try await Task.sleep(until: round + .seconds(1))
             }
             #expect(afterSnapshots >= 10, "only \(afterSnapshots) playlists after the restart")
-            #expect(watch.problems.isEmpty, "\(watch.problems.count) problems:\n\(watch.problems.prefix(40).joined(separator: "\n"))")
+            #expect(
+                watch.problems.isEmpty,
+                "\(watch.problems.count) problems:\n\(watch.problems.prefix(40).joined(separator: "\n"))")
             for id in ["chapter-3", "late-fixed", "late-open", "late-ahead"] {
                 #expect(watch.listedAfterRestart.contains(id), "\(id) is not listed after the restart")
             }
             print(
-                "issue 5: \(acknowledged.count) + \(late.count) markers acknowledged, \(snapshots) playlists read in 35 s, "
+                "issue 5: \(acknowledged.count) + \(late.count) markers acknowledged, \(snapshots) playlists read "
+                    + "in 35 s, "
                     + "\(beforeTags.count) listed before kill -9 and \(afterTags.count) after, \(afterSnapshots) "
                     + "playlists after the restart listing \(watch.listedAfterRestart.sorted()), encoder restarted: "
                     + "\(restartedEncoder), \(watch.checkedOverlaps) overlap checks")
@@ -378,7 +386,8 @@ extension EndToEnd {
             let notObject = try await admin.send("POST", path, raw: Array("[1]".utf8))
             #expect(notObject.status == 400, "a JSON array: \(notObject.status) \(notObject.text)")
             let huge = try await admin.send(
-                "POST", path, raw: Array(#"{"id": "big", "class": ""#.utf8) + Array(repeating: 0x78, count: 70000)
+                "POST", path,
+                raw: Array(#"{"id": "big", "class": ""#.utf8) + Array(repeating: 0x78, count: 70000)
                     + Array(#""}"#.utf8))
             #expect(huge.status == 413, "body over 64 KiB: \(huge.status) \(huge.text)")
             let past = iso(Date() - 10)
@@ -435,7 +444,10 @@ extension EndToEnd {
             let rendition = snapshot.rendition
             lastWindowStart = snapshot.windowStart
             if !snapshot.tags.isEmpty, snapshot.programDateTimes != snapshot.segments {
-                fail("\(rendition): \(snapshot.programDateTimes) PDT tags for \(snapshot.segments) segments with DATERANGE")
+                fail(
+                    "\(rendition): \(snapshot.programDateTimes) PDT tags for \(snapshot.segments) segments with "
+                        + "DATERANGE"
+                )
             }
             var listed: Set<String> = []
             for tag in snapshot.tags {
@@ -465,7 +477,8 @@ extension EndToEnd {
             guard requireOverlapping else { return }
             for (id, range) in ranges {
                 // Listed while its range overlaps the window (first PDT to the end of the last segment).
-                let overlaps = range.start < snapshot.windowEnd - 0.001
+                let overlaps =
+                    range.start < snapshot.windowEnd - 0.001
                     && (range.end.map { $0 > snapshot.windowStart + 0.001 } ?? true)
                 guard overlaps else { continue }
                 checkedOverlaps += 1
