@@ -127,7 +127,8 @@ extension EndToEnd {
                 #expect(
                     violations.isEmpty,
                     "\(violations.count) problems:\n\(violations.prefix(40).joined(separator: "\n"))")
-                let gapCount = try Self.checkOutage(watcher: watcher, outage: outage)
+                _ = try Self.checkOutage(watcher: watcher, outage: outage)
+                let gapCount = Self.allGaps(watcher)
                 #expect(watcher.gapsAnswered404 == gapCount, "\(watcher.gapsAnswered404) of \(gapCount) GAP URLs 404")
                 print(
                     "issue 4 (notFound): \(Self.report(watcher: watcher, outage: outage, gaps: gapCount))\n"
@@ -162,7 +163,8 @@ extension EndToEnd {
             let statusLines = await statusLog.finish()
             #expect(
                 violations.isEmpty, "\(violations.count) problems:\n\(violations.prefix(40).joined(separator: "\n"))")
-            let gapCount = try checkOutage(watcher: watcher, outage: outage)
+            _ = try checkOutage(watcher: watcher, outage: outage)
+            let gapCount = allGaps(watcher)
 
             // Filler: every GAP URL answered a segment that ffprobe decodes (the verifier checked each one).
             #expect(watcher.gapsSentForFiller == gapCount)
@@ -322,6 +324,11 @@ extension EndToEnd {
                 lastAtKill: lastAtKill, killedAt: killedAt, restartedAt: restartedAt, targetDuration: targetDuration)
         }
 
+        /// GAP entries seen in every rendition.
+        static func allGaps(_ watcher: LiveStreamWatcher) -> Int {
+            watcher.trackers.values.map { tracker in tracker.entries.values.filter(\.gap).count }.reduce(0, +)
+        }
+
         /// The acceptance checks of the outage; returns the number of GAP entries (both renditions).
         private static func checkOutage(watcher: LiveStreamWatcher, outage: Outage) throws -> Int {
             #expect(watcher.sameMSNs().isEmpty, "\(watcher.sameMSNs())")
@@ -357,6 +364,21 @@ extension EndToEnd {
                     tracker.maxStalenessLowerBound <= 1.5 * outage.targetDuration,
                     "\(rendition): went at least \(tracker.maxStalenessLowerBound) s without a new entry")
                 gapCount += gaps.count
+                // After the join the encoder pushes in real time again: one join, no GAP or discontinuity after it.
+                // Known origin issue: a resumed feed keeps the channel's slot grid, so its segments arrive anywhere
+                // from 1 s before to just under 1 s after their slot's end (the deadline is end + 1 s); near the
+                // deadline, the next segment's jitter makes it miss its slot: a GAP and a second discontinuity one
+                // slot after the join. Seen in 2 of 6 runs; the check runs and reports it as a known issue.
+                let afterJoin = tracker.msns.filter { $0 > join }
+                let relapses = afterJoin.filter { tracker.entries[$0]!.gap || tracker.entries[$0]!.discontinuity }
+                withKnownIssue(
+                    "a resumed feed keeps the slot grid: it can land just before its slot's deadline and miss the next",
+                    isIntermittent: true
+                ) {
+                    #expect(
+                        relapses.isEmpty,
+                        "\(rendition): GAP or discontinuity at \(relapses) after the join at MSN \(join)")
+                }
             }
             return gapCount
         }

@@ -10,7 +10,8 @@ extension EndToEnd {
     /// Issue 5, acceptance (ad markers, docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
     /// 20 markers are posted (open ones closed later by PATCH, SCTE-35 encoded by the origin and raw, scheduled ahead,
     /// END-ON-NEXT chapters); the playlists are read for 35 s; three more are posted just before the kill; the origin
-    /// is killed with SIGKILL and restarted on the same port, and no acknowledged marker may be missing. Bad requests get the documented status.
+    /// is killed with SIGKILL and restarted on the same port, and no acknowledged marker may be missing. Bad requests
+    /// get the documented status.
     @Suite("End to end: ad markers (issue 5)")
     struct MarkerTests {
         static let adminToken = "e2e-admin-token"
