@@ -74,7 +74,7 @@ extension EndToEnd {
                 let client = HTTPClient(port: origin.port)
                 let names = Self.renditions.map(\.name)
                 let watcher = LiveStreamWatcher(
-                    client: client, channel: "e2e", renditions: names, directory: origin.directory)
+                    client: client, channel: "e2e", renditions: names, directory: origin.directory, gapAnswer: .filler)
                 var http = HTTPSemanticsCheck(client: client, directory: origin.directory)
                 try await http.checkNotFound("/live/e2e/index.m3u8")  // no channel before the first push
 
@@ -226,7 +226,7 @@ extension EndToEnd {
                     #expect(variant.frameRate == 25)
                 }
 
-                // The encoder restart: MSNs go on, GAP entries (404, with EXTINF and a URI) cover the outage, the join
+                // The encoder restart: MSNs go on, GAP entries (filler, with EXTINF and a URI) cover the outage, the join
                 // carries EXT-X-DISCONTINUITY.
                 var gapCount = 0
                 var joinSeen: [String: Double] = [:]
@@ -250,7 +250,7 @@ extension EndToEnd {
                     #expect(discontinuities == [join], "\(rendition): discontinuities at \(discontinuities)")
                     #expect(tracker.maxStalenessLowerBound <= 1.5 * Double(tracker.targetDuration ?? 0))
                 }
-                #expect(watcher.gapsAnswered404 == gapCount)
+                #expect(watcher.gapsSentForFiller == gapCount)
 
                 // The recording.
                 let recorded = try #require(recorder)
