@@ -24,7 +24,8 @@ extension EndToEnd {
                 origin in
                 let client = HTTPClient(port: origin.port)
                 let watcher = LiveStreamWatcher(
-                    client: client, channel: "demo", renditions: ["360p", "180p"], directory: origin.directory)
+                    client: client, channel: "demo", renditions: ["360p", "180p"], directory: origin.directory,
+                    gapAnswer: .filler)
                 let interval = Duration.milliseconds(200)
                 try await watcher.watch(for: .seconds(15), interval: interval) {
                     (watcher.trackers["180p"]?.msns.count ?? 0) >= 3 && (watcher.trackers["360p"]?.msns.count ?? 0) >= 3
@@ -108,7 +109,7 @@ extension EndToEnd {
                         + String(format: "%.2f", firstGapAfter) + " s after the outage began, "
                         + "staleness 180p in [\(low.maxStalenessLowerBound), \(low.maxStalenessUpperBound)] s, "
                         + "360p in [\(high.maxStalenessLowerBound), \(high.maxStalenessUpperBound)] s, "
-                        + "\(watcher.verifier.downloaded) segments, \(watcher.gapsAnswered) GAP fillers, "
+                        + "\(watcher.verifier.downloaded) segments, \(watcher.gapsSentForFiller) GAP fillers, "
                         + "\(client.counter.value) requests\nstatus: \(status.text)")
             }
         }

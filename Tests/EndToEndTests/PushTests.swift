@@ -74,7 +74,7 @@ extension EndToEnd {
                 let client = HTTPClient(port: origin.port)
                 let names = Self.renditions.map(\.name)
                 let watcher = LiveStreamWatcher(
-                    client: client, channel: "e2e", renditions: names, directory: origin.directory)
+                    client: client, channel: "e2e", renditions: names, directory: origin.directory, gapAnswer: .filler)
                 var http = HTTPSemanticsCheck(client: client, directory: origin.directory)
                 try await http.checkNotFound("/live/e2e/index.m3u8")  // no channel before the first push
 
@@ -226,7 +226,7 @@ extension EndToEnd {
                     #expect(variant.frameRate == 25)
                 }
 
-                // The encoder restart: MSNs go on, GAP entries (filler segments, with EXTINF and a URI) cover the outage, the join
+                // The encoder restart: MSNs go on, GAP entries (filler, with EXTINF and a URI) cover the outage, the join
                 // carries EXT-X-DISCONTINUITY.
                 var gapCount = 0
                 var joins: Set<UInt64> = []
@@ -260,7 +260,7 @@ extension EndToEnd {
                     let discontinuities = tracker.entries.values.filter(\.discontinuity).map(\.msn).sorted()
                     #expect(discontinuities.first == sharedJoin, "\(rendition): discontinuities at \(discontinuities)")
                 }
-                #expect(watcher.gapsAnswered == gapCount)
+                #expect(watcher.gapsSentForFiller == gapCount)
 
                 // The recording.
                 let recorded = try #require(recorder)

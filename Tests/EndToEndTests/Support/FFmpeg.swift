@@ -17,8 +17,10 @@ enum FFmpeg {
 
     /// Starts one ffmpeg process that encodes a test pattern and a sine tone in real time (`-re`) and pushes every
     /// rendition with the HLS muxer over HTTP PUT (2-second segments, 6-segment encoder window, deletes sent too).
+    /// - Parameter ingestToken: sent as `Authorization: Bearer` with every request when the origin requires one.
     static func startPush(
-        port: Int, channel: String, renditions: [PushedRendition], directory: URL, label: String
+        port: Int, channel: String, renditions: [PushedRendition], directory: URL, label: String,
+        ingestToken: String? = nil
     ) throws -> ChildProcess {
         guard let ffmpeg = ChildProcess.locate("ffmpeg") else { throw EndToEndError("ffmpeg is not on the PATH") }
         var arguments = [
@@ -36,6 +38,9 @@ enum FFmpeg {
                 "-c:a", "aac", "-b:a", "64k", "-ac", "2",
                 "-f", "hls", "-hls_time", "2", "-hls_list_size", "6", "-hls_flags", "delete_segments",
                 "-method", "PUT", "-http_persistent", "1",
+            ]
+            if let ingestToken { arguments += ["-headers", "Authorization: Bearer \(ingestToken)\r\n"] }
+            arguments += [
                 "http://127.0.0.1:\(port)/ingest/\(channel)/\(rendition.name)/index.m3u8",
             ]
         }
@@ -43,13 +48,14 @@ enum FFmpeg {
     }
 
     /// Starts `ffmpeg -i URL -c copy -t SECONDS output` (the live recorder a player stands for).
-    static func startRecorder(url: String, seconds: Int, output: URL, directory: URL, label: String) throws
-        -> ChildProcess
-    {
+    /// - Parameter logLevel: ffmpeg's `-v`: `error` (the default), or `warning` to see failed segment fetches.
+    static func startRecorder(
+        url: String, seconds: Int, output: URL, directory: URL, label: String, logLevel: String = "error"
+    ) throws -> ChildProcess {
         guard let ffmpeg = ChildProcess.locate("ffmpeg") else { throw EndToEndError("ffmpeg is not on the PATH") }
         return try ChildProcess(
             executable: ffmpeg,
-            arguments: ["-nostdin", "-v", "error", "-y", "-i", url, "-c", "copy", "-t", "\(seconds)", output.path],
+            arguments: ["-nostdin", "-v", logLevel, "-y", "-i", url, "-c", "copy", "-t", "\(seconds)", output.path],
             directory: directory, label: label)
     }
 

@@ -44,17 +44,21 @@ final class OriginProcess: Sendable {
     }
 
     /// Starts the origin with `configuration` (YAML text) and waits until it listens.
-    init(configuration: String, label: String) async throws {
+    /// - Parameters:
+    ///   - port: the port to listen on; 0 lets the origin pick one.
+    ///   - restarting: the directory of an earlier origin (killed or stopped): its data directory is used again, so
+    ///     the new origin continues from the state journal; its log goes to `hlsorigin-<label>.err`.
+    init(configuration: String, label: String, port requestedPort: Int = 0, restarting: URL? = nil) async throws {
         let binary = try Self.binary()
-        directory = try TemporaryDirectory.make("hlsorigin-e2e-\(label)")
+        directory = try restarting ?? TemporaryDirectory.make("hlsorigin-e2e-\(label)")
         let configURL = directory.appendingPathComponent("config.yaml")
         try Data(configuration.utf8).write(to: configURL)
         let dataDirectory = directory.appendingPathComponent("data")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         child = try ChildProcess(
             executable: binary,
-            arguments: ["--config", configURL.path, "--port", "0", "--data-dir", dataDirectory.path],
-            directory: directory, label: "hlsorigin")
+            arguments: ["--config", configURL.path, "--port", "\(requestedPort)", "--data-dir", dataDirectory.path],
+            directory: directory, label: restarting == nil ? "hlsorigin" : "hlsorigin-\(label)")
         let deadline = ContinuousClock.now + .seconds(15)
         var found: Int?
         while found == nil {
@@ -81,6 +85,26 @@ final class OriginProcess: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         port = found!
+    }
+
+    /// A TCP port that is free on 127.0.0.1 right now (bound to port 0 and released), for an origin that must keep its
+    /// port across a restart.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw EndToEndError("socket() failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw EndToEndError("cannot bind a free port: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Base URL, e.g. `http://127.0.0.1:41234`.
