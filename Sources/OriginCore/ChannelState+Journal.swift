@@ -15,8 +15,7 @@ extension ChannelState {
             let window = rendition.window
             records[rendition.name] = RenditionJournalRecord(
                 lastMSN: rendition.lastMSN,
-                edgeDiscontinuitySequence: window.discontinuitySequence
-                    + UInt64(window.entries.filter(\.discontinuity).count),
+                edgeDiscontinuitySequence: window.edgeDiscontinuitySequence,
                 lastProgramDateTimeEndMilliseconds: window.entries.last?.endMilliseconds)
         }
         return ChannelJournalRecord(

@@ -36,6 +36,8 @@ struct ChannelState: Sendable {
     var restoredRenditions: [String: RenditionJournalRecord] = [:]
     /// PDT never goes below the end of what an earlier run published.
     var minimumProgramDateTime: Int64?
+    /// Discontinuity sequence number of the newest published slot (the same in every rendition).
+    var publishedDiscontinuityDomain: UInt64?
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -118,15 +120,30 @@ struct ChannelState: Sendable {
             continuous = abs(start - last.ticks) <= timescale / 4
         }
 
+        let codecs = info.tracks.map(\.codec)
+        let formatChanged =
+            (rendition.container.map { $0 != info.container } ?? false)
+            || (!rendition.tracks.isEmpty && rendition.tracks.map(\.codec) != codecs)
+        let discontinuity =
+            rendition.pendingDiscontinuity
+            || (rendition.hasStarted && (!continuous || rendition.lastWasGap || formatChanged))
+
         // The slot: already opened by another rendition, following the previous slot, or anchored on the clock.
+        // A feed that resumes (or restarts) opening a new slot re-anchors it on the clock, never earlier than the
+        // previous slot's end: it gets the same margin to its deadlines as a feed that starts, instead of inheriting
+        // the old grid (the discontinuity allows the PDT step).
+        let anchored = now - (durationMicroseconds + 500) / 1000
         let existing = slots[msn]
         var slot: Slot
         if let existing {
             slot = existing
         } else if msn > 0, let previous = slots[msn - 1] {
-            slot = Slot(programDateTimeMilliseconds: previous.endMilliseconds, durationMilliseconds: 0)
+            let resumes = discontinuity && rendition.hasStarted
+            slot = Slot(
+                programDateTimeMilliseconds: resumes
+                    ? max(previous.endMilliseconds, anchored) : previous.endMilliseconds,
+                durationMilliseconds: 0)
         } else {
-            let anchored = now - (durationMicroseconds + 500) / 1000
             slot = Slot(
                 programDateTimeMilliseconds: max(anchored, minimumProgramDateTime ?? anchored), durationMilliseconds: 0)
         }
@@ -150,15 +167,6 @@ struct ChannelState: Sendable {
         }
         let carry = (value: exact - milliseconds * durationScale, timescale: durationScale)
         if existing == nil { slot.durationMilliseconds = milliseconds }
-
-        let codecs = info.tracks.map(\.codec)
-        let formatChanged =
-            (rendition.container.map { $0 != info.container } ?? false)
-            || (!rendition.tracks.isEmpty && rendition.tracks.map(\.codec) != codecs)
-        let lastWasGap = rendition.lastWasGap
-        let discontinuity =
-            rendition.pendingDiscontinuity
-            || (rendition.hasStarted && (!continuous || lastWasGap || formatChanged))
 
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: milliseconds,
@@ -237,11 +245,19 @@ struct ChannelState: Sendable {
     /// them do: the same MSN has the same discontinuity sequence number in every rendition (RFC 8216 section 6.2.4).
     private mutating func publishSlot(_ msn: UInt64, nowMilliseconds now: Int64) {
         let discontinuity = renditions.contains { $0.held.first?.msn == msn && $0.held.first!.discontinuity }
+        // The discontinuity sequence number of this MSN, the same in every rendition: a rendition whose first entry
+        // this is (a late joiner, or every rendition after a restart) takes it instead of counting on its own.
+        let base = publishedDiscontinuityDomain ?? renditions.map(\.window.edgeDiscontinuitySequence).max() ?? 0
+        let domain = base + (discontinuity ? 1 : 0)
+        publishedDiscontinuityDomain = domain
         for position in renditions.indices where renditions[position].held.first?.msn == msn {
             var entry = renditions[position].held.removeFirst()
             if discontinuity, !entry.discontinuity {
                 entry.discontinuity = true
                 renditions[position].statistics.discontinuities += 1
+            }
+            if renditions[position].window.lastMSN == nil, renditions[position].window.retained.isEmpty {
+                renditions[position].window.startDiscontinuitySequence(at: domain - (entry.discontinuity ? 1 : 0))
             }
             renditions[position].window.append(entry, nowMilliseconds: now)
             renditions[position].lastAppendMilliseconds = now

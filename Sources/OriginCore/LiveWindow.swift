@@ -29,6 +29,18 @@ public struct LiveWindow: Sendable {
     /// EXT-X-MEDIA-SEQUENCE: the MSN of the first listed entry.
     public var mediaSequence: UInt64? { entries.first?.msn }
 
+    /// Discontinuity sequence number of the newest entry's domain: the head's plus the discontinuities listed.
+    public var edgeDiscontinuitySequence: UInt64 {
+        discontinuitySequence + UInt64(entries.lazy.filter(\.discontinuity).count)
+    }
+
+    /// Sets EXT-X-DISCONTINUITY-SEQUENCE of a window that has never had an entry (a rendition joining a channel
+    /// takes the channel's count).
+    mutating func startDiscontinuitySequence(at value: UInt64) {
+        precondition(entries.isEmpty && retained.isEmpty, "only an unused window can start its sequence")
+        discontinuitySequence = value
+    }
+
     /// MSN of the newest entry.
     public var lastMSN: UInt64? { entries.last?.msn }
 

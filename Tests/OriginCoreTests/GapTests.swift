@@ -81,6 +81,33 @@ struct GapTests {
         #expect(try harness.playlist("360p").segments.last?.gap == true)
     }
 
+    @Test func aFeedResumingLateReanchorsItsSlotOnTheClock() throws {
+        let harness = try Harness(window: .segments(30))
+        for _ in 0..<3 { try harness.slot() }
+        // Both renditions drop; GAPs keep the grid moving.
+        for _ in 0..<3 {
+            harness.clock.advance(seconds: 2)
+            harness.origin.tick()
+        }
+        harness.clock.advance(seconds: 0.9)  // the restarted encoder's first segment ends 0.9 s after a grid slot
+        for rendition in ["360p", "180p"] { harness.generators[rendition]!.restartTimestamps(startPTS: 0) }
+        for rendition in ["360p", "180p"] { _ = try harness.push(rendition, harness.nextSegment(rendition)) }
+        let now = harness.clock.nowMilliseconds()
+        let a = try harness.playlist("360p")
+        let b = try harness.playlist("180p")
+        let join = try #require(a.segments.last)
+        #expect(join.discontinuity && !join.gap)
+        // Anchored on the clock (segment end = now), not on the old grid (which would end 0.9 s earlier).
+        #expect(join.programDateTime!.millisecondsSince1970 + 2000 == now)
+        #expect(b.segments.map(\.programDateTime) == a.segments.map(\.programDateTime))
+        #expect(b.segments.map(\.discontinuity) == a.segments.map(\.discontinuity))
+        // The next segment, 2 s later, continues the new grid without a GAP or another discontinuity.
+        try harness.slot()
+        let next = try #require(try harness.playlist("360p").segments.last)
+        #expect(!next.gap && !next.discontinuity)
+        #expect(next.programDateTime == join.programDateTime!.adding(milliseconds: 2000))
+    }
+
     @Test func lateSegmentAfterItsGapIsNotSplicedIntoThePast() throws {
         let harness = try Harness(renditions: ["360p"], window: .segments(20))
         for _ in 0..<3 { try harness.slot() }

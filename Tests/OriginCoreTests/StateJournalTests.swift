@@ -110,4 +110,52 @@ struct StateJournalTests {
         let msn = try #require(receipt.msn)
         #expect(msn >= floor)
     }
+
+    /// After a restart one rendition's encoder reconnects a slot later: both still give every MSN the same
+    /// discontinuity sequence number.
+    @Test func aRenditionJoiningASlotLaterTakesTheChannelsDiscontinuitySequence() throws {
+        let clock = ManualClock()
+        var generators = try ["360p", "180p"].map {
+            ($0, try TestStreamGenerator(profile: TestSourceProfile.named($0)!, segmentDuration: 2))
+        }
+        var origin: Origin? = try makeOrigin(clock: clock)
+        for _ in 0..<6 {
+            clock.advance(seconds: 2)
+            for i in generators.indices {
+                _ = try origin!.ingest(
+                    channel: "ch", rendition: generators[i].0, fileName: "s.ts",
+                    body: SharedBytes(generators[i].1.nextSegment().bytes))
+            }
+            origin!.tick()
+        }
+        origin = nil
+        clock.advance(seconds: 10)
+        let restarted = try makeOrigin(clock: clock)
+        for round in 0..<5 {
+            clock.advance(seconds: 2)
+            for i in generators.indices {
+                let segment = generators[i].1.nextSegment()
+                // 180p's encoder comes back one slot later than 360p's.
+                if round == 0, generators[i].0 == "180p" { continue }
+                _ = try restarted.ingest(
+                    channel: "ch", rendition: generators[i].0, fileName: "s.ts", body: SharedBytes(segment.bytes))
+            }
+            restarted.tick()
+        }
+        let a = try playlist(restarted, "360p")
+        let b = try playlist(restarted, "180p")
+        func domains(_ p: MediaPlaylist) -> [UInt64: UInt64] {
+            var domain = p.discontinuitySequence
+            var out: [UInt64: UInt64] = [:]
+            for (offset, segment) in p.segments.enumerated() {
+                if segment.discontinuity { domain += 1 }
+                out[p.mediaSequence + UInt64(offset)] = domain
+            }
+            return out
+        }
+        let da = domains(a)
+        let db = domains(b)
+        #expect(!db.isEmpty)
+        for (msn, domain) in db { #expect(da[msn] == domain, "msn \(msn): 360p \(da[msn] ?? 0), 180p \(domain)") }
+    }
 }
