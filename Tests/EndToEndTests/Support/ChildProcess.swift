@@ -77,6 +77,9 @@ final class ChildProcess: @unchecked Sendable {
 
     /// The executable's URL when it is on the PATH.
     static func locate(_ name: String) -> URL? {
+        if name.contains("/") {
+            return FileManager.default.isExecutableFile(atPath: name) ? URL(fileURLWithPath: name) : nil
+        }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let url = URL(fileURLWithPath: String(directory)).appendingPathComponent(name)
@@ -91,7 +94,8 @@ final class ChildProcess: @unchecked Sendable {
     ) async throws -> ToolOutput {
         guard let executable = locate(name) else { throw EndToEndError("\(name) is not on the PATH") }
         let child = try ChildProcess(
-            executable: executable, arguments: arguments, directory: directory, label: "\(name)-\(UUID().uuidString)")
+            executable: executable, arguments: arguments, directory: directory,
+            label: "\(executable.lastPathComponent)-\(UUID().uuidString)")
         guard let status = await child.wait(timeout: timeout) else {
             child.signal(SIGKILL)
             _ = await child.wait(timeout: .seconds(5))
