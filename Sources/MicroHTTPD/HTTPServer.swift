@@ -35,7 +35,8 @@ public final class HTTPServer: Sendable {
         self.context = ServerContext(
             handler: handler, standardHeaders: configuration.standardHeaders,
             deadlines: RequestDeadlines(
-                limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit, log: log),
+                limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit,
+                log: log),
             log: log)
     }
 
@@ -90,7 +91,7 @@ public final class HTTPServer: Sendable {
         // Stop accepting; shutting the listening socket down makes the kernel refuse new connections at once
         // instead of queueing them in the backlog until the process exits.
         let listener = MHD_quiesce_daemon(daemon.pointer)
-        if listener >= 0 { shutdown(listener, Int32(SHUT_RDWR)) }
+        if listener >= 0 { shutdown(listener, shutdownReadAndWrite) }
         for responder in context.beginStopping() {
             responder.respond(serviceUnavailable(context.standardHeaders))
         }

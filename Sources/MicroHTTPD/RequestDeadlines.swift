@@ -7,6 +7,9 @@ import Synchronization
     import Darwin
 #endif
 
+/// `SHUT_RDWR` of <sys/socket.h> (not imported by name on every toolchain).
+let shutdownReadAndWrite: Int32 = 2
+
 /// Cuts off clients that trickle a request. libmicrohttpd's connection timeout counts *inactivity*: a client that
 /// sends one header byte a second keeps its connection forever and, repeated, pins every connection slot. Here every
 /// connection must deliver a complete request head within the deadline after it was accepted or after its previous
@@ -68,7 +71,8 @@ final class RequestDeadlines: Sendable {
         return entries.withLock { entries in
             let overLimit = connectionLimit > 0 && entries.count >= connectionLimit
             let deadline: Int64? =
-                overLimit ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : nil
+                overLimit
+                ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : nil
             entries[Self.key(connection)] = Entry(socket: socket, deadline: deadline, overLimit: overLimit)
             return !overLimit
         }
@@ -135,7 +139,7 @@ final class RequestDeadlines: Sendable {
             var cut = 0
             for (key, entry) in entries {
                 guard let deadline = entry.deadline, now >= deadline else { continue }
-                shutdown(entry.socket, Int32(SHUT_RDWR))
+                shutdown(entry.socket, shutdownReadAndWrite)
                 entries[key]?.deadline = nil
                 if !entry.overLimit { cut += 1 }
             }

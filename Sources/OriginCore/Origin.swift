@@ -198,7 +198,8 @@ public final class Origin: Sendable {
         do {
             hint = try MediaPlaylist.parse(text)
         } catch {
-            throw channel.recordHint(rendition: rendition, refused: IngestError(status: 400, "invalid playlist hint: \(error)"))
+            throw channel.recordHint(
+                rendition: rendition, refused: IngestError(status: 400, "invalid playlist hint: \(error)"))
         }
         _ = channel.recordHint(rendition: rendition, refused: nil)
         return IngestReceipt(

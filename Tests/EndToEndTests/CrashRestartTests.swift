@@ -240,7 +240,8 @@ extension EndToEnd {
             let receivedAtSignal = reader.receivedCount
             origin.signal(SIGTERM)
             let status = await origin.wait(timeout: .seconds(5))
-            #expect(status == 0, "no clean exit within 5 s after SIGTERM: \(status.map(String.init) ?? "still running")")
+            #expect(
+                status == 0, "no clean exit within 5 s after SIGTERM: \(status.map(String.init) ?? "still running")")
             while !reader.isDone { try await Task.sleep(for: .milliseconds(20)) }
             let body = try #require(reader.body)
             #expect(body.count == large.count, "the reader got \(body.count) of \(large.count) bytes")
