@@ -22,13 +22,14 @@ func accessHandler(
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
 
     guard let stored = requestContext.pointee else {
-        // Over the connection limit: the 503 went out when the connection was accepted.
-        if context.deadlines.isOverLimit(connection) { return .NO }
         let head = RequestHeadReader.read(connection: connection, url: url, method: method, version: version)
+        let expectsBody = RequestHeadReader.announcesBody(head)
+        // Over the connection limit: the 503 went out when the connection was accepted.
+        guard context.deadlines.headArrived(connection, expectsBody: expectsBody) else { return .NO }
         let state = RequestState(action: context.handler.handle(head), discardLimit: context.discardLimit)
+        state.expectsBody = expectsBody
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
         context.requestStarted()
-        context.deadlines.headArrived(connection, expectsBody: RequestHeadReader.announcesBody(head))
         return begin(state, head: head, connection: connection, context: context)
     }
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
@@ -40,7 +41,10 @@ func accessHandler(
         return receive(UnsafeRawBufferPointer(start: uploadData, count: pieceSize), state, connection, context)
     }
     guard !state.isAnswered else { return .YES }
-    context.deadlines.bodyComplete(connection)
+    if state.expectsBody {
+        state.expectsBody = false
+        context.deadlines.bodyComplete(connection)
+    }
     return finish(state, connection: connection, context: context)
 }
 

@@ -34,7 +34,13 @@ final class RequestDeadlines: Sendable {
     let connectionLimit: Int
     /// Milliseconds an over-limit connection stays open after its 503 (time for the answer to leave).
     static let overLimitLingerMilliseconds: Int64 = 200
-    private let entries = Mutex<[UInt: Entry]>([:])
+    private struct Table {
+        var entries: [UInt: Entry] = [:]
+        /// Entries that are not over the limit.
+        var served = 0
+    }
+
+    private let table = Mutex(Table())
     private let cutCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let log: @Sendable (String) -> Void
@@ -68,47 +74,53 @@ final class RequestDeadlines: Sendable {
     func connectionStarted(_ connection: OpaquePointer, socket: Int32) -> Bool {
         guard isEnabled, socket >= 0 else { return true }
         let now = Self.now()
-        return entries.withLock { entries in
-            let overLimit = connectionLimit > 0 && entries.count >= connectionLimit
+        return table.withLock { table in
+            let overLimit = connectionLimit > 0 && table.served >= connectionLimit
             let deadline: Int64? =
                 overLimit
                 ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : nil
-            entries[Self.key(connection)] = Entry(socket: socket, deadline: deadline, overLimit: overLimit)
+            table.entries[Self.key(connection)] = Entry(socket: socket, deadline: deadline, overLimit: overLimit)
+            if !overLimit { table.served += 1 }
             return !overLimit
         }
-    }
-
-    /// True if the connection was accepted beyond the connection limit (its 503 has been sent).
-    func isOverLimit(_ connection: OpaquePointer) -> Bool {
-        guard connectionLimit > 0 else { return false }
-        return entries.withLock { $0[Self.key(connection)]?.overLimit ?? false }
     }
 
     /// A connection is being closed by libmicrohttpd (its socket is closed after this returns).
     func connectionClosed(_ connection: OpaquePointer) {
         guard isEnabled else { return }
-        _ = entries.withLock { $0.removeValue(forKey: Self.key(connection)) }
+        table.withLock { table in
+            if let removed = table.entries.removeValue(forKey: Self.key(connection)), !removed.overLimit {
+                table.served -= 1
+            }
+        }
     }
 
     /// A request head arrived: a body, if one follows, is due within the limit; otherwise nothing is timed until
-    /// the request completes.
-    func headArrived(_ connection: OpaquePointer, expectsBody: Bool) {
-        guard limitMilliseconds > 0 else { return }
-        let deadline = expectsBody ? Self.now() + limitMilliseconds : nil
-        entries.withLock { $0[Self.key(connection)]?.deadline = deadline }
+    /// the request completes. Returns false if the connection is over the limit (its 503 was sent at accept): the
+    /// request must not be answered.
+    func headArrived(_ connection: OpaquePointer, expectsBody: Bool) -> Bool {
+        guard isEnabled else { return true }
+        let deadline = expectsBody && limitMilliseconds > 0 ? Self.now() + limitMilliseconds : nil
+        return table.withLock { table in
+            let key = Self.key(connection)
+            guard let entry = table.entries[key] else { return true }
+            if entry.overLimit { return false }
+            table.entries[key]?.deadline = deadline
+            return true
+        }
     }
 
-    /// The request's body is complete (or it has none): the answer is not timed.
+    /// The request's body is complete: the answer is not timed.
     func bodyComplete(_ connection: OpaquePointer) {
         guard limitMilliseconds > 0 else { return }
-        entries.withLock { $0[Self.key(connection)]?.deadline = nil }
+        table.withLock { $0.entries[Self.key(connection)]?.deadline = nil }
     }
 
     /// A request completed: the next head on this keep-alive connection is due within the limit.
     func requestCompleted(_ connection: OpaquePointer) {
         guard limitMilliseconds > 0 else { return }
         let deadline = Self.now() + limitMilliseconds
-        entries.withLock { $0[Self.key(connection)]?.deadline = deadline }
+        table.withLock { $0.entries[Self.key(connection)]?.deadline = deadline }
     }
 
     /// Starts the sweep (every quarter of a second, at most every limit / 4).
@@ -135,12 +147,12 @@ final class RequestDeadlines: Sendable {
     /// closed (and its socket number reused) while its socket is shut down.
     func sweep() {
         let now = Self.now()
-        let cut = entries.withLock { entries -> Int in
+        let cut = table.withLock { table -> Int in
             var cut = 0
-            for (key, entry) in entries {
+            for (key, entry) in table.entries {
                 guard let deadline = entry.deadline, now >= deadline else { continue }
                 shutdown(entry.socket, shutdownReadAndWrite)
-                entries[key]?.deadline = nil
+                table.entries[key]?.deadline = nil
                 if !entry.overLimit { cut += 1 }
             }
             return cut
