@@ -22,7 +22,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var perIPConnectionLimit: Int
     /// Seconds after which an idle connection is closed (libmicrohttpd's inactivity timeout); also the time a
     /// client has to send a complete request head (after connecting or after its previous request) and then a
-    /// complete body, however steadily it trickles bytes. 0: no timeout. Default: 30.
+    /// complete body, however steadily it trickles bytes (an encoder that streams a segment's body while encoding
+    /// it needs more than its segment duration). 0: no timeout. Default: 30.
     public var connectionTimeout: Int
     /// Bytes of memory per connection for the request line, headers and buffers; requests whose head does not fit
     /// are answered by libmicrohttpd itself (431 / 413). Default: 32 KiB.
