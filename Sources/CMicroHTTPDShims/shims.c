@@ -57,6 +57,7 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     const CMicroHTTPDShims_Address *address,
     MHD_AccessHandlerCallback access_handler, void *access_handler_cls,
     MHD_RequestCompletedCallback request_completed, void *request_completed_cls,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls,
     CMicroHTTPDShims_LogSink *log_sink,
     unsigned int thread_pool_size,
     unsigned int connection_limit,
@@ -96,6 +97,7 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
         MHD_OPTION_EXTERNAL_LOGGER, CMicroHTTPDShims_format_log, (void *)log_sink,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&address->storage,
         MHD_OPTION_NOTIFY_COMPLETED, request_completed, request_completed_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
         MHD_OPTION_UNESCAPE_CALLBACK, CMicroHTTPDShims_keep_raw, (void *)NULL,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
@@ -132,4 +134,9 @@ long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *by
         return -1;
     }
     return (long)send(info->connect_fd, bytes, count, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+int CMicroHTTPDShims_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
 }

@@ -23,8 +23,13 @@ func accessHandler(
 
     guard let stored = requestContext.pointee else {
         let head = RequestHeadReader.read(connection: connection, url: url, method: method, version: version)
+        let expectsBody = RequestHeadReader.announcesBody(head)
+        // Over the connection limit: the 503 went out when the connection was accepted.
+        guard context.deadlines.headArrived(connection, expectsBody: expectsBody) else { return .NO }
         let state = RequestState(action: context.handler.handle(head), discardLimit: context.discardLimit)
+        state.expectsBody = expectsBody
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        context.requestStarted()
         return begin(state, head: head, connection: connection, context: context)
     }
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
@@ -36,7 +41,34 @@ func accessHandler(
         return receive(UnsafeRawBufferPointer(start: uploadData, count: pieceSize), state, connection, context)
     }
     guard !state.isAnswered else { return .YES }
+    if state.expectsBody {
+        state.expectsBody = false
+        context.deadlines.bodyComplete(connection)
+    }
     return finish(state, connection: connection, context: context)
+}
+
+/// MHD_NotifyConnectionCallback: starts and ends the request deadlines of a connection.
+func connectionNotification(
+    _ cls: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, let connection else { return }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    // MHD_CONNECTION_NOTIFY_STARTED = 0, MHD_CONNECTION_NOTIFY_CLOSED = 1 (not imported as named cases).
+    switch code.rawValue {
+    case 0:
+        if !context.deadlines.connectionStarted(connection, socket: CMicroHTTPDShims_connection_fd(connection)) {
+            let bytes = RawResponse.serviceUnavailable(context.standardHeaders)
+            _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
+        }
+    case 1:
+        context.deadlines.connectionClosed(connection)
+    default:
+        break
+    }
 }
 
 /// MHD_RequestCompletedCallback: releases the per-request state.
@@ -49,9 +81,10 @@ func requestCompleted(
     guard let cls, let requestContext, let stored = requestContext.pointee else { return }
     requestContext.pointee = nil
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeRetainedValue()
-    if let responder = state.responder {
-        Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().untrack(responder)
-    }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    context.requestEnded()
+    if let connection { context.deadlines.requestCompleted(connection) }
+    if let responder = state.responder { context.untrack(responder) }
 }
 
 /// After the first call: rejects a body announced larger than the limit at once, prepares the body buffer.
@@ -132,6 +165,11 @@ private func answer(
     _ response: HTTPResponse, _ state: RequestState, _ connection: OpaquePointer, _ context: ServerContext
 ) -> MHD_Result {
     state.isAnswered = true
+    var response = response
+    if context.isStopping, !response.headers.contains("Connection") {
+        // Draining: the client should not send another request on this connection.
+        response.headers.append(name: "Connection", value: "close")
+    }
     let handle = MHDResponseBuilder.make(response)
     defer { MHD_destroy_response(handle) }
     return queue(handle, status: response.status, connection, context)
@@ -153,6 +191,14 @@ private func payloadTooLarge(limit: Int, _ standard: HTTPHeaders) -> HTTPRespons
 
 /// A response written without libmicrohttpd, right before the connection is cut.
 private enum RawResponse {
+    static func serviceUnavailable(_ standard: HTTPHeaders) -> [UInt8] {
+        let message = "Too many connections: try again shortly\n"
+        let extra = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
+        let head = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n" + extra
+            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
+        return Array((head + message).utf8)
+    }
+
     static func payloadTooLargeMessage(limit: Int) -> String {
         "Request body larger than \(limit) bytes\n"
     }

@@ -32,7 +32,12 @@ public final class HTTPServer: Sendable {
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
-        self.context = ServerContext(handler: handler, standardHeaders: configuration.standardHeaders, log: log)
+        self.context = ServerContext(
+            handler: handler, standardHeaders: configuration.standardHeaders,
+            deadlines: RequestDeadlines(
+                limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit,
+                log: log),
+            log: log)
     }
 
     /// Creates a server whose handler is a closure (called on libmicrohttpd's threads; must not block).
@@ -68,24 +73,51 @@ public final class HTTPServer: Sendable {
     /// stops libmicrohttpd, closing all connections. Idempotent; also called on deinit. Must not be called from a
     /// handler (it waits for libmicrohttpd's threads to end).
     public func stop() {
+        stop(gracePeriod: .zero)
+    }
+
+    /// Graceful shutdown: stops listening at once (new connections are refused), answers every suspended request
+    /// with 503, lets requests in flight finish for up to `gracePeriod` (answers sent meanwhile carry
+    /// `Connection: close`, so idle keep-alive clients go away), then stops libmicrohttpd, closing what is left.
+    /// Idempotent. Must not be called from a handler.
+    /// - Parameter gracePeriod: longest wait for requests in flight; `.zero` closes them at once.
+    public func stop(gracePeriod: Duration) {
         let daemon = lifecycle.withLock { lifecycle -> DaemonHandle? in
             defer { lifecycle = .stopped }
             if case .running(let daemon, _) = lifecycle { return daemon }
             return nil
         }
         guard let daemon else { return }
+        // Stop accepting; shutting the listening socket down makes the kernel refuse new connections at once
+        // instead of queueing them in the backlog until the process exits.
+        let listener = MHD_quiesce_daemon(daemon.pointer)
+        if listener >= 0 { shutdown(listener, shutdownReadAndWrite) }
         for responder in context.beginStopping() {
             responder.respond(serviceUnavailable(context.standardHeaders))
         }
-        var waitedMilliseconds = 0
-        while context.pendingSuspendedCount > 0 && waitedMilliseconds < 2_000 {
+        let start = ContinuousClock.now
+        let suspendedDeadline = start + .seconds(2)
+        while context.pendingSuspendedCount > 0 && ContinuousClock.now < suspendedDeadline {
             usleep(1_000)
-            waitedMilliseconds += 1
         }
+        let drainDeadline = start + gracePeriod
+        while context.requestsInFlight > 0 && ContinuousClock.now < drainDeadline {
+            usleep(2_000)
+        }
+        context.deadlines.stop()
         MHD_stop_daemon(daemon.pointer)
+        // A quiesced daemon leaves its listening socket to the caller (closed only after MHD_stop_daemon).
+        if listener >= 0 { close(listener) }
         // Balances the retain in startDaemon(): no callback can run any more.
         Unmanaged.passUnretained(context).release()
     }
+
+    /// Connections closed so far because their request head or body came in too slowly (see
+    /// `HTTPServerConfiguration.connectionTimeout`).
+    public var connectionsCutForSlowness: Int { context.deadlines.cutConnections }
+
+    /// Requests whose head has arrived and whose answer has not been completely sent yet.
+    public var requestsInFlight: Int { context.requestsInFlight }
 
     private func startDaemon() throws -> (OpaquePointer, Int) {
         let config = configuration
@@ -114,9 +146,10 @@ public final class HTTPServer: Sendable {
             flags, &address,
             accessHandler, retainedContext,
             requestCompleted, retainedContext,
+            connectionNotification, retainedContext,
             context.logSink,
             UInt32(clamping: config.threadCount),
-            UInt32(clamping: config.connectionLimit),
+            UInt32(clamping: config.connectionLimit + RequestDeadlines.reserve(for: config.connectionLimit)),
             UInt32(clamping: config.perIPConnectionLimit),
             UInt32(clamping: config.connectionTimeout),
             config.connectionMemoryLimit,
@@ -129,6 +162,7 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError.startFailed(
                 "could not start the HTTP server on \(config.host) port \(config.port): \(reason)")
         }
+        context.deadlines.start()
         return (daemon, Int(CMicroHTTPDShims_bound_port(daemon)))
     }
 }

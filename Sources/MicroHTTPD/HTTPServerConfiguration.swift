@@ -14,11 +14,16 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Number of libmicrohttpd worker threads, each running its own epoll loop. Default: the number of active cores.
     public var threadCount: Int
-    /// Maximum number of concurrent connections (MHD_OPTION_CONNECTION_LIMIT). Default: 10 000.
+    /// Maximum number of concurrent connections. A connection beyond it is answered `503 Service Unavailable`
+    /// (`Retry-After: 1`) and closed at once; libmicrohttpd accepts up to an eighth more (at least 16) for that, and
+    /// past those new connections wait in the listen backlog. Default: 10 000.
     public var connectionLimit: Int
     /// Maximum number of concurrent connections from one IP address; 0 means unlimited. Default: 0.
     public var perIPConnectionLimit: Int
-    /// Seconds after which an idle or too slow connection is closed. Default: 30.
+    /// Seconds after which an idle connection is closed (libmicrohttpd's inactivity timeout); also the time a
+    /// client has to send a complete request head (after connecting or after its previous request) and then a
+    /// complete body, however steadily it trickles bytes (an encoder that streams a segment's body while encoding
+    /// it needs more than its segment duration). 0: no timeout. Default: 30.
     public var connectionTimeout: Int
     /// Bytes of memory per connection for the request line, headers and buffers; requests whose head does not fit
     /// are answered by libmicrohttpd itself (431 / 413). Default: 32 KiB.

@@ -38,6 +38,12 @@ enum RequestHeadReader {
             version: version.map { String(cString: $0) } ?? "")
     }
 
+    /// True if a body follows the head (a Content-Length above 0, or chunked transfer coding).
+    static func announcesBody(_ head: HTTPRequestHead) -> Bool {
+        if let length = head.headers["Content-Length"], length != "0" { return true }
+        return head.headers["Transfer-Encoding"] != nil
+    }
+
     private static func clientAddress(_ connection: OpaquePointer) -> String? {
         var buffer = [CChar](repeating: 0, count: 64)
         let result = buffer.withUnsafeMutableBufferPointer {

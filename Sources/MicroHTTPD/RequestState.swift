@@ -15,6 +15,8 @@ final class RequestState {
     var isOverLimit = false
     /// A response has been queued (or the request was rejected); later calls only drain.
     var isAnswered = false
+    /// A body follows the head and its deadline runs (see `RequestDeadlines`) until it is complete.
+    var expectsBody = false
     /// Set once a `.suspend` action has suspended the connection.
     var responder: HTTPResponder?
 

@@ -21,14 +21,21 @@ final class ServerContext: Sendable {
     /// once the body ends; past this the 413 is written straight to the socket and the connection is cut.
     let drainLimit = 1024 * 1024
     private let registry = Mutex(Registry())
+    private let inFlight = Atomic<Int>(0)
+    /// Mirrors `Registry.isStopping` for the hot path (read on every answer without the lock).
+    private let stopping = Atomic<Bool>(false)
     // Written once in init, then only read by libmicrohttpd's logger; freed in deinit after the daemon has stopped.
     nonisolated(unsafe) let logSink: UnsafeMutablePointer<CMicroHTTPDShims_LogSink>
 
+    /// Deadlines for request heads and bodies (slow clients).
+    let deadlines: RequestDeadlines
+
     init(
         handler: any HTTPRequestHandler, standardHeaders: HTTPHeaders = HTTPHeaders(),
-        log: @escaping @Sendable (String) -> Void
+        deadlines: RequestDeadlines? = nil, log: @escaping @Sendable (String) -> Void
     ) {
         self.handler = handler
+        self.deadlines = deadlines ?? RequestDeadlines(limitSeconds: 0, log: log)
         self.standardHeaders = standardHeaders
         self.log = log
         logSink = .allocate(capacity: 1)
@@ -75,9 +82,22 @@ final class ServerContext: Sendable {
     func beginStopping() -> [HTTPResponder] {
         registry.withLock { registry in
             registry.isStopping = true
+            stopping.store(true, ordering: .relaxed)
             return Array(registry.suspended.values)
         }
     }
+
+    /// A request's head arrived (its state was created).
+    func requestStarted() { inFlight.add(1, ordering: .relaxed) }
+
+    /// A request's state was released (answer sent or connection gone).
+    func requestEnded() { inFlight.subtract(1, ordering: .relaxed) }
+
+    /// Requests started and not yet completed.
+    var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// True once `beginStopping()` ran: answers should close their connection.
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     /// Number of suspended requests that have not completed yet.
     var pendingSuspendedCount: Int {

@@ -98,6 +98,24 @@ public final class Channel: Sendable {
         }
     }
 
+    /// Writes the journal now, whether or not a write is due (graceful shutdown: the next run continues from the
+    /// newest state, not from the last periodic write). No effect without a journal.
+    public func flushJournal() {
+        guard let journal else { return }
+        let now = clock.nowMilliseconds()
+        state.withLock { state in
+            guard state.msnReservedBelow != nil else { return }
+            do {
+                try journal.write(state.journalRecord(nowMilliseconds: now))
+                state.journalDirty = false
+                state.lastJournalWrite = now
+            } catch {
+                journalNote.withLock { $0 = "journal write failed: \(error)" }
+                logger.error("state journal write failed", metadata: ["reason": "\(error)"])
+            }
+        }
+    }
+
     /// The latest snapshot. Cheap: takes a lock only to copy one reference.
     public var snapshot: ChannelSnapshot { published.withLock { $0 } }
 
@@ -199,6 +217,12 @@ public final class Channel: Sendable {
     }
 
     private func reject(rendition: String, _ error: IngestError) throws(IngestError) -> Never {
+        throw recordRejection(rendition: rendition, error)
+    }
+
+    /// Counts a refused push in the rendition's status (`segmentsRejected`, `lastRejection`) and logs it; returns
+    /// the error to throw.
+    func recordRejection(rendition: String, _ error: IngestError) -> IngestError {
         state.withLock { state in
             if let index = state.index[rendition] {
                 state.renditions[index].statistics.segmentsRejected += 1
@@ -206,7 +230,27 @@ public final class Channel: Sendable {
             }
         }
         logger.warning("push rejected", metadata: ["hls.rendition": "\(rendition)", "reason": "\(error.message)"])
-        throw error
+        return error
+    }
+
+    /// Counts a playlist hint as read (`refused` nil) or refused (`hintsRefused`, `lastRejection`); returns
+    /// `refused` (or a placeholder when nil) so callers can throw it.
+    @discardableResult
+    func recordHint(rendition: String, refused: IngestError?) -> IngestError {
+        state.withLock { state in
+            guard let index = state.index[rendition] else { return }
+            if let refused {
+                state.renditions[index].statistics.hintsRefused += 1
+                state.renditions[index].statistics.lastRejection = refused.message
+            } else {
+                state.renditions[index].statistics.hintsRead += 1
+            }
+        }
+        if let refused {
+            logger.warning(
+                "playlist hint refused", metadata: ["hls.rendition": "\(rendition)", "reason": "\(refused.message)"])
+        }
+        return refused ?? IngestError(status: 200, "hint read")
     }
 
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP

@@ -113,7 +113,10 @@ extension ChannelState {
                     codecs: rendition.tracks.compactMap(\.codec),
                     resolution: video.flatMap { v in v.width.flatMap { w in v.height.map { "\(w)x\($0)" } } },
                     container: rendition.container?.rawValue,
-                    lastRejection: rendition.statistics.lastRejection)
+                    lastRejection: rendition.statistics.lastRejection,
+                    timelineConflicts: rendition.statistics.timelineConflicts,
+                    hintsRead: rendition.statistics.hintsRead,
+                    hintsRefused: rendition.statistics.hintsRefused)
             })
     }
 }
@@ -156,4 +159,10 @@ public struct RenditionStatus: Sendable, Codable, Hashable {
     public let resolution: String?
     public let container: String?
     public let lastRejection: String?
+    /// Segments refused as another timeline pushed to the same rendition (see `RenditionStatistics`).
+    public let timelineConflicts: Int
+    /// Playlist hints read.
+    public let hintsRead: Int
+    /// Playlist hints refused (invalid or too large).
+    public let hintsRefused: Int
 }

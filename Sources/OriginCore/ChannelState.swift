@@ -155,6 +155,25 @@ struct ChannelState: Sendable {
                         + "more than one target duration ahead of the clock: push in real time"))
         }
 
+        // A segment that does not continue the rendition's media timeline while that timeline is still live (no
+        // GAP since, no restart pending) is either an encoder restart or a second encoder pushing to the same
+        // rendition. A restart delivers in real time, so its slot ends at the clock; a second encoder's segment
+        // lands in the slot after the first encoder's newest one, ahead of the clock. It is refused (409) unless
+        // its slot ends at most half a target duration ahead: the timeline that took the rendition keeps it.
+        let switchesTimeline =
+            rendition.hasStarted && rendition.lastMediaEnd != nil && !continuous && !rendition.lastWasGap
+            && !rendition.pendingDiscontinuity
+        let slotEnd = slot.programDateTimeMilliseconds + durationMicroseconds / 1000
+        if switchesTimeline, slotEnd > now + Int64(target) * 500 {
+            renditions[position].statistics.timelineConflicts += 1
+            return refuse(
+                IngestError(
+                    status: 409,
+                    "segment does not continue the media timeline of rendition '\(name)' and its slot (msn \(msn)) "
+                        + "would end \(Double(slotEnd - now) / 1000) s ahead of the clock: another encoder is "
+                        + "pushing to this rendition, or timestamps jumped while pushing faster than real time"))
+        }
+
         // EXTINF in whole milliseconds, carrying the rounding (exactly, in media ticks) so the sum of EXTINFs never
         // drifts from the media timeline.
         // The duration has its own timescale (ADTS: the sample rate, while the start is a 90 kHz timestamp).

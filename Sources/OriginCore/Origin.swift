@@ -96,7 +96,7 @@ public final class Origin: Sendable {
         if fileName.hasSuffix(".m3u8") {
             return try acceptHint(channel: channel, rendition: rendition, body: body)
         }
-        guard body.count > 0 else { throw .notMedia("empty body") }
+        guard body.count > 0 else { throw channel.recordRejection(rendition: rendition, .notMedia("empty body")) }
         let container = body.withUnsafeBytes { MediaProbe.detectContainer($0) }
         switch container {
         case .fragmentedMP4Init:
@@ -104,11 +104,16 @@ public final class Origin: Sendable {
         case .mpegTS, .fragmentedMP4Segment, .adts:
             return try channel.acceptSegment(rendition: rendition, bytes: body)
         case .webVTT:
-            throw .unprocessable("WebVTT renditions are not supported yet")
+            throw channel.recordRejection(
+                rendition: rendition, .unprocessable("WebVTT renditions are not supported yet"))
         case nil:
-            throw Self.notMedia(fileName: fileName, body: body)
+            throw channel.recordRejection(rendition: rendition, Self.notMedia(fileName: fileName, body: body))
         }
     }
+
+    /// Largest playlist hint read (1 MiB, about 30,000 segment lines): a bigger one is refused with 413 unread.
+    /// Encoders should keep their playlist bounded (ffmpeg: `-hls_list_size` other than 0).
+    public static let maxHintBytes = 1 << 20
 
     private static func notMedia(fileName: String, body: SharedBytes) -> IngestError {
         .notMedia(
@@ -180,16 +185,27 @@ public final class Origin: Sendable {
     private func acceptHint(channel: Channel, rendition: String, body: SharedBytes) throws(IngestError)
         -> IngestReceipt
     {
-        let text = String(decoding: body.array, as: UTF8.self)
-        do {
-            let hint = try MediaPlaylist.parse(text)
-            return IngestReceipt(
-                status: 200,
-                message: "\(rendition): playlist hint read (\(hint.segments.count) segments); the origin keeps its own",
-                msn: nil)
-        } catch {
-            throw IngestError(status: 400, "invalid playlist hint: \(error)")
+        guard body.count <= Self.maxHintBytes else {
+            throw channel.recordHint(
+                rendition: rendition,
+                refused: IngestError(
+                    status: 413,
+                    "playlist hint of \(body.count) bytes is larger than \(Self.maxHintBytes) bytes and was not read: "
+                        + "keep the encoder's playlist bounded"))
         }
+        let text = String(decoding: body.array, as: UTF8.self)
+        let hint: MediaPlaylist
+        do {
+            hint = try MediaPlaylist.parse(text)
+        } catch {
+            throw channel.recordHint(
+                rendition: rendition, refused: IngestError(status: 400, "invalid playlist hint: \(error)"))
+        }
+        _ = channel.recordHint(rendition: rendition, refused: nil)
+        return IngestReceipt(
+            status: 200,
+            message: "\(rendition): playlist hint read (\(hint.segments.count) segments); the origin keeps its own",
+            msn: nil)
     }
 
     /// Runs the ingest loop once for every channel: test sources deliver what is due, slots whose deadline passed
@@ -198,6 +214,11 @@ public final class Origin: Sendable {
         let feeds = feeds.withLock { Array($0.values) }
         for feed in feeds { feed.tick() }
         for channel in allChannels { channel.tick() }
+    }
+
+    /// Writes every channel's state journal now (graceful shutdown).
+    public func flushJournals() {
+        for channel in allChannels { channel.flushJournal() }
     }
 
     /// Ticks every `interval` until the task is cancelled.

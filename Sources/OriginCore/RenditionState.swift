@@ -33,6 +33,14 @@ public struct RenditionStatistics: Sendable, Hashable {
     public var driftMilliseconds: Int64 = 0
     /// The last reason a push was refused.
     public var lastRejection: String?
+    /// Segments refused because they did not continue the rendition's timeline and ran ahead of the clock (a
+    /// second encoder pushing to the same rendition); also counted in `segmentsRejected`.
+    public var timelineConflicts: Int = 0
+    /// Playlist hints (`.m3u8` pushes) read.
+    public var hintsRead: Int = 0
+    /// Playlist hints refused (not a playlist, or larger than `Origin.maxHintBytes`); not counted in
+    /// `segmentsRejected`, but named in `lastRejection`.
+    public var hintsRefused: Int = 0
 
     /// Average bit rate of everything accepted (AVERAGE-BANDWIDTH).
     public var averageBitrate: Int {

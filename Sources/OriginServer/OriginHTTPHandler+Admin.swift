@@ -32,8 +32,12 @@ extension OriginHTTPHandler {
             }
         case (_, 3...4) where path[2] == "dateranges":
             return dateRanges(request, channel: path[1], Array(path.dropFirst(3)))
-        case (_, 1...3):
-            return respond(json(405, ["error": "method \(request.method) not allowed on this admin path"]))
+        case (_, 1...2), (_, 3) where path[2] == "outage":
+            let allowed = path.count == 3 ? "POST, OPTIONS" : "GET, HEAD, OPTIONS"
+            var response = json(
+                405, ["error": "method \(request.method) not allowed on this admin path; allowed: \(allowed)"])
+            response.headers.append(name: "Allow", value: allowed)
+            return respond(response)
         default:
             return respond(json(404, ["error": "unknown admin path"]))
         }

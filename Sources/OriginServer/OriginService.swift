@@ -62,13 +62,19 @@ public final class OriginService: Sendable {
     /// The port the server listens on.
     public var port: Int { server.boundPort }
 
-    /// Stops the ingest loop, lets in-flight responses finish and closes the listener.
-    public func stop() {
+    /// Longest time `stop()` lets requests in flight finish (a slow reader of a large segment, an encoder's PUT).
+    public static let drainGracePeriod: Duration = .seconds(4)
+
+    /// Graceful shutdown: stops the ingest loop, stops listening, lets requests in flight finish (up to
+    /// `gracePeriod`), closes the remaining connections, then writes every channel's state journal.
+    public func stop(gracePeriod: Duration = OriginService.drainGracePeriod) {
         ticker.withLock { task in
             task?.cancel()
             task = nil
         }
-        server.stop()
-        logger.info("hlsorigin stopped")
+        let inFlight = server.requestsInFlight
+        server.stop(gracePeriod: gracePeriod)
+        origin.flushJournals()
+        logger.info("hlsorigin stopped", metadata: ["http.in_flight_at_stop": "\(inFlight)"])
     }
 }

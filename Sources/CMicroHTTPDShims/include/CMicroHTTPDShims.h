@@ -45,6 +45,7 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     const CMicroHTTPDShims_Address *address,
     MHD_AccessHandlerCallback access_handler, void *access_handler_cls,
     MHD_RequestCompletedCallback request_completed, void *request_completed_cls,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls,
     CMicroHTTPDShims_LogSink *log_sink,
     unsigned int thread_pool_size,
     unsigned int connection_limit,
@@ -68,6 +69,9 @@ int CMicroHTTPDShims_client_address(struct MHD_Connection *connection, char *buf
  * words response right before the access handler returns MHD_NO (libmicrohttpd then closes the connection), at a
  * point where libmicrohttpd itself is not sending anything. Returns the number of bytes written or -1.
  */
+/* The connection's socket, or -1. */
+int CMicroHTTPDShims_connection_fd(struct MHD_Connection *connection);
+
 long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count);
 
 #endif

@@ -1,0 +1,324 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension EndToEnd {
+    /// Issue 7, item 4: the release binary killed with SIGKILL at random moments during ingest and admin writes, 50
+    /// times, on one data directory and one port; and SIGTERM draining a slow reader and flushing the journal.
+    @Suite("End to end: SIGKILL loop and SIGTERM drain")
+    struct CrashRestartTests {
+        static let configuration = """
+            logLevel: warning
+            ingest:
+              autoCreate: false
+            channels:
+              - name: k
+                source: push
+                targetDuration: 1
+                segmentDuration: 1
+                window: { segments: 6 }
+                renditions:
+                  - name: lo
+            """
+
+        /// 1-second MPEG-TS segments with continuous timestamps, made once with ffmpeg.
+        static func makeSegments(count: Int, in directory: URL) async throws -> [[UInt8]] {
+            let output = try await ChildProcess.run(
+                "ffmpeg",
+                [
+                    "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "\(count)",
+                    "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-keyint_min", "25", "-sc_threshold", "0",
+                    "-c:a", "aac", "-b:a", "32k", "-f", "hls", "-hls_time", "1", "-hls_list_size", "0",
+                    "-hls_segment_filename", directory.appendingPathComponent("s%d.ts").path,
+                    directory.appendingPathComponent("s.m3u8").path,
+                ], in: directory, timeout: .seconds(120))
+            guard output.status == 0 else { throw EndToEndError("ffmpeg failed: \(output.standardError)") }
+            var segments: [[UInt8]] = []
+            for index in 0..<count {
+                guard let data = FileManager.default.contents(
+                    atPath: directory.appendingPathComponent("s\(index).ts").path)
+                else { break }
+                segments.append([UInt8](data))
+            }
+            guard segments.count >= count - 1 else { throw EndToEndError("ffmpeg made \(segments.count) segments") }
+            return segments
+        }
+
+        /// Starts the binary on a fixed port and data directory; retries while the port is still taken.
+        static func launch(directory: URL, port: Int, label: String) async throws -> ChildProcess {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                let child = try ChildProcess(
+                    executable: try OriginProcess.binary(),
+                    arguments: [
+                        "--config", directory.appendingPathComponent("config.yaml").path, "--host", "127.0.0.1",
+                        "--port", "\(port)", "--data-dir", directory.appendingPathComponent("data").path,
+                    ],
+                    directory: directory, label: label)
+                while child.isRunning, !child.standardOutput.contains("hlsorigin listening on ") {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                if child.isRunning { return child }
+                guard ContinuousClock.now < deadline else {
+                    throw EndToEndError("hlsorigin does not start on port \(port): \(child.standardError)")
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+
+        static func freePort() throws -> Int {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                }
+            }
+            guard bound else { throw EndToEndError("cannot find a free port") }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        /// The MSN in a push receipt, "lo: msn 12, 1.0 s, pdt ...".
+        static func msn(in receipt: String) -> UInt64? {
+            guard let range = receipt.range(of: "msn ") else { return nil }
+            return UInt64(receipt[range.upperBound...].prefix { $0.isNumber })
+        }
+
+        @Test("50 SIGKILLs during pushes and marker posts: journal readable, markers kept, MSNs never repeat")
+        func sigkillLoop() async throws {
+            let directory = try TemporaryDirectory.make("hlsorigin-e2e-sigkill")
+            try Data(Self.configuration.utf8).write(to: directory.appendingPathComponent("config.yaml"))
+            let segmentDirectory = directory.appendingPathComponent("segments")
+            try FileManager.default.createDirectory(at: segmentDirectory, withIntermediateDirectories: true)
+            let segments = try await Self.makeSegments(count: 130, in: segmentDirectory)
+            let port = try Self.freePort()
+            let client = HTTPClient(port: port)
+            var next = 0
+            var acknowledgedMarkers: [String] = []
+            var highestAcknowledgedMSN: UInt64?
+            var acknowledgedPushes = 0
+            var killedMidRequest = 0
+            var generator = SystemRandomNumberGenerator()
+            // Pushes are paced to real time: the origin refuses media more than one target duration ahead of the
+            // clock, and the journal keeps PDT from going back across restarts.
+            let began = ContinuousClock.now
+            var mediaSeconds = 0.0
+            func paced() async throws {
+                let due = began + .milliseconds(Int((mediaSeconds - 0.5) * 1000))
+                if ContinuousClock.now < due { try await Task.sleep(until: due) }
+                mediaSeconds += 1
+            }
+
+            for iteration in 0..<50 {
+                let origin = try await Self.launch(directory: directory, port: port, label: "origin-\(iteration)")
+                // The journal was readable and every acknowledged marker survived.
+                let status = try await client.get("/admin/channels/k")
+                #expect(status.status == 200)
+                #expect(!status.text.contains("unreadable"), "iteration \(iteration): \(status.text)")
+                #expect(!status.text.contains("write failed"), "iteration \(iteration): \(status.text)")
+                let listed = try await client.get("/admin/channels/k/dateranges").text
+                for id in acknowledgedMarkers {
+                    #expect(listed.contains("\"id\" : \"\(id)\""), "iteration \(iteration): marker \(id) lost")
+                }
+                // One push that completes: its MSN is above every MSN acknowledged before any crash.
+                try await paced()
+                let pushed = try await client.request("PUT", "/ingest/k/lo/s\(next).ts", body: segments[next])
+                next += 1
+                if pushed.status == 201 {
+                    let msn = try #require(Self.msn(in: pushed.text))
+                    if let highest = highestAcknowledgedMSN {
+                        #expect(msn > highest, "iteration \(iteration): msn \(msn) after \(highest) was acknowledged")
+                    }
+                    highestAcknowledgedMSN = max(highestAcknowledgedMSN ?? 0, msn)
+                    acknowledgedPushes += 1
+                } else {
+                    #expect(pushed.status == 429, "iteration \(iteration): \(pushed.status) \(pushed.text)")
+                }
+                // A push or a marker post, killed 0-300 ms after it started.
+                let isMarker = Bool.random(using: &generator)
+                let markerID = "kill-\(iteration)"
+                let segmentIndex = next
+                if !isMarker {
+                    next += 1
+                    try await paced()
+                }
+                let request = Task { () -> HTTPResponse? in
+                    if isMarker {
+                        let body = """
+                            {"id": "\(markerID)", "startDate": "2099-01-01T00:00:00.000Z", "duration": 30,
+                             "clientAttributes": {"X-ITERATION": "\(iteration)"}}
+                            """
+                        return try? await client.request(
+                            "POST", "/admin/channels/k/dateranges", headers: [("Content-Type", "application/json")],
+                            body: Array(body.utf8))
+                    }
+                    return try? await client.request(
+                        "PUT", "/ingest/k/lo/s\(segmentIndex).ts", body: segments[segmentIndex])
+                }
+                // 0-300 ms, most of them short: a request takes a few milliseconds, and a kill should often land
+                // inside one (during the marker journal's fsync, the probe, the state journal write).
+                let fraction = Double.random(in: 0...1, using: &generator)
+                try await Task.sleep(for: .microseconds(Int(300_000 * fraction * fraction * fraction)))
+                origin.signal(SIGKILL)
+                let answer = await request.value
+                _ = await origin.wait(timeout: .seconds(10))
+                if let answer {
+                    if isMarker, answer.status == 201 { acknowledgedMarkers.append(markerID) }
+                    if !isMarker, answer.status == 201, let msn = Self.msn(in: answer.text) {
+                        if let highest = highestAcknowledgedMSN {
+                            #expect(msn > highest, "iteration \(iteration): msn \(msn) after \(highest)")
+                        }
+                        highestAcknowledgedMSN = max(highestAcknowledgedMSN ?? 0, msn)
+                        acknowledgedPushes += 1
+                    }
+                } else {
+                    killedMidRequest += 1
+                }
+            }
+            // A last start: everything acknowledged is still there.
+            let origin = try await Self.launch(directory: directory, port: port, label: "origin-final")
+            defer {
+                origin.signal(SIGKILL)
+            }
+            let listed = try await client.get("/admin/channels/k/dateranges").text
+            for id in acknowledgedMarkers { #expect(listed.contains("\"id\" : \"\(id)\""), "marker \(id) lost") }
+            let status = try await client.get("/admin/channels/k")
+            #expect(!status.text.contains("unreadable"))
+            let last = try await client.request("PUT", "/ingest/k/lo/s\(next).ts", body: segments[next])
+            if last.status == 201, let msn = Self.msn(in: last.text), let highest = highestAcknowledgedMSN {
+                #expect(msn > highest)
+            }
+            // The loop did what it claims: many acknowledged writes, some requests cut by the kill.
+            #expect(acknowledgedPushes >= 40, "only \(acknowledgedPushes) pushes acknowledged")
+            #expect(!acknowledgedMarkers.isEmpty)
+            print(
+                "SIGKILL loop: 50 kills, \(acknowledgedPushes) pushes and \(acknowledgedMarkers.count) markers "
+                    + "acknowledged, \(killedMidRequest) requests cut by the kill, highest msn "
+                    + "\(highestAcknowledgedMSN.map(String.init) ?? "none")")
+        }
+
+        @Test("SIGTERM: a slow reader of a large segment gets it whole, the journal is flushed, exit 0 within 5 s")
+        func sigtermDrains() async throws {
+            let directory = try TemporaryDirectory.make("hlsorigin-e2e-sigterm")
+            try Data(Self.configuration.utf8).write(to: directory.appendingPathComponent("config.yaml"))
+            let segmentDirectory = directory.appendingPathComponent("segments")
+            try FileManager.default.createDirectory(at: segmentDirectory, withIntermediateDirectories: true)
+            let segments = try await Self.makeSegments(count: 4, in: segmentDirectory)
+            let port = try Self.freePort()
+            let origin = try await Self.launch(directory: directory, port: port, label: "origin")
+            defer { origin.signal(SIGKILL) }
+            let client = HTTPClient(port: port)
+            // A large first segment: 16 MiB of MPEG-TS null packets after real media.
+            var nullPacket = [UInt8](repeating: 0xFF, count: 188)
+            nullPacket[0...3] = [0x47, 0x1F, 0xFF, 0x10]
+            let large = segments[0] + Array([[UInt8]](repeating: nullPacket, count: 16 * 1024 * 1024 / 188).joined())
+            let first = try await client.request("PUT", "/ingest/k/lo/s0.ts", body: large)
+            #expect(first.status == 201, "\(first.text)")
+            var lastMSN = try #require(Self.msn(in: first.text))
+            for index in 1..<3 {
+                let pushed = try await client.request("PUT", "/ingest/k/lo/s\(index).ts", body: segments[index])
+                #expect(pushed.status == 201, "\(pushed.text)")
+                lastMSN = try #require(Self.msn(in: pushed.text))
+            }
+
+            // The slow reader: a 64 KiB receive buffer read every 10 ms (a few MB/s: 2-3 s for the segment, most of
+            // it still queued in the origin when SIGTERM arrives).
+            let reader = SlowReader(port: port, path: "/live/k/lo/\(lastMSN - 2).ts")
+            let reading = Thread { reader.run() }
+            reading.start()
+            while reader.receivedCount < 256 * 1024 { try await Task.sleep(for: .milliseconds(5)) }
+            let signalledAt = Int64(Date().timeIntervalSince1970 * 1000)
+            let receivedAtSignal = reader.receivedCount
+            origin.signal(SIGTERM)
+            let status = await origin.wait(timeout: .seconds(5))
+            #expect(
+                status == 0, "no clean exit within 5 s after SIGTERM: \(status.map(String.init) ?? "still running")")
+            while !reader.isDone { try await Task.sleep(for: .milliseconds(20)) }
+            let body = try #require(reader.body)
+            #expect(body.count == large.count, "the reader got \(body.count) of \(large.count) bytes")
+            #expect(body == large)
+            #expect(receivedAtSignal < large.count / 2, "the answer was still in flight at SIGTERM")
+
+            // The journal holds the newest MSN and was written at shutdown.
+            let journalPath = directory.appendingPathComponent("data/channels/k.state.json").path
+            let data = try #require(FileManager.default.contents(atPath: journalPath))
+            let journal = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let renditions = try #require(journal["renditions"] as? [String: Any])
+            let rendition = try #require(renditions["lo"] as? [String: Any])
+            #expect((rendition["lastMSN"] as? NSNumber)?.uint64Value == lastMSN)
+            let written = try #require((journal["writtenAtMilliseconds"] as? NSNumber)?.int64Value)
+            #expect(written >= signalledAt, "the journal was last written before SIGTERM")
+        }
+    }
+}
+
+/// Reads one GET answer slowly on its own thread, with a small receive buffer, until the server closes.
+final class SlowReader: Sendable {
+    private struct State {
+        var received: [UInt8] = []
+        var done = false
+    }
+
+    let port: Int
+    let path: String
+    private let state = Mutex(State())
+
+    init(port: Int, path: String) {
+        self.port = port
+        self.path = path
+    }
+
+    var receivedCount: Int { state.withLock { $0.received.count } }
+    var isDone: Bool { state.withLock { $0.done } }
+
+    /// The body, if the head was complete and the answer was 200.
+    var body: [UInt8]? {
+        state.withLock { state in
+            let separator: [UInt8] = [13, 10, 13, 10]
+            guard let end = state.received.firstRange(of: separator),
+                String(decoding: state.received[..<end.lowerBound], as: UTF8.self).hasPrefix("HTTP/1.1 200")
+            else { return nil }
+            return Array(state.received[end.upperBound...])
+        }
+    }
+
+    func run() {
+        defer { state.withLock { $0.done = true } }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var size: Int32 = 65536
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count
+        else { return }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if received <= 0 { return }
+            state.withLock { $0.received += buffer[..<received] }
+            usleep(10_000)
+        }
+    }
+}
