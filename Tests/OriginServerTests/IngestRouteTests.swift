@@ -174,6 +174,10 @@ struct IngestRouteTests {
         let segment = stack.nextSegment("180p")
         let response = try stack.push("low", segment, channel: "fresh")
         #expect(response.status == 201)
+        // A new channel's first slots wait (until slot end + TD/2) for renditions not announced yet.
+        #expect(try stack.get("/live/fresh/low/0.ts").status == 404)
+        stack.clock.advance(seconds: 1)
+        stack.origin.tick()
         #expect(try stack.get("/live/fresh/low/0.ts").body == segment)
         #expect(try stack.get("/live/fresh/index.m3u8").text.contains("low/index.m3u8"))
     }
