@@ -87,14 +87,17 @@ def push(port, path, data):
 
 
 def command_push_segments(args):
-    """PUTs the padded 1 MiB and 100 KiB segments to channel `seg` and mirrors them into nginx's root."""
+    """PUTs the padded 1 MiB and 100 KiB segments to channel `seg` and mirrors them into nginx's root. Both are
+    pushed before either is fetched: a slot is published once every started rendition of the channel has filled it."""
     client = Client(args.port)
+    pushed = []
     for rendition in ("1m", "100k"):
         data = open(os.path.join(args.media, f"{rendition}.ts"), "rb").read()
         status, body = client.request("PUT", f"/ingest/seg/{rendition}/0.ts", data)
         if status >= 300:
             raise SystemExit(f"PUT seg/{rendition}: {status} {body!r}")
-        msn = int(re.search(rb"msn (\d+)", body).group(1))
+        pushed.append((rendition, data, int(re.search(rb"msn (\d+)", body).group(1))))
+    for rendition, data, msn in pushed:
         path = f"/live/seg/{rendition}/{msn}.ts"
         status, served = client.request("GET", path)
         assert status == 200 and served == data, f"GET {path}: {status}, {len(served)} bytes"
