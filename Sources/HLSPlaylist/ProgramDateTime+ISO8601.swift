@@ -18,6 +18,29 @@ extension ProgramDateTime {
         let second = msOfDay / 1000 % 60
         let millisecond = msOfDay % 1000
 
+        if (0...9999).contains(year) {
+            // The common case, written straight into the string's storage: `YYYY-MM-DDThh:mm:ss.sssZ`.
+            return String(unsafeUninitializedCapacity: 24) { buffer in
+                var position = 0
+                func put(_ value: Int64, width: Int, then separator: UInt8) {
+                    var rest = value
+                    for offset in stride(from: width - 1, through: 0, by: -1) {
+                        buffer[position + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                    buffer[position + width] = separator
+                    position += width + 1
+                }
+                put(year, width: 4, then: UInt8(ascii: "-"))
+                put(month, width: 2, then: UInt8(ascii: "-"))
+                put(day, width: 2, then: UInt8(ascii: "T"))
+                put(hour, width: 2, then: UInt8(ascii: ":"))
+                put(minute, width: 2, then: UInt8(ascii: ":"))
+                put(second, width: 2, then: UInt8(ascii: "."))
+                put(millisecond, width: 3, then: UInt8(ascii: "Z"))
+                return position
+            }
+        }
         var text = ""
         text.reserveCapacity(24)
         if year < 0 {

@@ -19,16 +19,20 @@ enum TransportStreamProbe {
         }
         let tables = try ProgramTables(bytes, packets: packets)
         var streams = tables.streams.map { ElementaryStreamState(pid: $0.pid, streamType: $0.streamType) }
-        var streamIndexByPID: [Int: Int] = [:]
-        for (index, stream) in streams.enumerated() where stream.kind != .data {
-            streamIndexByPID[stream.pid] = streamIndexByPID[stream.pid] ?? index
+        // The PIDs whose PES packets are read, each with the first stream of that PID. A segment has a handful: a
+        // linear search per packet is cheaper than hashing the PID of every packet.
+        var trackedPIDs: [Int] = []
+        var trackedStreams: [Int] = []
+        for (index, stream) in streams.enumerated() where stream.kind != .data && !trackedPIDs.contains(stream.pid) {
+            trackedPIDs.append(stream.pid)
+            trackedStreams.append(index)
         }
 
-        var pending: [Int: [UInt8]] = [:]
+        var pending = [[UInt8]?](repeating: nil, count: trackedPIDs.count)
         var referencePTS: Int64?
-        func finish(_ pes: [UInt8], pid: Int) throws(ProbeError) {
-            guard let index = streamIndexByPID[pid] else { return }
-            let parsed = try PESHeader(pes, pid: pid)
+        func finish(_ pes: [UInt8], tracked: Int) throws(ProbeError) {
+            let index = trackedStreams[tracked]
+            let parsed = try PESHeader(pes, pid: trackedPIDs[tracked])
             var pts: Int64?
             if let raw = parsed.pts {
                 let reference = referencePTS ?? raw
@@ -41,16 +45,20 @@ enum TransportStreamProbe {
                     pts: pts)
             }
         }
-        for packet in packets where streamIndexByPID[packet.pid] != nil {
+        for packet in packets {
+            guard let tracked = trackedPIDs.firstIndex(of: packet.pid) else { continue }
             let payload = UnsafeRawBufferPointer(rebasing: bytes[packet.payload])
             if packet.payloadUnitStart {
-                if let previous = pending[packet.pid] { try finish(previous, pid: packet.pid) }
-                pending[packet.pid] = Array(payload)
-            } else if pending[packet.pid] != nil {
-                pending[packet.pid]?.append(contentsOf: payload)
+                if let previous = pending[tracked] { try finish(previous, tracked: tracked) }
+                pending[tracked] = Array(payload)
+            } else if pending[tracked] != nil {
+                pending[tracked]!.append(contentsOf: payload)
             }
         }
-        for (pid, pes) in pending.sorted(by: { $0.key < $1.key }) { try finish(pes, pid: pid) }
+        // What is left, by ascending PID.
+        for tracked in trackedPIDs.indices.sorted(by: { trackedPIDs[$0] < trackedPIDs[$1] }) {
+            if let pes = pending[tracked] { try finish(pes, tracked: tracked) }
+        }
 
         let primary =
             streams.first { $0.kind == .video && !$0.presentationTimes.isEmpty }

@@ -77,6 +77,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, E
         let left = lhs.utf8
         let right = rhs.utf8
         guard left.count == right.count else { return false }
+        // Header names are (almost always) small or native strings with contiguous UTF-8: compare the bytes directly.
+        let fast = left.withContiguousStorageIfAvailable { leftBytes in
+            right.withContiguousStorageIfAvailable { rightBytes in
+                for index in 0..<leftBytes.count
+                where asciiLowercase(leftBytes[index]) != asciiLowercase(rightBytes[index]) {
+                    return false
+                }
+                return true
+            }
+        }
+        if let fast, let result = fast { return result }
         return zip(left, right).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
     }
 

@@ -76,10 +76,37 @@ enum PathDecoding {
         guard path.utf8.first == UInt8(ascii: "/") else { return nil }
         let rest = path.dropFirst()
         if rest.isEmpty { return [] }
+        if let plain = plainSegments(of: rest) { return plain }
         var result: [String] = []
         for rawSegment in rest.split(separator: "/", omittingEmptySubsequences: false) {
             guard let segment = decodeSegment(rawSegment) else { return nil }
             result.append(segment)
+        }
+        return result
+    }
+
+    /// The fast path for the common path: printable ASCII without "%" or "\\" needs no decoding, only the "." and
+    /// ".." checks. Nil sends the path through the full decoder (which also gives the same answer for these paths).
+    private static func plainSegments(of rest: Substring) -> [String]? {
+        let utf8 = rest.utf8
+        var count = 1
+        for byte in utf8 {
+            guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "%"), byte != UInt8(ascii: "\\") else { return nil }
+            if byte == UInt8(ascii: "/") { count += 1 }
+        }
+        var result: [String] = []
+        result.reserveCapacity(count)
+        var start = utf8.startIndex
+        var index = start
+        while true {
+            if index == utf8.endIndex || utf8[index] == UInt8(ascii: "/") {
+                let segment = Substring(utf8[start..<index])
+                if segment == "." || segment == ".." { return nil }
+                result.append(String(segment))
+                if index == utf8.endIndex { break }
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
         }
         return result
     }

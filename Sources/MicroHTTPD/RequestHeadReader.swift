@@ -45,12 +45,13 @@ enum RequestHeadReader {
     }
 
     private static func clientAddress(_ connection: OpaquePointer) -> String? {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let result = buffer.withUnsafeMutableBufferPointer {
-            CMicroHTTPDShims_client_address(connection, $0.baseAddress, $0.count)
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            buffer.initialize(repeating: 0)
+            guard CMicroHTTPDShims_client_address(connection, buffer.baseAddress, buffer.count) == 0 else {
+                return nil
+            }
+            return String(cString: buffer.baseAddress!)
         }
-        guard result == 0 else { return nil }
-        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }
 

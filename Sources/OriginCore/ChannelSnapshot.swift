@@ -21,6 +21,8 @@ public final class RenditionSnapshot: Sendable {
     public let initSections: [Int: InitSection]
     /// Forms of the playlist derived on first use (e.g. gzip).
     public let derived = DerivedBytes()
+    /// An object derived from this playlist version on first use (the HTTP layer keeps its prepared responses here).
+    public let derivedObject = DerivedObject()
 
     init(
         name: String, playlist: SharedBytes?, version: UInt64, modifiedMilliseconds: Int64, targetDuration: Int,
@@ -59,13 +61,26 @@ public final class ChannelSnapshot: Sendable {
     public let multivariantModifiedMilliseconds: Int64
     /// Renditions by name.
     public let renditions: [String: RenditionSnapshot]
-    /// Forms of the multivariant playlist derived on first use (e.g. gzip).
-    public let derived = DerivedBytes()
+    /// Forms of the multivariant playlist derived on first use (e.g. gzip); shared by consecutive snapshots whose
+    /// multivariant playlist is the same.
+    public let derived: DerivedBytes
+    /// An object derived from the multivariant playlist on first use (the HTTP layer keeps its prepared responses
+    /// here); shared like `derived`.
+    public let derivedObject: DerivedObject
 
     init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
-        renditions: [String: RenditionSnapshot]
+        renditions: [String: RenditionSnapshot], derivedFrom previous: ChannelSnapshot? = nil
     ) {
+        if let previous, let bytes = multivariantPlaylist, previous.multivariantPlaylist === bytes,
+            previous.multivariantModifiedMilliseconds == multivariantModifiedMilliseconds
+        {
+            derived = previous.derived
+            derivedObject = previous.derivedObject
+        } else {
+            derived = DerivedBytes()
+            derivedObject = DerivedObject()
+        }
         self.name = name
         self.version = version
         self.multivariantPlaylist = multivariantPlaylist

@@ -9,67 +9,127 @@ extension OriginHTTPHandler {
     static let playlistType = "application/vnd.apple.mpegurl"
     static let immutable = "public, max-age=31536000, immutable"
 
-    func live(_ request: HTTPRequestHead, _ path: [String]) -> HTTPResponse {
-        if let refused = onlyReading(request) { return refused }
-        guard path.count == 2 || path.count == 3, let channel = origin.channel(named: path[0]) else {
-            return .text(404, "unknown channel or path\n")
+    /// A GET or HEAD under `/live` (the caller answers other methods). Unconditional GETs of playlists and segments,
+    /// the bulk of the traffic, are answered with a response prepared once per playlist version or segment; requests
+    /// with validators or ranges are answered from scratch, with the same headers.
+    func live(_ request: HTTPRequestHead, _ path: ArraySlice<String>) -> HTTPRequestAction {
+        guard path.count == 2 || path.count == 3, let channel = origin.channel(named: path[path.startIndex]) else {
+            return respond(.text(404, "unknown channel or path\n"))
         }
         let snapshot = channel.snapshot
+        let second = path[path.startIndex + 1]
         if path.count == 2 {
-            guard path[1] == "index.m3u8" else { return .text(404, "unknown path in channel '\(channel.name)'\n") }
-            guard let playlist = snapshot.multivariantPlaylist else {
-                return .text(404, "channel '\(channel.name)' has no media yet\n")
+            guard second == "index.m3u8" else {
+                return respond(.text(404, "unknown path in channel '\(channel.name)'\n"))
             }
+            guard let playlist = snapshot.multivariantPlaylist else {
+                return respond(.text(404, "channel '\(channel.name)' has no media yet\n"))
+            }
+            let modified = snapshot.multivariantModifiedMilliseconds
             return servePlaylist(
-                request, bytes: playlist, derived: snapshot.derived,
-                etag: "\"\(instanceTag)-m\(snapshot.multivariantModifiedMilliseconds)\"",
-                modifiedMilliseconds: snapshot.multivariantModifiedMilliseconds,
-                maxAge: configuration.multivariantMaxAge)
+                request, bytes: playlist, derived: snapshot.derived, prepared: snapshot.derivedObject,
+                modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge
+            ) { "\"\(instanceTag)-m\(modified)\"" }
         }
-        guard let rendition = snapshot.renditions[path[1]] else {
-            return .text(404, "unknown rendition '\(path[1])' of channel '\(channel.name)'\n")
+        guard let rendition = snapshot.renditions[second] else {
+            return respond(.text(404, "unknown rendition '\(second)' of channel '\(channel.name)'\n"))
         }
-        let file = path[2]
+        let file = path[path.startIndex + 2]
         if file == "index.m3u8" {
             guard let playlist = rendition.playlist else {
-                return .text(404, "rendition '\(rendition.name)' has no media yet\n")
+                return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
             }
             return servePlaylist(
-                request, bytes: playlist, derived: rendition.derived,
-                etag: "\"\(instanceTag)-\(rendition.version)\"", modifiedMilliseconds: rendition.modifiedMilliseconds,
-                maxAge: rendition.targetDuration / 2)
+                request, bytes: playlist, derived: rendition.derived, prepared: rendition.derivedObject,
+                modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
+            ) { "\"\(instanceTag)-\(rendition.version)\"" }
         }
         // Only the canonical name: `init-00.mp4` or `init-+0.mp4` must not alias `init-0.mp4`.
         if file.hasPrefix("init-"), file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
             file == "init-\(version).mp4", let section = rendition.initSections[version]
         {
-            return serveImmutable(
-                request, bytes: section.bytes, contentType: "video/mp4", etag: "\"\(instanceTag)-init-\(version)\"",
-                modifiedMilliseconds: nil)
+            return respond(
+                serveImmutable(
+                    request, bytes: section.bytes, contentType: "video/mp4", etag: "\"\(instanceTag)-init-\(version)\"",
+                    modifiedMilliseconds: nil))
         }
-        guard let dot = file.lastIndex(of: "."), case let number = file[..<dot], !number.isEmpty, number.count <= 20,
-            number.allSatisfy({ $0.isASCII && $0.isNumber }), let msn = UInt64(number),
-            let entry = rendition.entry(msn: msn), entry.uri == file
+        // Only the canonical name `{msn}.{ext}`: no leading zeros, the rendition's extension.
+        guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), case let number = file.utf8[..<dot],
+            !number.isEmpty, number.count <= 20,
+            number.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            number.count == 1 || number.first != UInt8(ascii: "0"), let msn = UInt64(Substring(number)),
+            let entry = rendition.entry(msn: msn),
+            Substring(file.utf8[file.utf8.index(after: dot)...]) == entry.container.segmentFileExtension
         else {
             var response = HTTPResponse.text(404, "no segment '\(file)' in rendition '\(rendition.name)'\n")
             // A future segment appears soon: let nothing cache the miss.
             response.headers.append(name: "Cache-Control", value: "no-cache")
-            return response
+            return respond(response)
+        }
+        if let bytes = entry.bytes, !Self.isConditionalOrRange(request) {
+            let prepared = entry.derivedObject.value {
+                PreparedResponse(
+                    Self.completed(
+                        serveImmutable(
+                            Self.plainGet, bytes: bytes, contentType: entry.container.contentType,
+                            etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)))
+            }
+            return respond(prepared)
         }
         // A GAP entry with filler answers like a segment (clients that ignore EXT-X-GAP play through it).
         guard let bytes = entry.bytes ?? entry.filler else {
             var response = HTTPResponse.text(
                 404, "msn \(msn) is an EXT-X-GAP entry: the encoder delivered no media for it\n")
             response.headers.append(name: "Cache-Control", value: "public, max-age=\(rendition.targetDuration)")
-            return response
+            return respond(response)
         }
-        return serveImmutable(
-            request, bytes: bytes, contentType: entry.container.contentType, etag: "\"\(instanceTag)-\(msn)\"",
-            modifiedMilliseconds: entry.endMilliseconds)
+        return respond(
+            serveImmutable(
+                request, bytes: bytes, contentType: entry.container.contentType, etag: "\"\(instanceTag)-\(msn)\"",
+                modifiedMilliseconds: entry.endMilliseconds))
+    }
+
+    /// A request without the headers that change a segment's answer (validators, ranges).
+    static func isConditionalOrRange(_ request: HTTPRequestHead) -> Bool {
+        request.headers.contains("If-None-Match") || request.headers.contains("If-Modified-Since")
+            || request.headers.contains("Range")
+    }
+
+    /// What a prepared response answers: a GET without conditions, with or without gzip.
+    static let plainGet = HTTPRequestHead(method: "GET", path: "/")
+    static let gzipGet = HTTPRequestHead(method: "GET", path: "/", headers: ["Accept-Encoding": "gzip"])
+
+    /// The prepared plain and gzip answers of one playlist version, each built on first use.
+    final class PreparedPlaylist: Sendable {
+        let plain = DerivedObject()
+        let gzip = DerivedObject()
+    }
+
+    /// A playlist: the prepared answer of its version for a GET without If-None-Match, else built here.
+    func servePlaylist(
+        _ request: HTTPRequestHead, bytes: SharedBytes, derived: DerivedBytes, prepared: DerivedObject,
+        modifiedMilliseconds: Int64, maxAge: Int, etag: () -> String
+    ) -> HTTPRequestAction {
+        guard request.headers.contains("If-None-Match") else {
+            let gzip = Self.acceptsGzip(request)
+            let forms = prepared.value { PreparedPlaylist() }
+            let form = (gzip ? forms.gzip : forms.plain).value {
+                PreparedResponse(
+                    Self.completed(
+                        playlistResponse(
+                            gzip ? Self.gzipGet : Self.plainGet, bytes: bytes, derived: derived, etag: etag(),
+                            modifiedMilliseconds: modifiedMilliseconds, maxAge: maxAge)))
+            }
+            return respond(form)
+        }
+        return respond(
+            playlistResponse(
+                request, bytes: bytes, derived: derived, etag: etag(), modifiedMilliseconds: modifiedMilliseconds,
+                maxAge: maxAge))
     }
 
     /// A playlist: short-lived caching, ETag validation, gzip when accepted.
-    func servePlaylist(
+    func playlistResponse(
         _ request: HTTPRequestHead, bytes: SharedBytes, derived: DerivedBytes, etag: String,
         modifiedMilliseconds: Int64, maxAge: Int
     ) -> HTTPResponse {
@@ -127,14 +187,35 @@ extension OriginHTTPHandler {
             || header.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == etag }
     }
 
+    /// Whether Accept-Encoding allows gzip: the first item naming `gzip` or `*` decides, refused only by a q-value
+    /// of zero (`q=0`, `q=0.0`...). Reads the header's bytes without building strings.
     static func acceptsGzip(_ request: HTTPRequestHead) -> Bool {
         guard let header = request.headers["Accept-Encoding"] else { return false }
-        for item in header.split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let coding = parts.first?.lowercased(), coding == "gzip" || coding == "*" else { continue }
-            let refused = parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "").hasPrefix("q=0") && !$0.contains(where: { "123456789".contains($0) }) }
-            return !refused
+        for item in header.utf8.split(separator: UInt8(ascii: ",")) {
+            var parts = item.split(separator: UInt8(ascii: ";")).makeIterator()
+            guard let coding = parts.next().map(trimmed), isGzipOrAny(coding) else { continue }
+            while let part = parts.next() {
+                let parameter = trimmed(part).filter { $0 != UInt8(ascii: " ") }
+                if parameter.starts(with: "q=0".utf8),
+                    !parameter.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") })
+                {
+                    return false
+                }
+            }
+            return true
         }
         return false
+    }
+
+    private static func trimmed(_ bytes: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
+        var bytes = bytes
+        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes.removeFirst() }
+        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes.removeLast() }
+        return bytes
+    }
+
+    private static func isGzipOrAny(_ coding: Substring.UTF8View.SubSequence) -> Bool {
+        if coding.elementsEqual("*".utf8) { return true }
+        return coding.count == 4 && zip(coding, "gzip".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 }

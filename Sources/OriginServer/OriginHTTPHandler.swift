@@ -36,11 +36,13 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         guard let first = segments.first else {
             return refuse(request, .text(404, "not found: try /live/{channel}/index.m3u8\n"))
         }
-        let rest = Array(segments.dropFirst())
+        let rest = segments.dropFirst()
         switch first {
-        case "live": return refuse(request, live(request, rest))
-        case "ingest": return ingest(request, rest)
-        case "admin": return admin(request, rest)
+        case "live":
+            if let refused = onlyReading(request) { return refuse(request, refused) }
+            return live(request, rest)
+        case "ingest": return ingest(request, Array(rest))
+        case "admin": return admin(request, Array(rest))
         case "healthz" where rest.isEmpty:
             return respond(
                 onlyReading(request) ?? HTTPResponse(
@@ -74,6 +76,13 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
 
     /// Adds the headers every answer carries and counts it.
     func finish(_ response: HTTPResponse) -> HTTPResponse {
+        let response = Self.completed(response)
+        metrics.count(status: response.status)
+        return response
+    }
+
+    /// `response` with the headers every answer carries (what `finish` sends, without counting it).
+    static func completed(_ response: HTTPResponse) -> HTTPResponse {
         var response = response
         for (name, value) in Self.standardHeaders where !response.headers.contains(name) {
             response.headers.append(name: name, value: value)
@@ -81,8 +90,13 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         if response.status >= 400, !response.headers.contains("Cache-Control") {
             response.headers.append(name: "Cache-Control", value: "no-store")
         }
-        metrics.count(status: response.status)
         return response
+    }
+
+    /// Sends a response prepared earlier (its headers already complete) and counts it.
+    func respond(_ prepared: PreparedResponse) -> HTTPRequestAction {
+        metrics.count(status: prepared.status)
+        return .respondPrepared(prepared)
     }
 
     func respond(_ response: HTTPResponse) -> HTTPRequestAction { .respond(finish(response)) }

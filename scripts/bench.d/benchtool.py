@@ -87,14 +87,17 @@ def push(port, path, data):
 
 
 def command_push_segments(args):
-    """PUTs the padded 1 MiB and 100 KiB segments to channel `seg` and mirrors them into nginx's root."""
+    """PUTs the padded 1 MiB and 100 KiB segments to channel `seg` and mirrors them into nginx's root. Both are
+    pushed before either is fetched: a slot is published once every started rendition of the channel has filled it."""
     client = Client(args.port)
+    pushed = []
     for rendition in ("1m", "100k"):
         data = open(os.path.join(args.media, f"{rendition}.ts"), "rb").read()
         status, body = client.request("PUT", f"/ingest/seg/{rendition}/0.ts", data)
         if status >= 300:
             raise SystemExit(f"PUT seg/{rendition}: {status} {body!r}")
-        msn = int(re.search(rb"msn (\d+)", body).group(1))
+        pushed.append((rendition, data, int(re.search(rb"msn (\d+)", body).group(1))))
+    for rendition, data, msn in pushed:
         path = f"/live/seg/{rendition}/{msn}.ts"
         status, served = client.request("GET", path)
         assert status == 200 and served == data, f"GET {path}: {status}, {len(served)} bytes"
@@ -254,9 +257,9 @@ def pump(selector, pending, request, answered, errors):
 
 
 def command_latency(args):
-    """20 renditions pushed at once, at real time (2 s segments, starts staggered over 1 s): for each segment, the
-    time from the last byte of the PUT sent to the first playlist GET (on another keep-alive connection) that lists
-    a new segment."""
+    """20 renditions pushed at once, at real time (2 s segments, starts staggered over 1 s), each the only rendition
+    of its channel (lat00 ... lat19): for each segment, the time from the last byte of the PUT sent to the first
+    playlist GET (on another keep-alive connection) that lists a new segment."""
     directory = os.path.join(args.media, "2s")
     names = sorted(os.listdir(directory))[: args.segments]
     segments = [open(os.path.join(directory, n), "rb").read() for n in names]
@@ -265,16 +268,16 @@ def command_latency(args):
     start = time.monotonic() + 0.5
 
     def rendition(index):
-        name = f"r{index:02d}"
+        name = f"lat{index:02d}"
         put = http.client.HTTPConnection("127.0.0.1", args.port, timeout=30)
         get = Client(args.port)
-        playlist_path = f"/live/lat/{name}/index.m3u8"
+        playlist_path = f"/live/{name}/r/index.m3u8"
         last_uri = None
         for k, data in enumerate(segments):
             delay = start + index * 0.05 + 2.0 * k - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            put.putrequest("PUT", f"/ingest/lat/{name}/{k:03d}.ts")
+            put.putrequest("PUT", f"/ingest/{name}/r/{k:03d}.ts")
             put.putheader("Content-Length", str(len(data)))
             put.endheaders()
             put.send(data)
