@@ -13,7 +13,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     check(bytes)
     if bytes.count >= 4 {
-        let crc = crc32MPEG2(bytes[..<(bytes.count - 4)])
+        let crc = CRC32MPEG2.checksum(bytes[..<(bytes.count - 4)])
         for index in 0..<4 { bytes[bytes.count - 4 + index] = UInt8(truncatingIfNeeded: crc >> (24 - 8 * index)) }
         check(bytes)
     }
