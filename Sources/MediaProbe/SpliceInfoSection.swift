@@ -3,7 +3,8 @@
 ///
 /// ``bytes`` encodes an unencrypted section: table_id 0xFC, section_syntax_indicator 0, private_indicator 0,
 /// sap_type 3 (not specified), protocol_version 0, encrypted_packet 0, cw_index 0xFF, the command, an optional
-/// descriptor loop and the CRC_32 (``CRC32MPEG2``). ``init(validating:)`` reads any section and checks its framing.
+/// descriptor loop and the CRC_32 (``CRC32MPEG2``). ``init(validating:)`` reads any section and checks its framing;
+/// an encrypted section read that way keeps its encrypted part, and ``bytes`` writes it back as read.
 public struct SpliceInfoSection: Sendable, Hashable {
     /// `pts_adjustment`, 33 bits.
     public var ptsAdjustment: UInt64
@@ -16,7 +17,22 @@ public struct SpliceInfoSection: Sendable, Hashable {
     /// The bytes of the descriptor loop (without `descriptor_loop_length`).
     public var descriptors: [UInt8]
     /// `encrypted_packet` of a read section (always false for sections built here).
-    public private(set) var encrypted: Bool
+    public var encrypted: Bool { encryptedPart != nil }
+    /// What an encrypted section read by ``init(validating:)`` carries that cannot be decoded here: written back as
+    /// read by ``bytes`` (``command`` and ``descriptors`` are empty then).
+    private var encryptedPart: EncryptedPart?
+
+    private struct EncryptedPart: Sendable, Hashable {
+        /// `encryption_algorithm`, 6 bits.
+        var algorithm: UInt8
+        /// `cw_index`.
+        var cwIndex: UInt8
+        /// `splice_command_length`, 12 bits (sent in the clear).
+        var commandLength: Int
+        /// Everything from `splice_command_type` up to the CRC_32: the command, descriptors, alignment stuffing and
+        /// E_CRC_32, encrypted.
+        var payload: [UInt8]
+    }
 
     /// `table_id` of every splice_info_section.
     public static let tableId: UInt8 = 0xFC
@@ -39,7 +55,7 @@ public struct SpliceInfoSection: Sendable, Hashable {
         self.descriptors = descriptors
         self.ptsAdjustment = ptsAdjustment
         self.tier = tier
-        self.encrypted = false
+        self.encryptedPart = nil
     }
 
     /// A section carrying a splice_insert.
@@ -49,7 +65,10 @@ public struct SpliceInfoSection: Sendable, Hashable {
 
     /// The encoded section, CRC_32 included.
     public var bytes: [UInt8] {
-        let sectionLength = 11 + command.count + 2 + descriptors.count + 4
+        let sectionLength =
+            if let encryptedPart { 10 + encryptedPart.payload.count + 4 } else {
+                11 + command.count + 2 + descriptors.count + 4
+            }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(3 + sectionLength)
         bytes.append(Self.tableId)
@@ -57,17 +76,23 @@ public struct SpliceInfoSection: Sendable, Hashable {
         bytes.append(0x30 | UInt8(truncatingIfNeeded: sectionLength >> 8 & 0x0F))
         bytes.append(UInt8(truncatingIfNeeded: sectionLength))
         bytes.append(0)  // protocol_version
-        // encrypted_packet 0, encryption_algorithm 0, pts_adjustment 33 bits.
-        bytes.append(UInt8(truncatingIfNeeded: ptsAdjustment >> 32 & 1))
+        // encrypted_packet, encryption_algorithm 6 bits, pts_adjustment 33 bits.
+        let encryption = encryptedPart.map { 0x80 | ($0.algorithm & 0x3F) << 1 } ?? 0
+        bytes.append(encryption | UInt8(truncatingIfNeeded: ptsAdjustment >> 32 & 1))
         SpliceInsert.appendBigEndian(ptsAdjustment & 0xFFFF_FFFF, byteCount: 4, to: &bytes)
-        bytes.append(0xFF)  // cw_index
+        bytes.append(encryptedPart?.cwIndex ?? 0xFF)  // cw_index
         // tier 12 bits, splice_command_length 12 bits.
-        let tierAndLength = UInt64(tier & 0xFFF) << 12 | UInt64(command.count & 0xFFF)
+        let commandLength = encryptedPart?.commandLength ?? command.count
+        let tierAndLength = UInt64(tier & 0xFFF) << 12 | UInt64(commandLength & 0xFFF)
         SpliceInsert.appendBigEndian(tierAndLength, byteCount: 3, to: &bytes)
-        bytes.append(commandType)
-        bytes += command
-        SpliceInsert.appendBigEndian(UInt64(descriptors.count), byteCount: 2, to: &bytes)
-        bytes += descriptors
+        if let encryptedPart {
+            bytes += encryptedPart.payload
+        } else {
+            bytes.append(commandType)
+            bytes += command
+            SpliceInsert.appendBigEndian(UInt64(descriptors.count), byteCount: 2, to: &bytes)
+            bytes += descriptors
+        }
         SpliceInsert.appendBigEndian(UInt64(CRC32MPEG2.checksum(bytes)), byteCount: 4, to: &bytes)
         return bytes
     }
@@ -138,7 +163,11 @@ public struct SpliceInfoSection: Sendable, Hashable {
         self.init(
             commandType: commandType, command: command, descriptors: descriptors, ptsAdjustment: ptsAdjustment,
             tier: tier)
-        self.encrypted = encrypted
+        if encrypted {
+            encryptedPart = EncryptedPart(
+                algorithm: bytes[4] >> 1 & 0x3F, cwIndex: bytes[9], commandLength: commandLength,
+                payload: Array(bytes[13..<(bytes.count - 4)]))
+        }
         if commandType == SpliceInsert.commandType, !encrypted {
             do {
                 _ = try SpliceInsert(command: command)

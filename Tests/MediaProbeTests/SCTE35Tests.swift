@@ -195,4 +195,23 @@ struct SCTE35Tests {
         for shift in [24, 16, 8, 0] { syntax.append(UInt8(truncatingIfNeeded: syntaxCRC >> UInt32(shift))) }
         #expect(message(syntax) == "section_syntax_indicator must be 0")
     }
+
+    @Test("an encrypted section keeps its encrypted part: what validates re-encodes to the same, valid bytes")
+    func encryptedRoundTrip() throws {
+        // Found by Fuzz/FuzzSCTE35: the broadcast splice_insert with encrypted_packet set (encryption_algorithm
+        // 0x2A, cw_index 0xFF) validated, but `bytes` re-encoded it as an unencrypted section with an empty
+        // splice_insert, which does not validate ("splice_insert: cut short").
+        let read = hexBytes(
+            "0xFC302F00D5000000F7FFFFF014054800008F7FEFFE7369095613" + "0052CCF500000000000A00084355454900000135")
+        let crc = CRC32MPEG2.checksum(read)
+        let section = read + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: crc >> UInt32($0)) }
+        let parsed = try SpliceInfoSection(validating: section)
+        #expect(parsed.encrypted)
+        #expect(parsed.command.isEmpty)
+        #expect(parsed.descriptors.isEmpty)
+        #expect(parsed.spliceInsert == nil)
+        #expect(parsed.ptsAdjustment == 0x1_0000_00F7)
+        #expect(parsed.bytes == section)
+        #expect(try SpliceInfoSection(validating: parsed.bytes) == parsed)
+    }
 }

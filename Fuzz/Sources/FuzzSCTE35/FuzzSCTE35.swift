@@ -13,7 +13,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     check(bytes)
     if bytes.count >= 4 {
-        let crc = crc32MPEG2(bytes[..<(bytes.count - 4)])
+        let crc = CRC32MPEG2.checksum(bytes[..<(bytes.count - 4)])
         for index in 0..<4 { bytes[bytes.count - 4 + index] = UInt8(truncatingIfNeeded: crc >> (24 - 8 * index)) }
         check(bytes)
     }
@@ -29,14 +29,4 @@ private func check(_ bytes: [UInt8]) {
     } catch {
         fatalError("a valid splice_info_section re-encoded to an invalid one: \(error)")
     }
-}
-
-/// CRC-32/MPEG-2 (polynomial 0x04C11DB7, initial value 0xFFFFFFFF, no reflection, no final XOR).
-private func crc32MPEG2(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-    var crc: UInt32 = 0xFFFF_FFFF
-    for byte in bytes {
-        crc ^= UInt32(byte) << 24
-        for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04C1_1DB7 : crc << 1 }
-    }
-    return crc
 }
