@@ -72,6 +72,8 @@ public enum ConfigurationFile {
                 configuration.connectionTimeoutSeconds =
                     server.connectionTimeoutSeconds ?? configuration.connectionTimeoutSeconds
                 configuration.multivariantMaxAge = server.multivariantMaxAge ?? configuration.multivariantMaxAge
+                configuration.clockOffsetMilliseconds =
+                    server.clockOffsetMilliseconds ?? configuration.clockOffsetMilliseconds
             }
             configuration.logLevel = logLevel ?? configuration.logLevel
             configuration.adminToken = admin?.token
@@ -109,9 +111,10 @@ public enum ConfigurationFile {
         var perClientConnectionLimit: Int?
         var connectionTimeoutSeconds: Int?
         var multivariantMaxAge: Int?
+        var clockOffsetMilliseconds: Int64?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case host, port, dataDir, threads, connectionLimit, perClientConnectionLimit, connectionTimeoutSeconds
-            case multivariantMaxAge
+            case multivariantMaxAge, clockOffsetMilliseconds
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -124,6 +127,7 @@ public enum ConfigurationFile {
             perClientConnectionLimit = try c.decodeIfPresent(Int.self, forKey: .perClientConnectionLimit)
             connectionTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
             multivariantMaxAge = try c.decodeIfPresent(Int.self, forKey: .multivariantMaxAge)
+            clockOffsetMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .clockOffsetMilliseconds)
         }
     }
 

@@ -16,7 +16,9 @@ public final class OriginService: Sendable {
     static let connectionMemoryBytes = 16 * 1024
 
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `start()`).
-    public init(configuration: ServerConfiguration, clock: any OriginClock = SystemClock(), logger: Logger) throws {
+    /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
+    public init(configuration: ServerConfiguration, clock: (any OriginClock)? = nil, logger: Logger) throws {
+        let clock = clock ?? SystemClock(offsetMicroseconds: configuration.clockOffsetMilliseconds * 1000)
         self.logger = logger
         try FileManager.default.createDirectory(
             atPath: configuration.dataDirectory, withIntermediateDirectories: true)

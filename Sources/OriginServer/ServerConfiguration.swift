@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     public var ingestToken: String?
     /// Cache-Control max-age of the multivariant playlist, seconds. Default: 5.
     public var multivariantMaxAge: Int = 5
+    /// Added to the system wall clock for everything the origin stamps (PDT, deadlines, marker times), in ms.
+    /// Default: 0.
+    public var clockOffsetMilliseconds: Int64 = 0
     /// Log level name (trace, debug, info, notice, warning, error, critical). Default: info.
     public var logLevel: String = "info"
     /// Channels, ingest settings.
