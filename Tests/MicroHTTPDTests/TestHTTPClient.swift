@@ -41,7 +41,7 @@ final class TestHTTPClient: @unchecked Sendable {
             }
         }
         guard result == 0 else {
-            close(fd)
+            // deinit closes the descriptor (the object is fully initialized); closing here too would be a double close.
             throw Failure(description: "connect() to port \(port) failed: errno \(errno)")
         }
     }

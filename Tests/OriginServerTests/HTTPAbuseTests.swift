@@ -281,7 +281,7 @@ final class TrickleSocket {
             }
         }
         guard result == 0 else {
-            close(descriptor)
+            // deinit closes the descriptor (the object is fully initialized); closing here too would be a double close.
             throw RawHTTPError("connect failed: errno \(errno)")
         }
     }

@@ -61,7 +61,8 @@ final class RawHTTPConnection {
             }
         }
         guard result == 0 else {
-            close(descriptor)
+            // No close here: the object is fully initialized, so deinit closes the descriptor. Closing it twice
+            // would close whatever file another test thread opened under the same number meanwhile.
             throw RawHTTPError("connect to 127.0.0.1:\(port) failed: errno \(errno)")
         }
     }
