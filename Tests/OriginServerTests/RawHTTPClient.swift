@@ -51,15 +51,7 @@ final class RawHTTPConnection {
         socketDescriptor = descriptor
         var timeout = timeval(tv_sec: 15, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let result = connectToLoopback(descriptor, port: port)
         guard result == 0 else {
             // No close here: the object is fully initialized, so deinit closes the descriptor. Closing it twice
             // would close whatever file another test thread opened under the same number meanwhile.
@@ -224,5 +216,18 @@ extension StringProtocol {
         while text.first == " " || text.first == "\t" { text.removeFirst() }
         while text.last == " " || text.last == "\t" { text.removeLast() }
         return String(text)
+    }
+}
+
+/// Connects `descriptor` to 127.0.0.1:`port`; returns connect(2)'s result (0 on success).
+func connectToLoopback(_ descriptor: Int32, port: Int) -> Int32 {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
 }
