@@ -292,7 +292,7 @@ struct ChannelState: Sendable {
         var changed = false
         while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard let slot = slots[due] ?? slots[due &- 1].map({
-                Slot(programDateTimeMilliseconds: $0.endMilliseconds, durationMilliseconds: $0.durationMilliseconds)
+                Slot(programDateTimeMilliseconds: $0.endMilliseconds, durationMilliseconds: gapSlotMilliseconds($0))
             })
             else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
@@ -311,6 +311,15 @@ struct ChannelState: Sendable {
             changed = true
         }
         return changed
+    }
+
+    /// Length of a slot nobody filled, after `previous`: the previous slot's length, but never less than the
+    /// nominal segment duration (an encoder stopped with SIGTERM flushes a short last segment: its 40 ms must not
+    /// become the length of every GAP entry of the outage, hundreds of them) nor more than the target duration.
+    func gapSlotMilliseconds(_ previous: Slot) -> Int64 {
+        let nominal = Int64((configuration.segmentDuration * 1000).rounded())
+        let ceiling = Int64(targetDuration ?? Int(configuration.segmentDuration.rounded(.up))) * 1000
+        return min(max(previous.durationMilliseconds, nominal), max(ceiling, 1))
     }
 
     /// When a slot is closed: its end plus the grace period, but never later than 1.5 target durations (less a

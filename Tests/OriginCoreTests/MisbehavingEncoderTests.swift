@@ -231,3 +231,30 @@ struct MisbehavingEncoderTests {
         #expect(harness.text("360p") == before)
     }
 }
+
+@Suite("Misbehaving encoders: a short last segment")
+struct ShortLastSegmentTests {
+    /// The first `packets` TS packets of a segment: a valid, shorter segment (what an encoder stopped with SIGTERM
+    /// flushes as its last one).
+    static func shortSegment(_ harness: Harness, packets: Int) -> SharedBytes {
+        SharedBytes(Array(harness.nextSegment("360p").array.prefix(188 * packets)))
+    }
+
+    @Test func anOutageAfterAShortSegmentWritesGapsOfTheNominalDuration() throws {
+        let harness = try Harness(renditions: ["360p"])
+        for _ in 0..<3 { try harness.slot() }
+        harness.clock.advance(seconds: 0.3)
+        let short = try harness.push("360p", Self.shortSegment(harness, packets: 60))
+        #expect(short.status == 201, "\(short.message)")
+        // 12 s without the encoder: one GAP per nominal 2 s slot, not one per short segment's duration.
+        for _ in 0..<24 {
+            harness.clock.advance(seconds: 0.5)
+            harness.origin.tick()
+        }
+        let status = try MisbehavingEncoderTests.status(harness, "360p")
+        #expect(status.gapsWritten <= 7, "\(status.gapsWritten) GAP entries for a 12 s outage")
+        let playlist = try harness.playlist("360p")
+        #expect(playlist.segments.filter(\.gap).allSatisfy { $0.duration == 2 })
+        try MisbehavingEncoderTests.expectValid(harness, "360p")
+    }
+}
