@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 int CMicroHTTPDShims_make_address(const char *host, uint16_t port, CMicroHTTPDShims_Address *out) {
     memset(out, 0, sizeof(*out));
@@ -139,4 +140,77 @@ long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *by
 int CMicroHTTPDShims_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : (int)info->connect_fd;
+}
+
+void *CMicroHTTPDShims_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+unsigned int CMicroHTTPDShims_thread_index(void) {
+    static unsigned int next = 0;
+    static _Thread_local unsigned int index = 0; /* 0: not assigned yet; stored as index + 1 */
+    if (index == 0) {
+        index = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+    }
+    return index - 1;
+}
+
+/* What CMicroHTTPDShims_plain_request learns from one pass over the headers. */
+struct CMicroHTTPDShims_PlainScan {
+    int plain;
+    const char *accept_encoding;
+    size_t accept_encoding_length;
+};
+
+static enum MHD_Result CMicroHTTPDShims_scan_header(
+    void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size, const char *value, size_t value_size) {
+    (void)kind;
+    (void)key_size;
+    struct CMicroHTTPDShims_PlainScan *scan = cls;
+    if (key == NULL) {
+        return MHD_YES;
+    }
+    /* Headers that change the answer to a GET (validators, ranges) or announce a body. */
+    static const char *const changing[] = {
+        "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range",
+        "Transfer-Encoding",
+    };
+    for (size_t i = 0; i < sizeof(changing) / sizeof(changing[0]); i++) {
+        if (strcasecmp(key, changing[i]) == 0) {
+            scan->plain = 0;
+            return MHD_NO;
+        }
+    }
+    if (strcasecmp(key, "Content-Length") == 0) {
+        if (value == NULL || strcmp(value, "0") != 0) {
+            scan->plain = 0;
+            return MHD_NO;
+        }
+    } else if (strcasecmp(key, "Accept-Encoding") == 0) {
+        if (scan->accept_encoding != NULL) { /* repeated: let the full path decide */
+            scan->plain = 0;
+            return MHD_NO;
+        }
+        scan->accept_encoding = value == NULL ? "" : value;
+        scan->accept_encoding_length = value == NULL ? 0 : value_size;
+    }
+    return MHD_YES;
+}
+
+int CMicroHTTPDShims_plain_request(
+    struct MHD_Connection *connection, const char **accept_encoding, size_t *accept_encoding_length) {
+    *accept_encoding = NULL;
+    *accept_encoding_length = 0;
+    if (MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, NULL, NULL) != 0) {
+        return 0;
+    }
+    struct CMicroHTTPDShims_PlainScan scan = {1, NULL, 0};
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, CMicroHTTPDShims_scan_header, &scan);
+    if (!scan.plain) {
+        return 0;
+    }
+    *accept_encoding = scan.accept_encoding;
+    *accept_encoding_length = scan.accept_encoding_length;
+    return 1;
 }

@@ -2,6 +2,12 @@ import CMicroHTTPD
 import CMicroHTTPDShims
 import SharedBytes
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // The libmicrohttpd callbacks. They are file-scope functions (a C function pointer cannot capture anything); the
 // server context comes in through `cls`, the per-request state through `*con_cls`.
 
@@ -22,14 +28,21 @@ func accessHandler(
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
 
     guard let stored = requestContext.pointee else {
+        guard let record = connectionRecord(connection) else { return .NO }
+        if let action = plainAction(connection: connection, url: url, method: method, context: context) {
+            // Over the connection limit: the 503 went out when the connection was accepted.
+            guard context.deadlines.headArrived(record, expectsBody: false) else { return .NO }
+            let state = RequestState(action: action, discardLimit: context.discardLimit, connection: record)
+            requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+            return .YES
+        }
         let head = RequestHeadReader.read(connection: connection, url: url, method: method, version: version)
         let expectsBody = RequestHeadReader.announcesBody(head)
-        // Over the connection limit: the 503 went out when the connection was accepted.
-        guard context.deadlines.headArrived(connection, expectsBody: expectsBody) else { return .NO }
-        let state = RequestState(action: context.handler.handle(head), discardLimit: context.discardLimit)
+        guard context.deadlines.headArrived(record, expectsBody: expectsBody) else { return .NO }
+        let state = RequestState(
+            action: context.handler.handle(head), discardLimit: context.discardLimit, connection: record)
         state.expectsBody = expectsBody
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
-        context.requestStarted()
         return begin(state, head: head, connection: connection, context: context)
     }
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
@@ -43,7 +56,7 @@ func accessHandler(
     guard !state.isAnswered else { return .YES }
     if state.expectsBody {
         state.expectsBody = false
-        context.deadlines.bodyComplete(connection)
+        context.deadlines.bodyComplete(state.connection)
     }
     return finish(state, connection: connection, context: context)
 }
@@ -60,12 +73,17 @@ func connectionNotification(
     // MHD_CONNECTION_NOTIFY_STARTED = 0, MHD_CONNECTION_NOTIFY_CLOSED = 1 (not imported as named cases).
     switch code.rawValue {
     case 0:
-        if !context.deadlines.connectionStarted(connection, socket: CMicroHTTPDShims_connection_fd(connection)) {
+        let (record, withinLimit) = context.deadlines.connectionStarted(
+            socket: CMicroHTTPDShims_connection_fd(connection))
+        socketContext?.pointee = Unmanaged.passRetained(record).toOpaque()
+        if !withinLimit {
             let bytes = RawResponse.serviceUnavailable(context.standardHeaders)
             _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
         }
     case 1:
-        context.deadlines.connectionClosed(connection)
+        guard let stored = socketContext?.pointee else { return }
+        socketContext?.pointee = nil
+        context.deadlines.connectionClosed(Unmanaged<ConnectionRecord>.fromOpaque(stored).takeRetainedValue())
     default:
         break
     }
@@ -82,9 +100,38 @@ func requestCompleted(
     requestContext.pointee = nil
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeRetainedValue()
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
-    context.requestEnded()
-    if let connection { context.deadlines.requestCompleted(connection) }
+    context.deadlines.requestCompleted(state.connection)
     if let responder = state.responder { context.untrack(responder) }
+}
+
+/// The record `connectionNotification` keeps in the connection's socket context.
+private func connectionRecord(_ connection: OpaquePointer) -> ConnectionRecord? {
+    guard let stored = CMicroHTTPDShims_socket_context(connection) else { return nil }
+    return Unmanaged<ConnectionRecord>.fromOpaque(stored).takeUnretainedValue()
+}
+
+/// The fast path: a plain GET or HEAD (see `PlainRequest`) offered to the handler before a head is built. nil when
+/// the request is not plain, the server is draining (answers then need `Connection: close`) or the handler declines.
+private func plainAction(
+    connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, context: ServerContext
+) -> HTTPRequestAction? {
+    guard let url, let method, !context.isStopping else { return nil }
+    let isHead: Bool
+    if strcmp(method, "GET") == 0 {
+        isHead = false
+    } else if strcmp(method, "HEAD") == 0 {
+        isHead = true
+    } else {
+        return nil
+    }
+    var acceptEncoding: UnsafePointer<CChar>?
+    var acceptEncodingLength = 0
+    guard CMicroHTTPDShims_plain_request(connection, &acceptEncoding, &acceptEncodingLength) == 1 else { return nil }
+    let request = PlainRequest(
+        isHead: isHead, path: UnsafeRawBufferPointer(start: url, count: strlen(url)),
+        acceptEncoding: acceptEncoding.map { UnsafeRawBufferPointer(start: $0, count: acceptEncodingLength) },
+        threadIndex: Int(CMicroHTTPDShims_thread_index()))
+    return context.handler.handlePlain(request)
 }
 
 /// After the first call: rejects a body announced larger than the limit at once, prepares the body buffer.

@@ -11,11 +11,21 @@ public final class PreparedResponse: @unchecked Sendable {
     let handle: OpaquePointer
     /// The status code queued with the response.
     public let status: Int
+    /// What the response was built from.
+    public let response: HTTPResponse
 
     /// Builds the libmicrohttpd response now.
     public init(_ response: HTTPResponse) {
         handle = MHDResponseBuilder.make(response)
         status = response.status
+        self.response = response
+    }
+
+    /// Another libmicrohttpd response with the same status, headers and body (the body's bytes are shared, not
+    /// copied). libmicrohttpd takes a mutex of the response on every queue and completion, so one response queued
+    /// by several threads at a high rate makes them wait on each other; a copy per thread does not.
+    public func copy() -> PreparedResponse {
+        PreparedResponse(response)
     }
 
     deinit { MHD_destroy_response(handle) }

@@ -10,23 +10,35 @@ import Synchronization
 /// `SHUT_RDWR` of <sys/socket.h> (not imported by name on every toolchain).
 let shutdownReadAndWrite: Int32 = 2
 
+/// What the server keeps per connection: its deadline and whether a request is in flight. Kept in libmicrohttpd's
+/// socket context, so the per-request updates touch only this object (no shared lock or counter between the
+/// threads); the registry in `RequestDeadlines` is locked only when a connection opens or closes, and by the sweep.
+final class ConnectionRecord: Sendable {
+    /// The connection's socket, read on libmicrohttpd's thread when the connection started.
+    let socket: Int32
+    /// Accepted beyond the connection limit: answered 503 and closed at once.
+    let overLimit: Bool
+    /// Monotonic milliseconds; `RequestDeadlines.none` while no deadline runs (an answer is being sent).
+    let deadline: Atomic<Int64>
+    /// A request head has arrived and its answer is not completely sent yet.
+    let inFlight = Atomic<Bool>(false)
+
+    init(socket: Int32, overLimit: Bool, deadline: Int64) {
+        self.socket = socket
+        self.overLimit = overLimit
+        self.deadline = Atomic(deadline)
+    }
+}
+
 /// Cuts off clients that trickle a request. libmicrohttpd's connection timeout counts *inactivity*: a client that
 /// sends one header byte a second keeps its connection forever and, repeated, pins every connection slot. Here every
 /// connection must deliver a complete request head within the deadline after it was accepted or after its previous
 /// request completed, and a request body within the deadline after its head; a connection that misses a deadline
 /// has its socket shut down, which libmicrohttpd sees as the client going away and closes the connection itself.
+/// Also enforces the connection limit (a connection beyond it gets a 503) and counts requests in flight.
 ///
 /// Answers being sent are never timed here (a slow reader is covered by libmicrohttpd's inactivity timeout).
 final class RequestDeadlines: Sendable {
-    private struct Entry {
-        /// The connection's socket, read on libmicrohttpd's thread when the connection started.
-        let socket: Int32
-        /// Monotonic milliseconds; nil while no deadline runs (an answer is being sent).
-        var deadline: Int64?
-        /// Accepted beyond the connection limit: answered 503 and closed at once.
-        var overLimit = false
-    }
-
     /// Milliseconds a head or a body may take; 0 disables the deadlines.
     let limitMilliseconds: Int64
     /// Connections served at once; those accepted beyond it (libmicrohttpd's own limit is higher by
@@ -34,13 +46,16 @@ final class RequestDeadlines: Sendable {
     let connectionLimit: Int
     /// Milliseconds an over-limit connection stays open after its 503 (time for the answer to leave).
     static let overLimitLingerMilliseconds: Int64 = 200
-    private struct Table {
-        var entries: [UInt: Entry] = [:]
-        /// Entries that are not over the limit.
+    /// The deadline value meaning "no deadline runs".
+    static let none = Int64.max
+
+    private struct Registry {
+        var records: [ObjectIdentifier: ConnectionRecord] = [:]
+        /// Records that are not over the limit.
         var served = 0
     }
 
-    private let table = Mutex(Table())
+    private let registry = Mutex(Registry())
     private let cutCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let log: @Sendable (String) -> Void
@@ -55,81 +70,77 @@ final class RequestDeadlines: Sendable {
     /// instead of waiting in the listen backlog: an eighth of the limit, at least 16.
     static func reserve(for connectionLimit: Int) -> Int { max(16, connectionLimit / 8) }
 
-    private var isEnabled: Bool { limitMilliseconds > 0 || connectionLimit > 0 }
-
     /// Connections cut so far because a head or body came too slowly.
     var cutConnections: Int { cutCount.load(ordering: .relaxed) }
 
+    /// Requests whose head has arrived and whose answer is not completely sent yet.
+    var requestsInFlight: Int {
+        registry.withLock { registry in registry.records.values.reduce(0) { $0 + ($1.inFlight.load(ordering: .relaxed) ? 1 : 0) } }
+    }
+
+    /// Monotonic milliseconds (the coarse clock: a few milliseconds of resolution is plenty for deadlines of
+    /// seconds, and it costs a fraction of the precise one).
     static func now() -> Int64 {
         var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
         return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 
-    private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: connection)) }
-
-    /// A connection was accepted: its first request head is due. Returns false if the connection is over the
-    /// connection limit: the caller answers 503, and the connection is closed within
-    /// `overLimitLingerMilliseconds`.
-    func connectionStarted(_ connection: OpaquePointer, socket: Int32) -> Bool {
-        guard isEnabled, socket >= 0 else { return true }
+    /// A new connection: registers it and starts its head deadline. Returns the record (for the socket context)
+    /// and whether it is within the connection limit (if not, the caller answers 503 and the deadline closes it).
+    func connectionStarted(socket: Int32) -> (ConnectionRecord, withinLimit: Bool) {
         let now = Self.now()
-        return table.withLock { table in
-            let overLimit = connectionLimit > 0 && table.served >= connectionLimit
-            let deadline: Int64? =
+        return registry.withLock { registry in
+            let overLimit = connectionLimit > 0 && registry.served >= connectionLimit
+            let deadline =
                 overLimit
-                ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : nil
-            table.entries[Self.key(connection)] = Entry(socket: socket, deadline: deadline, overLimit: overLimit)
-            if !overLimit { table.served += 1 }
-            return !overLimit
+                ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : Self.none
+            // A socket that could not be read cannot be shut down: no deadline for it.
+            let record = ConnectionRecord(socket: socket, overLimit: overLimit, deadline: socket >= 0 ? deadline : Self.none)
+            registry.records[ObjectIdentifier(record)] = record
+            if !overLimit { registry.served += 1 }
+            return (record, !overLimit)
         }
     }
 
-    /// A connection is being closed by libmicrohttpd (its socket is closed after this returns).
-    func connectionClosed(_ connection: OpaquePointer) {
-        guard isEnabled else { return }
-        table.withLock { table in
-            if let removed = table.entries.removeValue(forKey: Self.key(connection)), !removed.overLimit {
-                table.served -= 1
+    /// The connection closed: forgets it.
+    func connectionClosed(_ record: ConnectionRecord) {
+        registry.withLock { registry in
+            if registry.records.removeValue(forKey: ObjectIdentifier(record)) != nil, !record.overLimit {
+                registry.served -= 1
             }
         }
     }
 
-    /// A request head arrived: a body, if one follows, is due within the limit; otherwise nothing is timed until
-    /// the request completes. Returns false if the connection is over the limit (its 503 was sent at accept): the
-    /// request must not be answered.
-    func headArrived(_ connection: OpaquePointer, expectsBody: Bool) -> Bool {
-        guard isEnabled else { return true }
-        let deadline = expectsBody && limitMilliseconds > 0 ? Self.now() + limitMilliseconds : nil
-        return table.withLock { table in
-            let key = Self.key(connection)
-            guard let entry = table.entries[key] else { return true }
-            if entry.overLimit { return false }
-            table.entries[key]?.deadline = deadline
-            return true
-        }
+    /// A request head arrived: the head deadline ends; a body deadline starts if a body follows. Returns false if
+    /// the connection is over the limit (it must not be served).
+    func headArrived(_ record: ConnectionRecord, expectsBody: Bool) -> Bool {
+        if record.overLimit { return false }
+        record.inFlight.store(true, ordering: .relaxed)
+        let deadline = expectsBody && limitMilliseconds > 0 ? Self.now() + limitMilliseconds : Self.none
+        record.deadline.store(deadline, ordering: .relaxed)
+        return true
     }
 
-    /// The request's body is complete: the answer is not timed.
-    func bodyComplete(_ connection: OpaquePointer) {
+    /// The request body is complete: its deadline ends.
+    func bodyComplete(_ record: ConnectionRecord) {
+        record.deadline.store(Self.none, ordering: .relaxed)
+    }
+
+    /// The answer was sent: the deadline for the next request head starts.
+    func requestCompleted(_ record: ConnectionRecord) {
+        record.inFlight.store(false, ordering: .relaxed)
         guard limitMilliseconds > 0 else { return }
-        table.withLock { $0.entries[Self.key(connection)]?.deadline = nil }
+        record.deadline.store(Self.now() + limitMilliseconds, ordering: .relaxed)
     }
 
-    /// A request completed: the next head on this keep-alive connection is due within the limit.
-    func requestCompleted(_ connection: OpaquePointer) {
-        guard limitMilliseconds > 0 else { return }
-        let deadline = Self.now() + limitMilliseconds
-        table.withLock { $0.entries[Self.key(connection)]?.deadline = deadline }
-    }
-
-    /// Starts the sweep (every quarter of a second, at most every limit / 4).
+    /// Starts the periodic sweep (every quarter of the limit, between 20 and 100 ms).
     func start() {
-        guard isEnabled, !running.exchange(true, ordering: .relaxed) else { return }
+        guard limitMilliseconds > 0 || connectionLimit > 0, !running.exchange(true, ordering: .relaxed) else { return }
         scheduleSweep()
     }
 
-    /// Stops the sweep; connections still tracked are left to libmicrohttpd.
+    /// Stops the sweep.
     func stop() {
         running.store(false, ordering: .relaxed)
     }
@@ -143,17 +154,19 @@ final class RequestDeadlines: Sendable {
         }
     }
 
-    /// Shuts down the sockets of connections past their deadline. Runs under the lock, so a connection cannot be
-    /// closed (and its socket number reused) while its socket is shut down.
+    /// Shuts down the sockets of connections past their deadline.
     func sweep() {
         let now = Self.now()
-        let cut = table.withLock { table -> Int in
+        let cut = registry.withLock { registry -> Int in
             var cut = 0
-            for (key, entry) in table.entries {
-                guard let deadline = entry.deadline, now >= deadline else { continue }
-                shutdown(entry.socket, shutdownReadAndWrite)
-                table.entries[key]?.deadline = nil
-                if !entry.overLimit { cut += 1 }
+            for record in registry.records.values {
+                let deadline = record.deadline.load(ordering: .relaxed)
+                guard now >= deadline else { continue }
+                // Only the deadline that is still the one read is spent (a request may have started meanwhile).
+                guard record.deadline.compareExchange(expected: deadline, desired: Self.none, ordering: .relaxed).exchanged
+                else { continue }
+                shutdown(record.socket, shutdownReadAndWrite)
+                if !record.overLimit { cut += 1 }
             }
             return cut
         }

@@ -19,9 +19,12 @@ final class RequestState {
     var expectsBody = false
     /// Set once a `.suspend` action has suspended the connection.
     var responder: HTTPResponder?
+    /// The connection's record (deadline, in-flight flag).
+    let connection: ConnectionRecord
 
-    init(action: HTTPRequestAction, discardLimit: Int) {
+    init(action: HTTPRequestAction, discardLimit: Int, connection: ConnectionRecord) {
         self.action = action
+        self.connection = connection
         if case .receiveBody(let limit, _) = action {
             bodyLimit = max(limit, 0)
         } else {

@@ -21,7 +21,6 @@ final class ServerContext: Sendable {
     /// once the body ends; past this the 413 is written straight to the socket and the connection is cut.
     let drainLimit = 1024 * 1024
     private let registry = Mutex(Registry())
-    private let inFlight = Atomic<Int>(0)
     /// Mirrors `Registry.isStopping` for the hot path (read on every answer without the lock).
     private let stopping = Atomic<Bool>(false)
     // Written once in init, then only read by libmicrohttpd's logger; freed in deinit after the daemon has stopped.
@@ -87,14 +86,8 @@ final class ServerContext: Sendable {
         }
     }
 
-    /// A request's head arrived (its state was created).
-    func requestStarted() { inFlight.add(1, ordering: .relaxed) }
-
-    /// A request's state was released (answer sent or connection gone).
-    func requestEnded() { inFlight.subtract(1, ordering: .relaxed) }
-
     /// Requests started and not yet completed.
-    var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+    var requestsInFlight: Int { deadlines.requestsInFlight }
 
     /// True once `beginStopping()` ran: answers should close their connection.
     var isStopping: Bool { stopping.load(ordering: .relaxed) }

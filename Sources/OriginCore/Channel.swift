@@ -32,6 +32,8 @@ public final class Channel: Sendable {
     private let logger: Logger
     let state: Mutex<ChannelState>
     private let published: Mutex<ChannelSnapshot>
+    /// `published.version`, readable without the lock (stored after the snapshot is).
+    private let publishedVersionValue = Atomic<UInt64>(0)
     /// The channel's date ranges (ad markers), journaled; see `Channel+Markers.swift`.
     public let markers: MarkerStore
 
@@ -281,6 +283,11 @@ public final class Channel: Sendable {
             let previous = published.withLock { $0 }
             let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
             published.withLock { $0 = snapshot }
+            publishedVersionValue.store(snapshot.version, ordering: .releasing)
         }
     }
+
+    /// The version of the latest snapshot, without taking a lock: an answer derived from a snapshot stays valid
+    /// while this is that snapshot's `version` (the HTTP layer's per-thread caches check it on every hit).
+    public var publishedVersion: UInt64 { publishedVersionValue.load(ordering: .acquiring) }
 }

@@ -15,6 +15,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let logger: Logger
     /// Distinguishes validators of this process from those of an earlier run.
     let instanceTag: String
+    /// Per-thread prepared answers of plain `/live` GETs (see `handlePlain(_:)`).
+    let liveCache = LiveAnswerCache()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
@@ -57,6 +59,27 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         default:
             return refuse(request, .text(404, "not found\n"))
         }
+    }
+
+    /// The fast path of players and CDNs: a plain GET or HEAD under `/live` is answered from this thread's cache of
+    /// prepared answers while the channel has not published since; otherwise it takes the normal route (with the
+    /// request head rebuilt from what a plain request has) and a prepared answer is kept for the next time.
+    public func handlePlain(_ request: PlainRequest) -> HTTPRequestAction? {
+        guard request.path.starts(with: "/live/".utf8) else { return nil }
+        let gzip = request.acceptEncoding.map(Self.acceptsGzip(value:)) ?? false
+        if let cached = liveCache.lookup(request, gzip: gzip) { return respond(cached) }
+        let head = request.makeHead()
+        guard let segments = head.decodedPathSegments(), segments.first == "live" else { return nil }
+        // Read before the route reads the snapshot: if a newer one is published meanwhile, the entry is only
+        // taken for stale at its first use.
+        let channel = segments.count > 1 ? origin.channel(named: segments[1]) : nil
+        let version = channel?.publishedVersion
+        let action = live(head, segments.dropFirst())
+        if case .respondPrepared(let shared) = action, let channel, let version {
+            return .respondPrepared(
+                liveCache.store(request, gzip: gzip, channel: channel, version: version, shared: shared))
+        }
+        return action
     }
 
     /// Answers a request that may carry an upload (PUT, POST) only once its body has been read, up to the ingest

@@ -74,4 +74,19 @@ int CMicroHTTPDShims_connection_fd(struct MHD_Connection *connection);
 
 long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count);
 
+/* The socket context set by the connection notification callback (MHD_CONNECTION_INFO_SOCKET_CONTEXT), or NULL. */
+void *CMicroHTTPDShims_socket_context(struct MHD_Connection *connection);
+
+/* A small number for the calling thread (0, 1, 2... in the order threads first ask), stable for its lifetime. */
+unsigned int CMicroHTTPDShims_thread_index(void);
+
+/*
+ * Whether the request can be answered from a prepared response: no query arguments, no body (Content-Length absent
+ * or 0, no Transfer-Encoding) and none of If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range,
+ * Range. Returns 1 if so, with the Accept-Encoding value (not NUL-safe: use the length) or NULL when absent; 0
+ * otherwise (also for a repeated Accept-Encoding). One pass over the headers, no allocation.
+ */
+int CMicroHTTPDShims_plain_request(
+    struct MHD_Connection *connection, const char **accept_encoding, size_t *accept_encoding_length);
+
 #endif
