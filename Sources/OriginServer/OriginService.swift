@@ -55,10 +55,30 @@ public final class OriginService: Sendable {
 
     /// Starts listening and starts the ingest loop.
     public func start() throws {
+        Self.raiseOpenFileLimit(connectionLimit: server.configuration.connectionLimit, logger: logger)
         try server.start()
         let origin = origin
         ticker.withLock { $0 = Task.detached { await origin.run() } }
         logger.info("hlsorigin listening", metadata: ["port": "\(server.boundPort)"])
+    }
+
+    /// Raises the soft open-file limit to the hard one (as nginx's `worker_rlimit_nofile` does): every connection
+    /// and every segment kept in shared memory is a descriptor, and a default soft limit of 1,024 would cap the
+    /// connections far below `connectionLimit`. Warns if even the hard limit leaves too few.
+    static func raiseOpenFileLimit(connectionLimit: Int, logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        let available = limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+        if available < connectionLimit + 256 {
+            logger.warning(
+                "open-file limit is below the connection limit",
+                metadata: ["limit": "\(available)", "connectionLimit": "\(connectionLimit)"])
+        }
     }
 
     /// The port the server listens on.
