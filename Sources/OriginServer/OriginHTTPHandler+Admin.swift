@@ -32,7 +32,9 @@ extension OriginHTTPHandler {
             }
         case (_, 3...4) where path[2] == "dateranges":
             return dateRanges(request, channel: path[1], Array(path.dropFirst(3)))
-        case (_, 1...2), (_, 3) where path[2] == "outage":
+        case (_, 1...2):
+            fallthrough
+        case (_, 3) where path[2] == "outage":
             let allowed = path.count == 3 ? "POST, OPTIONS" : "GET, HEAD, OPTIONS"
             var response = json(
                 405, ["error": "method \(request.method) not allowed on this admin path; allowed: \(allowed)"])
