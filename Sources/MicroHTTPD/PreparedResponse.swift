@@ -1,12 +1,6 @@
 import CMicroHTTPD
 import SharedBytes
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A response built once and queued for many requests, e.g. a playlist served to thousands of players.
 ///
 /// libmicrohttpd responses are reference counted and may be queued on many connections in many threads at once;
@@ -59,19 +53,6 @@ enum MHDResponseBuilder {
     }
 
     private static func zeroCopy(_ bytes: SharedBytes, range: Range<Int>) -> OpaquePointer? {
-        // Bytes in a shared-memory file go out with sendfile (no copy through user space); libmicrohttpd closes
-        // the descriptor it is given, so it gets a duplicate. Without a free descriptor: from memory, as below.
-        if bytes.isInSharedMemory, range.count > 0 {
-            let duplicate = dup(bytes.fileDescriptor)
-            if duplicate >= 0 {
-                if let response = MHD_create_response_from_fd_at_offset64(
-                    UInt64(range.count), duplicate, UInt64(range.lowerBound))
-                {
-                    return response
-                }
-                close(duplicate)
-            }
-        }
         let retained = Unmanaged.passRetained(bytes).toOpaque()
         let start = UnsafeMutableRawPointer(mutating: bytes.unsafeBaseAddress + range.lowerBound)
         let response = MHD_create_response_from_buffer_with_free_callback_cls(

@@ -189,10 +189,9 @@ public final class Channel: Sendable {
         } catch {
             try reject(rendition: rendition, IngestError.unprocessable("segment could not be probed: \(error)"))
         }
-        let stored = SegmentStorage.keep(bytes)
         let now = clock.nowMilliseconds()
         let outcome = state.withLock { state in
-            let outcome = state.accept(rendition: rendition, bytes: stored, info: info, nowMilliseconds: now)
+            let outcome = state.accept(rendition: rendition, bytes: bytes, info: info, nowMilliseconds: now)
             persist(&state, nowMilliseconds: now)
             return outcome
         }

@@ -66,9 +66,7 @@ extension OriginHTTPHandler {
             response.headers.append(name: "Cache-Control", value: "no-cache")
             return respond(response)
         }
-        // Segments in shared memory are sent with sendfile from a descriptor of their own per answer: a prepared
-        // response would hold that descriptor as long as it is cached.
-        if let bytes = entry.bytes, !bytes.isInSharedMemory, !Self.isConditionalOrRange(request) {
+        if let bytes = entry.bytes, !Self.isConditionalOrRange(request) {
             let prepared = entry.derivedObject.value {
                 PreparedResponse(
                     Self.completed(

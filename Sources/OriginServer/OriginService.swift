@@ -63,7 +63,7 @@ public final class OriginService: Sendable {
     }
 
     /// Raises the soft open-file limit to the hard one (as nginx's `worker_rlimit_nofile` does): every connection
-    /// and every segment kept in shared memory is a descriptor, and a default soft limit of 1,024 would cap the
+    /// is a descriptor, and a default soft limit of 1,024 would cap the
     /// connections far below `connectionLimit`. Warns if even the hard limit leaves too few.
     static func raiseOpenFileLimit(connectionLimit: Int, logger: Logger) {
         var limit = rlimit()

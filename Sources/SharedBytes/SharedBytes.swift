@@ -8,13 +8,10 @@ public final class SharedBytes: Sendable, CustomStringConvertible {
     nonisolated(unsafe) private let base: UnsafeMutableRawPointer
     /// Number of bytes.
     public let count: Int
-    /// The shared-memory file holding the bytes (see `SharedBytes+File.swift`), -1 for bytes on the heap.
-    public let fileDescriptor: Int32
 
     /// Copies `bytes` into a new immutable block.
     public init(_ bytes: some Collection<UInt8>) {
         count = bytes.count
-        fileDescriptor = -1
         base = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
         let typed = base.bindMemory(to: UInt8.self, capacity: max(count, 1))
         _ = UnsafeMutableBufferPointer(start: typed, count: count).initialize(from: bytes)
@@ -23,7 +20,6 @@ public final class SharedBytes: Sendable, CustomStringConvertible {
     /// Copies the bytes of `buffer` into a new immutable block.
     public init(copying buffer: UnsafeRawBufferPointer) {
         count = buffer.count
-        fileDescriptor = -1
         base = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
         if count > 0, let source = buffer.baseAddress { base.copyMemory(from: source, byteCount: count) }
     }
@@ -37,24 +33,9 @@ public final class SharedBytes: Sendable, CustomStringConvertible {
     fileprivate init(adopting pointer: UnsafeMutableRawPointer, count: Int) {
         self.base = pointer
         self.count = count
-        self.fileDescriptor = -1
     }
 
-    /// Takes over a mapping of `count` bytes of the shared-memory file `fileDescriptor` (unmapped and closed in
-    /// deinit).
-    init(mapping pointer: UnsafeMutableRawPointer, count: Int, fileDescriptor: Int32) {
-        self.base = pointer
-        self.count = count
-        self.fileDescriptor = fileDescriptor
-    }
-
-    deinit {
-        if fileDescriptor >= 0 {
-            SharedMemoryFile.release(base: base, count: count, fileDescriptor: fileDescriptor)
-        } else {
-            base.deallocate()
-        }
-    }
+    deinit { base.deallocate() }
 
     /// Read-only access to the bytes. The pointer is valid as long as this object lives.
     public var unsafeBaseAddress: UnsafeRawPointer { UnsafeRawPointer(base) }
