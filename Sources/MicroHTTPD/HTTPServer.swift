@@ -152,7 +152,10 @@ public final class HTTPServer: Sendable {
             requestCompleted, retainedContext,
             connectionNotification, retainedContext,
             context.logSink,
-            UInt32(clamping: config.threadCount),
+            // libmicrohttpd 0.9.75's single-thread epoll mode (no pool) stops reading some busy keep-alive
+            // connections (a request left in the socket, the thread asleep: KeepAliveLoadTests); the pool mode,
+            // one epoll loop per worker, does not. So there are always at least two workers.
+            UInt32(clamping: max(config.threadCount, 2)),
             UInt32(clamping: config.connectionLimit + RequestDeadlines.reserve(for: config.connectionLimit)),
             UInt32(clamping: config.perIPConnectionLimit),
             UInt32(clamping: config.connectionTimeout),

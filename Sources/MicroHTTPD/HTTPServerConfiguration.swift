@@ -13,6 +13,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// TCP port. 0 picks any free port; read it back with `HTTPServer.boundPort`. Default: 8080.
     public var port: Int
     /// Number of libmicrohttpd worker threads, each running its own epoll loop. Default: the number of active cores.
+    /// At least 2 are started: libmicrohttpd's single-thread mode stalls busy keep-alive connections.
     public var threadCount: Int
     /// Maximum number of concurrent connections. A connection beyond it is answered `503 Service Unavailable`
     /// (`Retry-After: 1`) and closed at once; libmicrohttpd accepts up to an eighth more (at least 16) for that, and

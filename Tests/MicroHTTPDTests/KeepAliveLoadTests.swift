@@ -1,0 +1,95 @@
+import MicroHTTPD
+import SharedBytes
+import Dispatch
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Many keep-alive connections, each sending its next request as soon as the answer to the previous one is in (what
+/// wrk does). libmicrohttpd 0.9.75 in its single-thread epoll mode stopped reading some connections after a few
+/// requests under this load (a request left unread in the socket, the thread asleep); the server therefore always
+/// runs a pool of at least two workers. Each configuration must answer every request.
+@Suite(.serialized) struct KeepAliveLoadTests {
+    /// Drives `connections` non-blocking sockets with poll(), `rounds` GETs each; returns the answers received.
+    static func drive(port: Int, connections: Int, rounds: Int, seconds: Double) -> Int {
+        let request = Array("GET /p HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        for _ in 0..<connections {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { break }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else {
+                close(fd)
+                break
+            }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            sockets.append(fd)
+        }
+        var remaining = [Int](repeating: rounds, count: sockets.count)
+        var received = [Int](repeating: 0, count: sockets.count)
+        var answers = 0
+        // Every answer is the same size: the first one tells it.
+        var answerSize = 0
+        for fd in sockets { _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        var pollSet = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let deadline = Double(DispatchTime.now().uptimeNanoseconds) / 1e9 + seconds
+        while answers < sockets.count * rounds, Double(DispatchTime.now().uptimeNanoseconds) / 1e9 < deadline {
+            guard poll(&pollSet, nfds_t(pollSet.count), 100) > 0 else { continue }
+            for index in pollSet.indices where pollSet[index].revents != 0 {
+                let fd = pollSet[index].fd
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else {
+                    pollSet[index].events = 0
+                    continue
+                }
+                if answerSize == 0 {
+                    // Head up to the blank line plus a Content-Length body.
+                    let text = String(decoding: buffer[..<count], as: UTF8.self)
+                    if let end = text.range(of: "\r\n\r\n"),
+                        let length = text.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") })
+                            .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) })
+                    {
+                        answerSize = text.utf8.distance(from: text.startIndex, to: end.upperBound) + length
+                    }
+                }
+                received[index] += count
+                while answerSize > 0, received[index] >= answerSize {
+                    received[index] -= answerSize
+                    answers += 1
+                    remaining[index] -= 1
+                    if remaining[index] > 0 {
+                        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    }
+                }
+            }
+        }
+        return answers
+    }
+
+    @Test(arguments: [1, 2])
+    func everyRequestOfManyBusyKeepAliveConnectionsIsAnswered(threads: Int) throws {
+        let body = SharedBytes(string: String(repeating: "#EXTINF:2.000,\nsegment.ts\n", count: 20))
+        let prepared = PreparedResponse(HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .bytes(body)))
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: threads)) { _ in
+            .respondPrepared(prepared)
+        }
+        try server.start()
+        defer { server.stop() }
+        let connections = 512, rounds = 40
+        let answers = Self.drive(port: server.boundPort, connections: connections, rounds: rounds, seconds: 20)
+        #expect(answers == connections * rounds, "threads \(threads): \(answers) of \(connections * rounds) answered")
+    }
+}
