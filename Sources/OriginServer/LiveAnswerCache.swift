@@ -25,6 +25,12 @@ final class LiveAnswerCache: Sendable {
         return tables[request.threadIndex].lookup(request.path, gzip: gzip)
     }
 
+    /// Entries and body bytes held by all threads' tables (tests check that stale segments do not pile up).
+    /// Only meaningful while no request is being served.
+    var usage: (entries: Int, bodyBytes: Int) {
+        tables.reduce((0, 0)) { ($0.0 + $1.usage.entries, $0.1 + $1.usage.bodyBytes) }
+    }
+
     /// Keeps a copy of `shared` for this thread, valid while `channel` publishes `version`; returns the copy.
     func store(
         _ request: PlainRequest, gzip: Bool, channel: Channel, version: UInt64, shared: PreparedResponse
@@ -55,16 +61,22 @@ final class LiveAnswerCache: Sendable {
         }
     }
 
-    /// An open-addressing table (linear probing) of one thread. Grows to `maximumSlots`; when that is half full, or
-    /// the bodies it holds reach `maximumBodyBytes` (entries keep segments alive, also after they left the
-    /// channel's retention), it is emptied and refills with what is asked for (playlists and the newest segments).
+    /// An open-addressing table (linear probing) of one thread.
+    ///
+    /// Entries keep their bytes alive, and a segment's entry goes stale at its channel's next publish (about one
+    /// segment duration later) but would stay in the table until overwritten: so every `sweepInterval` stores, and
+    /// whenever the bodies held would pass `maximumBodyBytes`, the table is rebuilt with only its current entries.
+    /// It grows to `maximumSlots`; if it is still half full (or over the byte budget) after a sweep, it is emptied
+    /// and refills with what is asked for.
     final class Table: @unchecked Sendable {
         // @unchecked: each table is read and written by one libmicrohttpd thread only (the one whose index it has).
         private var slots = [Entry?](repeating: nil, count: 64)
         private var count = 0
         private var bodyBytes = 0
+        private var storesSinceSweep = 0
         static let maximumSlots = 4096
-        static let maximumBodyBytes = 64 << 20
+        static let maximumBodyBytes = 16 << 20
+        static let sweepInterval = 64
 
         static func hash(_ bytes: UnsafeRawBufferPointer, gzip: Bool) -> UInt64 {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
@@ -87,31 +99,43 @@ final class LiveAnswerCache: Sendable {
             return nil
         }
 
+        /// Entries held now and the bytes of their bodies (for tests).
+        var usage: (entries: Int, bodyBytes: Int) { (count, bodyBytes) }
+
         func store(_ entry: Entry) {
+            let size = entry.response.response.body.count
             if let index = position(of: entry) {
-                bodyBytes += entry.response.response.body.count - (slots[index]?.response.response.body.count ?? 0)
+                bodyBytes += size - (slots[index]?.response.response.body.count ?? 0)
                 slots[index] = entry
                 return
             }
-            if bodyBytes + entry.response.response.body.count > Self.maximumBodyBytes {
-                slots = [Entry?](repeating: nil, count: slots.count)
-                count = 0
-                bodyBytes = 0
+            storesSinceSweep += 1
+            if storesSinceSweep >= Self.sweepInterval || bodyBytes + size > Self.maximumBodyBytes {
+                rebuild(slotCount: slots.count, keepingCurrentOnly: true)
+            }
+            if bodyBytes + size > Self.maximumBodyBytes {
+                rebuild(slotCount: slots.count, keepingCurrentOnly: false)
             }
             if 2 * (count + 1) > slots.count {
                 if slots.count < Self.maximumSlots {
-                    let old = slots
-                    slots = [Entry?](repeating: nil, count: slots.count * 2)
-                    count = 0
-                    bodyBytes = 0
-                    for case let kept? in old { insert(kept) }
+                    rebuild(slotCount: slots.count * 2, keepingCurrentOnly: true)
                 } else {
-                    slots = [Entry?](repeating: nil, count: slots.count)
-                    count = 0
-                    bodyBytes = 0
+                    rebuild(slotCount: slots.count, keepingCurrentOnly: true)
+                    if 2 * (count + 1) > slots.count { rebuild(slotCount: slots.count, keepingCurrentOnly: false) }
                 }
             }
             insert(entry)
+        }
+
+        /// Rebuilds the table with `slotCount` slots and the entries still current (or none).
+        private func rebuild(slotCount: Int, keepingCurrentOnly: Bool) {
+            let old = slots
+            slots = [Entry?](repeating: nil, count: slotCount)
+            count = 0
+            bodyBytes = 0
+            storesSinceSweep = 0
+            guard keepingCurrentOnly else { return }
+            for case let kept? in old where kept.channel.publishedVersion == kept.version { insert(kept) }
         }
 
         private func position(of entry: Entry) -> Int? {

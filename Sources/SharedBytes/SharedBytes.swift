@@ -89,9 +89,18 @@ public struct ByteAccumulator: ~Copyable {
         count += piece.count
     }
 
-    /// Ends accumulation and hands the memory to an immutable `SharedBytes`.
+    /// Ends accumulation and hands the memory to an immutable `SharedBytes`. When the buffer is much larger than
+    /// its contents (capacity doubles while a body of unknown length streams in: a 137 KB segment ends in a 256 KiB
+    /// buffer), the bytes are copied into an exact allocation instead, so a segment held for minutes does not keep
+    /// the slack with it.
     public consuming func finish() -> SharedBytes {
-        let bytes = SharedBytes(adopting: base, count: count)
+        let bytes: SharedBytes
+        if capacity - count > max(count / 8, 4096) {
+            bytes = SharedBytes(copying: UnsafeRawBufferPointer(start: base, count: count))
+            base.deallocate()
+        } else {
+            bytes = SharedBytes(adopting: base, count: count)
+        }
         discard self
         return bytes
     }

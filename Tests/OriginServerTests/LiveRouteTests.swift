@@ -1,5 +1,7 @@
 import Testing
 
+@testable import OriginServer
+
 /// `/live/...` over real HTTP: the headers players and CDNs rely on.
 @Suite("Live routes: content types, caching, CORS, HEAD, ranges, validators, gzip, errors")
 struct LiveRouteTests {
@@ -387,5 +389,20 @@ struct LiveRouteTests {
         try stack.slots(40)
         let gone = try connection.request("GET", "/live/ch/360p/0.ts")
         #expect(gone.status == 404)
+    }
+
+    @Test func theCacheDoesNotKeepSegmentsAliveAfterTheirChannelMovedOn() throws {
+        let connection = try stack.connect()
+        let segmentBytes = stack.pushed["360p"]![0].count
+        // Every new segment read once, as a player does, while the channel publishes a new slot each time.
+        for step in 0..<150 {
+            try stack.slot()
+            #expect(try connection.request("GET", "/live/ch/360p/\(3 + step).ts").status == 200)
+            #expect(try connection.request("GET", "/live/ch/360p/index.m3u8").status == 200)
+        }
+        let usage = stack.handler.liveCache.usage
+        // Entries of past versions are swept every 64 stores: at most that many segments (and their playlists).
+        #expect(usage.entries <= 2 * LiveAnswerCache.Table.sweepInterval + 2, "\(usage)")
+        #expect(usage.bodyBytes < (LiveAnswerCache.Table.sweepInterval + 2) * 2 * segmentBytes, "\(usage)")
     }
 }

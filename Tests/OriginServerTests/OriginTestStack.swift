@@ -17,6 +17,8 @@ final class OriginTestStack {
     let configuration: ServerConfiguration
     let port: Int
     private let server: HTTPServer
+    /// The handler the server calls (its per-thread caches are inspected by tests).
+    let handler: OriginHTTPHandler
     private var generators: [String: TestStreamGenerator] = [:]
     /// Segments pushed to each rendition, in order; with no gaps, index = MSN.
     private(set) var pushed: [String: [[UInt8]]] = [:]
@@ -35,7 +37,7 @@ final class OriginTestStack {
         self.configuration = configuration
         let logger = Logger(label: "origin-server-tests", factory: { _ in SwiftLogNoOpLogHandler() })
         origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger)
-        let handler = OriginHTTPHandler(
+        handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         server = HTTPServer(
             configuration: OriginService.httpConfiguration(configuration, threadCount: 1),
