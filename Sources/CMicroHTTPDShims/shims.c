@@ -147,6 +147,18 @@ void *CMicroHTTPDShims_socket_context(struct MHD_Connection *connection) {
     return info == NULL ? NULL : info->socket_context;
 }
 
+size_t CMicroHTTPDShims_request_head_cost(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (info == NULL) {
+        return 0;
+    }
+    /* Each parsed value is a struct MHD_HTTP_Header (about 56 bytes) allocated from the pool. */
+    int records = MHD_get_connection_values(
+        connection, (enum MHD_ValueKind)(MHD_HEADER_KIND | MHD_COOKIE_KIND | MHD_GET_ARGUMENT_KIND), NULL, NULL);
+    return info->header_size + (size_t)(records > 0 ? records : 0) * 64;
+}
+
 unsigned int CMicroHTTPDShims_thread_index(void) {
     static unsigned int next = 0;
     static _Thread_local unsigned int index = 0; /* 0: not assigned yet; stored as index + 1 */

@@ -29,6 +29,13 @@ func accessHandler(
 
     guard let stored = requestContext.pointee else {
         guard let record = connectionRecord(connection) else { return .NO }
+        if context.requestHeadBudget > 0, CMicroHTTPDShims_request_head_cost(connection) > context.requestHeadBudget {
+            // The answer's head would not fit in what is left of the pool: libmicrohttpd would close the connection
+            // without a word. Written to the socket directly (it needs no pool memory), then the connection closes.
+            let bytes = RawResponse.headerFieldsTooLarge(context.standardHeaders)
+            _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
+            return .NO
+        }
         if let action = plainAction(connection: connection, url: url, method: method, context: context) {
             // Over the connection limit: the 503 went out when the connection was accepted.
             guard context.deadlines.headArrived(record, expectsBody: false) else { return .NO }
@@ -242,6 +249,14 @@ private enum RawResponse {
         let message = "Too many connections: try again shortly\n"
         let extra = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
         let head = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n" + extra
+            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
+        return Array((head + message).utf8)
+    }
+
+    static func headerFieldsTooLarge(_ standard: HTTPHeaders) -> [UInt8] {
+        let message = "Request header fields too large\n"
+        let extra = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
+        let head = "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n" + extra
             + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
         return Array((head + message).utf8)
     }

@@ -37,6 +37,7 @@ public final class HTTPServer: Sendable {
             deadlines: RequestDeadlines(
                 limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit,
                 log: log),
+            requestHeadBudget: configuration.requestHeadBudget,
             log: log)
     }
 

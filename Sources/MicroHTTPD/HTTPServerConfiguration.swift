@@ -26,9 +26,17 @@ public struct HTTPServerConfiguration: Sendable {
     /// complete body, however steadily it trickles bytes (an encoder that streams a segment's body while encoding
     /// it needs more than its segment duration). 0: no timeout. Default: 30.
     public var connectionTimeout: Int
-    /// Bytes of memory per connection for the request line, headers and buffers; requests whose head does not fit
-    /// are answered by libmicrohttpd itself (431 / 413). Default: 32 KiB.
+    /// Bytes of memory per connection (libmicrohttpd's pool) for the request line, headers and the answer's head.
+    /// A request head that leaves less than `HTTPServerConfiguration.answerHeadReserve` of it is answered 431
+    /// (libmicrohttpd answers 431 itself when the head does not fit at all). libmicrohttpd 0.9.75 zeroes the whole
+    /// pool after every request, so a smaller pool is faster with many connections. Default: 32 KiB.
     public var connectionMemoryLimit: Int
+
+    /// Pool bytes kept free for the answer's head (status line and headers).
+    public static let answerHeadReserve = 2048
+
+    /// Most bytes a parsed request head may take of the pool; see `connectionMemoryLimit`.
+    var requestHeadBudget: Int { max(connectionMemoryLimit - Self.answerHeadReserve, connectionMemoryLimit / 2) }
     /// Length of the queue of not yet accepted connections. Default: 4096.
     public var listenBacklog: Int
     /// Sets SO_REUSEPORT on the listening socket (MHD_OPTION_LISTENING_ADDRESS_REUSE = 1), so several processes can

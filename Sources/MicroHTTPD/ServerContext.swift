@@ -28,12 +28,16 @@ final class ServerContext: Sendable {
 
     /// Deadlines for request heads and bodies (slow clients).
     let deadlines: RequestDeadlines
+    /// Most bytes a parsed request head may take of the connection's memory pool (see
+    /// `CMicroHTTPDShims_request_head_cost`); a larger head gets 431. 0: no check.
+    let requestHeadBudget: Int
 
     init(
         handler: any HTTPRequestHandler, standardHeaders: HTTPHeaders = HTTPHeaders(),
-        deadlines: RequestDeadlines? = nil, log: @escaping @Sendable (String) -> Void
+        deadlines: RequestDeadlines? = nil, requestHeadBudget: Int = 0, log: @escaping @Sendable (String) -> Void
     ) {
         self.handler = handler
+        self.requestHeadBudget = requestHeadBudget
         self.deadlines = deadlines ?? RequestDeadlines(limitSeconds: 0, log: log)
         self.standardHeaders = standardHeaders
         self.log = log

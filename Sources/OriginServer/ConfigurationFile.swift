@@ -71,6 +71,7 @@ public enum ConfigurationFile {
                     server.perClientConnectionLimit ?? configuration.perClientConnectionLimit
                 configuration.connectionTimeoutSeconds =
                     server.connectionTimeoutSeconds ?? configuration.connectionTimeoutSeconds
+                configuration.connectionMemoryKiB = server.connectionMemoryKiB ?? configuration.connectionMemoryKiB
                 configuration.multivariantMaxAge = server.multivariantMaxAge ?? configuration.multivariantMaxAge
                 configuration.clockOffsetMilliseconds =
                     server.clockOffsetMilliseconds ?? configuration.clockOffsetMilliseconds
@@ -110,11 +111,12 @@ public enum ConfigurationFile {
         var connectionLimit: Int?
         var perClientConnectionLimit: Int?
         var connectionTimeoutSeconds: Int?
+        var connectionMemoryKiB: Int?
         var multivariantMaxAge: Int?
         var clockOffsetMilliseconds: Int64?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case host, port, dataDir, threads, connectionLimit, perClientConnectionLimit, connectionTimeoutSeconds
-            case multivariantMaxAge, clockOffsetMilliseconds
+            case connectionMemoryKiB, multivariantMaxAge, clockOffsetMilliseconds
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -126,6 +128,7 @@ public enum ConfigurationFile {
             connectionLimit = try c.decodeIfPresent(Int.self, forKey: .connectionLimit)
             perClientConnectionLimit = try c.decodeIfPresent(Int.self, forKey: .perClientConnectionLimit)
             connectionTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
+            connectionMemoryKiB = try c.decodeIfPresent(Int.self, forKey: .connectionMemoryKiB)
             multivariantMaxAge = try c.decodeIfPresent(Int.self, forKey: .multivariantMaxAge)
             clockOffsetMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .clockOffsetMilliseconds)
         }
@@ -271,6 +274,9 @@ public enum ConfigurationFile {
         guard (0...65535).contains(configuration.port) else { throw fail("port \(configuration.port) out of range") }
         guard configuration.connectionLimit > 0 else { throw fail("connectionLimit must be positive") }
         guard configuration.connectionTimeoutSeconds > 0 else { throw fail("connectionTimeoutSeconds must be positive") }
+        guard (4...1024).contains(configuration.connectionMemoryKiB) else {
+            throw fail("connectionMemoryKiB must be between 4 and 1024")
+        }
         guard configuration.origin.ingest.maxSegmentBytes > 0 else { throw fail("maxSegmentBytes must be positive") }
         for channel in configuration.origin.channels + [configuration.origin.ingest.autoCreatedChannel] {
             let label = channel.name.isEmpty ? "ingest.defaults" : "channel '\(channel.name)'"

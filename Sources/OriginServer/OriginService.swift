@@ -12,9 +12,6 @@ public final class OriginService: Sendable {
     private let logger: Logger
     private let ticker = Mutex<Task<Void, Never>?>(nil)
 
-    /// Memory libmicrohttpd gives each connection for the request head and its buffers.
-    static let connectionMemoryBytes = 16 * 1024
-
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `start()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
     public init(configuration: ServerConfiguration, clock: (any OriginClock)? = nil, logger: Logger) throws {
@@ -48,7 +45,7 @@ public final class OriginService: Sendable {
             // libmicrohttpd zeroes a connection's whole memory pool after every keep-alive request: 32 KiB cost
             // ~10% of the CPU serving playlists and 30 KiB of RSS per idle connection. 16 KiB still holds request
             // heads of 8 KiB (players and CDNs send far less).
-            connectionMemoryLimit: Self.connectionMemoryBytes)
+            connectionMemoryLimit: configuration.connectionMemoryKiB * 1024)
         http.standardHeaders = OriginHTTPHandler.standardHeaders
         return http
     }

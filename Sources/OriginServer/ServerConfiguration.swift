@@ -17,6 +17,10 @@ public struct ServerConfiguration: Sendable {
     public var perClientConnectionLimit: Int = 0
     /// Idle or slow connections are closed after this many seconds. Default: 30.
     public var connectionTimeoutSeconds: Int = 30
+    /// Memory per connection for the request head and the answer's head, KiB; a request head larger than this
+    /// less 2 KiB is answered 431. Default: 8 (request heads up to about 6 KiB; a CDN's or player's head is under
+    /// 2 KiB). Smaller is faster with many connections: libmicrohttpd clears the whole block after every request.
+    public var connectionMemoryKiB: Int = 8
     /// Bearer token the admin API requires; nil: admin answers loopback clients only.
     public var adminToken: String?
     /// Bearer token ingest requires; nil: ingest is open.

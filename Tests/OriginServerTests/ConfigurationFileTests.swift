@@ -27,6 +27,7 @@ struct ConfigurationFileTests {
         #expect(configuration.port == 8080)
         #expect(configuration.dataDirectory == "./data")
         #expect(configuration.multivariantMaxAge == 5)
+        #expect(configuration.connectionMemoryKiB == 8)
         #expect(configuration.adminToken == nil)
         #expect(configuration.ingestToken == nil)
         #expect(configuration.origin.ingest.autoCreate)
@@ -107,6 +108,7 @@ struct ConfigurationFileTests {
             "test.yaml: channel 'a': segmentDuration 4.0 rounds above targetDuration 2"
         ),
         ("ingest:\n  maxSegmentBytes: 0\n", "test.yaml: maxSegmentBytes must be positive"),
+        ("server:\n  connectionMemoryKiB: 2\n", "test.yaml: connectionMemoryKiB must be between 4 and 1024"),
     ])
     func badValuesAreRefusedWithAClearMessage(text: String, message: String) throws {
         #expect(Self.refusal(text) == message)

@@ -123,6 +123,37 @@ struct HTTPAbuseTests {
         #expect(try stack.get("/live/ch/index.m3u8").status == 200)
     }
 
+    /// A head that fits libmicrohttpd's pool but leaves too little of it for the answer's head used to get no answer
+    /// at all (the connection closed). Every size gets 200 or 431, and 431 from the configured limit on.
+    @Test func everyHeadSizeGetsAnAnswerAndLargeHeadsGet431() throws {
+        let stack = try Self.stack()
+        #expect(stack.configuration.connectionMemoryKiB == 8)
+        var statuses: [Int: Int] = [:]
+        for size in stride(from: 500, through: 12_000, by: 100) {
+            let value = String(repeating: "a", count: size)
+            let response = try stack.get("/live/ch/360p/index.m3u8", headers: [("X-Big", value)])
+            statuses[size] = response.status
+            if (6_300...7_500).contains(size) {
+                // Fits the pool, so libmicrohttpd would have answered 200 or closed silently: MicroHTTPD's 431.
+                // (Heads that do not fit the pool at all get libmicrohttpd's own 431 with an HTML body.)
+                #expect(response.status == 431)
+                #expect(response.text == "Request header fields too large\n")
+                #expect(response.header("Connection") == "close")
+                #expect(response.header("Access-Control-Allow-Origin") == "*")
+            }
+        }
+        #expect(statuses.values.allSatisfy { $0 == 200 || $0 == 431 }, "\(statuses.sorted { $0.key < $1.key })")
+        #expect(statuses[5_000] == 200, "a 5 KB head is served")
+        #expect(statuses.filter { $0.key >= 6_200 }.values.allSatisfy { $0 == 431 }, "heads over 6 KiB get 431")
+        // Many small headers cost the pool a record each: still an answer, never a silent close.
+        for count in [50, 100, 200, 400] {
+            let headers = (0..<count).map { ("X-H\($0)", "v") }
+            let status = try stack.get("/live/ch/360p/index.m3u8", headers: headers).status
+            #expect(status == 200 || status == 431, "\(count) headers: \(status)")
+        }
+        #expect(try stack.get("/live/ch/360p/index.m3u8").status == 200)
+    }
+
     @Test func aHugeAdminBodyIsAnswered413WithoutReadingIt() throws {
         let stack = try Self.stack()
         let body = Array(("{\"id\": \"" + String(repeating: "x", count: 100_000) + "\"}").utf8)

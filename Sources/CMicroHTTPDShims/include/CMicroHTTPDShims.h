@@ -77,6 +77,13 @@ long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *by
 /* The socket context set by the connection notification callback (MHD_CONNECTION_INFO_SOCKET_CONTEXT), or NULL. */
 void *CMicroHTTPDShims_socket_context(struct MHD_Connection *connection);
 
+/*
+ * What the request head takes of the connection's memory pool once parsed: its bytes
+ * (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) plus 64 bytes for each header, cookie and query argument record. The
+ * answer's own head must still fit in the rest of the pool, or libmicrohttpd closes the connection without a word.
+ */
+size_t CMicroHTTPDShims_request_head_cost(struct MHD_Connection *connection);
+
 /* A small number for the calling thread (0, 1, 2... in the order threads first ask), stable for its lifetime. */
 unsigned int CMicroHTTPDShims_thread_index(void);
 
