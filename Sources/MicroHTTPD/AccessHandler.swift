@@ -246,19 +246,12 @@ private func payloadTooLarge(limit: Int, _ standard: HTTPHeaders) -> HTTPRespons
 /// A response written without libmicrohttpd, right before the connection is cut.
 private enum RawResponse {
     static func serviceUnavailable(_ standard: HTTPHeaders) -> [UInt8] {
-        let message = "Too many connections: try again shortly\n"
-        let extra = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
-        let head = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n" + extra
-            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
-        return Array((head + message).utf8)
+        closing("503 Service Unavailable", "Too many connections: try again shortly\n", standard,
+                extraHeaders: "Retry-After: 1\r\n")
     }
 
     static func headerFieldsTooLarge(_ standard: HTTPHeaders) -> [UInt8] {
-        let message = "Request header fields too large\n"
-        let extra = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
-        let head = "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n" + extra
-            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
-        return Array((head + message).utf8)
+        closing("431 Request Header Fields Too Large", "Request header fields too large\n", standard)
     }
 
     static func payloadTooLargeMessage(limit: Int) -> String {
@@ -266,9 +259,15 @@ private enum RawResponse {
     }
 
     static func payloadTooLarge(limit: Int, _ standard: HTTPHeaders) -> [UInt8] {
-        let message = payloadTooLargeMessage(limit: limit)
-        let extra = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
-        let head = "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n" + extra
+        closing("413 Content Too Large", payloadTooLargeMessage(limit: limit), standard)
+    }
+
+    /// `HTTP/1.1 <status>`, `Connection: close`, `extraHeaders`, the standard headers, then a text/plain `message`.
+    private static func closing(
+        _ status: String, _ message: String, _ standard: HTTPHeaders, extraHeaders: String = ""
+    ) -> [UInt8] {
+        let standardLines = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
+        let head = "HTTP/1.1 \(status)\r\nConnection: close\r\n" + extraHeaders + standardLines
             + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
         return Array((head + message).utf8)
     }

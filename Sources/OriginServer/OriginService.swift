@@ -43,8 +43,8 @@ public final class OriginService: Sendable {
             perIPConnectionLimit: configuration.perClientConnectionLimit,
             connectionTimeout: configuration.connectionTimeoutSeconds,
             // libmicrohttpd zeroes a connection's whole memory pool after every keep-alive request: 32 KiB cost
-            // ~10% of the CPU serving playlists and 30 KiB of RSS per idle connection. 16 KiB still holds request
-            // heads of 8 KiB (players and CDNs send far less).
+            // ~10% of the CPU serving playlists, 16 KiB ~5% of the throughput at 512 connections against 8 KiB
+            // (docs/performance.md). 8 KiB holds request heads of about 6 KiB (players and CDNs send far less).
             connectionMemoryLimit: configuration.connectionMemoryKiB * 1024)
         http.standardHeaders = OriginHTTPHandler.standardHeaders
         return http
