@@ -10,7 +10,8 @@ let package = Package(
         .library(
             name: "HLSOriginKit",
             targets: [
-                "SharedBytes", "HLSPlaylist", "MediaProbe", "TestSource", "MicroHTTPD", "OriginCore", "OriginServer",
+                "SharedBytes", "HLSPlaylist", "MediaProbe", "TestSource", "MicroHTTPD", "IngestLoop",
+                "Markers", "Persistence", "OriginCore", "OriginServer",
             ]),
     ],
     dependencies: [
@@ -37,12 +38,22 @@ let package = Package(
         // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
 
-        // The origin: channels, ingest loop, window, snapshots.
+        // The origin, along the data path: probed segments enter the ingest loop, which fills slots, keeps each
+        // rendition's live window and renders the snapshots the HTTP layer serves; markers are overlaid on the
+        // playlists; the journals keep what must survive a restart; the core holds the locks and runs it all.
+        // Ad markers (date ranges): the book of a channel's markers, their SCTE-35 and their place in a playlist.
+        .target(name: "Markers", dependencies: ["HLSPlaylist", "MediaProbe"]),
+        // The ingest loop and live window: pure state machine, no locks, no I/O, time comes in as arguments.
+        .target(name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
+        // Durable files: the channel state journal and the marker journals.
+        .target(name: "Persistence", dependencies: ["IngestLoop", "Markers"]),
+        // The core: channels and the origin behind their locks, carrying out what the ingest loop decides; the test
+        // source feed.
         .target(
             name: "OriginCore",
             dependencies: [
-                "GapFiller", "HLSPlaylist", "MediaProbe", "SharedBytes", "TestSource",
-                .product(name: "Logging", package: "swift-log"),
+                "GapFiller", "HLSPlaylist", "IngestLoop", "Markers", "MediaProbe", "Persistence", "SharedBytes",
+                "TestSource", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "OriginServer",
@@ -64,7 +75,11 @@ let package = Package(
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
         .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "TestSource"]),
-        .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "HLSPlaylist"]),
+        .testTarget(
+            name: "OriginCoreTests",
+            dependencies: [
+                "OriginCore", "IngestLoop", "Markers", "Persistence", "TestSource", "MediaProbe", "HLSPlaylist",
+            ]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [
