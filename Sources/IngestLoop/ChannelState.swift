@@ -150,7 +150,7 @@ package struct ChannelState: Sendable {
         if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
             return refuse(
                 IngestError(
-                    status: 429,
+                    .aheadOfClock,
                     "segment for msn \(msn) would start at \(ProgramDateTime(millisecondsSince1970: slot.programDateTimeMilliseconds).formatted), "
                         + "more than one target duration ahead of the clock: push in real time"))
         }
@@ -158,7 +158,7 @@ package struct ChannelState: Sendable {
         // A segment that does not continue the rendition's media timeline while that timeline is still live (no
         // GAP since, no restart pending) is either an encoder restart or a second encoder pushing to the same
         // rendition. A restart delivers in real time, so its slot ends at the clock; a second encoder's segment
-        // lands in the slot after the first encoder's newest one, ahead of the clock. It is refused (409) unless
+        // lands in the slot after the first encoder's newest one, ahead of the clock. It is refused (a timeline conflict) unless
         // its slot ends at most half a target duration ahead: the timeline that took the rendition keeps it.
         let switchesTimeline =
             rendition.hasStarted && rendition.lastMediaEnd != nil && !continuous && !rendition.lastWasGap
@@ -168,7 +168,7 @@ package struct ChannelState: Sendable {
             renditions[position].statistics.timelineConflicts += 1
             return refuse(
                 IngestError(
-                    status: 409,
+                    .timelineConflict,
                     "segment does not continue the media timeline of rendition '\(name)' and its slot (msn \(msn)) "
                         + "would end \(Double(slotEnd - now) / 1000) s ahead of the clock: another encoder is "
                         + "pushing to this rendition, or timestamps jumped while pushing faster than real time"))

@@ -7,8 +7,18 @@ import Synchronization
 
 /// What the origin did with an accepted push.
 public struct IngestReceipt: Sendable, Hashable {
-    /// HTTP status to answer (201 for a new segment or init section, 200 for a hint).
-    public let status: Int
+    /// What the push was.
+    public enum Kind: Sendable, Hashable {
+        /// A media segment, now in its slot.
+        case segment
+        /// An fMP4 initialization section, stored (a new version only if the bytes changed).
+        case initSection
+        /// A playlist hint, read (the origin keeps its own playlist).
+        case hintRead
+    }
+
+    /// What the push was.
+    public let kind: Kind
     /// Human-readable summary, e.g. `720p: msn 42, 2.000 s, pdt 2026-...`.
     public let message: String
     /// MSN given to the segment, if it was one.
@@ -175,7 +185,7 @@ public final class Channel: Sendable {
             return version
         }
         publish()
-        return IngestReceipt(status: 201, message: "\(rendition): init-\(version).mp4", msn: nil)
+        return IngestReceipt(kind: .initSection, message: "\(rendition): init-\(version).mp4", msn: nil)
     }
 
     /// Accepts a media segment into the rendition's next slot.
@@ -211,7 +221,7 @@ public final class Channel: Sendable {
             let pdt = ProgramDateTime(millisecondsSince1970: entry.programDateTimeMilliseconds).formatted
             let seconds = Double(entry.durationMilliseconds) / 1000
             return IngestReceipt(
-                status: 201,
+                kind: .segment,
                 message: "\(rendition): msn \(entry.msn), \(seconds) s, pdt \(pdt)"
                     + (entry.discontinuity ? ", discontinuity" : ""),
                 msn: entry.msn)
@@ -235,10 +245,8 @@ public final class Channel: Sendable {
         return error
     }
 
-    /// Counts a playlist hint as read (`refused` nil) or refused (`hintsRefused`, `lastRejection`); returns
-    /// `refused` (or a placeholder when nil) so callers can throw it.
-    @discardableResult
-    func recordHint(rendition: String, refused: IngestError?) -> IngestError {
+    /// Counts a playlist hint as read (`refused` nil) or refused (`hintsRefused`, `lastRejection`).
+    func recordHint(rendition: String, refused: IngestError?) {
         state.withLock { state in
             guard let index = state.index[rendition] else { return }
             if let refused {
@@ -252,7 +260,6 @@ public final class Channel: Sendable {
             logger.warning(
                 "playlist hint refused", metadata: ["hls.rendition": "\(rendition)", "reason": "\(refused.message)"])
         }
-        return refused ?? IngestError(status: 200, "hint read")
     }
 
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP

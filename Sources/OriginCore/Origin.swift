@@ -112,7 +112,7 @@ public final class Origin: Sendable {
         }
     }
 
-    /// Largest playlist hint read (1 MiB, about 30,000 segment lines): a bigger one is refused with 413 unread.
+    /// Largest playlist hint read (1 MiB, about 30,000 segment lines): a bigger one is refused unread.
     /// Encoders should keep their playlist bounded (ffmpeg: `-hls_list_size` other than 0).
     public static let maxHintBytes = 1 << 20
 
@@ -129,7 +129,7 @@ public final class Origin: Sendable {
             do {
                 _ = try MediaPlaylist.parse(String(decoding: body.array, as: UTF8.self))
             } catch {
-                throw IngestError(status: 400, "invalid playlist hint: \(error)")
+                throw IngestError.invalidHint(error)
             }
             return
         }
@@ -187,24 +187,25 @@ public final class Origin: Sendable {
         -> IngestReceipt
     {
         guard body.count <= Self.maxHintBytes else {
-            throw channel.recordHint(
-                rendition: rendition,
-                refused: IngestError(
-                    status: 413,
-                    "playlist hint of \(body.count) bytes is larger than \(Self.maxHintBytes) bytes and was not read: "
-                        + "keep the encoder's playlist bounded"))
+            let error = IngestError(
+                .hintTooLarge,
+                "playlist hint of \(body.count) bytes is larger than \(Self.maxHintBytes) bytes and was not read: "
+                    + "keep the encoder's playlist bounded")
+            channel.recordHint(rendition: rendition, refused: error)
+            throw error
         }
         let text = String(decoding: body.array, as: UTF8.self)
         let hint: MediaPlaylist
         do {
             hint = try MediaPlaylist.parse(text)
         } catch {
-            throw channel.recordHint(
-                rendition: rendition, refused: IngestError(status: 400, "invalid playlist hint: \(error)"))
+            let error = IngestError.invalidHint(error)
+            channel.recordHint(rendition: rendition, refused: error)
+            throw error
         }
-        _ = channel.recordHint(rendition: rendition, refused: nil)
+        channel.recordHint(rendition: rendition, refused: nil)
         return IngestReceipt(
-            status: 200,
+            kind: .hintRead,
             message: "\(rendition): playlist hint read (\(hint.segments.count) segments); the origin keeps its own",
             msn: nil)
     }
