@@ -63,7 +63,10 @@ extension Channel {
     }
 
     private func markersDidChange() {
-        state.withLock { $0.markersChanged() }
-        publish()
+        let now = clock.nowMilliseconds()
+        state.withLock { state in
+            state.markersChanged()
+            publish(&state, nowMilliseconds: now)
+        }
     }
 }
