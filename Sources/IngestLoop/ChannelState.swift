@@ -146,10 +146,11 @@ package struct ChannelState: Sendable {
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: extinf.milliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: timeline.discontinuity,
-            bytes: bytes, container: info.container,
-            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
-            startsWithKeyframe: info.startsWithKeyframe)
-        append(entry, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry, nowMilliseconds: now)
+            content: .segment(bytes, startsWithKeyframe: info.startsWithKeyframe), container: info.container,
+            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil)
+        append(
+            entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
+            nowMilliseconds: now)
         slots[msn] = filled
         closeFilledSlots(nowMilliseconds: now)
         return .success(entry)
@@ -267,7 +268,7 @@ package struct ChannelState: Sendable {
 
     /// Holds the entry for its slot and updates what the rendition knows of its feed and its statistics.
     private mutating func append(
-        _ entry: WindowEntry, to position: Int, info: SegmentInfo, mediaStart start: Int64,
+        _ entry: WindowEntry, bytes: Int, to position: Int, info: SegmentInfo, mediaStart start: Int64,
         carry: (value: Int64, timescale: Int64), nowMilliseconds now: Int64
     ) {
         let timescale = info.startTime.timescale
@@ -291,10 +292,10 @@ package struct ChannelState: Sendable {
         var statistics = renditions[position].statistics
         statistics.segmentsAccepted += 1
         if entry.discontinuity { statistics.discontinuities += 1 }
-        statistics.totalBytes += Int64(entry.bytes?.count ?? 0)
+        statistics.totalBytes += Int64(bytes)
         statistics.totalMilliseconds += milliseconds
         statistics.peakBitrate = max(
-            statistics.peakBitrate, Int(Int64(entry.bytes?.count ?? 0) * 8 * 1000 / max(milliseconds, 1)))
+            statistics.peakBitrate, Int(Int64(bytes) * 8 * 1000 / max(milliseconds, 1)))
         statistics.driftMilliseconds = now - (entry.programDateTimeMilliseconds + milliseconds)
         renditions[position].statistics = statistics
     }
@@ -416,12 +417,12 @@ package struct ChannelState: Sendable {
     static let stalenessMarginMilliseconds: Int64 = 200
 
     private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
-        var entry = WindowEntry(
+        let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
-            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false, bytes: nil,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false,
+            content: .gap(filler: fillerSegment(position: position, slot: slot)),
             container: renditions[position].container ?? .mpegTS,
-            initSectionVersion: renditions[position].currentInitVersion, startsWithKeyframe: true)
-        entry.filler = fillerSegment(position: position, slot: slot)
+            initSectionVersion: renditions[position].currentInitVersion)
         renditions[position].held.append(entry)
         renditions[position].statistics.gapsWritten += 1
         if case .live = renditions[position].feed {

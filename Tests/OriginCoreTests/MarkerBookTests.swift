@@ -27,8 +27,8 @@ func entries(from first: UInt64, count: Int, startSeconds: Double, duration: Int
         WindowEntry(
             msn: first + UInt64(index), durationMilliseconds: duration,
             programDateTimeMilliseconds: markerT0 + Int64(startSeconds * 1000) + Int64(index) * duration,
-            discontinuity: false, bytes: SharedBytes([0x47]), container: .mpegTS, initSectionVersion: nil,
-            startsWithKeyframe: true)
+            discontinuity: false, content: .segment(SharedBytes([0x47]), startsWithKeyframe: true),
+            container: .mpegTS, initSectionVersion: nil)
     }
 }
 
