@@ -129,7 +129,7 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     public let targetDuration: Int?
     /// Every rendition has an entry for every MSN up to this one.
     public let lastClosedMSN: UInt64?
-    /// What happened to the state journal (restored, unreadable, write failures), if anything.
+    /// What happened to the state and marker journals (restored, unreadable, write failures), if anything.
     public let journal: String?
     public let renditions: [RenditionStatus]
 }

@@ -45,7 +45,7 @@ public final class Channel: Sendable {
     ///
     /// Lock order (a lock may be taken while holding the ones before it, never the other way round):
     /// `Origin.directory` and `Origin.feeds` are held alone (never while taking a channel's lock);
-    /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`;
+    /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
     let state: Mutex<ChannelState>
@@ -114,7 +114,8 @@ public final class Channel: Sendable {
         if actions.publish { publish(&state, nowMilliseconds: now) }
     }
 
-    /// Writes a journal record; a failure is logged and shown in the channel status.
+    /// Writes a journal record. A failure is reported here, logged and shown in the channel status (as the marker
+    /// journal's are); the change itself stands and is published, as it always was.
     private func writeJournal(_ record: ChannelJournalRecord) {
         guard let journal else { return }
         do {
@@ -291,7 +292,8 @@ public final class Channel: Sendable {
     /// Status for the admin API and metrics.
     public func status() -> ChannelStatus {
         let now = clock.nowMilliseconds()
-        let note = journalNote.withLock { $0 }
+        let notes = [journalNote.withLock { $0 }, markers.writeFailure].compactMap { $0 }
+        let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
         return state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
     }
 

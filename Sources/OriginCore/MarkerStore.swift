@@ -12,6 +12,8 @@ public final class MarkerStore: Sendable {
     public let journal: MarkerJournal?
     private let writer: Mutex<MarkerBook>
     private let visible: Mutex<MarkerBook>
+    /// The last journal write failure, shown in the channel status.
+    private let failure = Mutex<String?>(nil)
     private let logger: Logger
 
     /// A store starting from `book`.
@@ -48,6 +50,9 @@ public final class MarkerStore: Sendable {
         }
     }
 
+    /// The last failed journal write, if any (shown in the channel status).
+    public var writeFailure: String? { failure.withLock { $0 } }
+
     /// The book as the playlists show it.
     public var book: MarkerBook { visible.withLock { $0 } }
 
@@ -64,6 +69,8 @@ public final class MarkerStore: Sendable {
                 do {
                     try journal.save(next)
                 } catch {
+                    // Like the state journal: reported to the caller, logged, shown in the channel status.
+                    failure.withLock { $0 = "marker journal write failed: \(error)" }
                     logger.error("marker journal write failed", metadata: ["error": "\(error)"])
                     throw MarkerError(.notPersisted, field: nil, "the marker could not be persisted: \(error)")
                 }

@@ -1,15 +1,8 @@
 import Foundation
 import Markers
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// The on-disk copy of one channel's marker book: `{dataDirectory}/markers/{channel}.json`, rewritten atomically on
-/// every change (write a temporary file, fsync it, rename it over the old one, fsync the directory), so after a
-/// crash (also `kill -9` or a power cut) the file holds either the old or the new book, never a torn one.
+/// The on-disk copy of one channel's marker book: `{dataDirectory}/markers/{channel}.json`, rewritten atomically and
+/// durably on every change (`DurableFile`), so after a crash the file holds either the old or the new book.
 public struct MarkerJournal: Sendable {
     /// The journal file.
     public let path: String
@@ -51,51 +44,17 @@ public struct MarkerJournal: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(FileContents(format: Self.format, version: 1, channel: channel, book: book))
-        let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let temporary = path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw MarkerJournalError.failed("open \(temporary)") }
-        var written = 0
-        let failure: MarkerJournalError? = data.withUnsafeBytes { raw -> MarkerJournalError? in
-            while written < raw.count {
-                let result = write(descriptor, raw.baseAddress! + written, raw.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return .failed("write \(temporary)")
-                }
-                written += result
-            }
-            return fsync(descriptor) == 0 ? nil : .failed("fsync \(temporary)")
-        }
-        close(descriptor)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = MarkerJournalError.failed("rename \(temporary)")
-            unlink(temporary)
-            throw error
-        }
-        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryDescriptor >= 0 else { throw MarkerJournalError.failed("open \(directory)") }
-        defer { close(directoryDescriptor) }
-        guard fsync(directoryDescriptor) == 0 else { throw MarkerJournalError.failed("fsync \(directory)") }
+        try DurableFile.replace(path, with: data)
     }
 }
 
-/// A marker journal that cannot be read or written.
+/// A marker journal that cannot be read.
 public struct MarkerJournalError: Error, Sendable, CustomStringConvertible {
     /// What failed.
     public let message: String
 
     init(_ message: String) {
         self.message = message
-    }
-
-    static func failed(_ operation: String) -> MarkerJournalError {
-        MarkerJournalError("\(operation): \(String(cString: strerror(errno)))")
     }
 
     public var description: String { message }

@@ -1,18 +1,13 @@
 import Foundation
 import IngestLoop
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Why a journal could not be read.
 public struct JournalError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
 }
 
-/// One small JSON file per channel in the data directory, replaced atomically: written to a temporary file,
-/// fsync'd, renamed over the old one, and the directory fsync'd. A torn or corrupt file is reported, never trusted.
+/// One small JSON file per channel in the data directory, replaced atomically and durably (`DurableFile`). A torn or corrupt file is reported, never trusted.
 public final class StateJournal: Sendable {
     /// The directory holding `{channel}.state.json`.
     public let directory: String
@@ -43,40 +38,11 @@ public final class StateJournal: Sendable {
         }
     }
 
-    /// Replaces the channel's record atomically and durably.
+    /// Replaces the channel's record atomically and durably (`DurableFile`).
     public func write(_ record: ChannelJournalRecord) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(record)
-        try Self.writeAtomically(data, to: path(channel: record.channel), directory: directory)
-    }
-
-    /// Writes `data` to `path` through a temporary file, fsync and rename, then fsyncs the directory.
-    public static func writeAtomically(_ data: Data, to path: String, directory: String) throws {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw JournalError(message: "cannot create \(temporary): errno \(errno)") }
-        var failure: String?
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = "write \(temporary): errno \(errno)"
-                    return
-                }
-                offset += written
-            }
-        }
-        if failure == nil, fsync(fd) != 0 { failure = "fsync \(temporary): errno \(errno)" }
-        close(fd)
-        if let failure { throw JournalError(message: failure) }
-        guard rename(temporary, path) == 0 else { throw JournalError(message: "rename \(temporary): errno \(errno)") }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
+        try DurableFile.replace(path(channel: record.channel), with: data)
     }
 }
