@@ -46,7 +46,7 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         IngestError(.unknownRendition, "unknown rendition '\(name)' of channel '\(channel)' (auto-create is off)")
     }
     package static func invalidName(_ what: String, _ name: String) -> IngestError {
-        IngestError(.invalidName, "invalid \(what) name '\(name)': use 1-64 characters of A-Z a-z 0-9 _ -")
+        IngestError(.invalidName, "invalid \(what) name '\(name)': use \(OriginNames.rule)")
     }
     package static func notMedia(_ detail: String) -> IngestError {
         IngestError(.notMedia, "not a media segment: \(detail)")
@@ -62,17 +62,5 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     package static func invalidHint(_ error: any Error) -> IngestError {
         IngestError(.invalidHint, "invalid playlist hint: \(error)")
-    }
-}
-
-/// Names of channels and renditions: safe in URLs and file names.
-public enum OriginNames {
-    /// True for 1-64 characters of `A-Z a-z 0-9 _ -`.
-    public static func isValid(_ name: String) -> Bool {
-        guard (1...64).contains(name.utf8.count) else { return false }
-        return name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x5F || byte == 0x2D
-        }
     }
 }

@@ -281,10 +281,10 @@ public enum ConfigurationFile {
         for channel in configuration.origin.channels + [configuration.origin.ingest.autoCreatedChannel] {
             let label = channel.name.isEmpty ? "ingest.defaults" : "channel '\(channel.name)'"
             if !channel.name.isEmpty, !OriginNames.isValid(channel.name) {
-                throw fail("\(label): name must be 1-64 characters of A-Z a-z 0-9 _ -")
+                throw fail("\(label): name must be \(OriginNames.rule)")
             }
             for rendition in channel.renditions where !OriginNames.isValid(rendition.name) {
-                throw fail("\(label): rendition name '\(rendition.name)' must be 1-64 characters of A-Z a-z 0-9 _ -")
+                throw fail("\(label): rendition name '\(rendition.name)' must be \(OriginNames.rule)")
             }
             if Set(channel.renditions.map(\.name)).count != channel.renditions.count {
                 throw fail("\(label): rendition names must be distinct")

@@ -7,7 +7,8 @@ public struct JournalError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// One small JSON file per channel in the data directory, replaced atomically and durably (`DurableFile`). A torn or corrupt file is reported, never trusted.
+/// One small JSON file per channel in the data directory, replaced atomically and durably (`DurableFile`). A torn or
+/// corrupt file is reported, never trusted.
 public final class StateJournal: Sendable {
     /// The directory holding `{channel}.state.json`.
     public let directory: String
