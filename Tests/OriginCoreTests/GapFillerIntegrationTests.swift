@@ -133,8 +133,13 @@ struct GapFillerIntegrationTests {
         process.standardError = errors
         process.standardOutput = errors
         try process.run()
+        // Bounded: a hung ffmpeg is killed after a minute (the read below then ends and the test fails).
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(60), execute: watchdog)
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        watchdog.cancel()
         #expect(process.terminationStatus == 0)
         #expect(said == "", "ffmpeg said: \(said)")
     }

@@ -4,7 +4,7 @@ import SharedBytes
 import TestSource
 import Testing
 
-/// Issue 7, item 3: encoders that misbehave. Each case has a defined answer, shows up in the rendition's status, and
+/// Encoders that misbehave. Each case has a defined answer, shows up in the rendition's status, and
 /// leaves a playlist that follows RFC 8216: EXT-X-TARGETDURATION never changes and is >= every rounded EXTINF, MSNs
 /// are contiguous, PDT advances by EXTINF except at a discontinuity.
 @Suite("Misbehaving encoders")
