@@ -90,6 +90,14 @@ public struct ChannelConfiguration: Sendable, Hashable {
     }
 }
 
+extension ChannelConfiguration {
+    /// `segmentDuration` in whole milliseconds, the unit the ingest loop counts in.
+    public var segmentDurationMilliseconds: Int64 { Int64((segmentDuration * 1000).rounded()) }
+
+    /// `gracePeriod` in whole milliseconds (truncated), the unit the ingest loop counts in.
+    public var gracePeriodMilliseconds: Int64? { gracePeriod.map { Int64($0 * 1000) } }
+}
+
 /// Limits and switches of the ingest path.
 public struct IngestConfiguration: Sendable, Hashable {
     /// Create channels and renditions on their first push. Default: true.

@@ -77,9 +77,9 @@ package struct ChannelState: Sendable {
         journalDirty = true
     }
 
+    /// The configured grace period, else half the target duration.
     private var gracePeriodMilliseconds: Int64 {
-        let seconds = configuration.gracePeriod ?? Double(targetDuration ?? 2) / 2
-        return Int64(seconds * 1000)
+        configuration.gracePeriodMilliseconds ?? Int64(targetDuration ?? 2) * 500
     }
 
     /// Fills the rendition's next slot with a probed segment, and says what the owner must do next (journal,
@@ -395,7 +395,7 @@ package struct ChannelState: Sendable {
     /// nominal segment duration (an encoder stopped with SIGTERM flushes a short last segment: its 40 ms must not
     /// become the length of every GAP entry of the outage, hundreds of them) nor more than the target duration.
     func gapSlotMilliseconds(_ previous: Slot) -> Int64 {
-        let nominal = Int64((configuration.segmentDuration * 1000).rounded())
+        let nominal = configuration.segmentDurationMilliseconds
         let ceiling = Int64(targetDuration ?? Int(configuration.segmentDuration.rounded(.up))) * 1000
         return min(max(previous.durationMilliseconds, nominal), max(ceiling, 1))
     }
