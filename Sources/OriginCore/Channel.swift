@@ -44,7 +44,7 @@ public final class Channel: Sendable {
     /// state asks for: the journal write, then rendering and publishing the snapshot.
     ///
     /// Lock order (a lock may be taken while holding the ones before it, never the other way round):
-    /// `Origin.directory` and `Origin.feeds` are held alone (never while taking a channel's lock);
+    /// `Origin.directory`, `Origin.feeds` and `TestSourceFeed.feeds` are held alone (never while taking another);
     /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
@@ -116,30 +116,30 @@ public final class Channel: Sendable {
 
     /// Writes a journal record. A failure is reported here, logged and shown in the channel status (as the marker
     /// journal's are); the change itself stands and is published, as it always was.
-    private func writeJournal(_ record: ChannelJournalRecord) {
-        guard let journal else { return }
+    /// Returns true if the record is on disk.
+    @discardableResult
+    private func writeJournal(_ record: ChannelJournalRecord) -> Bool {
+        guard let journal else { return false }
         do {
             try journal.write(record)
+            return true
         } catch {
             journalNote.withLock { $0 = "journal write failed: \(error)" }
             logger.error("state journal write failed", metadata: ["reason": "\(error)"])
+            return false
         }
     }
 
     /// Writes the journal now, whether or not a write is due (graceful shutdown: the next run continues from the
     /// newest state, not from the last periodic write). No effect without a journal.
     public func flushJournal() {
-        guard let journal else { return }
+        guard journal != nil else { return }
         let now = clock.nowMilliseconds()
         state.withLock { state in
             guard state.msnReservedBelow != nil else { return }
-            do {
-                try journal.write(state.journalRecord(nowMilliseconds: now))
+            if writeJournal(state.journalRecord(nowMilliseconds: now)) {
                 state.journalDirty = false
                 state.lastJournalWrite = now
-            } catch {
-                journalNote.withLock { $0 = "journal write failed: \(error)" }
-                logger.error("state journal write failed", metadata: ["reason": "\(error)"])
             }
         }
     }
@@ -150,9 +150,10 @@ public final class Channel: Sendable {
     /// Names of the renditions, in multivariant order.
     public var renditionNames: [String] { state.withLock { $0.renditions.map(\.name) } }
 
-    /// True if the rendition exists.
+    /// True if the rendition exists. Reads the published snapshot (a rendition is published as it is added), not the
+    /// state: a push takes the state lock only once.
     public func hasRendition(_ rendition: String) -> Bool {
-        state.withLock { $0.index[rendition] != nil }
+        snapshot.renditions[rendition] != nil
     }
 
     /// Adds a rendition (auto-create on first push). No effect if it exists.

@@ -106,7 +106,7 @@ public final class Origin: Sendable {
         let checkBeforeCreating = configuration.ingest.autoCreate && wouldCreate
         if fileName.hasSuffix(".m3u8") {
             let parsed = checkBeforeCreating ? try Self.parseHint(body).get() : nil
-            let channel = try channelForIngest(channelName, rendition: rendition)
+            let channel = try channelForIngest(channelName, existing: existing, rendition: rendition)
             return try acceptHint(channel: channel, rendition: rendition, body: body, parsed: parsed)
         }
         var probed: Result<PushedMedia, IngestError>?
@@ -115,7 +115,7 @@ public final class Origin: Sendable {
             probed = PushedMedia.probe(fileName: fileName, body: body, initSection: nil)
             if case .failure(let error) = probed { throw error }
         }
-        let channel = try channelForIngest(channelName, rendition: rendition)
+        let channel = try channelForIngest(channelName, existing: existing, rendition: rendition)
         let media =
             probed
             ?? PushedMedia.probe(
@@ -135,10 +135,12 @@ public final class Origin: Sendable {
     /// The channel a push goes to, creating it and the rendition when auto-create is on. A new channel is built
     /// (reading its journals) outside the directory lock, then inserted; if another push created it meanwhile, that
     /// one is used.
-    private func channelForIngest(_ name: String, rendition: String) throws(IngestError) -> Channel {
+    private func channelForIngest(_ name: String, existing: Channel?, rendition: String) throws(IngestError)
+        -> Channel
+    {
         let autoCreate = configuration.ingest.autoCreate
         let channel: Channel
-        if let existing = self.channel(named: name) {
+        if let existing {
             channel = existing
         } else {
             guard autoCreate else { throw .unknownChannel(name) }
