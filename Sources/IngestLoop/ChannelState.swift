@@ -83,7 +83,7 @@ package struct ChannelState: Sendable {
     }
 
     /// Fills the rendition's next slot with a probed segment, and says what the owner must do next (journal,
-    /// publish). A refused segment changes nothing but the rendition's statistics.
+    /// publish). A refused segment is counted in the rendition's statistics and leaves the window alone.
     package mutating func accept(
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, nowMilliseconds now: Int64
     ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {

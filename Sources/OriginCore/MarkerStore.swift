@@ -6,7 +6,8 @@ import Synchronization
 /// acknowledged.
 ///
 /// Two locks: `writer` serialises changes (held while the journal is written and fsynced), `visible` holds the book
-/// the renderer reads and is only held to copy or swap it, so ingest never waits for a disk write.
+/// the renderer reads and is only held to copy or swap it, so ingest never waits for a disk write. The lock order
+/// of the core is written down at `Channel.state`.
 public final class MarkerStore: Sendable {
     /// The journal, nil when markers are kept in memory only (no data directory).
     public let journal: MarkerJournal?
