@@ -10,7 +10,8 @@ let package = Package(
         .library(
             name: "HLSOriginKit",
             targets: [
-                "SharedBytes", "HLSPlaylist", "MediaProbe", "TestSource", "MicroHTTPD", "OriginCore", "OriginServer",
+                "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "TestSource", "MicroHTTPD", "OriginCore",
+                "OriginServer",
             ]),
     ],
     dependencies: [
@@ -30,6 +31,8 @@ let package = Package(
         .target(name: "SharedBytes"),
         .target(name: "HLSPlaylist"),
         .target(name: "MediaProbe"),
+        // SCTE-35 splice_info_section: reading and validating what clients send, encoding the origin's cues.
+        .target(name: "SCTE35"),
         .target(name: "TestSource", resources: [.copy("Fixtures")]),
         // Filler media for GAP URLs: continues a rendition's MPEG-TS with a still picture and silence.
         .target(name: "GapFiller", dependencies: ["MediaProbe", "TestSource"]),
@@ -41,7 +44,7 @@ let package = Package(
         .target(
             name: "OriginCore",
             dependencies: [
-                "GapFiller", "HLSPlaylist", "MediaProbe", "SharedBytes", "TestSource",
+                "GapFiller", "HLSPlaylist", "MediaProbe", "SCTE35", "SharedBytes", "TestSource",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
@@ -62,9 +65,11 @@ let package = Package(
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
         .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "TestSource"]),
-        .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "HLSPlaylist"]),
+        .testTarget(
+            name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "SCTE35", "HLSPlaylist"]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import MediaProbe
+import SCTE35
 
 /// The date ranges (ad markers) of one channel: a pure value, changed only through ``add(_:nowMilliseconds:)``,
 /// ``close(id:patch:nowMilliseconds:)`` and ``prune(windowStartMilliseconds:graceMilliseconds:nowMilliseconds:)``.
@@ -300,12 +300,5 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         case "SCTE35-IN": "scte35.in"
         default: "clientAttributes.\(attribute)"
         }
-    }
-}
-
-extension SpliceInfoSection {
-    /// The splice_event_id of a section carrying a splice_insert.
-    static func eventId(of bytes: [UInt8]) -> UInt32? {
-        (try? SpliceInfoSection(validating: bytes))?.spliceInsert?.eventId
     }
 }
