@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "MediaProbe"),
         // SCTE-35 splice_info_section: reading and validating what clients send, encoding the origin's cues.
         .target(name: "SCTE35"),
-        .target(name: "TestSource", resources: [.copy("Fixtures")]),
+        .target(name: "TestSource", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         // Filler media for GAP URLs: continues a rendition's MPEG-TS with a still picture and silence.
         .target(name: "GapFiller", dependencies: ["MediaProbe", "TestSource"]),
 
