@@ -10,8 +10,8 @@ let package = Package(
         .library(
             name: "HLSOriginKit",
             targets: [
-                "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "TestSource", "MicroHTTPD", "OriginCore",
-                "OriginServer",
+                "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "TestSource", "MicroHTTPD",
+                "OriginCore", "OriginServer",
             ]),
     ],
     dependencies: [
@@ -33,9 +33,11 @@ let package = Package(
         .target(name: "MediaProbe"),
         // SCTE-35 splice_info_section: reading and validating what clients send, encoding the origin's cues.
         .target(name: "SCTE35"),
-        .target(name: "TestSource", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+        // MPEG-TS writing: PAT/PMT, PES packets, PCR and continuity counters, for the test source and the gap filler.
+        .target(name: "MPEGTSWriter", dependencies: ["MediaProbe"]),
+        .target(name: "TestSource", dependencies: ["MPEGTSWriter", "MediaProbe"], resources: [.copy("Fixtures")]),
         // Filler media for GAP URLs: continues a rendition's MPEG-TS with a still picture and silence.
-        .target(name: "GapFiller", dependencies: ["MediaProbe", "TestSource"]),
+        .target(name: "GapFiller", dependencies: ["MediaProbe", "MPEGTSWriter"]),
 
         // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
@@ -67,7 +69,7 @@ let package = Package(
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
-        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "TestSource"]),
+        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource"]),
         .testTarget(
             name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "SCTE35", "HLSPlaylist"]),
         .testTarget(

@@ -1,3 +1,4 @@
+import MPEGTSWriter
 import MediaProbe
 
 /// Generates one rendition of the built-in test source: an endless MPEG-TS stream of H.264 video and AAC audio,
