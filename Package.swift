@@ -11,7 +11,7 @@ let package = Package(
             name: "HLSOriginKit",
             targets: [
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "TestSource", "MicroHTTPD",
-                "OriginCore", "OriginServer",
+                "IngestLoop", "Markers", "Persistence", "OriginCore", "OriginServer",
             ]),
     ],
     dependencies: [
@@ -42,12 +42,22 @@ let package = Package(
         // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
 
-        // The origin: channels, ingest loop, window, snapshots.
+        // The origin, along the data path: probed segments enter the ingest loop, which fills slots, keeps each
+        // rendition's live window and renders the snapshots the HTTP layer serves; markers are overlaid on the
+        // playlists; the journals keep what must survive a restart; the core holds the locks and runs it all.
+        // Ad markers (date ranges): the book of a channel's markers, their SCTE-35 and their place in a playlist.
+        .target(name: "Markers", dependencies: ["HLSPlaylist", "SCTE35"]),
+        // The ingest loop and live window: pure state machine, no locks, no I/O, time comes in as arguments.
+        .target(name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
+        // Durable files: the channel state journal and the marker journals.
+        .target(name: "Persistence", dependencies: ["IngestLoop", "Markers"]),
+        // The core: channels and the origin behind their locks, carrying out what the ingest loop decides; the test
+        // source feed.
         .target(
             name: "OriginCore",
             dependencies: [
-                "GapFiller", "HLSPlaylist", "MediaProbe", "SCTE35", "SharedBytes", "TestSource",
-                .product(name: "Logging", package: "swift-log"),
+                "GapFiller", "HLSPlaylist", "IngestLoop", "Markers", "MediaProbe", "Persistence", "SharedBytes",
+                "TestSource", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "OriginServer",
@@ -71,7 +81,11 @@ let package = Package(
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
         .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource"]),
         .testTarget(
-            name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "SCTE35", "HLSPlaylist"]),
+            name: "OriginCoreTests",
+            dependencies: [
+                "OriginCore", "IngestLoop", "Markers", "Persistence", "TestSource", "MediaProbe", "SCTE35",
+                "HLSPlaylist",
+            ]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [

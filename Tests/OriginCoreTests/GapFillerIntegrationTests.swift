@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import Logging
 import MediaProbe
+@testable import IngestLoop
 @testable import OriginCore
 import SharedBytes
 import TestSource

@@ -1,5 +1,6 @@
 import HLSPlaylist
 import MediaProbe
+@testable import IngestLoop
 @testable import OriginCore
 import SharedBytes
 import Testing

@@ -1,4 +1,5 @@
 import HLSPlaylist
+@testable import IngestLoop
 @testable import OriginCore
 import SharedBytes
 import Testing

@@ -3,6 +3,7 @@ import SCTE35
 import SharedBytes
 import Testing
 
+@testable import IngestLoop
 @testable import OriginCore
 
 /// 2026-01-01T00:00:00.000Z

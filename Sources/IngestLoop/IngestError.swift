@@ -12,25 +12,25 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(status): \(message)" }
 
-    static func unknownChannel(_ name: String) -> IngestError {
+    package static func unknownChannel(_ name: String) -> IngestError {
         IngestError(status: 404, "unknown channel '\(name)' (auto-create is off)")
     }
-    static func unknownRendition(_ channel: String, _ name: String) -> IngestError {
+    package static func unknownRendition(_ channel: String, _ name: String) -> IngestError {
         IngestError(status: 404, "unknown rendition '\(name)' of channel '\(channel)' (auto-create is off)")
     }
-    static func invalidName(_ what: String, _ name: String) -> IngestError {
+    package static func invalidName(_ what: String, _ name: String) -> IngestError {
         IngestError(status: 400, "invalid \(what) name '\(name)': use 1-64 characters of A-Z a-z 0-9 _ -")
     }
-    static func notMedia(_ detail: String) -> IngestError {
+    package static func notMedia(_ detail: String) -> IngestError {
         IngestError(status: 415, "not a media segment: \(detail)")
     }
-    static func unprocessable(_ detail: String) -> IngestError {
+    package static func unprocessable(_ detail: String) -> IngestError {
         IngestError(status: 422, detail)
     }
-    static func tooLarge(_ size: Int, limit: Int) -> IngestError {
+    package static func tooLarge(_ size: Int, limit: Int) -> IngestError {
         IngestError(status: 413, "body of \(size) bytes exceeds the limit of \(limit) bytes")
     }
-    static func notPushed(_ channel: String) -> IngestError {
+    package static func notPushed(_ channel: String) -> IngestError {
         IngestError(status: 409, "channel '\(channel)' is fed by the built-in test source and takes no pushes")
     }
 }

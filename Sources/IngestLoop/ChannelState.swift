@@ -3,17 +3,17 @@ import MediaProbe
 import SharedBytes
 
 /// A media sequence number on the channel's PDT timeline.
-struct Slot: Sendable, Hashable {
+package struct Slot: Sendable, Hashable {
     var programDateTimeMilliseconds: Int64
     var durationMilliseconds: Int64
     var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 }
 
 /// The mutable state of a channel, kept behind the channel's lock. Pure logic: time comes in as arguments.
-struct ChannelState: Sendable {
+package struct ChannelState: Sendable {
     let configuration: ChannelConfiguration
-    var renditions: [RenditionState] = []
-    var index: [String: Int] = [:]
+    package var renditions: [RenditionState] = []
+    package var index: [String: Int] = [:]
     /// Slots from the newest closed one on.
     var slots: [UInt64: Slot] = [:]
     /// Every started rendition has an entry (segment or GAP) for every MSN up to this one.
@@ -21,17 +21,17 @@ struct ChannelState: Sendable {
     /// MSN of the first slot (above everything an earlier run of the origin published).
     let firstMSN: UInt64
     /// EXT-X-TARGETDURATION, fixed once known.
-    var targetDuration: Int?
+    package var targetDuration: Int?
     /// Counts publishes.
     var version: UInt64 = 0
     var revisions: [String: UInt64] = [:]
     var multivariantText: String?
     var multivariantModified: Int64 = 0
     /// MSNs below this one are reserved in the journal; nil when the channel keeps no journal.
-    var msnReservedBelow: UInt64?
+    package var msnReservedBelow: UInt64?
     /// Something the journal records changed since it was last written.
-    var journalDirty = false
-    var lastJournalWrite: Int64 = 0
+    package var journalDirty = false
+    package var lastJournalWrite: Int64 = 0
     /// Journal records of an earlier run, applied to renditions as they are created.
     var restoredRenditions: [String: RenditionJournalRecord] = [:]
     /// PDT never goes below the end of what an earlier run published.
@@ -42,13 +42,13 @@ struct ChannelState: Sendable {
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
 
-    init(configuration: ChannelConfiguration, firstMSN: UInt64) {
+    package init(configuration: ChannelConfiguration, firstMSN: UInt64) {
         self.configuration = configuration
         self.firstMSN = firstMSN
         self.targetDuration = configuration.targetDuration.map { max($0, 1) }
     }
 
-    mutating func addRendition(_ name: String) {
+    package mutating func addRendition(_ name: String) {
         index[name] = renditions.count
         renditions.append(
             RenditionState(
@@ -69,7 +69,7 @@ struct ChannelState: Sendable {
     }
 
     /// Fills the rendition's next slot with a probed segment.
-    mutating func accept(
+    package mutating func accept(
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
         guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
@@ -288,7 +288,7 @@ struct ChannelState: Sendable {
 
     /// Closes every slot whose end plus the grace period has passed, writing GAP entries where a started rendition
     /// did not deliver; releases expired retained segments. Returns true if anything changed.
-    mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
+    package mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
         var changed = false
         while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard let slot = slots[due] ?? slots[due &- 1].map({
@@ -376,7 +376,7 @@ extension RenditionState {
     }
 
     /// Stores an initialization section; returns its version (a new one only if the bytes changed).
-    mutating func adoptInitSection(bytes: SharedBytes, info: InitSectionInfo) -> Int {
+    package mutating func adoptInitSection(bytes: SharedBytes, info: InitSectionInfo) -> Int {
         if let current = currentInitVersion, let section = initSections[current], section.bytes == bytes {
             return current
         }

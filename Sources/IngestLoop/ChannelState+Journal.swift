@@ -9,7 +9,7 @@ extension ChannelState {
     var highestMSN: UInt64? { renditions.compactMap(\.lastMSN).max() }
 
     /// The record to write now.
-    func journalRecord(nowMilliseconds now: Int64) -> ChannelJournalRecord {
+    package func journalRecord(nowMilliseconds now: Int64) -> ChannelJournalRecord {
         var records = restoredRenditions
         for rendition in renditions where rendition.hasStarted {
             let window = rendition.window
@@ -25,7 +25,7 @@ extension ChannelState {
 
     /// A record to write if the journal must be written now: at once when an MSN beyond the reservation exists
     /// (extending the reservation), else at most once per refresh period while something changed.
-    mutating func journalRecordDue(nowMilliseconds now: Int64) -> ChannelJournalRecord? {
+    package mutating func journalRecordDue(nowMilliseconds now: Int64) -> ChannelJournalRecord? {
         guard let reservedBelow = msnReservedBelow else { return nil }
         if let highest = highestMSN, highest >= reservedBelow {
             msnReservedBelow = highest + 1 + Self.reservationBlock
@@ -39,7 +39,7 @@ extension ChannelState {
 
     /// Applies a journal record from an earlier run: renditions continue their discontinuity sequence, their first
     /// new segment carries EXT-X-DISCONTINUITY, and PDT never goes back.
-    mutating func restore(_ record: ChannelJournalRecord) {
+    package mutating func restore(_ record: ChannelJournalRecord) {
         restoredRenditions = record.renditions
         minimumProgramDateTime = record.renditions.values.compactMap(\.lastProgramDateTimeEndMilliseconds).max()
         for position in renditions.indices { applyRestored(position: position) }

@@ -1,5 +1,15 @@
 import HLSPlaylist
 
+/// A playlist entry as the overlay sees it: where it sits on the PDT timeline.
+public protocol MarkerOverlayEntry {
+    /// Media sequence number.
+    var msn: UInt64 { get }
+    /// EXT-X-PROGRAM-DATE-TIME of the entry, ms since the epoch.
+    var programDateTimeMilliseconds: Int64 { get }
+    /// End of the entry on the PDT timeline, ms since the epoch.
+    var endMilliseconds: Int64 { get }
+}
+
 /// The tags a marker book adds to one rendition's playlist, by media sequence number.
 public struct MarkerOverlay: Sendable, Hashable {
     /// EXT-X-DATERANGE tags rendered before the segment with that MSN.
@@ -26,7 +36,7 @@ extension MarkerBook {
     /// - Parameters:
     ///   - entries: the rendition's listed entries, oldest first.
     ///   - legacyCueTags: also produce the legacy cue tags.
-    public func overlay(entries: [WindowEntry], legacyCueTags: Bool = false) -> MarkerOverlay {
+    public func overlay(entries: [some MarkerOverlayEntry], legacyCueTags: Bool = false) -> MarkerOverlay {
         var overlay = MarkerOverlay()
         guard let first = entries.first, let last = entries.last, !markers.isEmpty else { return overlay }
         let windowStart = first.programDateTimeMilliseconds
@@ -47,7 +57,7 @@ extension MarkerBook {
     }
 
     private func addLegacyCueTags(
-        _ marker: Marker, start: Int64, end: Int64?, entries: [WindowEntry], to overlay: inout MarkerOverlay
+        _ marker: Marker, start: Int64, end: Int64?, entries: [some MarkerOverlayEntry], to overlay: inout MarkerOverlay
     ) {
         let request = marker.request
         let announced: Int64? =

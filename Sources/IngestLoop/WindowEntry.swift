@@ -1,3 +1,4 @@
+import Markers
 import MediaProbe
 import SharedBytes
 
@@ -57,3 +58,5 @@ extension MediaContainer {
         }
     }
 }
+
+extension WindowEntry: MarkerOverlayEntry {}

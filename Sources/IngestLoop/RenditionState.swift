@@ -56,18 +56,18 @@ public struct InitSection: Sendable {
 }
 
 /// Everything the channel keeps about one rendition.
-struct RenditionState: Sendable {
-    let name: String
+package struct RenditionState: Sendable {
+    package let name: String
     var window: LiveWindow
     /// Container of the rendition's segments, fixed by the first one.
     var container: MediaContainer?
     /// Tracks of the newest segment (codecs, resolution, frame rate).
     var tracks: [TrackInfo] = []
     /// Initialization sections by version; the newest is current.
-    var initSections: [Int: InitSection] = [:]
-    var currentInitVersion: Int?
+    package var initSections: [Int: InitSection] = [:]
+    package var currentInitVersion: Int?
     var feed: FeedState = .waiting
-    var statistics = RenditionStatistics()
+    package var statistics = RenditionStatistics()
     /// End of the newest real segment on the encoder's media timeline (unwrapped ticks) and its timescale.
     var lastMediaEnd: (ticks: Int64, timescale: Int64)?
     /// Carry of EXTINF rounding to milliseconds, in units of 1/(1000 x timescale) s, so durations never drift from
@@ -83,7 +83,7 @@ struct RenditionState: Sendable {
     /// Every segment so far started with a keyframe (EXT-X-INDEPENDENT-SEGMENTS).
     var allSegmentsIndependent = true
     /// Makes the filler of GAP entries (the test source's slate); nil: the last keyframe of pushed MPEG-TS.
-    var gapFillerSource: (any GapFillerSource)?
+    package var gapFillerSource: (any GapFillerSource)?
     /// The filler of the current outage; back to `.idle` when a segment arrives.
     var gapFill: GapFill = .idle
 

@@ -1,4 +1,5 @@
 import Foundation
+import Markers
 
 #if canImport(Glibc)
     import Glibc

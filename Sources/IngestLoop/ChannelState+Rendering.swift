@@ -1,10 +1,11 @@
 import HLSPlaylist
+import Markers
 import MediaProbe
 import SharedBytes
 
 extension ChannelState {
     /// Stores an initialization section for a rendition; returns its version.
-    mutating func adoptInitSection(rendition name: String, bytes: SharedBytes, info: InitSectionInfo) -> Int? {
+    package mutating func adoptInitSection(rendition name: String, bytes: SharedBytes, info: InitSectionInfo) -> Int? {
         guard let position = index[name] else { return nil }
         let version = renditions[position].adoptInitSection(bytes: bytes, info: info)
         revisions[name, default: 0] += 1
@@ -14,7 +15,7 @@ extension ChannelState {
     /// Builds the next snapshot: re-renders only renditions whose state changed since `previous`.
     /// - Parameter markers: the channel's date ranges, overlaid on every rendition (`markersChanged()` marks every
     ///   rendition for re-rendering when they change).
-    mutating func render(
+    package mutating func render(
         name: String, previous: ChannelSnapshot, nowMilliseconds now: Int64, markers: MarkerBook = MarkerBook()
     ) -> ChannelSnapshot {
         version += 1
@@ -69,7 +70,7 @@ extension ChannelState {
     }
 
     /// Status of the channel and its renditions.
-    func status(name: String, nowMilliseconds now: Int64, journalNote: String? = nil) -> ChannelStatus {
+    package func status(name: String, nowMilliseconds now: Int64, journalNote: String? = nil) -> ChannelStatus {
         ChannelStatus(
             name: name,
             source: configuration.source == .push ? "push" : "test-source",

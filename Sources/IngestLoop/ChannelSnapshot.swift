@@ -68,7 +68,7 @@ public final class ChannelSnapshot: Sendable {
     /// here); shared like `derived`.
     public let derivedObject: DerivedObject
 
-    init(
+    package init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
         renditions: [String: RenditionSnapshot], derivedFrom previous: ChannelSnapshot? = nil
     ) {
