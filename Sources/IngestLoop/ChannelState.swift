@@ -9,7 +9,21 @@ package struct Slot: Sendable, Hashable {
     var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 }
 
-/// The mutable state of a channel, kept behind the channel's lock. Pure logic: time comes in as arguments.
+/// What the owner of a `ChannelState` must do after a change, in this order and under the same lock.
+package struct IngestActions: Sendable {
+    /// Write this record to the state journal first: no MSN is ever published that the journal does not cover.
+    package var journalRecord: ChannelJournalRecord?
+    /// Render the changed renditions and publish a new snapshot.
+    package var publish: Bool
+
+    package init(journalRecord: ChannelJournalRecord? = nil, publish: Bool) {
+        self.journalRecord = journalRecord
+        self.publish = publish
+    }
+}
+
+/// The mutable state of a channel, kept behind the channel's lock. Pure logic: time comes in as arguments, and
+/// what must happen outside the state (journal writes, publishing) is returned as `IngestActions`.
 package struct ChannelState: Sendable {
     let configuration: ChannelConfiguration
     package var renditions: [RenditionState] = []
@@ -68,8 +82,26 @@ package struct ChannelState: Sendable {
         return Int64(seconds * 1000)
     }
 
-    /// Fills the rendition's next slot with a probed segment.
+    /// Fills the rendition's next slot with a probed segment, and says what the owner must do next (journal,
+    /// publish). A refused segment changes nothing but the rendition's statistics.
     package mutating func accept(
+        rendition name: String, bytes: SharedBytes, info: SegmentInfo, nowMilliseconds now: Int64
+    ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
+        let result = fillSlot(rendition: name, bytes: bytes, info: info, nowMilliseconds: now)
+        let publish = if case .success = result { true } else { false }
+        return (result, IngestActions(journalRecord: journalRecordDue(nowMilliseconds: now), publish: publish))
+    }
+
+    /// Runs the ingest loop up to `now`: closes the slots whose deadline passed (GAP entries for renditions that did
+    /// not deliver) and releases expired retained segments.
+    package mutating func tick(nowMilliseconds now: Int64) -> IngestActions {
+        let changed = closeDueSlots(nowMilliseconds: now)
+        return IngestActions(journalRecord: journalRecordDue(nowMilliseconds: now), publish: changed)
+    }
+
+    /// The steps of `accept`: check the segment, fix or check EXT-X-TARGETDURATION, place it on the rendition's
+    /// media timeline, find its slot, refuse a second timeline, round its EXTINF, then append it.
+    private mutating func fillSlot(
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
         guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
@@ -78,13 +110,64 @@ package struct ChannelState: Sendable {
             renditions[position].statistics.lastRejection = error.message
             return .failure(error)
         }
-        let durationMicroseconds = info.duration.microseconds
-        guard durationMicroseconds > 0 else { return refuse(.unprocessable("segment has no duration")) }
-        if info.container == .fragmentedMP4Segment, renditions[position].currentInitVersion == nil {
-            return refuse(.unprocessable("fMP4 segment before any initialization section: push init.mp4 first"))
+        if let error = unacceptable(info, position: position) { return refuse(error) }
+        let target: Int
+        switch fixTargetDuration(info.duration.microseconds) {
+        case .success(let value): target = value
+        case .failure(let error): return refuse(error)
         }
 
-        // EXT-X-TARGETDURATION is fixed by the first segment of the channel (or the configuration) and never changes.
+        // Read what is needed, then mutate `renditions[position]` in place: holding a copy of the rendition while
+        // appending would copy its whole window.
+        let rendition = renditions[position].facts
+        let durationMicroseconds = info.duration.microseconds
+        let anchored = now - (durationMicroseconds + 500) / 1000
+        let msn = rendition.lastMSN.map { $0 + 1 } ?? joiningMSN(startMilliseconds: anchored)
+        let timeline = Self.placeOnMediaTimeline(info, after: rendition)
+        let slot = slot(msn: msn, anchoredAt: anchored, discontinuity: timeline.discontinuity, rendition: rendition)
+        if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
+            let start = ProgramDateTime(millisecondsSince1970: slot.programDateTimeMilliseconds).formatted
+            return refuse(
+                IngestError(
+                    .aheadOfClock,
+                    "segment for msn \(msn) would start at \(start), "
+                        + "more than one target duration ahead of the clock: push in real time"))
+        }
+        if let error = timelineConflict(
+            rendition: name, msn: msn, slotEnd: slot.programDateTimeMilliseconds + durationMicroseconds / 1000,
+            continuous: timeline.continuous, facts: rendition, target: target, nowMilliseconds: now)
+        {
+            renditions[position].statistics.timelineConflicts += 1
+            return refuse(error)
+        }
+        let extinf = Self.roundedExtinf(info.duration, carry: rendition.roundingCarry, existingSlot: slots[msn])
+        var filled = slot
+        if slots[msn] == nil { filled.durationMilliseconds = extinf.milliseconds }
+        let entry = WindowEntry(
+            msn: msn, durationMilliseconds: extinf.milliseconds,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: timeline.discontinuity,
+            content: .segment(bytes, startsWithKeyframe: info.startsWithKeyframe), container: info.container,
+            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil)
+        append(
+            entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
+            nowMilliseconds: now)
+        slots[msn] = filled
+        closeFilledSlots(nowMilliseconds: now)
+        return .success(entry)
+    }
+
+    /// Why a segment cannot be taken at all: no duration, or fMP4 before any initialization section.
+    private func unacceptable(_ info: SegmentInfo, position: Int) -> IngestError? {
+        guard info.duration.microseconds > 0 else { return .unprocessable("segment has no duration") }
+        if info.container == .fragmentedMP4Segment, renditions[position].currentInitVersion == nil {
+            return .unprocessable("fMP4 segment before any initialization section: push init.mp4 first")
+        }
+        return nil
+    }
+
+    /// EXT-X-TARGETDURATION is fixed by the first segment of the channel (or the configuration) and never changes:
+    /// returns it, or why a segment this long cannot be taken.
+    private mutating func fixTargetDuration(_ durationMicroseconds: Int64) -> Result<Int, IngestError> {
         let roundedSeconds = Int((Double(durationMicroseconds) / 1_000_000).rounded())
         if targetDuration == nil {
             let chosen = max(roundedSeconds, 1)
@@ -92,22 +175,21 @@ package struct ChannelState: Sendable {
             for i in renditions.indices { renditions[i].window.targetDuration = chosen }
         }
         let target = targetDuration!
-        if roundedSeconds > target {
+        guard roundedSeconds <= target else {
             let seconds = Double(durationMicroseconds) / 1_000_000
-            return refuse(
+            return .failure(
                 .unprocessable(
                     "segment lasts \(seconds) s, but EXT-X-TARGETDURATION of channel '\(configuration.name)' is "
                         + "\(target) s and may never change: cut segments of at most \(Double(target) + 0.5) s"))
         }
+        return .success(target)
+    }
 
-        // Read what is needed, then mutate `renditions[position]` in place: holding a copy of the rendition while
-        // appending would copy its whole window.
-        let rendition = renditions[position].facts
-        let msn =
-            rendition.lastMSN.map { $0 + 1 }
-            ?? joiningMSN(startMilliseconds: now - (durationMicroseconds + 500) / 1000)
-
-        // Where the segment sits on the encoder's media timeline, and whether it continues the previous one.
+    /// Where the segment sits on the encoder's media timeline (start in unwrapped ticks), whether it continues the
+    /// previous one, and whether it starts a discontinuity.
+    private static func placeOnMediaTimeline(_ info: SegmentInfo, after rendition: RenditionFacts)
+        -> (start: Int64, continuous: Bool, discontinuity: Bool)
+    {
         let timescale = info.startTime.timescale
         var start = info.startTime.ticks
         var continuous = false
@@ -119,7 +201,6 @@ package struct ChannelState: Sendable {
             }
             continuous = abs(start - last.ticks) <= timescale / 4
         }
-
         let codecs = info.tracks.map(\.codec)
         let formatChanged =
             (rendition.container.map { $0 != info.container } ?? false)
@@ -127,72 +208,72 @@ package struct ChannelState: Sendable {
         let discontinuity =
             rendition.pendingDiscontinuity
             || (rendition.hasStarted && (!continuous || rendition.lastWasGap || formatChanged))
+        return (start, continuous, discontinuity)
+    }
 
-        // The slot: already opened by another rendition, following the previous slot, or anchored on the clock.
-        // A feed that resumes (or restarts) opening a new slot re-anchors it on the clock, never earlier than the
-        // previous slot's end: it gets the same margin to its deadlines as a feed that starts, instead of inheriting
-        // the old grid (the discontinuity allows the PDT step).
-        let anchored = now - (durationMicroseconds + 500) / 1000
-        let existing = slots[msn]
-        var slot: Slot
-        if let existing {
-            slot = existing
-        } else if msn > 0, let previous = slots[msn - 1] {
+    /// The slot of `msn`: already opened by another rendition, following the previous slot, or anchored on the
+    /// clock. A feed that resumes (or restarts) opening a new slot re-anchors it on the clock, never earlier than the
+    /// previous slot's end: it gets the same margin to its deadlines as a feed that starts, instead of inheriting
+    /// the old grid (the discontinuity allows the PDT step). A new slot has no duration yet.
+    private func slot(msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts) -> Slot
+    {
+        if let existing = slots[msn] { return existing }
+        if msn > 0, let previous = slots[msn - 1] {
             let resumes = discontinuity && rendition.hasStarted
-            slot = Slot(
+            return Slot(
                 programDateTimeMilliseconds: resumes
                     ? max(previous.endMilliseconds, anchored) : previous.endMilliseconds,
                 durationMilliseconds: 0)
-        } else {
-            slot = Slot(
-                programDateTimeMilliseconds: max(anchored, minimumProgramDateTime ?? anchored), durationMilliseconds: 0)
         }
-        if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
-            return refuse(
-                IngestError(
-                    status: 429,
-                    "segment for msn \(msn) would start at \(ProgramDateTime(millisecondsSince1970: slot.programDateTimeMilliseconds).formatted), "
-                        + "more than one target duration ahead of the clock: push in real time"))
-        }
+        return Slot(
+            programDateTimeMilliseconds: max(anchored, minimumProgramDateTime ?? anchored), durationMilliseconds: 0)
+    }
 
-        // A segment that does not continue the rendition's media timeline while that timeline is still live (no
-        // GAP since, no restart pending) is either an encoder restart or a second encoder pushing to the same
-        // rendition. A restart delivers in real time, so its slot ends at the clock; a second encoder's segment
-        // lands in the slot after the first encoder's newest one, ahead of the clock. It is refused (409) unless
-        // its slot ends at most half a target duration ahead: the timeline that took the rendition keeps it.
+    /// A segment that does not continue the rendition's media timeline while that timeline is still live (no GAP
+    /// since, no restart pending) is either an encoder restart or a second encoder pushing to the same rendition. A
+    /// restart delivers in real time, so its slot ends at the clock; a second encoder's segment lands in the slot
+    /// after the first encoder's newest one, ahead of the clock. It is refused as a timeline conflict unless its slot
+    /// ends at most half a target duration ahead: the timeline that took the rendition keeps it.
+    private func timelineConflict(
+        rendition name: String, msn: UInt64, slotEnd: Int64, continuous: Bool, facts rendition: RenditionFacts,
+        target: Int, nowMilliseconds now: Int64
+    ) -> IngestError? {
         let switchesTimeline =
             rendition.hasStarted && rendition.lastMediaEnd != nil && !continuous && !rendition.lastWasGap
             && !rendition.pendingDiscontinuity
-        let slotEnd = slot.programDateTimeMilliseconds + durationMicroseconds / 1000
-        if switchesTimeline, slotEnd > now + Int64(target) * 500 {
-            renditions[position].statistics.timelineConflicts += 1
-            return refuse(
-                IngestError(
-                    status: 409,
-                    "segment does not continue the media timeline of rendition '\(name)' and its slot (msn \(msn)) "
-                        + "would end \(Double(slotEnd - now) / 1000) s ahead of the clock: another encoder is "
-                        + "pushing to this rendition, or timestamps jumped while pushing faster than real time"))
-        }
+        guard switchesTimeline, slotEnd > now + Int64(target) * 500 else { return nil }
+        return IngestError(
+            .timelineConflict,
+            "segment does not continue the media timeline of rendition '\(name)' and its slot (msn \(msn)) "
+                + "would end \(Double(slotEnd - now) / 1000) s ahead of the clock: another encoder is "
+                + "pushing to this rendition, or timestamps jumped while pushing faster than real time")
+    }
 
-        // EXTINF in whole milliseconds, carrying the rounding (exactly, in media ticks) so the sum of EXTINFs never
-        // drifts from the media timeline.
-        // The duration has its own timescale (ADTS: the sample rate, while the start is a 90 kHz timestamp).
-        let durationScale = max(info.duration.timescale, 1)
-        let carried = rendition.roundingCarry.timescale == durationScale ? rendition.roundingCarry.value : 0
-        let exact = info.duration.ticks * 1000 + carried  // in units of 1 / (1000 * durationScale) s
+    /// EXTINF in whole milliseconds, carrying the rounding (exactly, in media ticks) so the sum of EXTINFs never
+    /// drifts from the media timeline; a slot another rendition opened gives its duration when they differ by at
+    /// most `slotSnapMilliseconds`. The duration has its own timescale (ADTS: the sample rate, while the start is a
+    /// 90 kHz timestamp).
+    private static func roundedExtinf(
+        _ duration: MediaTime, carry: (value: Int64, timescale: Int64), existingSlot existing: Slot?
+    ) -> (milliseconds: Int64, carry: (value: Int64, timescale: Int64)) {
+        let durationScale = max(duration.timescale, 1)
+        let carried = carry.timescale == durationScale ? carry.value : 0
+        let exact = duration.ticks * 1000 + carried  // in units of 1 / (1000 * durationScale) s
         var milliseconds = (exact + durationScale / 2) / durationScale
         if let existing, abs(milliseconds - existing.durationMilliseconds) <= Self.slotSnapMilliseconds {
             milliseconds = existing.durationMilliseconds
         }
-        let carry = (value: exact - milliseconds * durationScale, timescale: durationScale)
-        if existing == nil { slot.durationMilliseconds = milliseconds }
+        return (milliseconds, (value: exact - milliseconds * durationScale, timescale: durationScale))
+    }
 
-        let entry = WindowEntry(
-            msn: msn, durationMilliseconds: milliseconds,
-            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: discontinuity,
-            bytes: bytes, container: info.container,
-            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
-            startsWithKeyframe: info.startsWithKeyframe)
+    /// Holds the entry for its slot and updates what the rendition knows of its feed and its statistics.
+    private mutating func append(
+        _ entry: WindowEntry, bytes: Int, to position: Int, info: SegmentInfo, mediaStart start: Int64,
+        carry: (value: Int64, timescale: Int64), nowMilliseconds now: Int64
+    ) {
+        let timescale = info.startTime.timescale
+        let durationScale = max(info.duration.timescale, 1)
+        let milliseconds = entry.durationMilliseconds
         renditions[position].held.append(entry)
         renditions[position].roundingCarry = carry
         renditions[position].container = info.container
@@ -210,16 +291,13 @@ package struct ChannelState: Sendable {
         }
         var statistics = renditions[position].statistics
         statistics.segmentsAccepted += 1
-        if discontinuity { statistics.discontinuities += 1 }
-        statistics.totalBytes += Int64(bytes.count)
+        if entry.discontinuity { statistics.discontinuities += 1 }
+        statistics.totalBytes += Int64(bytes)
         statistics.totalMilliseconds += milliseconds
         statistics.peakBitrate = max(
-            statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / max(milliseconds, 1)))
-        statistics.driftMilliseconds = now - (slot.programDateTimeMilliseconds + milliseconds)
+            statistics.peakBitrate, Int(Int64(bytes) * 8 * 1000 / max(milliseconds, 1)))
+        statistics.driftMilliseconds = now - (entry.programDateTimeMilliseconds + milliseconds)
         renditions[position].statistics = statistics
-        slots[msn] = slot
-        closeFilledSlots(nowMilliseconds: now)
-        return .success(entry)
     }
 
     /// The MSN a rendition's first segment takes: the open slot that started closest to the segment's start (so
@@ -288,7 +366,7 @@ package struct ChannelState: Sendable {
 
     /// Closes every slot whose end plus the grace period has passed, writing GAP entries where a started rendition
     /// did not deliver; releases expired retained segments. Returns true if anything changed.
-    package mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
+    mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
         var changed = false
         while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard let slot = slots[due] ?? slots[due &- 1].map({
@@ -339,12 +417,12 @@ package struct ChannelState: Sendable {
     static let stalenessMarginMilliseconds: Int64 = 200
 
     private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
-        var entry = WindowEntry(
+        let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
-            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false, bytes: nil,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false,
+            content: .gap(filler: fillerSegment(position: position, slot: slot)),
             container: renditions[position].container ?? .mpegTS,
-            initSectionVersion: renditions[position].currentInitVersion, startsWithKeyframe: true)
-        entry.filler = fillerSegment(position: position, slot: slot)
+            initSectionVersion: renditions[position].currentInitVersion)
         renditions[position].held.append(entry)
         renditions[position].statistics.gapsWritten += 1
         if case .live = renditions[position].feed {

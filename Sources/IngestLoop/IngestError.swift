@@ -1,37 +1,67 @@
-/// Why a push was refused. Carries the HTTP status the encoder should see and a message that says what is wrong.
+/// Why a push was refused: a reason callers can switch on (the HTTP layer maps it to a status) and a message that
+/// says what is wrong.
 public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// HTTP status code (4xx).
-    public let status: Int
+    /// The kinds of refusal.
+    public enum Reason: String, Sendable, Hashable, CaseIterable {
+        /// A channel or rendition name outside `OriginNames`.
+        case invalidName
+        /// The channel does not exist and auto-create is off.
+        case unknownChannel
+        /// The rendition does not exist and auto-create is off.
+        case unknownRendition
+        /// The channel is fed by the built-in test source.
+        case notPushed
+        /// The body is larger than the configured segment limit.
+        case tooLarge
+        /// The body is not a recognised media container (or empty).
+        case notMedia
+        /// Media the origin cannot take: unprobeable, too long for the target duration, no init section yet, ...
+        case unprocessable
+        /// The segment's slot would start more than one target duration ahead of the clock.
+        case aheadOfClock
+        /// The segment does not continue the rendition's timeline and runs ahead of the clock (a second encoder).
+        case timelineConflict
+        /// A playlist hint that does not parse.
+        case invalidHint
+        /// A playlist hint larger than `Origin.maxHintBytes`, not read.
+        case hintTooLarge
+    }
+
+    /// Why the push was refused.
+    public let reason: Reason
     /// Human-readable reason, sent as the response body.
     public let message: String
 
-    public init(status: Int, _ message: String) {
-        self.status = status
+    public init(_ reason: Reason, _ message: String) {
+        self.reason = reason
         self.message = message
     }
 
-    public var description: String { "\(status): \(message)" }
+    public var description: String { "\(reason.rawValue): \(message)" }
 
     package static func unknownChannel(_ name: String) -> IngestError {
-        IngestError(status: 404, "unknown channel '\(name)' (auto-create is off)")
+        IngestError(.unknownChannel, "unknown channel '\(name)' (auto-create is off)")
     }
     package static func unknownRendition(_ channel: String, _ name: String) -> IngestError {
-        IngestError(status: 404, "unknown rendition '\(name)' of channel '\(channel)' (auto-create is off)")
+        IngestError(.unknownRendition, "unknown rendition '\(name)' of channel '\(channel)' (auto-create is off)")
     }
     package static func invalidName(_ what: String, _ name: String) -> IngestError {
-        IngestError(status: 400, "invalid \(what) name '\(name)': use 1-64 characters of A-Z a-z 0-9 _ -")
+        IngestError(.invalidName, "invalid \(what) name '\(name)': use 1-64 characters of A-Z a-z 0-9 _ -")
     }
     package static func notMedia(_ detail: String) -> IngestError {
-        IngestError(status: 415, "not a media segment: \(detail)")
+        IngestError(.notMedia, "not a media segment: \(detail)")
     }
     package static func unprocessable(_ detail: String) -> IngestError {
-        IngestError(status: 422, detail)
+        IngestError(.unprocessable, detail)
     }
     package static func tooLarge(_ size: Int, limit: Int) -> IngestError {
-        IngestError(status: 413, "body of \(size) bytes exceeds the limit of \(limit) bytes")
+        IngestError(.tooLarge, "body of \(size) bytes exceeds the limit of \(limit) bytes")
     }
     package static func notPushed(_ channel: String) -> IngestError {
-        IngestError(status: 409, "channel '\(channel)' is fed by the built-in test source and takes no pushes")
+        IngestError(.notPushed, "channel '\(channel)' is fed by the built-in test source and takes no pushes")
+    }
+    package static func invalidHint(_ error: any Error) -> IngestError {
+        IngestError(.invalidHint, "invalid playlist hint: \(error)")
     }
 }
 

@@ -66,7 +66,7 @@ public struct LiveWindow: Sendable {
             // The next head's own discontinuity is counted once it leaves too; removing a discontinuity
             // entry increments the sequence (RFC 8216 section 4.3.3.3).
             if head.discontinuity { discontinuitySequence += 1 }
-            if head.bytes != nil {
+            if !head.isGap {
                 retained.append((head, nowMilliseconds + head.durationMilliseconds + durationMilliseconds))
             }
         }

@@ -4,6 +4,15 @@ import SharedBytes
 
 /// One media sequence number of a rendition: a segment that arrived, or an EXT-X-GAP written for its slot.
 public struct WindowEntry: Sendable {
+    /// What fills the slot.
+    public enum Content: Sendable {
+        /// A pushed segment: its bytes, and whether it starts with a random access point.
+        case segment(SharedBytes, startsWithKeyframe: Bool)
+        /// An EXT-X-GAP entry, and the filler segment its URL answers (the playlist still says EXT-X-GAP); a nil
+        /// filler answers 404.
+        case gap(filler: SharedBytes?)
+    }
+
     /// Media sequence number; the URL is `{msn}.{ext}`.
     public let msn: UInt64
     /// EXTINF in milliseconds.
@@ -12,22 +21,43 @@ public struct WindowEntry: Sendable {
     public let programDateTimeMilliseconds: Int64
     /// EXT-X-DISCONTINUITY before this entry.
     public internal(set) var discontinuity: Bool
-    /// The segment bytes; nil for a GAP entry.
-    public let bytes: SharedBytes?
-    /// Container of the bytes (GAP entries carry the rendition's container so their URL has the usual extension).
+    /// A segment or a GAP.
+    public let content: Content
+    /// Container of the segment (GAP entries carry the rendition's container so their URL has the usual extension).
     public let container: MediaContainer
-    /// Version of the fMP4 initialization section this segment needs (EXT-X-MAP `init-{n}.mp4`).
+    /// Version of the fMP4 initialization section this entry needs (EXT-X-MAP `init-{n}.mp4`).
     public let initSectionVersion: Int?
-    /// The segment starts with a random access point.
-    public let startsWithKeyframe: Bool
-    /// For a GAP entry: the filler segment its URL answers (the playlist still says EXT-X-GAP); nil answers 404.
-    public internal(set) var filler: SharedBytes? = nil
     /// An object derived from the segment on first use, shared by every copy of the entry (the HTTP layer keeps the
     /// segment's prepared response here). Describes `bytes` only, never `filler`.
     public let derivedObject = DerivedObject()
 
+    package init(
+        msn: UInt64, durationMilliseconds: Int64, programDateTimeMilliseconds: Int64, discontinuity: Bool,
+        content: Content, container: MediaContainer, initSectionVersion: Int?
+    ) {
+        self.msn = msn
+        self.durationMilliseconds = durationMilliseconds
+        self.programDateTimeMilliseconds = programDateTimeMilliseconds
+        self.discontinuity = discontinuity
+        self.content = content
+        self.container = container
+        self.initSectionVersion = initSectionVersion
+    }
+
     /// True for an EXT-X-GAP entry.
-    public var isGap: Bool { bytes == nil }
+    public var isGap: Bool {
+        if case .gap = content { true } else { false }
+    }
+
+    /// The segment bytes; nil for a GAP entry.
+    public var bytes: SharedBytes? {
+        if case .segment(let bytes, _) = content { bytes } else { nil }
+    }
+
+    /// For a GAP entry: the filler segment its URL answers; nil answers 404 (and for a segment).
+    public var filler: SharedBytes? {
+        if case .gap(let filler) = content { filler } else { nil }
+    }
 
     /// End of the entry on the PDT timeline.
     public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }

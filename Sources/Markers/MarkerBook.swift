@@ -40,8 +40,8 @@ public struct MarkerBook: Sendable, Hashable, Codable {
     ///   - request: the marker as posted.
     ///   - now: shared-clock time in ms; the START-DATE when the request has none.
     /// - Returns: the stored marker and whether it was created by this call.
-    /// - Throws: ``MarkerError``: 400 for an invalid request (naming the field), 409 for an ID already used by a
-    ///   different request or by a pruned marker, 429 when the channel holds ``maximumMarkers``.
+    /// - Throws: ``MarkerError``: `invalid` for an invalid request (naming the field), `conflict` for an ID already
+    ///   used by a different request or by a pruned marker, `tooManyMarkers` when the channel holds ``maximumMarkers``.
     public mutating func add(_ request: MarkerRequest, nowMilliseconds now: Int64) throws(MarkerError)
         -> (marker: Marker, created: Bool)
     {
@@ -62,7 +62,8 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         }
         guard markers.count < Self.maximumMarkers else {
             throw MarkerError(
-                status: 429, field: nil, "channel holds \(Self.maximumMarkers) markers: wait for old ones to leave the window")
+                .tooManyMarkers, field: nil,
+                "channel holds \(Self.maximumMarkers) markers: wait for old ones to leave the window")
         }
         if let classAttribute = request.classAttribute {
             try Self.checkText(classAttribute, field: DateRangeAttribute.classAttribute.field, allowSlash: true)
@@ -117,8 +118,8 @@ public struct MarkerBook: Sendable, Hashable, Codable {
     /// Without an explicit `scte35` in the patch, a marker whose SCTE35-OUT the origin encoded gets the matching
     /// SCTE35-IN (same splice_event_id, out_of_network_indicator 0) with its end. Repeating a patch changes nothing.
     /// - Returns: the marker and whether this call changed it.
-    /// - Throws: ``MarkerError``: 404 unknown ID, 400 invalid patch, 409 for a change to a shown value, an END-ON-NEXT
-    ///   marker or a pruned marker.
+    /// - Throws: ``MarkerError``: `unknownMarker` for an unknown ID, `invalid` patch, `conflict` for a change to a
+    ///   shown value, an END-ON-NEXT marker or a pruned marker.
     public mutating func close(id: String, patch: MarkerPatch, nowMilliseconds now: Int64) throws(MarkerError)
         -> (marker: Marker, changed: Bool)
     {
@@ -128,7 +129,7 @@ public struct MarkerBook: Sendable, Hashable, Codable {
                     DateRangeAttribute.id.field, "marker '\(id)' has left the live window and can no longer change")
             }
             throw MarkerError(
-                status: 404, field: DateRangeAttribute.id.field, "no marker with id '\(id)' in this channel")
+                .unknownMarker, field: DateRangeAttribute.id.field, "no marker with id '\(id)' in this channel")
         }
         guard patch.endDate != nil || patch.duration != nil || patch.scte35 != nil else {
             throw .invalid(
@@ -287,7 +288,7 @@ public struct MarkerBook: Sendable, Hashable, Codable {
             try marker.dateRange.validate()
         } catch {
             let field = field(ofAttribute: error.attribute)
-            throw MarkerError(status: 400, field: field, "\(field) (\(error.attribute)): \(error.message)")
+            throw MarkerError(.invalid, field: field, "\(field) (\(error.attribute)): \(error.message)")
         }
     }
 

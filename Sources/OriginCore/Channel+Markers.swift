@@ -14,7 +14,7 @@ public struct MarkerResult: Sendable, Hashable {
 /// acknowledged to a client survives any crash.
 extension Channel {
     /// Adds a marker (POST). The same request again returns the stored marker with `changed` false.
-    /// - Throws: ``MarkerError`` (400 invalid, 409 conflicting ID, 429 too many, 500 journal write failed).
+    /// - Throws: ``MarkerError`` (`invalid`, `conflict`, `tooManyMarkers`, `notPersisted`).
     public func addMarker(_ request: MarkerRequest) throws(MarkerError) -> MarkerResult {
         let now = clock.nowMilliseconds()
         let (marker, changed) = try markers.change { book throws(MarkerError) in
@@ -26,7 +26,7 @@ extension Channel {
     }
 
     /// Closes an open marker (PATCH, the cue-in).
-    /// - Throws: ``MarkerError`` (404 unknown, 400 invalid, 409 change to a shown value, 500 journal write failed).
+    /// - Throws: ``MarkerError`` (`unknownMarker`, `invalid`, `conflict`, `notPersisted`).
     public func closeMarker(id: String, _ patch: MarkerPatch) throws(MarkerError) -> MarkerResult {
         let now = clock.nowMilliseconds()
         let (marker, changed) = try markers.change { book throws(MarkerError) in
@@ -63,7 +63,10 @@ extension Channel {
     }
 
     private func markersDidChange() {
-        state.withLock { $0.markersChanged() }
-        publish()
+        let now = clock.nowMilliseconds()
+        state.withLock { state in
+            state.markersChanged()
+            publish(&state, nowMilliseconds: now)
+        }
     }
 }

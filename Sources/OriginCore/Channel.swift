@@ -7,8 +7,18 @@ import Synchronization
 
 /// What the origin did with an accepted push.
 public struct IngestReceipt: Sendable, Hashable {
-    /// HTTP status to answer (201 for a new segment or init section, 200 for a hint).
-    public let status: Int
+    /// What the push was.
+    public enum Kind: Sendable, Hashable {
+        /// A media segment, now in its slot.
+        case segment
+        /// An fMP4 initialization section, stored (a new version only if the bytes changed).
+        case initSection
+        /// A playlist hint, read (the origin keeps its own playlist).
+        case hintRead
+    }
+
+    /// What the push was.
+    public let kind: Kind
     /// Human-readable summary, e.g. `720p: msn 42, 2.000 s, pdt 2026-...`.
     public let message: String
     /// MSN given to the segment, if it was one.
@@ -30,7 +40,16 @@ public final class Channel: Sendable {
     public let configuration: ChannelConfiguration
     let clock: any OriginClock
     private let logger: Logger
+    /// The ingest loop's state. Every change takes this lock once and, still holding it, carries out what the
+    /// state asks for: the journal write, then rendering and publishing the snapshot.
+    ///
+    /// Lock order (a lock may be taken while holding the ones before it, never the other way round):
+    /// `Origin.directory` and `Origin.feeds` are held alone (never while taking a channel's lock);
+    /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`;
+    /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
+    /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
     let state: Mutex<ChannelState>
+    /// The latest snapshot; held only to copy or swap one reference.
     private let published: Mutex<ChannelSnapshot>
     /// `published.version`, readable without the lock (stored after the snapshot is).
     private let publishedVersionValue = Atomic<UInt64>(0)
@@ -85,13 +104,19 @@ public final class Channel: Sendable {
             ChannelSnapshot(
                 name: configuration.name, version: 0, multivariantPlaylist: nil, multivariantModifiedMilliseconds: 0,
                 renditions: [:]))
-        publish()
+        state.withLock { publish(&$0, nowMilliseconds: clock.nowMilliseconds()) }
     }
 
-    /// Writes the journal if the state requires it; called under the state lock, before the change is published,
-    /// so no MSN is ever served that the journal does not cover.
-    private func persist(_ state: inout ChannelState, nowMilliseconds now: Int64) {
-        guard let journal, let record = state.journalRecordDue(nowMilliseconds: now) else { return }
+    /// Carries out what the state asked for, under the state lock: writes the journal record (before publishing, so
+    /// no MSN is ever served that the journal does not cover), then renders and publishes the snapshot.
+    private func carryOut(_ actions: IngestActions, _ state: inout ChannelState, nowMilliseconds now: Int64) {
+        if let record = actions.journalRecord { writeJournal(record) }
+        if actions.publish { publish(&state, nowMilliseconds: now) }
+    }
+
+    /// Writes a journal record; a failure is logged and shown in the channel status.
+    private func writeJournal(_ record: ChannelJournalRecord) {
+        guard let journal else { return }
         do {
             try journal.write(record)
         } catch {
@@ -131,15 +156,14 @@ public final class Channel: Sendable {
 
     /// Adds a rendition (auto-create on first push). No effect if it exists.
     public func addRendition(_ rendition: String) {
+        let now = clock.nowMilliseconds()
         let added = state.withLock { state -> Bool in
             guard state.index[rendition] == nil else { return false }
             state.addRendition(rendition)
+            publish(&state, nowMilliseconds: now)
             return true
         }
-        if added {
-            logger.info("rendition created", metadata: ["hls.rendition": "\(rendition)"])
-            publish()
-        }
+        if added { logger.info("rendition created", metadata: ["hls.rendition": "\(rendition)"]) }
     }
 
     /// Sets what makes the filler segments of a rendition's GAP entries (the test source registers its slate);
@@ -151,57 +175,65 @@ public final class Channel: Sendable {
         }
     }
 
-    /// The current initialization section info of a rendition (fMP4 segments need it to be probed).
+    /// The current initialization section of a rendition as published (fMP4 segments need it to be probed), read
+    /// without the state lock.
     func currentInitSection(_ rendition: String) -> InitSectionInfo? {
-        state.withLock { state in
-            state.index[rendition].flatMap { index in
-                state.renditions[index].currentInitVersion.flatMap { state.renditions[index].initSections[$0]?.info }
-            }
-        }
+        // The current section has the highest version: versions only grow, and older ones are dropped first.
+        snapshot.renditions[rendition]?.initSections.max { $0.key < $1.key }?.value.info
     }
 
     /// Accepts an fMP4 initialization section; a changed one gets a new version (`init-{n}.mp4`).
     public func acceptInitSection(rendition: String, bytes: SharedBytes) throws(IngestError) -> IngestReceipt {
-        let info: InitSectionInfo
-        do {
-            info = try bytes.withUnsafeBytes { raw throws(ProbeError) in try MediaProbe.probeInitSection(raw) }
-        } catch {
-            try reject(rendition: rendition, IngestError.unprocessable("invalid fMP4 initialization section: \(error)"))
-        }
-        let version = try state.withLock { state throws(IngestError) -> Int in
-            guard let version = state.adoptInitSection(rendition: rendition, bytes: bytes, info: info) else {
-                throw .unknownRendition(name, rendition)
-            }
-            return version
-        }
-        publish()
-        return IngestReceipt(status: 201, message: "\(rendition): init-\(version).mp4", msn: nil)
+        try accept(PushedMedia.probeInitSection(bytes), rendition: rendition)
     }
 
     /// Accepts a media segment into the rendition's next slot.
     public func acceptSegment(rendition: String, bytes: SharedBytes) throws(IngestError) -> IngestReceipt {
-        let initSection = currentInitSection(rendition)
-        let info: SegmentInfo
-        do {
-            info = try bytes.withUnsafeBytes { raw throws(ProbeError) in
-                try MediaProbe.probeSegment(raw, initSection: initSection)
-            }
-        } catch {
-            try reject(rendition: rendition, IngestError.unprocessable("segment could not be probed: \(error)"))
+        try accept(PushedMedia.probeSegment(bytes, initSection: currentInitSection(rendition)), rendition: rendition)
+    }
+
+    /// Takes what the probe made of a push: a refusal is counted in the rendition's status.
+    func accept(_ probed: Result<PushedMedia, IngestError>, rendition: String) throws(IngestError) -> IngestReceipt {
+        switch probed {
+        case .success(let media): return try accept(media, rendition: rendition)
+        case .failure(let error): throw recordRejection(rendition: rendition, error)
         }
+    }
+
+    /// Takes probed media into the rendition: one pass under the state lock changes the state, writes the journal
+    /// if due and publishes.
+    func accept(_ media: PushedMedia, rendition: String) throws(IngestError) -> IngestReceipt {
         let now = clock.nowMilliseconds()
-        let outcome = state.withLock { state in
-            let outcome = state.accept(rendition: rendition, bytes: bytes, info: info, nowMilliseconds: now)
-            persist(&state, nowMilliseconds: now)
-            return outcome
+        switch media {
+        case .initSection(let bytes, let info):
+            let version = try state.withLock { state throws(IngestError) -> Int in
+                guard let version = state.adoptInitSection(rendition: rendition, bytes: bytes, info: info) else {
+                    throw .unknownRendition(name, rendition)
+                }
+                publish(&state, nowMilliseconds: now)
+                return version
+            }
+            return IngestReceipt(kind: .initSection, message: "\(rendition): init-\(version).mp4", msn: nil)
+        case .segment(let bytes, let info):
+            let result = state.withLock { state in
+                let (result, actions) = state.accept(
+                    rendition: rendition, bytes: bytes, info: info, nowMilliseconds: now)
+                carryOut(actions, &state, nowMilliseconds: now)
+                return result
+            }
+            return try receipt(result, rendition: rendition)
         }
-        switch outcome {
+    }
+
+    private func receipt(_ result: Result<WindowEntry, IngestError>, rendition: String) throws(IngestError)
+        -> IngestReceipt
+    {
+        switch result {
         case .failure(let error):
             logger.warning(
                 "segment rejected", metadata: ["hls.rendition": "\(rendition)", "reason": "\(error.message)"])
             throw error
         case .success(let entry):
-            publish()
             logger.debug(
                 "segment accepted",
                 metadata: [
@@ -211,15 +243,11 @@ public final class Channel: Sendable {
             let pdt = ProgramDateTime(millisecondsSince1970: entry.programDateTimeMilliseconds).formatted
             let seconds = Double(entry.durationMilliseconds) / 1000
             return IngestReceipt(
-                status: 201,
+                kind: .segment,
                 message: "\(rendition): msn \(entry.msn), \(seconds) s, pdt \(pdt)"
                     + (entry.discontinuity ? ", discontinuity" : ""),
                 msn: entry.msn)
         }
-    }
-
-    private func reject(rendition: String, _ error: IngestError) throws(IngestError) -> Never {
-        throw recordRejection(rendition: rendition, error)
     }
 
     /// Counts a refused push in the rendition's status (`segmentsRejected`, `lastRejection`) and logs it; returns
@@ -235,10 +263,8 @@ public final class Channel: Sendable {
         return error
     }
 
-    /// Counts a playlist hint as read (`refused` nil) or refused (`hintsRefused`, `lastRejection`); returns
-    /// `refused` (or a placeholder when nil) so callers can throw it.
-    @discardableResult
-    func recordHint(rendition: String, refused: IngestError?) -> IngestError {
+    /// Counts a playlist hint as read (`refused` nil) or refused (`hintsRefused`, `lastRejection`).
+    func recordHint(rendition: String, refused: IngestError?) {
         state.withLock { state in
             guard let index = state.index[rendition] else { return }
             if let refused {
@@ -252,19 +278,13 @@ public final class Channel: Sendable {
             logger.warning(
                 "playlist hint refused", metadata: ["hls.rendition": "\(rendition)", "reason": "\(refused.message)"])
         }
-        return refused ?? IngestError(status: 200, "hint read")
     }
 
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP
     /// entries for renditions that did not deliver) and releases removed segments whose retention ended.
     public func tick() {
         let now = clock.nowMilliseconds()
-        let changed = state.withLock { state in
-            let changed = state.closeDueSlots(nowMilliseconds: now)
-            persist(&state, nowMilliseconds: now)
-            return changed
-        }
-        if changed { publish() }
+        state.withLock { state in carryOut(state.tick(nowMilliseconds: now), &state, nowMilliseconds: now) }
         pruneMarkers()
     }
 
@@ -275,16 +295,13 @@ public final class Channel: Sendable {
         return state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
     }
 
-    /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot.
-    func publish() {
-        let now = clock.nowMilliseconds()
-        // Render under the state lock so snapshots are published in the order of the changes they show.
-        state.withLock { state in
-            let previous = published.withLock { $0 }
-            let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
-            published.withLock { $0 = snapshot }
-            publishedVersionValue.store(snapshot.version, ordering: .releasing)
-        }
+    /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot. Called under
+    /// the state lock, so snapshots are published in the order of the changes they show.
+    func publish(_ state: inout ChannelState, nowMilliseconds now: Int64) {
+        let previous = published.withLock { $0 }
+        let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
+        published.withLock { $0 = snapshot }
+        publishedVersionValue.store(snapshot.version, ordering: .releasing)
     }
 
     /// The version of the latest snapshot, without taking a lock: an answer derived from a snapshot stays valid

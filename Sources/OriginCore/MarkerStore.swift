@@ -65,7 +65,7 @@ public final class MarkerStore: Sendable {
                     try journal.save(next)
                 } catch {
                     logger.error("marker journal write failed", metadata: ["error": "\(error)"])
-                    throw MarkerError(status: 500, field: nil, "the marker could not be persisted: \(error)")
+                    throw MarkerError(.notPersisted, field: nil, "the marker could not be persisted: \(error)")
                 }
             }
             current = next

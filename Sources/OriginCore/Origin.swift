@@ -31,10 +31,19 @@ public final class Origin: Sendable {
     /// The shared clock.
     public let clock: any OriginClock
     private let logger: Logger
-    private let channels: Mutex<[String: Channel]>
-    private let channelOrder: Mutex<[String]>
+    /// The channels by name and in order. Every GET takes this lock, so it is held only to look up or insert,
+    /// never while a channel is built (which reads journal files) or while any other lock is taken; see `Channel.state`
+    /// for the lock order.
+    private let directory: Mutex<ChannelDirectory>
+    /// Test source feeds by channel; held alone, like `directory`.
     private let feeds: Mutex<[String: TestSourceFeed]>
     private let journal: StateJournal?
+
+    /// The channels by name, and their names in configuration (then creation) order.
+    private struct ChannelDirectory {
+        var byName: [String: Channel] = [:]
+        var order: [String] = []
+    }
 
     /// Creates the configured channels and their test source feeds.
     public init(configuration: OriginConfiguration, clock: any OriginClock, logger: Logger) throws {
@@ -43,7 +52,7 @@ public final class Origin: Sendable {
         self.logger = logger
         let journal = try configuration.dataDirectory.map { try StateJournal(directory: $0 + "/channels") }
         self.journal = journal
-        var channels: [String: Channel] = [:]
+        var channels = ChannelDirectory()
         var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
             guard OriginNames.isValid(channelConfiguration.name) else {
@@ -52,26 +61,25 @@ public final class Origin: Sendable {
             let channel = Channel(
                 configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
                 markers: Self.markerStore(channelConfiguration.name, configuration, logger))
-            channels[channel.name] = channel
+            channels.byName[channel.name] = channel
+            channels.order.append(channel.name)
             if channelConfiguration.source == .testSource {
                 feeds[channel.name] = try TestSourceFeed(channel: channel, clock: clock, logger: logger)
             }
         }
-        self.channels = Mutex(channels)
-        self.channelOrder = Mutex(configuration.channels.map(\.name))
+        self.directory = Mutex(channels)
         self.feeds = Mutex(feeds)
     }
 
     /// The channel with this name.
     public func channel(named name: String) -> Channel? {
         // An uncontended lock costs tens of nanoseconds; a lock-free directory would need memory reclamation.
-        channels.withLock { $0[name] }
+        directory.withLock { $0.byName[name] }
     }
 
     /// All channels in configuration (then creation) order.
     public var allChannels: [Channel] {
-        let order = channelOrder.withLock { $0 }
-        return channels.withLock { channels in order.compactMap { channels[$0] } }
+        directory.withLock { directory in directory.order.compactMap { directory.byName[$0] } }
     }
 
     /// The test source feed of a `.testSource` channel.
@@ -81,6 +89,10 @@ public final class Origin: Sendable {
 
     /// Takes a pushed file: `.m3u8` files are encoder hints (parsed, not trusted), everything else must be media
     /// (an fMP4 initialization section or a segment; the container is detected from the bytes, not the name).
+    ///
+    /// Media is probed once, before any lock; a push that would create a channel or rendition is checked completely
+    /// before anything is created, so a refused push never leaves an auto-created channel or rendition behind (junk
+    /// PUTs would otherwise create channels without limit).
     public func ingest(channel channelName: String, rendition: String, fileName: String, body: SharedBytes)
         throws(IngestError) -> IngestReceipt
     {
@@ -89,91 +101,62 @@ public final class Origin: Sendable {
         guard body.count <= configuration.ingest.maxSegmentBytes else {
             throw .tooLarge(body.count, limit: configuration.ingest.maxSegmentBytes)
         }
-        let wouldCreate =
-            self.channel(named: channelName).map { $0.configuration.source == .push && !$0.hasRendition(rendition) }
-            ?? true
-        if configuration.ingest.autoCreate, wouldCreate { try refuseBeforeCreating(fileName: fileName, body: body) }
-        let channel = try channelForIngest(channelName, rendition: rendition)
+        let existing = self.channel(named: channelName)
+        let wouldCreate = existing.map { $0.configuration.source == .push && !$0.hasRendition(rendition) } ?? true
+        let checkBeforeCreating = configuration.ingest.autoCreate && wouldCreate
         if fileName.hasSuffix(".m3u8") {
-            return try acceptHint(channel: channel, rendition: rendition, body: body)
+            let parsed = checkBeforeCreating ? try Self.parseHint(body).get() : nil
+            let channel = try channelForIngest(channelName, rendition: rendition)
+            return try acceptHint(channel: channel, rendition: rendition, body: body, parsed: parsed)
         }
-        guard body.count > 0 else { throw channel.recordRejection(rendition: rendition, .notMedia("empty body")) }
-        let container = body.withUnsafeBytes { MediaProbe.detectContainer($0) }
-        switch container {
-        case .fragmentedMP4Init:
-            return try channel.acceptInitSection(rendition: rendition, bytes: body)
-        case .mpegTS, .fragmentedMP4Segment, .adts:
-            return try channel.acceptSegment(rendition: rendition, bytes: body)
-        case .webVTT:
-            throw channel.recordRejection(
-                rendition: rendition, .unprocessable("WebVTT renditions are not supported yet"))
-        case nil:
-            throw channel.recordRejection(rendition: rendition, Self.notMedia(fileName: fileName, body: body))
+        var probed: Result<PushedMedia, IngestError>?
+        if checkBeforeCreating {
+            // A new rendition has no initialization section yet.
+            probed = PushedMedia.probe(fileName: fileName, body: body, initSection: nil)
+            if case .failure(let error) = probed { throw error }
         }
+        let channel = try channelForIngest(channelName, rendition: rendition)
+        let media =
+            probed
+            ?? PushedMedia.probe(
+                fileName: fileName, body: body, initSection: channel.currentInitSection(rendition))
+        return try channel.accept(media, rendition: rendition)
     }
 
-    /// Largest playlist hint read (1 MiB, about 30,000 segment lines): a bigger one is refused with 413 unread.
+    /// Largest playlist hint read (1 MiB, about 30,000 segment lines): a bigger one is refused unread.
     /// Encoders should keep their playlist bounded (ffmpeg: `-hls_list_size` other than 0).
     public static let maxHintBytes = 1 << 20
 
-    private static func notMedia(fileName: String, body: SharedBytes) -> IngestError {
-        .notMedia(
-            "'\(fileName)' is not MPEG-TS, fMP4, ADTS AAC or an .m3u8 playlist (first bytes: "
-                + body.withUnsafeBytes { $0.prefix(8).map { String($0, radix: 16) }.joined(separator: " ") } + ")")
+    private static func parseHint(_ body: SharedBytes) -> Result<MediaPlaylist, IngestError> {
+        Result { () throws(PlaylistParseError) in try MediaPlaylist.parse(String(decoding: body.array, as: UTF8.self)) }
+            .mapError { .invalidHint($0) }
     }
 
-    /// Throws what the push would get once its channel and rendition existed, so a refused push never leaves an
-    /// auto-created channel or rendition behind (junk PUTs would otherwise create channels without limit).
-    private func refuseBeforeCreating(fileName: String, body: SharedBytes) throws(IngestError) {
-        if fileName.hasSuffix(".m3u8") {
-            do {
-                _ = try MediaPlaylist.parse(String(decoding: body.array, as: UTF8.self))
-            } catch {
-                throw IngestError(status: 400, "invalid playlist hint: \(error)")
-            }
-            return
-        }
-        guard body.count > 0 else { throw .notMedia("empty body") }
-        let container = body.withUnsafeBytes { MediaProbe.detectContainer($0) }
-        do {
-            switch container {
-            case .fragmentedMP4Init:
-                _ = try body.withUnsafeBytes { raw throws(ProbeError) in try MediaProbe.probeInitSection(raw) }
-            case .mpegTS, .fragmentedMP4Segment, .adts:
-                // A new rendition has no initialization section yet, exactly as in `Channel.acceptSegment`.
-                _ = try body.withUnsafeBytes { raw throws(ProbeError) in
-                    try MediaProbe.probeSegment(raw, initSection: nil)
-                }
-            case .webVTT:
-                throw IngestError.unprocessable("WebVTT renditions are not supported yet")
-            case nil:
-                throw Self.notMedia(fileName: fileName, body: body)
-            }
-        } catch let error as IngestError {
-            throw error
-        } catch {
-            throw .unprocessable(
-                container == .fragmentedMP4Init
-                    ? "invalid fMP4 initialization section: \(error)" : "segment could not be probed: \(error)")
-        }
-    }
-
+    /// The channel a push goes to, creating it and the rendition when auto-create is on. A new channel is built
+    /// (reading its journals) outside the directory lock, then inserted; if another push created it meanwhile, that
+    /// one is used.
     private func channelForIngest(_ name: String, rendition: String) throws(IngestError) -> Channel {
         let autoCreate = configuration.ingest.autoCreate
-        let channel = try channels.withLock { channels throws(IngestError) -> Channel in
-            if let existing = channels[name] { return existing }
+        let channel: Channel
+        if let existing = self.channel(named: name) {
+            channel = existing
+        } else {
             guard autoCreate else { throw .unknownChannel(name) }
             var settings = configuration.ingest.autoCreatedChannel
             settings.name = name
             settings.source = .push
             settings.renditions = []
-            let created = Channel(
+            let built = Channel(
                 configuration: settings, clock: clock, logger: logger, journal: journal,
                 markers: Self.markerStore(name, configuration, logger))
-            channels[name] = created
-            channelOrder.withLock { $0.append(name) }
-            logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
-            return created
+            let (inserted, winner) = directory.withLock { directory -> (Bool, Channel) in
+                if let raced = directory.byName[name] { return (false, raced) }
+                directory.byName[name] = built
+                directory.order.append(name)
+                return (true, built)
+            }
+            if inserted { logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"]) }
+            channel = winner
         }
         if channel.configuration.source == .testSource { throw .notPushed(name) }
         if !channel.hasRendition(rendition) {
@@ -183,28 +166,27 @@ public final class Origin: Sendable {
         return channel
     }
 
-    private func acceptHint(channel: Channel, rendition: String, body: SharedBytes) throws(IngestError)
-        -> IngestReceipt
+    private func acceptHint(channel: Channel, rendition: String, body: SharedBytes, parsed: MediaPlaylist?)
+        throws(IngestError) -> IngestReceipt
     {
         guard body.count <= Self.maxHintBytes else {
-            throw channel.recordHint(
-                rendition: rendition,
-                refused: IngestError(
-                    status: 413,
-                    "playlist hint of \(body.count) bytes is larger than \(Self.maxHintBytes) bytes and was not read: "
-                        + "keep the encoder's playlist bounded"))
+            let error = IngestError(
+                .hintTooLarge,
+                "playlist hint of \(body.count) bytes is larger than \(Self.maxHintBytes) bytes and was not read: "
+                    + "keep the encoder's playlist bounded")
+            channel.recordHint(rendition: rendition, refused: error)
+            throw error
         }
-        let text = String(decoding: body.array, as: UTF8.self)
         let hint: MediaPlaylist
-        do {
-            hint = try MediaPlaylist.parse(text)
-        } catch {
-            throw channel.recordHint(
-                rendition: rendition, refused: IngestError(status: 400, "invalid playlist hint: \(error)"))
+        switch parsed.map(Result.success) ?? Self.parseHint(body) {
+        case .success(let playlist): hint = playlist
+        case .failure(let error):
+            channel.recordHint(rendition: rendition, refused: error)
+            throw error
         }
-        _ = channel.recordHint(rendition: rendition, refused: nil)
+        channel.recordHint(rendition: rendition, refused: nil)
         return IngestReceipt(
-            status: 200,
+            kind: .hintRead,
             message: "\(rendition): playlist hint read (\(hint.segments.count) segments); the origin keeps its own",
             msn: nil)
     }

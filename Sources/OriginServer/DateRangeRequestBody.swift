@@ -97,15 +97,15 @@ enum DateRangeRequestBody {
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: Data(body))
         } catch {
-            throw MarkerError(status: 400, field: nil, "invalid JSON body")
+            throw MarkerError(.invalid, field: nil, "invalid JSON body")
         }
         guard case .object(let object) = value else {
-            throw MarkerError(status: 400, field: nil, "the body must be a JSON object, not \(value.typeName)")
+            throw MarkerError(.invalid, field: nil, "the body must be a JSON object, not \(value.typeName)")
         }
         let unknown = object.keys.filter { !allowed.contains($0) }.sorted()
         guard unknown.isEmpty else {
             throw MarkerError(
-                status: 400, field: unknown[0],
+                .invalid, field: unknown[0],
                 "unknown field\(unknown.count > 1 ? "s" : "") \(unknown.map { "'\($0)'" }.joined(separator: ", "))"
                     + unknownHint)
         }
@@ -113,7 +113,7 @@ enum DateRangeRequestBody {
     }
 
     private static func invalid(_ field: String, _ message: String) -> MarkerError {
-        MarkerError(status: 400, field: field, "\(field): \(message)")
+        MarkerError(.invalid, field: field, "\(field): \(message)")
     }
 
     private static func string(_ object: [String: JSONValue], _ field: String) throws(MarkerError) -> String? {

@@ -53,7 +53,7 @@ extension OriginHTTPHandler {
             }
             return json(result.changed ? 201 : 200, MarkerJSON(marker: result.marker))
         } catch {
-            return markerError(error)
+            return answer(error)
         }
     }
 
@@ -65,13 +65,7 @@ extension OriginHTTPHandler {
             }
             return json(200, MarkerJSON(marker: result.marker))
         } catch {
-            return markerError(error)
+            return answer(error)
         }
-    }
-
-    private func markerError(_ error: MarkerError) -> HTTPResponse {
-        var answer = ["error": error.message]
-        if let field = error.field { answer["field"] = field }
-        return json(error.status, answer)
     }
 }

@@ -20,9 +20,9 @@ extension OriginHTTPHandler {
             return .receiveBody(limit: limit) { [self] body in
                 do throws(IngestError) {
                     let receipt = try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body)
-                    return finish(.text(receipt.status, receipt.message + "\n"))
+                    return finish(Self.answer(receipt))
                 } catch {
-                    return finish(.text(error.status, error.message + "\n"))
+                    return finish(Self.answer(error))
                 }
             }
         case "DELETE":

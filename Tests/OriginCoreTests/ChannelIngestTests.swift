@@ -148,7 +148,7 @@ struct ChannelIngestTests {
         do {
             _ = try harness.push("360p", harness.nextSegment("360p"))
         } catch {
-            #expect(error.status == 422)
+            #expect(error.reason == .unprocessable)
             #expect(error.message.contains("EXT-X-TARGETDURATION"))
         }
         #expect(harness.channel.snapshot.renditions["360p"]?.playlist == before)
@@ -159,17 +159,17 @@ struct ChannelIngestTests {
         let harness = try Harness(renditions: ["360p"])
         for _ in 0..<3 { try harness.slot() }
         let before = harness.text("360p")
-        let bad: [(SharedBytes, Int)] = [
-            (SharedBytes(string: "hello, not media"), 415),
-            (SharedBytes([UInt8](repeating: 0x47, count: 188 * 3)), 422),
-            (SharedBytes([]), 415),
+        let bad: [(SharedBytes, IngestError.Reason)] = [
+            (SharedBytes(string: "hello, not media"), .notMedia),
+            (SharedBytes([UInt8](repeating: 0x47, count: 188 * 3)), .unprocessable),
+            (SharedBytes([]), .notMedia),
         ]
-        for (body, status) in bad {
+        for (body, reason) in bad {
             do {
                 _ = try harness.push("360p", body)
                 Issue.record("accepted bad input")
             } catch {
-                #expect(error.status == status, "\(error)")
+                #expect(error.reason == reason, "\(error)")
             }
         }
         #expect(harness.text("360p") == before)
@@ -186,7 +186,7 @@ struct ChannelIngestTests {
         do {
             _ = try harness.origin.ingest(channel: "ch", rendition: "1080p", fileName: "0.ts", body: harness.nextSegment("360p"))
         } catch {
-            #expect(error.status == 404)
+            #expect(error.reason == .unknownRendition)
             #expect(error.message.contains("1080p"))
         }
         #expect(harness.origin.channel(named: "other") == nil)
@@ -197,7 +197,7 @@ struct ChannelIngestTests {
         harness.clock.advance(seconds: 2)
         let receipt = try harness.origin.ingest(
             channel: "newchannel", rendition: "360p", fileName: "a.ts", body: harness.nextSegment("360p"))
-        #expect(receipt.status == 201)
+        #expect(receipt.kind == .segment)
         #expect(receipt.msn == 0)
         #expect(harness.origin.channel(named: "newchannel")?.renditionNames == ["360p"])
     }
@@ -218,20 +218,20 @@ struct ChannelIngestTests {
         for _ in 0..<4 {
             do { _ = try harness.push("360p", harness.nextSegment("360p")) } catch { refused = error; break }
         }
-        #expect(refused?.status == 429)
+        #expect(refused?.reason == .aheadOfClock)
     }
 
     @Test func playlistHintsAreParsedButNotTrusted() throws {
         let harness = try Harness(renditions: ["360p"])
         let hint = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.000000,\nseg0.ts\n"
         let receipt = try harness.push("360p", SharedBytes(string: hint), file: "index.m3u8")
-        #expect(receipt.status == 200)
+        #expect(receipt.kind == .hintRead)
         #expect(harness.channel.snapshot.renditions["360p"]?.playlist == nil)
         do {
             _ = try harness.push("360p", SharedBytes(string: "garbage"), file: "index.m3u8")
             Issue.record("accepted a bad hint")
         } catch {
-            #expect(error.status == 400)
+            #expect(error.reason == .invalidHint)
         }
     }
 

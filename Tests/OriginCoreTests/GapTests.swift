@@ -159,7 +159,9 @@ struct ProgramDateTimeArithmeticTests {
                 container: .mpegTS, tracks: [TrackInfo(kind: .video, codec: "avc1.42c01e", trackID: 256, timescale: 90_000)],
                 startTime: MediaTime(ticks: start + n * ticks, timescale: 90_000),
                 duration: MediaTime(ticks: ticks, timescale: 90_000), startsWithKeyframe: true, byteCount: 188)
-            let result = state.accept(rendition: "r", bytes: SharedBytes([0x47]), info: info, nowMilliseconds: now)
+            let result = state.accept(
+                rendition: "r", bytes: SharedBytes([0x47]), info: info, nowMilliseconds: now
+            ).result
             guard case .success = result else { Issue.record("rejected: \(result)"); return }
         }
         let entries = state.renditions[0].window.entries
@@ -187,7 +189,9 @@ struct ProgramDateTimeArithmeticTests {
                 container: .adts, tracks: [TrackInfo(kind: .audio, codec: "mp4a.40.2", trackID: 1, timescale: 44_100)],
                 startTime: MediaTime(ticks: n * 90_112 * 90_000 / 44_100, timescale: 90_000),
                 duration: MediaTime(ticks: 90_112, timescale: 44_100), startsWithKeyframe: true, byteCount: 100)
-            let result = state.accept(rendition: "a", bytes: SharedBytes([0xFF]), info: info, nowMilliseconds: now)
+            let result = state.accept(
+                rendition: "a", bytes: SharedBytes([0xFF]), info: info, nowMilliseconds: now
+            ).result
             guard case .success(let entry) = result else { Issue.record("rejected: \(result)"); return }
             #expect((2043...2044).contains(entry.durationMilliseconds))
             #expect(entry.discontinuity == false)

@@ -9,8 +9,9 @@ struct LiveWindowTests {
     func entry(_ msn: UInt64, ms: Int64 = 2000, discontinuity: Bool = false, gap: Bool = false) -> WindowEntry {
         WindowEntry(
             msn: msn, durationMilliseconds: ms, programDateTimeMilliseconds: Int64(msn) * ms,
-            discontinuity: discontinuity, bytes: gap ? nil : SharedBytes([0x47]), container: .mpegTS,
-            initSectionVersion: nil, startsWithKeyframe: true)
+            discontinuity: discontinuity,
+            content: gap ? .gap(filler: nil) : .segment(SharedBytes([0x47]), startsWithKeyframe: true),
+            container: .mpegTS, initSectionVersion: nil)
     }
 
     @Test func slidesAndCountsMediaSequence() {

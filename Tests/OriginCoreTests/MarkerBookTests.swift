@@ -27,8 +27,8 @@ func entries(from first: UInt64, count: Int, startSeconds: Double, duration: Int
         WindowEntry(
             msn: first + UInt64(index), durationMilliseconds: duration,
             programDateTimeMilliseconds: markerT0 + Int64(startSeconds * 1000) + Int64(index) * duration,
-            discontinuity: false, bytes: SharedBytes([0x47]), container: .mpegTS, initSectionVersion: nil,
-            startsWithKeyframe: true)
+            discontinuity: false, content: .segment(SharedBytes([0x47]), startsWithKeyframe: true),
+            container: .mpegTS, initSectionVersion: nil)
     }
 }
 
@@ -122,7 +122,7 @@ struct MarkerBookTests {
         do {
             _ = try book.add(conflicting, nowMilliseconds: markerT0)
         } catch {
-            #expect(error.status == 409)
+            #expect(error.reason == .conflict)
             #expect(error.field == "id")
         }
         #expect(book == before)
@@ -162,7 +162,7 @@ struct MarkerBookTests {
             "at least one"),
     ]
 
-    @Test("invalid markers are refused with 400 naming the field", arguments: invalidRequests.indices)
+    @Test("invalid markers are refused as invalid, naming the field", arguments: invalidRequests.indices)
     func invalid(index: Int) throws {
         let (request, field, fragment) = Self.invalidRequests[index]
         var book = MarkerBook()
@@ -170,7 +170,7 @@ struct MarkerBookTests {
             _ = try book.add(request, nowMilliseconds: markerT0)
             Issue.record("accepted \(request)")
         } catch {
-            #expect(error.status == 400)
+            #expect(error.reason == .invalid)
             #expect(error.field == field)
             #expect(error.message.hasPrefix(field))
             #expect(error.message.contains(fragment), "\(error.message)")
@@ -220,16 +220,16 @@ struct MarkerBookTests {
                 return nil
             } catch { return error }
         }
-        #expect(failure("open", MarkerPatch(endDate: date(29)))?.status == 409)
-        #expect(failure("open", MarkerPatch(duration: 29))?.status == 409)
-        #expect(failure("missing", MarkerPatch(duration: 1))?.status == 404)
-        #expect(failure("open", MarkerPatch())?.status == 400)
+        #expect(failure("open", MarkerPatch(endDate: date(29)))?.reason == .conflict)
+        #expect(failure("open", MarkerPatch(duration: 29))?.reason == .conflict)
+        #expect(failure("missing", MarkerPatch(duration: 1))?.reason == .unknownMarker)
+        #expect(failure("open", MarkerPatch())?.reason == .invalid)
         _ = try book.add(MarkerRequest(id: "o2", startDate: date(10)), nowMilliseconds: markerT0)
         #expect(failure("o2", MarkerPatch(endDate: date(5)))?.field == "endDate")
         #expect(failure("o2", MarkerPatch(endDate: date(20), duration: 5))?.field == "duration")
         #expect(failure("o2", MarkerPatch(duration: 1, scte35: .out))?.field == "scte35")
         _ = try book.add(MarkerRequest(id: "eon", classAttribute: "c", startDate: date(0), endOnNext: true), nowMilliseconds: markerT0)
-        #expect(failure("eon", MarkerPatch(duration: 3))?.status == 409)
+        #expect(failure("eon", MarkerPatch(duration: 3))?.reason == .conflict)
         #expect(book.markers["o2"]?.endDate == nil)
     }
 
@@ -311,7 +311,7 @@ struct MarkerBookTests {
             _ = try book.add(MarkerRequest(id: "old", startDate: date(0), duration: 10), nowMilliseconds: markerT0)
             Issue.record("a retired ID was reused")
         } catch {
-            #expect(error.status == 409)
+            #expect(error.reason == .conflict)
         }
         book.prune(
             windowStartMilliseconds: markerT0, graceMilliseconds: 0,

@@ -36,11 +36,11 @@ struct MisbehavingEncoderTests {
         } catch let error as IngestError {
             return error
         } catch {
-            return IngestError(status: 0, "not an IngestError: \(error)")
+            return IngestError(.unprocessable, "not an IngestError: \(error)")
         }
     }
 
-    @Test func truncatedSegmentIs422AndCounted() throws {
+    @Test func truncatedSegmentIsRefusedAsUnprocessableAndCounted() throws {
         let harness = try Harness(renditions: ["360p"])
         try harness.slot()
         try harness.slot()
@@ -48,7 +48,7 @@ struct MisbehavingEncoderTests {
         harness.clock.advance(seconds: 2)
         let truncated = SharedBytes(Array(harness.nextSegment("360p").array.prefix(1000)))
         let error = try #require(Self.refusal { try harness.push("360p", truncated) })
-        #expect(error.status == 422)
+        #expect(error.reason == .unprocessable)
         #expect(error.message.hasPrefix("segment could not be probed: "))
         let status = try Self.status(harness, "360p")
         #expect(status.segmentsRejected == 1)
@@ -57,18 +57,18 @@ struct MisbehavingEncoderTests {
         try Self.expectValid(harness, "360p")
     }
 
-    @Test func notMediaIs415AndCountedInTheRenditionStatus() throws {
+    @Test func notMediaIsRefusedAndCountedInTheRenditionStatus() throws {
         let harness = try Harness(renditions: ["360p"])
         try harness.slot()
         let error = try #require(
             Self.refusal { try harness.push("360p", SharedBytes(string: "<html>oops</html>"), file: "seg1.ts") })
-        #expect(error.status == 415)
+        #expect(error.reason == .notMedia)
         #expect(
             error.message
                 == "not a media segment: 'seg1.ts' is not MPEG-TS, fMP4, ADTS AAC or an .m3u8 playlist "
                 + "(first bytes: 3c 68 74 6d 6c 3e 6f 6f)")
         let empty = try #require(Self.refusal { try harness.push("360p", SharedBytes([])) })
-        #expect(empty.status == 415)
+        #expect(empty.reason == .notMedia)
         let status = try Self.status(harness, "360p")
         #expect(status.segmentsRejected == 2)
         #expect(status.lastRejection == "not a media segment: empty body")
@@ -81,7 +81,7 @@ struct MisbehavingEncoderTests {
         var long = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 4)
         harness.clock.advance(seconds: 4)
         let error = try #require(Self.refusal { try harness.push("360p", SharedBytes(long.nextSegment().bytes)) })
-        #expect(error.status == 422)
+        #expect(error.reason == .unprocessable)
         #expect(
             error.message
                 == "segment lasts 4.0 s, but EXT-X-TARGETDURATION of channel 'ch' is 2 s and may never change: "
@@ -115,12 +115,12 @@ struct MisbehavingEncoderTests {
         for _ in 0..<3 { try harness.slot() }
         // Ten segments at once, no time passing: the origin takes those that start at most one target duration
         // ahead of the clock (the timeline trails the clock by half a second after the anchor), refuses the rest.
-        var statuses: [Int] = []
+        var refusals: [IngestError.Reason?] = []
         for _ in 0..<10 {
             let segment = harness.nextSegment("360p")
-            statuses.append(Self.refusal { try harness.push("360p", segment) }?.status ?? 201)
+            refusals.append(Self.refusal { try harness.push("360p", segment) }?.reason)
         }
-        #expect(statuses == [201, 201] + Array(repeating: 429, count: 8))
+        #expect(refusals == [nil, nil] + [IngestError.Reason?](repeating: .aheadOfClock, count: 8))
         let status = try Self.status(harness, "360p")
         #expect(status.segmentsRejected == 8)
         #expect(
@@ -133,31 +133,33 @@ struct MisbehavingEncoderTests {
     }
 
     /// Two encoders push two different timelines to the same rendition every 2 s, the second `delay` seconds after
-    /// the first. Returns the statuses each encoder got in the last `slots` slots.
-    static func twoEncoders(delay: Double, slots: Int) throws -> (Harness, first: [Int], second: [Int]) {
+    /// the first. Returns why each encoder's pushes of the last `slots` slots were refused (nil: accepted).
+    static func twoEncoders(delay: Double, slots: Int) throws
+        -> (Harness, first: [IngestError.Reason?], second: [IngestError.Reason?])
+    {
         let harness = try Harness(renditions: ["360p"])
         var second = try TestStreamGenerator(
             profile: TestSourceProfile.named("360p")!, segmentDuration: 2, startPTS: 50_000_000)
         for _ in 0..<2 { try harness.slot() }
-        var firstStatuses: [Int] = []
-        var secondStatuses: [Int] = []
+        var firstRefusals: [IngestError.Reason?] = []
+        var secondRefusals: [IngestError.Reason?] = []
         for _ in 0..<slots {
             harness.clock.advance(seconds: delay)
             let theirs = SharedBytes(second.nextSegment().bytes)
-            secondStatuses.append(Self.refusal { try harness.push("360p", theirs) }?.status ?? 201)
+            secondRefusals.append(Self.refusal { try harness.push("360p", theirs) }?.reason)
             harness.origin.tick()
             harness.clock.advance(seconds: 2 - delay)
             let ours = harness.nextSegment("360p")
-            firstStatuses.append(Self.refusal { try harness.push("360p", ours) }?.status ?? 201)
+            firstRefusals.append(Self.refusal { try harness.push("360p", ours) }?.reason)
             harness.origin.tick()
         }
-        return (harness, firstStatuses, secondStatuses)
+        return (harness, firstRefusals, secondRefusals)
     }
 
-    @Test func aSecondEncoderCloseBehindTheFirstIsRefusedWith409() throws {
+    @Test func aSecondEncoderCloseBehindTheFirstIsRefusedAsATimelineConflict() throws {
         let (harness, first, second) = try Self.twoEncoders(delay: 0.3, slots: 6)
-        #expect(first == Array(repeating: 201, count: 6))
-        #expect(second == Array(repeating: 409, count: 6))
+        #expect(first == Array(repeating: nil, count: 6))
+        #expect(second == Array(repeating: .timelineConflict, count: 6))
         let status = try Self.status(harness, "360p")
         #expect(status.timelineConflicts == 6)
         #expect(status.segmentsRejected == 6)
@@ -176,8 +178,8 @@ struct MisbehavingEncoderTests {
         let (harness, first, second) = try Self.twoEncoders(delay: 1.5, slots: 6)
         // The second encoder's first segment lands in real time and takes the rendition (one discontinuity); from
         // then on the first encoder's segments would run ahead of the clock and are refused.
-        #expect(second == Array(repeating: 201, count: 6))
-        #expect(first == Array(repeating: 409, count: 6))
+        #expect(second == Array(repeating: nil, count: 6))
+        #expect(first == Array(repeating: .timelineConflict, count: 6))
         let status = try Self.status(harness, "360p")
         #expect(status.discontinuities == 1)
         #expect(status.timelineConflicts == 6)
@@ -210,19 +212,19 @@ struct MisbehavingEncoderTests {
         try harness.slot()
         let before = harness.text("360p")
         let hint = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\nseg0.ts\n"
-        #expect(try harness.push("360p", SharedBytes(string: hint), file: "index.m3u8").status == 200)
+        #expect(try harness.push("360p", SharedBytes(string: hint), file: "index.m3u8").kind == .hintRead)
         var huge = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
         while huge.utf8.count <= Origin.maxHintBytes { huge += "#EXTINF:2.000,\nsegment-with-a-long-name.ts\n" }
         let error = try #require(
             Self.refusal { try harness.push("360p", SharedBytes(string: huge), file: "index.m3u8") })
-        #expect(error.status == 413)
+        #expect(error.reason == .hintTooLarge)
         #expect(
             error.message
                 == "playlist hint of \(huge.utf8.count) bytes is larger than 1048576 bytes and was not read: "
                 + "keep the encoder's playlist bounded")
         let broken = try #require(
             Self.refusal { try harness.push("360p", SharedBytes(string: "#EXTM3U\n#EXTINF:zz\n"), file: "a.m3u8") })
-        #expect(broken.status == 400)
+        #expect(broken.reason == .invalidHint)
         let status = try Self.status(harness, "360p")
         #expect(status.hintsRead == 1)
         #expect(status.hintsRefused == 2)
@@ -245,7 +247,7 @@ struct ShortLastSegmentTests {
         for _ in 0..<3 { try harness.slot() }
         harness.clock.advance(seconds: 0.3)
         let short = try harness.push("360p", Self.shortSegment(harness, packets: 60))
-        #expect(short.status == 201, "\(short.message)")
+        #expect(short.kind == .segment, "\(short.message)")
         // 12 s without the encoder: one GAP per nominal 2 s slot, not one per short segment's duration.
         for _ in 0..<24 {
             harness.clock.advance(seconds: 0.5)

@@ -1,0 +1,53 @@
+import MediaProbe
+import SharedBytes
+
+/// A pushed media file after the probe: what the ingest loop takes. Every push is probed exactly once, before any
+/// lock is taken.
+package enum PushedMedia: Sendable {
+    /// An fMP4 initialization section.
+    case initSection(SharedBytes, InitSectionInfo)
+    /// A media segment (MPEG-TS, fMP4, ADTS).
+    case segment(SharedBytes, SegmentInfo)
+
+    /// Probes a pushed file that is not a playlist hint.
+    /// - Parameter initSection: the rendition's current initialization section (fMP4 segments need it); nil for a
+    ///   rendition that has none (or does not exist yet).
+    package static func probe(fileName: String, body: SharedBytes, initSection: InitSectionInfo?)
+        -> Result<PushedMedia, IngestError>
+    {
+        guard body.count > 0 else { return .failure(.notMedia("empty body")) }
+        let container = body.withUnsafeBytes { MediaProbe.detectContainer($0) }
+        switch container {
+        case .fragmentedMP4Init: return probeInitSection(body)
+        case .mpegTS, .fragmentedMP4Segment, .adts: return probeSegment(body, initSection: initSection)
+        case .webVTT:
+            return .failure(.unprocessable("WebVTT renditions are not supported yet"))
+        case nil:
+            return .failure(
+                .notMedia(
+                    "'\(fileName)' is not MPEG-TS, fMP4, ADTS AAC or an .m3u8 playlist (first bytes: "
+                        + body.withUnsafeBytes { $0.prefix(8).map { String($0, radix: 16) }.joined(separator: " ") }
+                        + ")"))
+        }
+    }
+
+    /// Probes bytes that must be an fMP4 initialization section.
+    package static func probeInitSection(_ body: SharedBytes) -> Result<PushedMedia, IngestError> {
+        let probed = body.withUnsafeBytes { raw in
+            Result { () throws(ProbeError) in try MediaProbe.probeInitSection(raw) }
+        }
+        return probed.map { .initSection(body, $0) }.mapError {
+            .unprocessable("invalid fMP4 initialization section: \($0)")
+        }
+    }
+
+    /// Probes bytes that must be a media segment.
+    package static func probeSegment(_ body: SharedBytes, initSection: InitSectionInfo?)
+        -> Result<PushedMedia, IngestError>
+    {
+        let probed = body.withUnsafeBytes { raw in
+            Result { () throws(ProbeError) in try MediaProbe.probeSegment(raw, initSection: initSection) }
+        }
+        return probed.map { .segment(body, $0) }.mapError { .unprocessable("segment could not be probed: \($0)") }
+    }
+}

@@ -1,0 +1,52 @@
+import MicroHTTPD
+import OriginCore
+
+/// The one place where what the core reports (ingest receipts, refused pushes, refused marker requests) becomes an
+/// HTTP status and body. The core knows nothing of HTTP.
+extension OriginHTTPHandler {
+    /// 201 for a segment or init section taken, 200 for a playlist hint read; the receipt's message as plain text.
+    static func answer(_ receipt: IngestReceipt) -> HTTPResponse {
+        let status =
+            switch receipt.kind {
+            case .segment, .initSection: 201
+            case .hintRead: 200
+            }
+        return .text(status, receipt.message + "\n")
+    }
+
+    /// A refused push: its status, and the message as plain text (what the encoder logs).
+    static func answer(_ error: IngestError) -> HTTPResponse {
+        .text(status(of: error.reason), error.message + "\n")
+    }
+
+    /// HTTP status of a refused push.
+    static func status(of reason: IngestError.Reason) -> Int {
+        switch reason {
+        case .invalidName, .invalidHint: 400
+        case .unknownChannel, .unknownRendition: 404
+        case .notPushed, .timelineConflict: 409
+        case .tooLarge, .hintTooLarge: 413
+        case .notMedia: 415
+        case .unprocessable: 422
+        case .aheadOfClock: 429
+        }
+    }
+
+    /// A refused marker request: its status, and `{"error": message, "field": field}` as JSON.
+    func answer(_ error: MarkerError) -> HTTPResponse {
+        var answer = ["error": error.message]
+        if let field = error.field { answer["field"] = field }
+        return json(Self.status(of: error.reason), answer)
+    }
+
+    /// HTTP status of a refused marker request.
+    static func status(of reason: MarkerError.Reason) -> Int {
+        switch reason {
+        case .invalid: 400
+        case .unknownMarker: 404
+        case .conflict: 409
+        case .tooManyMarkers: 429
+        case .notPersisted: 500
+        }
+    }
+}
