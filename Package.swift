@@ -10,8 +10,8 @@ let package = Package(
         .library(
             name: "HLSOriginKit",
             targets: [
-                "SharedBytes", "HLSPlaylist", "MediaProbe", "TestSource", "MicroHTTPD", "IngestLoop",
-                "Markers", "Persistence", "OriginCore", "OriginServer",
+                "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "TestSource", "MicroHTTPD",
+                "IngestLoop", "Markers", "Persistence", "OriginCore", "OriginServer",
             ]),
     ],
     dependencies: [
@@ -31,9 +31,13 @@ let package = Package(
         .target(name: "SharedBytes"),
         .target(name: "HLSPlaylist"),
         .target(name: "MediaProbe"),
-        .target(name: "TestSource", resources: [.copy("Fixtures")]),
+        // SCTE-35 splice_info_section: reading and validating what clients send, encoding the origin's cues.
+        .target(name: "SCTE35"),
+        // MPEG-TS writing: PAT/PMT, PES packets, PCR and continuity counters, for the test source and the gap filler.
+        .target(name: "MPEGTSWriter", dependencies: ["MediaProbe"]),
+        .target(name: "TestSource", dependencies: ["MPEGTSWriter", "MediaProbe"], resources: [.copy("Fixtures")]),
         // Filler media for GAP URLs: continues a rendition's MPEG-TS with a still picture and silence.
-        .target(name: "GapFiller", dependencies: ["MediaProbe", "TestSource"]),
+        .target(name: "GapFiller", dependencies: ["MediaProbe", "MPEGTSWriter"]),
 
         // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
@@ -42,7 +46,7 @@ let package = Package(
         // rendition's live window and renders the snapshots the HTTP layer serves; markers are overlaid on the
         // playlists; the journals keep what must survive a restart; the core holds the locks and runs it all.
         // Ad markers (date ranges): the book of a channel's markers, their SCTE-35 and their place in a playlist.
-        .target(name: "Markers", dependencies: ["HLSPlaylist", "MediaProbe"]),
+        .target(name: "Markers", dependencies: ["HLSPlaylist", "SCTE35"]),
         // The ingest loop and live window: pure state machine, no locks, no I/O, time comes in as arguments.
         .target(name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal and the marker journals.
@@ -73,12 +77,14 @@ let package = Package(
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
-        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "TestSource"]),
+        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource"]),
         .testTarget(
             name: "OriginCoreTests",
             dependencies: [
-                "OriginCore", "IngestLoop", "Markers", "Persistence", "TestSource", "MediaProbe", "HLSPlaylist",
+                "OriginCore", "IngestLoop", "Markers", "Persistence", "TestSource", "MediaProbe", "SCTE35",
+                "HLSPlaylist",
             ]),
         .testTarget(
             name: "OriginServerTests",

@@ -1,5 +1,5 @@
 import MediaProbe
-import TestSource
+import MPEGTSWriter
 
 /// Makes MPEG-TS filler segments that continue a rendition after its newest real segment, for clients that ignore
 /// EXT-X-GAP and fetch the GAP URL anyway: a still picture and silence with timestamps on the rendition's timeline.
@@ -37,7 +37,6 @@ public struct TransportStreamGapFiller: Sendable {
     static let pcrIntervalTicks: Int64 = 9_000
     /// AAC frames per audio PES packet (about 85 ms at 48 kHz).
     static let audioFramesPerPES = 4
-    static let timestampModulus: Int64 = 1 << 33
 
     /// The frames of the picture in display order (empty when the segment has no video).
     private let videoFrames: [[UInt8]]
@@ -114,7 +113,7 @@ public struct TransportStreamGapFiller: Sendable {
             // The last audio PES in the segment ends where the next audio frame is due.
             if let last = packets.last, let pts = last.pts, let samples = Self.sampleCount(last.payload) {
                 let rate = Int64(header.sampleRate)
-                nextAudioPTS = Self.wrapped(pts + (Int64(samples) * 90_000 + rate / 2) / rate)
+                nextAudioPTS = MPEGTimestamp.wrapped(pts + (Int64(samples) * 90_000 + rate / 2) / rate)
             }
         }
         self.silence = silence
@@ -146,7 +145,7 @@ public struct TransportStreamGapFiller: Sendable {
     ///   - startPTS: PTS of the first video frame in 90 kHz ticks (taken modulo 2^33).
     ///   - durationMilliseconds: the GAP entry's EXTINF, at least 1.
     public mutating func segment(startPTS: Int64, durationMilliseconds: Int64) -> [UInt8] {
-        let start = Self.wrapped(startPTS)
+        let start = MPEGTimestamp.wrapped(startPTS)
         let duration = max(durationMilliseconds, 1) * 90
 
         // Video: (offset from start, frame index) for every frame.
@@ -164,7 +163,7 @@ public struct TransportStreamGapFiller: Sendable {
         // Audio: frames on the grid of the audio before, from the first one at or after `start`.
         var audioTimes: [Int64] = []
         if let silence {
-            var anchor = nextAudioPTS.map { Self.signedDifference($0, start) } ?? 0
+            var anchor = nextAudioPTS.map { MPEGTimestamp.unwrap($0, near: start) - start } ?? 0
             if anchor > duration || anchor < -duration - 90_000 { anchor = 0 }  // not this timeline: start afresh
             var index: Int64 = 0
             if anchor < 0 {
@@ -175,7 +174,7 @@ public struct TransportStreamGapFiller: Sendable {
                 audioTimes.append(anchor + silence.ticks(ofFrame: index))
                 index += 1
             }
-            nextAudioPTS = Self.wrapped(start + anchor + silence.ticks(ofFrame: index))
+            nextAudioPTS = MPEGTimestamp.wrapped(start + anchor + silence.ticks(ofFrame: index))
         }
 
         var output: [UInt8] = []
@@ -233,16 +232,6 @@ public struct TransportStreamGapFiller: Sendable {
 
     static func isIDR(_ accessUnit: [UInt8]) -> Bool {
         TransportStreamContents.annexBNALUnits(in: accessUnit).contains { accessUnit[$0.lowerBound] & 0x1F == 5 }
-    }
-
-    static func wrapped(_ value: Int64) -> Int64 {
-        ((value % timestampModulus) + timestampModulus) % timestampModulus
-    }
-
-    /// `a - b` for 33-bit timestamps, in -2^32 ..< 2^32.
-    static func signedDifference(_ a: Int64, _ b: Int64) -> Int64 {
-        let half: Int64 = 1 << 32
-        return wrapped(a - b + half) - half
     }
 
     private static func hex(_ byte: UInt8) -> String {

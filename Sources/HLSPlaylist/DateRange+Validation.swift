@@ -12,31 +12,30 @@ extension DateRange {
     /// - SCTE35-CMD, SCTE35-OUT, SCTE35-IN: at least one byte.
     /// - Throws: ``PlaylistValidationError`` naming the first attribute at fault.
     public func validate() throws(PlaylistValidationError) {
-        try Self.checkQuoted(id, attribute: "ID")
+        try Self.checkQuoted(id, attribute: DateRangeAttribute.id.name)
         if let classAttribute {
-            try Self.checkQuoted(classAttribute, attribute: "CLASS")
+            try Self.checkQuoted(classAttribute, attribute: DateRangeAttribute.classAttribute.name)
         }
         guard startDate.isRepresentable else {
-            throw PlaylistValidationError(attribute: "START-DATE", message: "year outside 0000-9999")
+            throw Self.invalid(.startDate, "year outside 0000-9999")
         }
         try validateCue()
         if let endDate {
             guard endDate.isRepresentable else {
-                throw PlaylistValidationError(attribute: "END-DATE", message: "year outside 0000-9999")
+                throw Self.invalid(.endDate, "year outside 0000-9999")
             }
             guard endDate >= startDate else {
-                throw PlaylistValidationError(
-                    attribute: "END-DATE", message: "\(endDate.formatted) is before START-DATE \(startDate.formatted)")
+                throw Self.invalid(.endDate, "\(endDate.formatted) is before START-DATE \(startDate.formatted)")
             }
         }
         if let duration {
             guard duration.isFinite, duration >= 0 else {
-                throw PlaylistValidationError(attribute: "DURATION", message: "must be a finite number >= 0")
+                throw Self.invalid(.duration, "must be a finite number >= 0")
             }
         }
         if let plannedDuration {
             guard plannedDuration.isFinite, plannedDuration >= 0 else {
-                throw PlaylistValidationError(attribute: "PLANNED-DURATION", message: "must be a finite number >= 0")
+                throw Self.invalid(.plannedDuration, "must be a finite number >= 0")
             }
         }
         if let duration, let endDate {
@@ -44,26 +43,26 @@ extension DateRange {
             let difference = spanned - NumberFormatting.milliseconds(duration)
             guard difference.magnitude <= 1 else {
                 throw PlaylistValidationError(
-                    attribute: "DURATION",
+                    attribute: DateRangeAttribute.duration.name,
                     message: "DURATION \(NumberFormatting.shortest(duration)) disagrees with END-DATE - START-DATE "
                         + "(\(NumberFormatting.shortest(Double(spanned) / 1000)))")
             }
         }
         if endOnNext {
             guard classAttribute != nil else {
-                throw PlaylistValidationError(attribute: "END-ON-NEXT", message: "requires CLASS")
+                throw Self.invalid(.endOnNext, "requires CLASS")
             }
             guard duration == nil else {
-                throw PlaylistValidationError(attribute: "END-ON-NEXT", message: "forbids DURATION")
+                throw Self.invalid(.endOnNext, "forbids DURATION")
             }
             guard endDate == nil else {
-                throw PlaylistValidationError(attribute: "END-ON-NEXT", message: "forbids END-DATE")
+                throw Self.invalid(.endOnNext, "forbids END-DATE")
             }
         }
         try validateClientAttributes()
-        for (name, bytes) in [("SCTE35-CMD", scte35Command), ("SCTE35-OUT", scte35Out), ("SCTE35-IN", scte35In)] {
-            if let bytes, bytes.isEmpty {
-                throw PlaylistValidationError(attribute: name, message: "empty hexadecimal sequence")
+        for attribute in DateRangeAttribute.allCases where attribute.valueType == .hexadecimal {
+            if case .hexadecimal(let bytes) = self[attribute], bytes.isEmpty {
+                throw PlaylistValidationError(attribute: attribute.name, message: "empty hexadecimal sequence")
             }
         }
     }
@@ -72,14 +71,14 @@ extension DateRange {
         var seen = Set<String>()
         for value in cue {
             guard value == "PRE" || value == "POST" || value == "ONCE" else {
-                throw PlaylistValidationError(attribute: "CUE", message: "unknown value \"\(value)\" (PRE, POST, ONCE)")
+                throw Self.invalid(.cue, "unknown value \"\(value)\" (PRE, POST, ONCE)")
             }
             guard seen.insert(value).inserted else {
-                throw PlaylistValidationError(attribute: "CUE", message: "\(value) given twice")
+                throw Self.invalid(.cue, "\(value) given twice")
             }
         }
         if seen.contains("PRE") && seen.contains("POST") {
-            throw PlaylistValidationError(attribute: "CUE", message: "PRE and POST together")
+            throw Self.invalid(.cue, "PRE and POST together")
         }
     }
 
@@ -109,6 +108,10 @@ extension DateRange {
                     attribute: name, message: "client attribute values are quoted strings, hexadecimal or decimal")
             }
         }
+    }
+
+    private static func invalid(_ attribute: DateRangeAttribute, _ message: String) -> PlaylistValidationError {
+        PlaylistValidationError(attribute: attribute.name, message: message)
     }
 
     private static func checkQuoted(

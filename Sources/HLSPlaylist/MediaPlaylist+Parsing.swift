@@ -222,36 +222,36 @@ private struct MediaPlaylistParser {
     static func dateRange(
         _ attributes: TagAttributes, variables: VariableTable, earlierStarts: [String: ProgramDateTime]
     ) throws(PlaylistParseError) -> DateRange {
-        let id = try attributes.requiredQuoted("ID", variables: variables)
+        let id = try attributes.requiredQuoted(DateRangeAttribute.id.name, variables: variables)
         let startDate: ProgramDateTime
-        if let startText = try attributes.quoted("START-DATE", variables: variables) {
+        if let startText = try attributes.quoted(DateRangeAttribute.startDate.name, variables: variables) {
             guard let date = ProgramDateTime(iso8601: startText) else {
-                throw attributes.error("START-DATE is not a valid date-time")
+                throw attributes.error("\(DateRangeAttribute.startDate.name) is not a valid date-time")
             }
             startDate = date
         } else if let earlier = earlierStarts[id] {
             startDate = earlier
         } else {
-            throw attributes.error("START-DATE is required")
+            throw attributes.error("\(DateRangeAttribute.startDate.name) is required")
         }
         var dateRange = DateRange(id: id, startDate: startDate)
-        dateRange.classAttribute = try attributes.quoted("CLASS", variables: variables)
-        if let cue = try attributes.quoted("CUE", variables: variables) {
+        dateRange.classAttribute = try attributes.quoted(DateRangeAttribute.classAttribute.name, variables: variables)
+        if let cue = try attributes.quoted(DateRangeAttribute.cue.name, variables: variables) {
             dateRange.cue = cue.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         }
-        if let endText = try attributes.quoted("END-DATE", variables: variables) {
+        if let endText = try attributes.quoted(DateRangeAttribute.endDate.name, variables: variables) {
             guard let date = ProgramDateTime(iso8601: endText) else {
-                throw attributes.error("END-DATE is not a valid date-time")
+                throw attributes.error("\(DateRangeAttribute.endDate.name) is not a valid date-time")
             }
             dateRange.endDate = date
         }
-        dateRange.duration = try attributes.decimal("DURATION")
-        dateRange.plannedDuration = try attributes.decimal("PLANNED-DURATION")
-        dateRange.scte35Command = try attributes.hexadecimal("SCTE35-CMD")
-        dateRange.scte35Out = try attributes.hexadecimal("SCTE35-OUT")
-        dateRange.scte35In = try attributes.hexadecimal("SCTE35-IN")
-        if let endOnNext = try attributes.enumerated("END-ON-NEXT") {
-            guard endOnNext == "YES" else { throw attributes.error("END-ON-NEXT must be YES") }
+        dateRange.duration = try attributes.decimal(DateRangeAttribute.duration.name)
+        dateRange.plannedDuration = try attributes.decimal(DateRangeAttribute.plannedDuration.name)
+        dateRange.scte35Command = try attributes.hexadecimal(DateRangeAttribute.scte35Command.name)
+        dateRange.scte35Out = try attributes.hexadecimal(DateRangeAttribute.scte35Out.name)
+        dateRange.scte35In = try attributes.hexadecimal(DateRangeAttribute.scte35In.name)
+        if let endOnNext = try attributes.enumerated(DateRangeAttribute.endOnNext.name) {
+            guard endOnNext == "YES" else { throw attributes.error("\(DateRangeAttribute.endOnNext.name) must be YES") }
             dateRange.endOnNext = true
         }
         for name in attributes.order where name.hasPrefix("X-") {

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import MediaProbe
+import SCTE35
 
 /// The date ranges (ad markers) of one channel: a pure value, changed only through ``add(_:nowMilliseconds:)``,
 /// ``close(id:patch:nowMilliseconds:)`` and ``prune(windowStartMilliseconds:graceMilliseconds:nowMilliseconds:)``.
@@ -45,18 +45,20 @@ public struct MarkerBook: Sendable, Hashable, Codable {
     public mutating func add(_ request: MarkerRequest, nowMilliseconds now: Int64) throws(MarkerError)
         -> (marker: Marker, created: Bool)
     {
-        try Self.checkText(request.id, field: "id", allowSlash: false)
+        try Self.checkText(request.id, field: DateRangeAttribute.id.field, allowSlash: false)
         if let existing = markers[request.id] {
             guard existing.request == request else {
                 throw .conflict(
-                    "id",
+                    DateRangeAttribute.id.field,
                     "id '\(request.id)' already names a different marker (posted with other attributes); a marker "
                         + "changes only by PATCH at cue-in")
             }
             return (existing, false)
         }
         guard retiredIds[request.id] == nil else {
-            throw .conflict("id", "id '\(request.id)' was used by a marker that has left the live window; IDs are never reused")
+            throw .conflict(
+                DateRangeAttribute.id.field,
+                "id '\(request.id)' was used by a marker that has left the live window; IDs are never reused")
         }
         guard markers.count < Self.maximumMarkers else {
             throw MarkerError(
@@ -64,7 +66,7 @@ public struct MarkerBook: Sendable, Hashable, Codable {
                 "channel holds \(Self.maximumMarkers) markers: wait for old ones to leave the window")
         }
         if let classAttribute = request.classAttribute {
-            try Self.checkText(classAttribute, field: "class", allowSlash: true)
+            try Self.checkText(classAttribute, field: DateRangeAttribute.classAttribute.field, allowSlash: true)
         }
         for attribute in request.clientAttributes {
             let field = "clientAttributes.\(attribute.name)"
@@ -79,10 +81,7 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         }
         let start = request.startDate ?? ProgramDateTime(millisecondsSince1970: now)
         var marker = Marker(
-            id: request.id, classAttribute: request.classAttribute, startDate: start, cue: request.cue,
-            endDate: request.endDate, duration: request.duration, plannedDuration: request.plannedDuration,
-            endOnNext: request.endOnNext, clientAttributes: request.clientAttributes, scte35Command: nil,
-            scte35Out: nil, scte35In: nil, spliceEventId: nil, request: request, createdMilliseconds: now,
+            dateRange: request.dateRange(startDate: start), request: request, createdMilliseconds: now,
             updatedMilliseconds: now)
         // Check the date range before encoding SCTE-35 so that a bad duration is reported as such.
         try Self.validate(marker)
@@ -103,11 +102,11 @@ public struct MarkerBook: Sendable, Hashable, Codable {
             marker.scte35In = Self.cueIn(eventId: eventId)
         case .raw(let command, let out, let cueIn):
             guard command != nil || out != nil || cueIn != nil else {
-                throw .invalid("scte35", "give at least one of cmd, out, in")
+                throw .invalid(DateRangeAttribute.scte35Command.topLevelField, "give at least one of cmd, out, in")
             }
-            marker.scte35Command = try Self.checkSection(command, field: "scte35.cmd")
-            marker.scte35Out = try Self.checkSection(out, field: "scte35.out")
-            marker.scte35In = try Self.checkSection(cueIn, field: "scte35.in")
+            marker.scte35Command = try Self.checkSection(command, field: DateRangeAttribute.scte35Command.field)
+            marker.scte35Out = try Self.checkSection(out, field: DateRangeAttribute.scte35Out.field)
+            marker.scte35In = try Self.checkSection(cueIn, field: DateRangeAttribute.scte35In.field)
         }
         try Self.validate(marker)
         markers[request.id] = marker
@@ -126,29 +125,34 @@ public struct MarkerBook: Sendable, Hashable, Codable {
     {
         guard var marker = markers[id] else {
             if retiredIds[id] != nil {
-                throw .conflict("id", "marker '\(id)' has left the live window and can no longer change")
+                throw .conflict(
+                    DateRangeAttribute.id.field, "marker '\(id)' has left the live window and can no longer change")
             }
-            throw MarkerError(.unknownMarker, field: "id", "no marker with id '\(id)' in this channel")
+            throw MarkerError(
+                .unknownMarker, field: DateRangeAttribute.id.field, "no marker with id '\(id)' in this channel")
         }
         guard patch.endDate != nil || patch.duration != nil || patch.scte35 != nil else {
-            throw .invalid("endDate", "a cue-in PATCH needs endDate or duration (and may add scte35: \"in\")")
+            throw .invalid(
+                DateRangeAttribute.endDate.field,
+                "a cue-in PATCH needs endDate or duration (and may add scte35: \"in\")")
         }
         if marker.endOnNext, patch.endDate != nil || patch.duration != nil {
             throw .conflict(
-                "endOnNext",
+                DateRangeAttribute.endOnNext.field,
                 "marker '\(id)' has END-ON-NEXT=YES: it ends where the next marker of its CLASS starts and cannot take "
                     + "END-DATE or DURATION")
         }
         let original = marker
         if let endDate = patch.endDate {
             if let shown = marker.endDate, shown != endDate {
-                throw .conflict("endDate", "END-DATE is already \(shown.formatted) and never changes")
+                throw .conflict(
+                    DateRangeAttribute.endDate.field, "END-DATE is already \(shown.formatted) and never changes")
             }
             marker.endDate = endDate
         }
         if let duration = patch.duration {
             if let shown = marker.duration, shown != duration {
-                throw .conflict("duration", "DURATION is already \(shown) and never changes")
+                throw .conflict(DateRangeAttribute.duration.field, "DURATION is already \(shown) and never changes")
             }
             marker.duration = duration
         }
@@ -162,13 +166,15 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         case .in:
             cueIn = Self.cueIn(eventId: marker.spliceEventId ?? allocateEventId(for: id))
         case .raw(nil, nil, let given?):
-            cueIn = try Self.checkSection(given, field: "scte35.in")
+            cueIn = try Self.checkSection(given, field: DateRangeAttribute.scte35In.field)
         case .out, .raw:
-            throw .invalid("scte35", "a cue-in PATCH can only add SCTE35-IN: \"in\" or {\"in\": \"0x...\"}")
+            throw .invalid(
+                DateRangeAttribute.scte35In.topLevelField,
+                "a cue-in PATCH can only add SCTE35-IN: \"in\" or {\"in\": \"0x...\"}")
         }
         if let cueIn {
             if let shown = marker.scte35In, shown != cueIn, patch.scte35 != nil {
-                throw .conflict("scte35.in", "SCTE35-IN is already shown and never changes")
+                throw .conflict(DateRangeAttribute.scte35In.field, "SCTE35-IN is already shown and never changes")
             }
             if marker.scte35In == nil {
                 marker.scte35In = cueIn
@@ -286,27 +292,8 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         }
     }
 
+    /// The admin API field of a tag attribute: ``DateRangeAttribute/field``, or `clientAttributes.X-...`.
     static func field(ofAttribute attribute: String) -> String {
-        switch attribute {
-        case "ID": "id"
-        case "CLASS": "class"
-        case "START-DATE": "startDate"
-        case "END-DATE": "endDate"
-        case "DURATION": "duration"
-        case "PLANNED-DURATION": "plannedDuration"
-        case "END-ON-NEXT": "endOnNext"
-        case "CUE": "cue"
-        case "SCTE35-CMD": "scte35.cmd"
-        case "SCTE35-OUT": "scte35.out"
-        case "SCTE35-IN": "scte35.in"
-        default: "clientAttributes.\(attribute)"
-        }
-    }
-}
-
-extension SpliceInfoSection {
-    /// The splice_event_id of a section carrying a splice_insert.
-    static func eventId(of bytes: [UInt8]) -> UInt32? {
-        (try? SpliceInfoSection(validating: bytes))?.spliceInsert?.eventId
+        DateRangeAttribute(name: attribute)?.field ?? "clientAttributes.\(attribute)"
     }
 }

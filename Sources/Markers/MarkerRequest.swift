@@ -18,6 +18,16 @@ public enum MarkerAttributeValue: Sendable, Hashable, Codable {
         case .hexadecimal(let bytes): .hexadecimal(bytes)
         }
     }
+
+    /// The admin API's form of a playlist value (an enumerated string, which client attributes never carry, is taken
+    /// as a string).
+    public init(_ value: AttributeValue) {
+        switch value {
+        case .quotedString(let text), .enumerated(let text): self = .string(text)
+        case .decimal(let number): self = .number(number)
+        case .hexadecimal(let bytes): self = .hexadecimal(bytes)
+        }
+    }
 }
 
 /// A client attribute of a marker: name (`X-[A-Z0-9-]+`) and value.
@@ -31,6 +41,11 @@ public struct MarkerAttribute: Sendable, Hashable, Codable {
     public init(name: String, value: MarkerAttributeValue) {
         self.name = name
         self.value = value
+    }
+
+    /// The attribute for the playlist.
+    public var clientAttribute: ClientAttribute {
+        ClientAttribute(name: name, value: value.attributeValue)
     }
 }
 
@@ -85,11 +100,23 @@ public struct MarkerRequest: Sendable, Hashable, Codable {
         self.scte35 = scte35
         self.clientAttributes = clientAttributes.sorted { $0.name < $1.name }
     }
+
+    /// The date range this request asks for, starting at `startDate` when the request gives none; the SCTE-35
+    /// sections are the marker book's to add.
+    public func dateRange(startDate defaultStart: ProgramDateTime) -> DateRange {
+        DateRange(
+            id: id, classAttribute: classAttribute, startDate: startDate ?? defaultStart, cue: cue, endDate: endDate,
+            duration: duration, plannedDuration: plannedDuration, endOnNext: endOnNext,
+            clientAttributes: clientAttributes.map(\.clientAttribute))
+    }
 }
 
 /// The cue-in of an open marker (`PATCH /admin/channels/{channel}/dateranges/{id}`): adds END-DATE and/or DURATION,
 /// and optionally SCTE35-IN. Attributes the marker already shows never change.
 public struct MarkerPatch: Sendable, Hashable {
+    /// The attributes a cue-in may add.
+    public static let attributes: [DateRangeAttribute] = [.endDate, .duration, .scte35In]
+
     /// END-DATE to add.
     public var endDate: ProgramDateTime?
     /// DURATION to add, seconds.

@@ -58,7 +58,7 @@ struct ID3Tag {
                 owner.enumerated().allSatisfy({ bytes[body.lowerBound + $0.offset] == $0.element })
             else { continue }
             var value = ByteReader(bytes, range: (body.lowerBound + owner.count)..<body.upperBound, context: "PRIV")
-            tag.transportStreamTimestamp = Int64(try value.readUInt64() & ((1 << 33) - 1))
+            tag.transportStreamTimestamp = Int64(try value.readUInt64() & MPEGTimestamp.mask)
         }
         return tag
     }

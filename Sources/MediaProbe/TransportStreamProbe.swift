@@ -1,7 +1,5 @@
 /// Probes an MPEG-TS media segment: PAT -> PMT -> PES packets per elementary stream -> PTS, codecs, keyframe.
 enum TransportStreamProbe {
-    static let ptsModulus: Int64 = 1 << 33
-
     static func probe(_ bytes: UnsafeRawBufferPointer) throws(ProbeError) -> SegmentInfo {
         let size = TransportStreamPacket.size
         guard bytes.count >= size else {
@@ -37,7 +35,7 @@ enum TransportStreamProbe {
             if let raw = parsed.pts {
                 let reference = referencePTS ?? raw
                 referencePTS = reference
-                pts = unwrap(raw, around: reference)
+                pts = MPEGTimestamp.unwrap(raw, near: reference)
             }
             pes.withUnsafeBytes { buffer in
                 streams[index].consume(
@@ -84,7 +82,7 @@ enum TransportStreamProbe {
         } else {
             lastDuration = primary.typicalFrameDelta ?? 0
         }
-        let start = ((lowest % ptsModulus) + ptsModulus) % ptsModulus
+        let start = MPEGTimestamp.wrapped(lowest)
         let hasVideo = streams.contains { $0.kind == .video }
         return SegmentInfo(
             container: .mpegTS, tracks: streams.map(\.trackInfo),
@@ -93,15 +91,6 @@ enum TransportStreamProbe {
             startsWithKeyframe: hasVideo ? primary.kind == .video && primary.firstPESIsKeyframe : true,
             startsWithPATAndPMT: packets.count >= 2 && packets[0].pid == 0 && packets[1].pid == tables.pmtPID,
             byteCount: bytes.count)
-    }
-
-    /// Maps a 33-bit timestamp onto a continuous line around `reference`, so a segment crossing 2^33 stays ordered.
-    static func unwrap(_ pts: Int64, around reference: Int64) -> Int64 {
-        let half: Int64 = 1 << 32
-        let difference = pts - reference
-        if difference > half { return pts - ptsModulus }
-        if difference < -half { return pts + ptsModulus }
-        return pts
     }
 }
 

@@ -7,46 +7,53 @@ import OriginCore
 /// Strict: the body must be a JSON object; unknown fields, wrong types, malformed dates and hex are refused with a
 /// ``MarkerError`` (400) naming the field. `null` is the same as leaving a field out.
 enum DateRangeRequestBody {
-    static let postFields: Set<String> = [
-        "id", "class", "startDate", "cue", "endDate", "duration", "plannedDuration", "endOnNext", "scte35",
-        "clientAttributes",
-    ]
-    static let patchFields: Set<String> = ["endDate", "duration", "scte35"]
+    static let clientAttributesField = "clientAttributes"
+    /// The fields of a POST: every date range attribute's, and the client attributes.
+    static let postFields = Set(DateRangeAttribute.allCases.map(\.topLevelField)).union([clientAttributesField])
+    /// The fields of a PATCH, in the order its error messages list them: the attributes a cue-in adds.
+    static let patchFieldList = MarkerPatch.attributes.map(\.topLevelField)
+    static let patchFields = Set(patchFieldList)
 
     /// The body of `POST /admin/channels/{channel}/dateranges`.
     static func marker(_ body: [UInt8]) throws(MarkerError) -> MarkerRequest {
         let object = try self.object(body, allowed: postFields)
-        guard case .string(let id)? = object["id"] else {
-            throw invalid("id", object["id"] == nil ? "required (a client-chosen, unique string)" : "must be a string")
+        let idField = DateRangeAttribute.id.field
+        guard case .string(let id)? = object[idField] else {
+            throw invalid(
+                idField, object[idField] == nil ? "required (a client-chosen, unique string)" : "must be a string")
         }
         var request = MarkerRequest(id: id)
-        request.classAttribute = try string(object, "class")
-        request.startDate = try date(object, "startDate")
-        request.endDate = try date(object, "endDate")
-        request.duration = try seconds(object, "duration")
-        request.plannedDuration = try seconds(object, "plannedDuration")
-        switch object["endOnNext"] {
+        request.classAttribute = try string(object, DateRangeAttribute.classAttribute.field)
+        request.startDate = try date(object, DateRangeAttribute.startDate.field)
+        request.endDate = try date(object, DateRangeAttribute.endDate.field)
+        request.duration = try seconds(object, DateRangeAttribute.duration.field)
+        request.plannedDuration = try seconds(object, DateRangeAttribute.plannedDuration.field)
+        let endOnNextField = DateRangeAttribute.endOnNext.field
+        switch object[endOnNextField] {
         case nil: break
         case .bool(let value): request.endOnNext = value
-        case let other?: throw invalid("endOnNext", "must be true or false, not \(other.typeName)")
+        case let other?: throw invalid(endOnNextField, "must be true or false, not \(other.typeName)")
         }
-        switch object["cue"] {
+        let cueField = DateRangeAttribute.cue.field
+        switch object[cueField] {
         case nil: break
         case .string(let value): request.cue = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         case .array(let values):
             request.cue = try values.map { value throws(MarkerError) -> String in
-                guard case .string(let text) = value else { throw invalid("cue", "must be strings (PRE, POST, ONCE)") }
+                guard case .string(let text) = value else {
+                    throw invalid(cueField, "must be strings (PRE, POST, ONCE)")
+                }
                 return text
             }
-        case let other?: throw invalid("cue", "must be an array of strings, not \(other.typeName)")
+        case let other?: throw invalid(cueField, "must be an array of strings, not \(other.typeName)")
         }
-        request.scte35 = try scte35(object["scte35"], forPatch: false)
-        switch object["clientAttributes"] {
+        request.scte35 = try scte35(object[scte35Field], forPatch: false)
+        switch object[clientAttributesField] {
         case nil: break
         case .object(let attributes):
             var list: [MarkerAttribute] = []
             for (name, value) in attributes {
-                let field = "clientAttributes.\(name)"
+                let field = "\(clientAttributesField).\(name)"
                 switch value {
                 case .string(let text): list.append(MarkerAttribute(name: name, value: .string(text)))
                 case .number(let number):
@@ -66,17 +73,19 @@ enum DateRangeRequestBody {
             }
             request.clientAttributes = list.sorted { $0.name < $1.name }
         case let other?:
-            throw invalid("clientAttributes", "must be an object {\"X-NAME\": value}, not \(other.typeName)")
+            throw invalid(clientAttributesField, "must be an object {\"X-NAME\": value}, not \(other.typeName)")
         }
         return request
     }
 
     /// The body of `PATCH /admin/channels/{channel}/dateranges/{id}`.
     static func patch(_ body: [UInt8]) throws(MarkerError) -> MarkerPatch {
-        let object = try self.object(body, allowed: patchFields, unknownHint: " (a cue-in adds endDate, duration, scte35)")
+        let object = try self.object(
+            body, allowed: patchFields, unknownHint: " (a cue-in adds \(patchFieldList.joined(separator: ", ")))")
         return MarkerPatch(
-            endDate: try date(object, "endDate"), duration: try seconds(object, "duration"),
-            scte35: try scte35(object["scte35"], forPatch: true))
+            endDate: try date(object, DateRangeAttribute.endDate.field),
+            duration: try seconds(object, DateRangeAttribute.duration.field),
+            scte35: try scte35(object[scte35Field], forPatch: true))
     }
 
     // MARK: - Fields
@@ -133,29 +142,33 @@ enum DateRangeRequestBody {
         }
     }
 
+    /// The field of the SCTE-35 sections: one object for SCTE35-CMD, SCTE35-OUT and SCTE35-IN.
+    static let scte35Field = DateRangeAttribute.scte35Command.topLevelField
+
     private static func scte35(_ value: JSONValue?, forPatch: Bool) throws(MarkerError) -> MarkerSCTE35Request? {
         switch value {
         case nil: return nil
         case .string("out"):
-            if forPatch { throw invalid("scte35", "a cue-in PATCH can only add \"in\"") }
+            if forPatch { throw invalid(scte35Field, "a cue-in PATCH can only add \"in\"") }
             return .out
         case .string("in"): return .in
         case .object(let sections):
-            let allowed: Set<String> = forPatch ? ["in"] : ["cmd", "out", "in"]
+            let attributes = forPatch ? MarkerPatch.attributes : DateRangeAttribute.allCases
+            let allowed = Set(attributes.filter { $0.topLevelField == scte35Field }.compactMap(\.nestedKey))
             if let unknown = sections.keys.sorted().first(where: { !allowed.contains($0) }) {
-                throw invalid("scte35.\(unknown)", "unknown; use \(allowed.sorted().joined(separator: ", "))")
+                throw invalid("\(scte35Field).\(unknown)", "unknown; use \(allowed.sorted().joined(separator: ", "))")
             }
-            guard !sections.isEmpty else { throw invalid("scte35", "give at least one of cmd, out, in") }
-            func bytes(_ key: String) throws(MarkerError) -> [UInt8]? {
-                guard let value = sections[key] else { return nil }
+            guard !sections.isEmpty else { throw invalid(scte35Field, "give at least one of cmd, out, in") }
+            func bytes(_ attribute: DateRangeAttribute) throws(MarkerError) -> [UInt8]? {
+                guard let key = attribute.nestedKey, let value = sections[key] else { return nil }
                 guard case .string(let text) = value, let bytes = AttributeList.hexadecimalBytes(text) else {
-                    throw invalid("scte35.\(key)", "must be a hexadecimal string \"0x...\" (a splice_info_section)")
+                    throw invalid(attribute.field, "must be a hexadecimal string \"0x...\" (a splice_info_section)")
                 }
                 return bytes
             }
-            return .raw(command: try bytes("cmd"), out: try bytes("out"), in: try bytes("in"))
+            return .raw(command: try bytes(.scte35Command), out: try bytes(.scte35Out), in: try bytes(.scte35In))
         case let other?:
-            throw invalid("scte35", "must be \"out\", \"in\" or {\"cmd\"|\"out\"|\"in\": \"0x...\"}, not \(other)")
+            throw invalid(scte35Field, "must be \"out\", \"in\" or {\"cmd\"|\"out\"|\"in\": \"0x...\"}, not \(other)")
         }
     }
 }

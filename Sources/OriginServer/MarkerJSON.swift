@@ -6,11 +6,6 @@ struct MarkerJSON: Encodable {
     let marker: Marker
 
     private enum Keys: String, CodingKey { case marker, tag }
-    private enum MarkerKeys: String, CodingKey {
-        case id, `class`, startDate, cue, endDate, duration, plannedDuration, endOnNext, scte35, spliceEventId
-        case clientAttributes, created, updated
-    }
-    private enum SCTE35Keys: String, CodingKey { case cmd, out, `in` }
     private struct NameKey: CodingKey {
         var stringValue: String
         var intValue: Int? { nil }
@@ -19,27 +14,46 @@ struct MarkerJSON: Encodable {
     }
     private enum HexKeys: String, CodingKey { case hex }
 
+    /// A date range attribute's value in JSON.
+    private enum FieldValue: Encodable {
+        case text(String)
+        case texts([String])
+        case number(Double)
+        case flag(Bool)
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .text(let text): try container.encode(text)
+            case .texts(let texts): try container.encode(texts)
+            case .number(let number): try container.encode(number)
+            case .flag(let flag): try container.encode(flag)
+            }
+        }
+    }
+
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(marker.renderedTag, forKey: .tag)
-        var fields = container.nestedContainer(keyedBy: MarkerKeys.self, forKey: .marker)
-        try fields.encode(marker.id, forKey: .id)
-        try fields.encodeIfPresent(marker.classAttribute, forKey: .class)
-        try fields.encode(marker.startDate.formatted, forKey: .startDate)
-        if !marker.cue.isEmpty { try fields.encode(marker.cue, forKey: .cue) }
-        try fields.encodeIfPresent(marker.endDate?.formatted, forKey: .endDate)
-        try fields.encodeIfPresent(marker.duration, forKey: .duration)
-        try fields.encodeIfPresent(marker.plannedDuration, forKey: .plannedDuration)
-        if marker.endOnNext { try fields.encode(true, forKey: .endOnNext) }
-        if marker.scte35Command != nil || marker.scte35Out != nil || marker.scte35In != nil {
-            var sections = fields.nestedContainer(keyedBy: SCTE35Keys.self, forKey: .scte35)
-            try sections.encodeIfPresent(marker.scte35Command.map(Self.hex), forKey: .cmd)
-            try sections.encodeIfPresent(marker.scte35Out.map(Self.hex), forKey: .out)
-            try sections.encodeIfPresent(marker.scte35In.map(Self.hex), forKey: .in)
+        var fields = container.nestedContainer(keyedBy: NameKey.self, forKey: .marker)
+        // The date range attributes, each under its field (`scte35.out` nests `out` in `scte35`).
+        var nested: [String: [(key: String, value: FieldValue)]] = [:]
+        for attribute in DateRangeAttribute.allCases {
+            guard let value = Self.value(of: attribute, in: marker) else { continue }
+            if let key = attribute.nestedKey {
+                nested[attribute.topLevelField, default: []].append((key, value))
+            } else {
+                try fields.encode(value, forKey: NameKey(stringValue: attribute.field))
+            }
         }
-        try fields.encodeIfPresent(marker.spliceEventId, forKey: .spliceEventId)
+        for (field, values) in nested {
+            var object = fields.nestedContainer(keyedBy: NameKey.self, forKey: NameKey(stringValue: field))
+            for (key, value) in values { try object.encode(value, forKey: NameKey(stringValue: key)) }
+        }
+        try fields.encodeIfPresent(marker.spliceEventId, forKey: NameKey(stringValue: "spliceEventId"))
         if !marker.clientAttributes.isEmpty {
-            var attributes = fields.nestedContainer(keyedBy: NameKey.self, forKey: .clientAttributes)
+            let field = NameKey(stringValue: "clientAttributes")
+            var attributes = fields.nestedContainer(keyedBy: NameKey.self, forKey: field)
             for attribute in marker.clientAttributes {
                 let key = NameKey(stringValue: attribute.name)
                 switch attribute.value {
@@ -51,8 +65,23 @@ struct MarkerJSON: Encodable {
                 }
             }
         }
-        try fields.encode(ProgramDateTime(millisecondsSince1970: marker.createdMilliseconds).formatted, forKey: .created)
-        try fields.encode(ProgramDateTime(millisecondsSince1970: marker.updatedMilliseconds).formatted, forKey: .updated)
+        let created = ProgramDateTime(millisecondsSince1970: marker.createdMilliseconds)
+        try fields.encode(created.formatted, forKey: NameKey(stringValue: "created"))
+        let updated = ProgramDateTime(millisecondsSince1970: marker.updatedMilliseconds)
+        try fields.encode(updated.formatted, forKey: NameKey(stringValue: "updated"))
+    }
+
+    /// An attribute's JSON value, nil when the tag leaves the attribute out.
+    private static func value(of attribute: DateRangeAttribute, in marker: Marker) -> FieldValue? {
+        guard let value = marker.dateRange[attribute] else { return nil }
+        switch (attribute.valueType, value) {
+        case (.enumeratedList, .quotedString(let list)):
+            return .texts(list.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+        case (.yes, _): return .flag(true)
+        case (_, .quotedString(let text)), (_, .enumerated(let text)): return .text(text)
+        case (_, .decimal(let number)): return .number(number)
+        case (_, .hexadecimal(let bytes)): return .text(hex(bytes))
+        }
     }
 
     static func hex(_ bytes: [UInt8]) -> String { AttributeList.render(.hexadecimal(bytes)) }

@@ -1,3 +1,6 @@
+import MPEGTSWriter
+import MediaProbe
+
 /// Generates one rendition of the built-in test source: an endless MPEG-TS stream of H.264 video and AAC audio,
 /// cut into segments that each start with an IDR.
 ///
@@ -27,7 +30,7 @@ public struct TestStreamGenerator: Sendable {
     /// The segment duration in whole seconds.
     public let segmentDuration: Int
     /// The segment duration in 90 kHz ticks.
-    public var segmentDurationTicks: Int64 { Int64(segmentDuration) * Timestamp.clockRate }
+    public var segmentDurationTicks: Int64 { Int64(segmentDuration) * MPEGTimestamp.clockRate }
     /// The `sequence` the next segment will carry.
     public private(set) var nextSequence = 0
 
@@ -64,7 +67,7 @@ public struct TestStreamGenerator: Sendable {
         self.slate = fixtures.slate
         self.audioLoop = library.audioLoop
         self.silence = library.silence
-        self.timelineStart = Timestamp.wrapped(startPTS)
+        self.timelineStart = MPEGTimestamp.wrapped(startPTS)
     }
 
     /// Produces the next segment of the endless stream.
@@ -87,7 +90,7 @@ public struct TestStreamGenerator: Sendable {
             audio: audio, firstAudioPTS: timelineStart + audioFrames.lowerBound * ADTSFrame.durationTicks,
             muxer: &muxer)
         let segment = GeneratedSegment(
-            bytes: bytes, startPTS: Timestamp.wrapped(timelineStart + segmentStart),
+            bytes: bytes, startPTS: MPEGTimestamp.wrapped(timelineStart + segmentStart),
             durationTicks: segmentDurationTicks, sequence: nextSequence, startsTimeline: segmentsInTimeline == 0)
         segmentsInTimeline += 1
         nextSequence += 1
@@ -99,7 +102,7 @@ public struct TestStreamGenerator: Sendable {
     /// first packet of every PID. `sequence` keeps counting.
     /// - Parameter startPTS: PTS of the next segment's first frame in 90 kHz ticks (taken modulo 2^33).
     public mutating func restartTimestamps(startPTS: Int64) {
-        timelineStart = Timestamp.wrapped(startPTS)
+        timelineStart = MPEGTimestamp.wrapped(startPTS)
         segmentsInTimeline = 0
         muxer.restart()
     }
@@ -113,10 +116,10 @@ public struct TestStreamGenerator: Sendable {
     ///   - duration: whole seconds, at least 1.
     public func slateSegment(startPTS: Int64, duration: Int) -> [UInt8] {
         precondition(duration > 0, "a slate segment lasts at least one second")
-        let start = Timestamp.wrapped(startPTS)
+        let start = MPEGTimestamp.wrapped(startPTS)
         let frameCount = duration * profile.framesPerSecond
         let frames = (0..<frameCount).map { slate[$0 % slate.count] }
-        let audioFrames = Self.audioFrameRange(from: 0, to: Int64(duration) * Timestamp.clockRate)
+        let audioFrames = Self.audioFrameRange(from: 0, to: Int64(duration) * MPEGTimestamp.clockRate)
         var standalone = TransportStreamMuxer()
         return Self.mux(
             video: frames, firstVideoPTS: start, frameDuration: profile.frameDurationTicks,

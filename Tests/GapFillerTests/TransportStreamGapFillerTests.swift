@@ -1,6 +1,7 @@
 import Foundation
 import GapFiller
 import MediaProbe
+import MPEGTSWriter
 import TestSource
 import Testing
 

@@ -111,8 +111,8 @@ struct TransportStreamProbeTests {
 
     @Test func ptsUnwrap() {
         let top: Int64 = 1 << 33
-        #expect(TransportStreamProbe.unwrap(100, around: top - 50) == top + 100)
-        #expect(TransportStreamProbe.unwrap(top - 50, around: 100) == -50)
-        #expect(TransportStreamProbe.unwrap(5000, around: 4000) == 5000)
+        #expect(MPEGTimestamp.unwrap(100, near: top - 50) == top + 100)
+        #expect(MPEGTimestamp.unwrap(top - 50, near: 100) == -50)
+        #expect(MPEGTimestamp.unwrap(5000, near: 4000) == 5000)
     }
 }

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import MediaProbe
+import SCTE35
 import SharedBytes
 import Testing
 

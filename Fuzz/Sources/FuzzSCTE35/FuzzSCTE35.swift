@@ -1,5 +1,5 @@
 import HLSPlaylist
-import MediaProbe
+import SCTE35
 
 /// SCTE-35 splice_info_section validation (the bytes of `SCTE35-OUT=0x...` / the admin API's `scte35` hex), and the
 /// hex text itself. The input is validated as it is, then again with its CRC_32 fixed up, so that the fuzzer gets

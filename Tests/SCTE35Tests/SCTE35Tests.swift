@@ -1,4 +1,4 @@
-import MediaProbe
+import SCTE35
 import Testing
 
 /// Writes fields MSB first, bit by bit: the expected bytes are built here from the field table of SCTE 35

@@ -1,3 +1,5 @@
+import MediaProbe
+
 /// Writes MPEG-TS: one program, PAT and PMT in one packet each, PES packets split into transport packets, PCR in
 /// the adaptation field, and continuity counters that run on from one segment to the next, as in one endless stream.
 ///
@@ -210,7 +212,7 @@ public struct TransportStreamMuxer: Sendable {
 
     /// PCR: 33-bit base, 6 reserved bits, 9-bit extension 0.
     private static func pcrBytes(_ pcr: Int64) -> [UInt8] {
-        let base = UInt64(bitPattern: pcr) & Timestamp.mask
+        let base = UInt64(bitPattern: pcr) & MPEGTimestamp.mask
         return [
             UInt8(truncatingIfNeeded: base >> 25), UInt8(truncatingIfNeeded: base >> 17),
             UInt8(truncatingIfNeeded: base >> 9), UInt8(truncatingIfNeeded: base >> 1),
@@ -224,7 +226,7 @@ public struct TransportStreamMuxer: Sendable {
         let headerDataLength = 5
         let packetLength = payloadLength.map { $0 + 3 + headerDataLength } ?? 0
         precondition(packetLength <= 0xFFFF, "PES packet too long")
-        let value = UInt64(bitPattern: pts) & Timestamp.mask
+        let value = UInt64(bitPattern: pts) & MPEGTimestamp.mask
         return [
             0x00, 0x00, 0x01, streamID, UInt8(packetLength >> 8), UInt8(packetLength & 0xFF),
             0x84,  // '10', not scrambled, data_alignment_indicator

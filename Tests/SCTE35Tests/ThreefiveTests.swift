@@ -1,5 +1,5 @@
 import Foundation
-import MediaProbe
+import SCTE35
 import Testing
 
 /// Decodes our splice_info_sections with threefive, an independent SCTE-35 implementation in Python (PyPI).

@@ -97,6 +97,12 @@ public struct SpliceInfoSection: Sendable, Hashable {
         return bytes
     }
 
+    /// The splice_event_id of the splice_insert in a section, or nil when the bytes are not a valid section carrying
+    /// a splice_insert.
+    public static func eventId(of bytes: [UInt8]) -> UInt32? {
+        (try? SpliceInfoSection(validating: bytes))?.spliceInsert?.eventId
+    }
+
     /// The splice_insert this section carries, or nil for another command (or one this type cannot read).
     public var spliceInsert: SpliceInsert? {
         guard commandType == SpliceInsert.commandType, !encrypted else { return nil }
