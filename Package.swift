@@ -59,19 +59,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
-        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"]),
+        // What the test targets share: a raw-socket HTTP/1.1 client, a child-process runner with a deadline,
+        // bounded waits, the `.endToEnd` tag.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
-        .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
-        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "TestSource"]),
+        .testTarget(
+            name: "MediaProbeTests", dependencies: ["MediaProbe", "TestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
+        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "TestSource", "TestSupport"]),
         .testTarget(name: "OriginCoreTests", dependencies: ["OriginCore", "TestSource", "MediaProbe", "HLSPlaylist"]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [
-                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib",
+                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -60,9 +61,9 @@ extension EndToEnd {
                         "--port", "\(port)", "--data-dir", directory.appendingPathComponent("data").path,
                     ],
                     directory: directory, label: label)
-                while child.isRunning, !child.standardOutput.contains("hlsorigin listening on ") {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await waitUntil(
+                    "hlsorigin to print its listening line", timeout: .seconds(30), interval: .milliseconds(10)
+                ) { !child.isRunning || child.standardOutput.contains("hlsorigin listening on ") }
                 if child.isRunning { return child }
                 guard ContinuousClock.now < deadline else {
                     throw EndToEndError("hlsorigin does not start on port \(port): \(child.standardError)")
@@ -151,7 +152,7 @@ extension EndToEnd {
                     next += 1
                     try await paced()
                 }
-                let request = Task { () -> HTTPResponse? in
+                let request = Task { () -> RawHTTPResponse? in
                     if isMarker {
                         let body = """
                             {"id": "\(markerID)", "startDate": "2099-01-01T00:00:00.000Z", "duration": 30,
@@ -235,14 +236,16 @@ extension EndToEnd {
             let reader = SlowReader(port: port, path: "/live/k/lo/\(lastMSN - 2).ts")
             let reading = Thread { reader.run() }
             reading.start()
-            while reader.receivedCount < 256 * 1024 { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("the slow reader's first 256 KiB", timeout: .seconds(30), interval: .milliseconds(5)) {
+                reader.receivedCount >= 256 * 1024 || reader.isDone
+            }
             let signalledAt = Int64(Date().timeIntervalSince1970 * 1000)
             let receivedAtSignal = reader.receivedCount
             origin.signal(SIGTERM)
             let status = await origin.wait(timeout: .seconds(5))
             #expect(
                 status == 0, "no clean exit within 5 s after SIGTERM: \(status.map(String.init) ?? "still running")")
-            while !reader.isDone { try await Task.sleep(for: .milliseconds(20)) }
+            try await waitUntil("the slow reader to finish", timeout: .seconds(60)) { reader.isDone }
             let body = try #require(reader.body)
             #expect(body.count == large.count, "the reader got \(body.count) of \(large.count) bytes")
             #expect(body == large)
@@ -293,31 +296,14 @@ final class SlowReader: Sendable {
 
     func run() {
         defer { state.withLock { $0.done = true } }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var size: Int32 = 65536
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 15, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count
+        guard
+            let connection = try? RawHTTPConnection(port: port, receiveBufferSize: 65536, timeout: .seconds(15)),
+            connection.sendIfOpen("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         else { return }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if received <= 0 { return }
-            state.withLock { $0.received += buffer[..<received] }
+            let piece = connection.receive(upTo: 64 * 1024)
+            if piece.isEmpty { return }
+            state.withLock { $0.received += piece }
             usleep(10_000)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HLSPlaylist
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -67,7 +68,7 @@ extension EndToEnd {
             func send(
                 _ method: String, _ path: String, json: Any? = nil, raw: [UInt8]? = nil,
                 token: String? = MarkerTests.adminToken
-            ) async throws -> (status: Int, object: [String: Any], text: String, response: HTTPResponse) {
+            ) async throws -> (status: Int, object: [String: Any], text: String, response: RawHTTPResponse) {
                 var headers: [(String, String)] = [("Content-Type", "application/json")]
                 if let token { headers.append(("Authorization", "Bearer \(token)")) }
                 let body = try raw ?? json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []

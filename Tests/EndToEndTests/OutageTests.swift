@@ -1,6 +1,7 @@
 import Foundation
 import HLSPlaylist
 import Testing
+import TestSupport
 
 extension EndToEnd {
     /// An encoder outage through the admin API on the demo channel: the built-in test source stops feeding one

@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
