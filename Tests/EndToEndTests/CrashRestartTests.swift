@@ -8,9 +8,9 @@ import TestSupport
 #endif
 
 extension EndToEnd {
-    /// Issue 7, item 4: the release binary killed with SIGKILL at random moments during ingest and admin writes, 50
+    /// The release binary killed with SIGKILL at random moments during ingest and admin writes, 50
     /// times, on one data directory and one port; and SIGTERM draining a slow reader and flushing the journal.
-    @Suite("End to end: SIGKILL loop and SIGTERM drain")
+    @Suite("End to end: SIGKILL loop and SIGTERM drain", .tags(.endToEnd))
     struct CrashRestartTests {
         static let configuration = """
             logLevel: warning

@@ -57,11 +57,11 @@ final class ChannelStatusLog: Sendable {
 }
 
 extension EndToEnd {
-    /// Issue 4, acceptance: a real ffmpeg pushes two renditions; it is killed for 12 s and started again. GAP entries
+    /// A real ffmpeg pushes two renditions; it is killed for 12 s and started again. GAP entries
     /// cover the outage in both renditions on the PDT timeline, the playlists never go stale, the join carries a
     /// discontinuity, a real ffmpeg reader plays through it; then the origin itself is killed with SIGKILL and
     /// restarted on the same port: MSNs continue, PDT stays monotonic.
-    @Suite("End to end: encoder outage and origin restart (issue 4)")
+    @Suite("End to end: encoder outage and origin restart", .tags(.endToEnd))
     struct EncoderOutageTests {
         static let channel = "e2e"
 
@@ -132,7 +132,7 @@ extension EndToEnd {
                 let gapCount = Self.allGaps(watcher)
                 #expect(watcher.gapsAnswered404 == gapCount, "\(watcher.gapsAnswered404) of \(gapCount) GAP URLs 404")
                 print(
-                    "issue 4 (notFound): \(Self.report(watcher: watcher, outage: outage, gaps: gapCount))\n"
+                    "encoder outage (GAP URLs 404): \(Self.report(watcher: watcher, outage: outage, gaps: gapCount))\n"
                         + "status changes:\n\(statusLines.joined(separator: "\n"))")
             }
         }
@@ -191,7 +191,7 @@ extension EndToEnd {
 
             let edge = edgeError(watcher: watcher, wallStart: wallStart)
             print(
-                "issue 4 (filler): \(report(watcher: watcher, outage: outage, gaps: gapCount)), \(fillersDecoded) "
+                "encoder outage (GAP URLs served with filler): \(report(watcher: watcher, outage: outage, gaps: gapCount)), \(fillersDecoded) "
                     + "fillers decoded, reader recorded \(String(format: "%.1f", recorded)) s, reader log "
                     + "\(readerLog.split(separator: "\n").count) lines (warning level), \(edge)\nstatus changes:\n"
                     + statusLines.joined(separator: "\n"))
@@ -262,7 +262,7 @@ extension EndToEnd {
                     "\(rendition): fewer than 3 segments within 30 s of the restart")
             }
             print(
-                "issue 4 (restart): bound the same port \(String(format: "%.2f", bindTime)) s after SIGKILL, last "
+                "origin restart: bound the same port \(String(format: "%.2f", bindTime)) s after SIGKILL, last "
                     + "MSN before \(names.map { lastBefore[$0]!.msn }), first after \(firstAfter), "
                     + "encoder restarted: \(restartedEncoder), "
                     + "\(edgeError(watcher: after, wallStart: afterWallStart))")

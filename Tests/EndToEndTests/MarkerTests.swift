@@ -8,12 +8,12 @@ import TestSupport
 #endif
 
 extension EndToEnd {
-    /// Issue 5, acceptance (ad markers, docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
+    /// Ad markers (docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
     /// 20 markers are posted (open ones closed later by PATCH, SCTE-35 encoded by the origin and raw, scheduled ahead,
     /// END-ON-NEXT chapters); the playlists are read for 35 s; three more are posted just before the kill; the origin
     /// is killed with SIGKILL and restarted on the same port, and no acknowledged marker may be missing. Bad requests
     /// get the documented status.
-    @Suite("End to end: ad markers (issue 5)")
+    @Suite("End to end: ad markers posted, played out and kept across SIGKILL", .tags(.endToEnd))
     struct MarkerTests {
         static let adminToken = "e2e-admin-token"
         static let ingestToken = "e2e-ingest-token"
@@ -353,7 +353,7 @@ extension EndToEnd {
                 #expect(watch.listedAfterRestart.contains(id), "\(id) is not listed after the restart")
             }
             print(
-                "issue 5: \(acknowledged.count) + \(late.count) markers acknowledged, \(snapshots) playlists read "
+                "ad markers: \(acknowledged.count) + \(late.count) markers acknowledged, \(snapshots) playlists read "
                     + "in 35 s, "
                     + "\(beforeTags.count) listed before kill -9 and \(afterTags.count) after, \(afterSnapshots) "
                     + "playlists after the restart listing \(watch.listedAfterRestart.sorted()), encoder restarted: "

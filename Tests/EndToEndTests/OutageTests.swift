@@ -6,7 +6,7 @@ import TestSupport
 extension EndToEnd {
     /// An encoder outage through the admin API on the demo channel: the built-in test source stops feeding one
     /// rendition for 6 s; the origin writes GAP entries in that rendition only and a discontinuity at the join.
-    @Suite("End to end: outage through the admin API")
+    @Suite("End to end: outage through the admin API", .tags(.endToEnd))
     struct OutageTests {
         struct ChannelStatus: Decodable {
             struct Rendition: Decodable {

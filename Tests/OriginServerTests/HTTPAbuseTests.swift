@@ -6,7 +6,7 @@ import TestSupport
     import Glibc
 #endif
 
-/// Issue 7, item 2: HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
+/// HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
 /// invalid bytes and query strings: each gets a defined answer and the server keeps serving everybody else.
 @Suite("HTTP abuse: slow clients, floods, huge heads, methods, traversal, invalid bytes, query strings")
 struct HTTPAbuseTests {

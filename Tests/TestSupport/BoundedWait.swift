@@ -3,10 +3,11 @@ import Glibc
 import Synchronization
 
 /// Polls `condition` until it holds; throws a `TestFailure` naming `what` if `timeout` passes first. Blocks the calling
-/// thread (for synchronous tests that watch server threads).
+/// thread (for synchronous tests that watch server threads); async callers get the overload below, which sleeps.
 /// - Parameters:
 ///   - what: the awaited state, for the message, e.g. "the handler to suspend the request".
 ///   - interval: time between polls.
+@_disfavoredOverload
 public func waitUntil(
     _ what: String, timeout: Duration = .seconds(10), interval: Duration = .milliseconds(1),
     _ condition: () throws -> Bool
