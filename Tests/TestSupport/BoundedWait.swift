@@ -14,7 +14,9 @@ public func waitUntil(
 ) throws {
     let deadline = ContinuousClock.now + timeout
     while try !condition() {
-        guard ContinuousClock.now < deadline else { throw TestFailure("timed out after \(timeout) waiting for \(what)") }
+        guard ContinuousClock.now < deadline else {
+            throw TestFailure("timed out after \(timeout) waiting for \(what)")
+        }
         let (seconds, attoseconds) = interval.components
         usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
     }
@@ -28,7 +30,9 @@ public func waitUntil(
 ) async throws {
     let deadline = ContinuousClock.now + timeout
     while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw TestFailure("timed out after \(timeout) waiting for \(what)") }
+        guard ContinuousClock.now < deadline else {
+            throw TestFailure("timed out after \(timeout) waiting for \(what)")
+        }
         try await Task.sleep(for: interval)
     }
 }
