@@ -63,6 +63,27 @@ import Glibc
         }
     }
 
+    @Test func clientLeavingWhileSuspendedIsHarmlessAndOthersAreStillServed() throws {
+        let kept = Mutex<HTTPResponder?>(nil)
+        try withTestServer({ head in
+            if head.path == "/plain" { return .respond(.text(200, "plain")) }
+            return .suspend { responder in kept.withLock { $0 = responder } }
+        }) { _, port in
+            let leaving = try RawHTTPConnection(port: port)
+            try leaving.send("GET /blocking.m3u8 HTTP/1.1\r\nHost: t\r\n\r\n")
+            try withExtendedLifetime(leaving) {
+                try waitUntil("the handler to keep the responder") { kept.withLock { $0 != nil } }
+            }
+            _ = consume leaving  // the client closes its connection while the request is suspended
+            let responder = try #require(kept.withLock { $0 })
+            responder.respond(.text(200, "nobody listens"))
+            #expect(responder.isAnswered)
+            let other = try RawHTTPConnection(port: port)
+            try other.send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try other.readResponse().text == "plain")
+        }
+    }
+
     @Test func stopAnswersSuspendedRequestsWith503() throws {
         let suspended = Atomic<Int>(0)
         let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2)
