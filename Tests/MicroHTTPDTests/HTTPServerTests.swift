@@ -14,7 +14,7 @@ import TestSupport
                 body: .bytes(body)))
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET /live/index.m3u8 HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("GET /live/index.m3u8 HTTP/1.1\r\nHost: test\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 200 OK")
             let withoutDate = response.headers.filter { $0.name != "Date" }.map { "\($0.name): \($0.value)" }
@@ -33,9 +33,9 @@ import TestSupport
             return .respond(.text(200, "\(head.path) #\(number)"))
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET /one HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("GET /one HTTP/1.1\r\nHost: test\r\n\r\n")
             let first = try client.readResponse()
-            client.sendIfOpen("GET /two HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("GET /two HTTP/1.1\r\nHost: test\r\n\r\n")
             let second = try client.readResponse()
             #expect(first.text == "/one #1")
             #expect(second.text == "/two #2")
@@ -47,7 +47,7 @@ import TestSupport
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         try withTestServer({ head in .respond(.text(200, head.path)) }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send("GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().text == "/a")
             #expect(try client.readResponse().text == "/b")
         }
@@ -57,12 +57,12 @@ import TestSupport
         let body = SharedBytes(Array(repeating: UInt8(ascii: "x"), count: 1000))
         try withTestServer({ _ in .respond(HTTPResponse(status: 200, body: .bytes(body))) }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("HEAD /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("HEAD /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
             let head = try client.readResponse(method: "HEAD")
             #expect(head.status == 200)
             #expect(head.header("Content-Length") == "1000")
             // If a body had been sent, the next response would not start right after the head.
-            client.sendIfOpen("GET /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("GET /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
             let get = try client.readResponse()
             #expect(get.statusLine == "HTTP/1.1 200 OK")
             #expect(get.body.count == 1000)
@@ -76,7 +76,7 @@ import TestSupport
                                   body: .slice(bytes, 10..<20)))
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET /x HTTP/1.1\r\nHost: test\r\nRange: bytes=10-19\r\n\r\n")
+            try client.send("GET /x HTTP/1.1\r\nHost: test\r\nRange: bytes=10-19\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 206 Partial Content")
             #expect(response.header("Content-Length") == "10")
@@ -88,7 +88,7 @@ import TestSupport
     @Test func emptyBodyHasZeroContentLength() throws {
         try withTestServer({ _ in .respond(HTTPResponse(status: 404)) }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET /missing HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("GET /missing HTTP/1.1\r\nHost: test\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 404 Not Found")
             #expect(response.header("Content-Length") == "0")
@@ -124,7 +124,7 @@ import TestSupport
             return .respond(HTTPResponse(status: 204))
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen(
+            try client.send(
                 "GET /a%2e%2e/b?x=%20y&flag&p=a+b&bad=%zz&caf%C3%A9=%E2%82%AC HTTP/1.1\r\nHost: test\r\n"
                     + "X-Custom: one\r\nx-custom: two\r\n\r\n")
             #expect(try client.readResponse().status == 204)
@@ -150,7 +150,7 @@ import TestSupport
             return .respond(HTTPResponse(status: 204))
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen(Array("GET /caf".utf8) + [0xC3, 0xA9, 0xFF] + Array(" HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+            try client.send(Array("GET /caf".utf8) + [0xC3, 0xA9, 0xFF] + Array(" HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
             #expect(try client.readResponse().status == 204)
             let head = try #require(heads.all.first)
             #expect(head.path == "/caf%C3%A9%FF")
@@ -161,11 +161,11 @@ import TestSupport
     @Test func respondDiscardsASmallRequestBodyAndKeepsTheConnection() throws {
         try withTestServer({ head in .respond(.text(405, "no \(head.method)")) }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789")
+            try client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789")
             let first = try client.readResponse()
             #expect(first.statusLine == "HTTP/1.1 405 Method Not Allowed")
             #expect(first.text == "no POST")
-            client.sendIfOpen("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().text == "no GET")
         }
     }
@@ -190,7 +190,7 @@ import TestSupport
             #expect(port > 0)
             #expect(server.boundPort == port)
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().status == 204)
         }
     }
@@ -250,7 +250,7 @@ import TestSupport
         try server.start()
         defer { server.stop() }
         let client = try RawHTTPConnection(port: server.boundPort)
-        client.sendIfOpen("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 200)
         #expect(response.text == "::ffff:127.0.0.1")

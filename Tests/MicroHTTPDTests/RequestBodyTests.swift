@@ -30,14 +30,14 @@ import TestSupport
             }
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("PUT /ingest/seg1.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
-            client.sendIfOpen(Self.chunked(body, sizes: [1, 4093, 65_536, 17, 100_000, 3]))
+            try client.send("PUT /ingest/seg1.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try client.send(Self.chunked(body, sizes: [1, 4093, 65_536, 17, 100_000, 3]))
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 201 Created")
             #expect(response.text == "got 1048576")
             #expect(received.all.first?.array == body)
             // The connection stays usable.
-            client.sendIfOpen("PUT /ingest/seg2.ts HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
+            try client.send("PUT /ingest/seg2.ts HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
             #expect(try client.readResponse().text == "got 3")
             #expect(received.all.last?.array == Array("abc".utf8))
         }
@@ -46,9 +46,9 @@ import TestSupport
     @Test func emptyBodyCompletesWithNoBytes() throws {
         try withTestServer({ _ in .receiveBody(limit: 10) { .text(200, "\($0.count)") } }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
             #expect(try client.readResponse().text == "0")
-            client.sendIfOpen("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().text == "0")
         }
     }
@@ -63,7 +63,7 @@ import TestSupport
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
             // No body byte is sent: the answer must come from the head alone.
-            client.sendIfOpen("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n\r\n")
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 413 Content Too Large")
             #expect(response.header("Connection")?.lowercased() == "close")
@@ -76,7 +76,7 @@ import TestSupport
     @Test func announcedOversizedBodyWithExpectContinueGetsNoContinue() throws {
         try withTestServer({ _ in .receiveBody(limit: 1000) { _ in .text(200, "ok") } }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("PUT /x HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.status == 413)
         }
@@ -113,7 +113,7 @@ import TestSupport
             }
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("PUT /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
             DispatchQueue.global().async {
                 // 8 MiB: far past the limit plus the 1 MiB drained; the server stops reading long before the end.
                 client.sendIfOpen(Self.chunked([UInt8](repeating: 1, count: 8 << 20), sizes: [65_536]))
@@ -134,7 +134,7 @@ import TestSupport
     @Test func respondDiscardsAtMost64KiBThenRejects() throws {
         try withTestServer({ _ in .respond(.text(405, "no")) }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try client.send("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
             let body = [UInt8](repeating: 0x41, count: 70_000)
             client.sendIfOpen(Self.chunked(body, sizes: [10_000]))
             let response = try client.readResponse()

@@ -22,14 +22,14 @@ import Glibc
             }
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET /blocking.m3u8?_HLS_msn=5 HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send("GET /blocking.m3u8?_HLS_msn=5 HTTP/1.1\r\nHost: t\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 200 OK")
             #expect(response.header("X-Late") == "yes")
             #expect(response.text == "late answer")
             #expect(response.header("Connection") == nil)
             // Keep-alive survives the suspension.
-            client.sendIfOpen("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().text == "plain")
         }
     }
@@ -37,7 +37,7 @@ import Glibc
     @Test func answerGivenInsideStartIsSent() throws {
         try withTestServer({ _ in .suspend { $0.respond(.text(200, "at once")) } }) { _, port in
             let client = try RawHTTPConnection(port: port)
-            client.sendIfOpen("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().text == "at once")
         }
     }
@@ -56,7 +56,7 @@ import Glibc
             }
         }) { _, port in
             let clients = try (0..<20).map { _ in try RawHTTPConnection(port: port) }
-            for client in clients { client.sendIfOpen("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n") }
+            for client in clients { try client.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n") }
             for client in clients {
                 #expect(try client.readResponse().text == "released")
             }
@@ -92,7 +92,7 @@ import Glibc
         }
         try server.start()
         let client = try RawHTTPConnection(port: server.boundPort)
-        client.sendIfOpen("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
+        try client.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
         try waitUntil("the handler to suspend the request") { suspended.load(ordering: .sequentiallyConsistent) > 0 }
         try finishWithin(.seconds(10), "stop() with a request suspended") { server.stop() }
         let response = try client.readResponse()
@@ -110,7 +110,7 @@ import Glibc
         ) { _ in .suspend { responder in kept.withLock { $0 = responder } } }
         try server.start()
         let client = try RawHTTPConnection(port: server.boundPort)
-        client.sendIfOpen("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+        try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
         try waitUntil("the handler to keep the responder") { kept.withLock { $0 != nil } }
         try finishWithin(.seconds(10), "stop() with a request suspended") { server.stop() }
         #expect(try client.readResponse().status == 503)
