@@ -74,25 +74,30 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
-        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"]),
+        // What the test targets share: a raw-socket HTTP/1.1 client, a child-process runner with a deadline,
+        // bounded waits, the `.endToEnd` tag.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
-        .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
-        .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),
-        .testTarget(name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource"]),
+        .testTarget(
+            name: "MediaProbeTests", dependencies: ["MediaProbe", "TestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
+        .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
+        .testTarget(
+            name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource", "TestSupport"]),
         .testTarget(
             name: "OriginCoreTests",
             dependencies: [
                 "OriginCore", "IngestLoop", "Markers", "Persistence", "TestSource", "MediaProbe", "SCTE35",
-                "HLSPlaylist",
+                "HLSPlaylist", "TestSupport",
             ]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [
-                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib",
+                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

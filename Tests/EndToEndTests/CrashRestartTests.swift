@@ -1,15 +1,16 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 extension EndToEnd {
-    /// Issue 7, item 4: the release binary killed with SIGKILL at random moments during ingest and admin writes, 50
+    /// The release binary killed with SIGKILL at random moments during ingest and admin writes, 50
     /// times, on one data directory and one port; and SIGTERM draining a slow reader and flushing the journal.
-    @Suite("End to end: SIGKILL loop and SIGTERM drain")
+    @Suite("End to end: SIGKILL loop and SIGTERM drain", .tags(.endToEnd))
     struct CrashRestartTests {
         static let configuration = """
             logLevel: warning
@@ -60,9 +61,9 @@ extension EndToEnd {
                         "--port", "\(port)", "--data-dir", directory.appendingPathComponent("data").path,
                     ],
                     directory: directory, label: label)
-                while child.isRunning, !child.standardOutput.contains("hlsorigin listening on ") {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await waitUntil(
+                    "hlsorigin to print its listening line", timeout: .seconds(30), interval: .milliseconds(10)
+                ) { !child.isRunning || child.standardOutput.contains("hlsorigin listening on ") }
                 if child.isRunning { return child }
                 guard ContinuousClock.now < deadline else {
                     throw EndToEndError("hlsorigin does not start on port \(port): \(child.standardError)")
@@ -103,10 +104,7 @@ extension EndToEnd {
             let port = try Self.freePort()
             let client = HTTPClient(port: port)
             var next = 0
-            var acknowledgedMarkers: [String] = []
-            var highestAcknowledgedMSN: UInt64?
-            var acknowledgedPushes = 0
-            var killedMidRequest = 0
+            var acknowledged = Acknowledged()
             var generator = SystemRandomNumberGenerator()
             // Pushes are paced to real time: the origin refuses media more than one target duration ahead of the
             // clock, and the journal keeps PDT from going back across restarts.
@@ -120,26 +118,14 @@ extension EndToEnd {
 
             for iteration in 0..<50 {
                 let origin = try await Self.launch(directory: directory, port: port, label: "origin-\(iteration)")
-                // The journal was readable and every acknowledged marker survived.
-                let status = try await client.get("/admin/channels/k")
-                #expect(status.status == 200)
-                #expect(!status.text.contains("unreadable"), "iteration \(iteration): \(status.text)")
-                #expect(!status.text.contains("write failed"), "iteration \(iteration): \(status.text)")
-                let listed = try await client.get("/admin/channels/k/dateranges").text
-                for id in acknowledgedMarkers {
-                    #expect(listed.contains("\"id\" : \"\(id)\""), "iteration \(iteration): marker \(id) lost")
-                }
+                try await Self.expectJournalReadableAndMarkersKept(
+                    client: client, markers: acknowledged.markers, iteration: iteration)
                 // One push that completes: its MSN is above every MSN acknowledged before any crash.
                 try await paced()
                 let pushed = try await client.request("PUT", "/ingest/k/lo/s\(next).ts", body: segments[next])
                 next += 1
                 if pushed.status == 201 {
-                    let msn = try #require(Self.msn(in: pushed.text))
-                    if let highest = highestAcknowledgedMSN {
-                        #expect(msn > highest, "iteration \(iteration): msn \(msn) after \(highest) was acknowledged")
-                    }
-                    highestAcknowledgedMSN = max(highestAcknowledgedMSN ?? 0, msn)
-                    acknowledgedPushes += 1
+                    acknowledged.push(msn: try #require(Self.msn(in: pushed.text)), iteration: iteration)
                 } else {
                     #expect(pushed.status == 429, "iteration \(iteration): \(pushed.status) \(pushed.text)")
                 }
@@ -151,59 +137,109 @@ extension EndToEnd {
                     next += 1
                     try await paced()
                 }
-                let request = Task { () -> HTTPResponse? in
+                let answer = await Self.killDuring(origin, using: &generator) {
                     if isMarker {
-                        let body = """
-                            {"id": "\(markerID)", "startDate": "2099-01-01T00:00:00.000Z", "duration": 30,
-                             "clientAttributes": {"X-ITERATION": "\(iteration)"}}
-                            """
-                        return try? await client.request(
-                            "POST", "/admin/channels/k/dateranges", headers: [("Content-Type", "application/json")],
-                            body: Array(body.utf8))
+                        return try? await Self.postMarker(id: markerID, iteration: iteration, client: client)
                     }
                     return try? await client.request(
                         "PUT", "/ingest/k/lo/s\(segmentIndex).ts", body: segments[segmentIndex])
                 }
-                // 0-300 ms, most of them short: a request takes a few milliseconds, and a kill should often land
-                // inside one (during the marker journal's fsync, the probe, the state journal write).
-                let fraction = Double.random(in: 0...1, using: &generator)
-                try await Task.sleep(for: .microseconds(Int(300_000 * fraction * fraction * fraction)))
-                origin.signal(SIGKILL)
-                let answer = await request.value
-                _ = await origin.wait(timeout: .seconds(10))
                 if let answer {
-                    if isMarker, answer.status == 201 { acknowledgedMarkers.append(markerID) }
+                    if isMarker, answer.status == 201 { acknowledged.markers.append(markerID) }
                     if !isMarker, answer.status == 201, let msn = Self.msn(in: answer.text) {
-                        if let highest = highestAcknowledgedMSN {
-                            #expect(msn > highest, "iteration \(iteration): msn \(msn) after \(highest)")
-                        }
-                        highestAcknowledgedMSN = max(highestAcknowledgedMSN ?? 0, msn)
-                        acknowledgedPushes += 1
+                        acknowledged.push(msn: msn, iteration: iteration)
                     }
                 } else {
-                    killedMidRequest += 1
+                    acknowledged.killedMidRequest += 1
                 }
             }
-            // A last start: everything acknowledged is still there.
+            try await Self.expectEverythingAcknowledgedAfterALastStart(
+                directory: directory, port: port, client: client, acknowledged: acknowledged,
+                nextSegment: segments[next], nextIndex: next)
+        }
+
+        /// What the SIGKILL loop saw acknowledged, and how many requests the kill cut.
+        struct Acknowledged {
+            var markers: [String] = []
+            var highestMSN: UInt64?
+            var pushes = 0
+            var killedMidRequest = 0
+
+            /// A push answered 201 with `msn`: it must be above every MSN acknowledged before.
+            mutating func push(msn: UInt64, iteration: Int) {
+                if let highest = highestMSN {
+                    #expect(msn > highest, "iteration \(iteration): msn \(msn) after \(highest) was acknowledged")
+                }
+                highestMSN = max(highestMSN ?? 0, msn)
+                pushes += 1
+            }
+        }
+
+        /// After a restart the journal was readable and every acknowledged marker survived.
+        static func expectJournalReadableAndMarkersKept(
+            client: HTTPClient, markers: [String], iteration: Int
+        ) async throws {
+            let status = try await client.get("/admin/channels/k")
+            #expect(status.status == 200)
+            #expect(!status.text.contains("unreadable"), "iteration \(iteration): \(status.text)")
+            #expect(!status.text.contains("write failed"), "iteration \(iteration): \(status.text)")
+            let listed = try await client.get("/admin/channels/k/dateranges").text
+            for id in markers {
+                #expect(listed.contains("\"id\" : \"\(id)\""), "iteration \(iteration): marker \(id) lost")
+            }
+        }
+
+        /// Starts `request`, sends SIGKILL to `origin` 0-300 ms later and waits for both; returns the answer if one
+        /// came.
+        static func killDuring(
+            _ origin: ChildProcess, using generator: inout SystemRandomNumberGenerator,
+            _ request: @escaping @Sendable () async -> RawHTTPResponse?
+        ) async -> RawHTTPResponse? {
+            let running = Task { await request() }
+            // 0-300 ms, most of them short: a request takes a few milliseconds, and a kill should often land
+            // inside one (during the marker journal's fsync, the probe, the state journal write).
+            let fraction = Double.random(in: 0...1, using: &generator)
+            try? await Task.sleep(for: .microseconds(Int(300_000 * fraction * fraction * fraction)))
+            origin.signal(SIGKILL)
+            let answer = await running.value
+            _ = await origin.wait(timeout: .seconds(10))
+            return answer
+        }
+
+        static func postMarker(id: String, iteration: Int, client: HTTPClient) async throws -> RawHTTPResponse {
+            let body = """
+                {"id": "\(id)", "startDate": "2099-01-01T00:00:00.000Z", "duration": 30,
+                 "clientAttributes": {"X-ITERATION": "\(iteration)"}}
+                """
+            return try await client.request(
+                "POST", "/admin/channels/k/dateranges", headers: [("Content-Type", "application/json")],
+                body: Array(body.utf8))
+        }
+
+        /// A last start: everything acknowledged is still there, a new push continues above the highest MSN, and the
+        /// loop did what it claims (many acknowledged writes, some requests cut by the kill).
+        static func expectEverythingAcknowledgedAfterALastStart(
+            directory: URL, port: Int, client: HTTPClient, acknowledged: Acknowledged, nextSegment: [UInt8],
+            nextIndex: Int
+        ) async throws {
             let origin = try await Self.launch(directory: directory, port: port, label: "origin-final")
             defer {
                 origin.signal(SIGKILL)
             }
             let listed = try await client.get("/admin/channels/k/dateranges").text
-            for id in acknowledgedMarkers { #expect(listed.contains("\"id\" : \"\(id)\""), "marker \(id) lost") }
+            for id in acknowledged.markers { #expect(listed.contains("\"id\" : \"\(id)\""), "marker \(id) lost") }
             let status = try await client.get("/admin/channels/k")
             #expect(!status.text.contains("unreadable"))
-            let last = try await client.request("PUT", "/ingest/k/lo/s\(next).ts", body: segments[next])
-            if last.status == 201, let msn = Self.msn(in: last.text), let highest = highestAcknowledgedMSN {
+            let last = try await client.request("PUT", "/ingest/k/lo/s\(nextIndex).ts", body: nextSegment)
+            if last.status == 201, let msn = Self.msn(in: last.text), let highest = acknowledged.highestMSN {
                 #expect(msn > highest)
             }
-            // The loop did what it claims: many acknowledged writes, some requests cut by the kill.
-            #expect(acknowledgedPushes >= 40, "only \(acknowledgedPushes) pushes acknowledged")
-            #expect(!acknowledgedMarkers.isEmpty)
+            #expect(acknowledged.pushes >= 40, "only \(acknowledged.pushes) pushes acknowledged")
+            #expect(!acknowledged.markers.isEmpty)
             print(
-                "SIGKILL loop: 50 kills, \(acknowledgedPushes) pushes and \(acknowledgedMarkers.count) markers "
-                    + "acknowledged, \(killedMidRequest) requests cut by the kill, highest msn "
-                    + "\(highestAcknowledgedMSN.map(String.init) ?? "none")")
+                "SIGKILL loop: 50 kills, \(acknowledged.pushes) pushes and \(acknowledged.markers.count) markers "
+                    + "acknowledged, \(acknowledged.killedMidRequest) requests cut by the kill, highest msn "
+                    + "\(acknowledged.highestMSN.map(String.init) ?? "none")")
         }
 
         @Test("SIGTERM: a slow reader of a large segment gets it whole, the journal is flushed, exit 0 within 5 s")
@@ -235,14 +271,16 @@ extension EndToEnd {
             let reader = SlowReader(port: port, path: "/live/k/lo/\(lastMSN - 2).ts")
             let reading = Thread { reader.run() }
             reading.start()
-            while reader.receivedCount < 256 * 1024 { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("the slow reader's first 256 KiB", timeout: .seconds(30), interval: .milliseconds(5)) {
+                reader.receivedCount >= 256 * 1024 || reader.isDone
+            }
             let signalledAt = Int64(Date().timeIntervalSince1970 * 1000)
             let receivedAtSignal = reader.receivedCount
             origin.signal(SIGTERM)
             let status = await origin.wait(timeout: .seconds(5))
             #expect(
                 status == 0, "no clean exit within 5 s after SIGTERM: \(status.map(String.init) ?? "still running")")
-            while !reader.isDone { try await Task.sleep(for: .milliseconds(20)) }
+            try await waitUntil("the slow reader to finish", timeout: .seconds(60)) { reader.isDone }
             let body = try #require(reader.body)
             #expect(body.count == large.count, "the reader got \(body.count) of \(large.count) bytes")
             #expect(body == large)
@@ -293,31 +331,14 @@ final class SlowReader: Sendable {
 
     func run() {
         defer { state.withLock { $0.done = true } }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var size: Int32 = 65536
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 15, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count
+        guard
+            let connection = try? RawHTTPConnection(port: port, receiveBufferSize: 65536, timeout: .seconds(15)),
+            connection.sendIfOpen("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         else { return }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if received <= 0 { return }
-            state.withLock { $0.received += buffer[..<received] }
+            let piece = connection.receive(upTo: 64 * 1024)
+            if piece.isEmpty { return }
+            state.withLock { $0.received += piece }
             usleep(10_000)
         }
     }

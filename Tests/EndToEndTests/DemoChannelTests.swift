@@ -1,15 +1,16 @@
 import Foundation
 import HLSPlaylist
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 extension EndToEnd {
-    /// Issue 3: the demo channel of `config/default.yaml`, fed by the built-in test source, read for 30 s by a polling
+    /// The demo channel of `config/default.yaml`, fed by the built-in test source, read for 30 s by a polling
     /// reader and recorded for 20 s by ffmpeg.
-    @Suite("End to end: demo channel")
+    @Suite("End to end: demo channel", .tags(.endToEnd))
     struct DemoChannelTests {
         @Test(
             "every segment decodes, timestamps continuous across fixture loops, renditions aligned, ffmpeg records 20 s"

@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -56,11 +57,11 @@ final class ChannelStatusLog: Sendable {
 }
 
 extension EndToEnd {
-    /// Issue 4, acceptance: a real ffmpeg pushes two renditions; it is killed for 12 s and started again. GAP entries
+    /// A real ffmpeg pushes two renditions; it is killed for 12 s and started again. GAP entries
     /// cover the outage in both renditions on the PDT timeline, the playlists never go stale, the join carries a
     /// discontinuity, a real ffmpeg reader plays through it; then the origin itself is killed with SIGKILL and
     /// restarted on the same port: MSNs continue, PDT stays monotonic.
-    @Suite("End to end: encoder outage and origin restart (issue 4)")
+    @Suite("End to end: encoder outage and origin restart", .tags(.endToEnd))
     struct EncoderOutageTests {
         static let channel = "e2e"
 
@@ -89,7 +90,7 @@ extension EndToEnd {
         func encoderOutageWithFiller() async throws {
             let port = try OriginProcess.freePort()
             let configuration = Self.configuration(gapResponse: "filler")
-            let origin = try await OriginProcess(configuration: configuration, label: "issue4-filler", port: port)
+            let origin = try await OriginProcess(configuration: configuration, label: "outage-filler", port: port)
             var encoders: [ChildProcess] = []
             var restarted: OriginProcess?
             do {
@@ -111,7 +112,7 @@ extension EndToEnd {
         @Test("notFound: GAP URLs answer 404, GAP timing, never stale, discontinuity at the join")
         func encoderOutageWithNotFound() async throws {
             try await OriginProcess.withRunning(
-                configuration: Self.configuration(gapResponse: "notFound"), label: "issue4-404"
+                configuration: Self.configuration(gapResponse: "notFound"), label: "outage-404"
             ) { origin in
                 var encoders: [ChildProcess] = []
                 defer { for encoder in encoders { encoder.signal(SIGKILL) } }
@@ -131,7 +132,7 @@ extension EndToEnd {
                 let gapCount = Self.allGaps(watcher)
                 #expect(watcher.gapsAnswered404 == gapCount, "\(watcher.gapsAnswered404) of \(gapCount) GAP URLs 404")
                 print(
-                    "issue 4 (notFound): \(Self.report(watcher: watcher, outage: outage, gaps: gapCount))\n"
+                    "encoder outage (GAP URLs 404): \(Self.report(watcher: watcher, outage: outage, gaps: gapCount))\n"
                         + "status changes:\n\(statusLines.joined(separator: "\n"))")
             }
         }
@@ -168,15 +169,7 @@ extension EndToEnd {
 
             // Filler: every GAP URL answered a segment that ffprobe decodes (the verifier checked each one).
             #expect(watcher.gapsSentForFiller == gapCount)
-            var fillersDecoded = 0
-            for rendition in names {
-                let tracker = try #require(watcher.trackers[rendition])
-                let results = watcher.verifier.results(rendition)
-                for msn in tracker.msns where tracker.entries[msn]!.gap {
-                    if let probe = results[msn]?.probe, probe.video != nil, probe.audio != nil { fillersDecoded += 1 }
-                }
-            }
-            #expect(fillersDecoded == gapCount, "\(fillersDecoded) of \(gapCount) filler segments decoded")
+            let fillersDecoded = try expectEveryFillerDecoded(watcher: watcher, gapCount: gapCount)
 
             // The reader played through the outage without a failed fetch.
             #expect(readerStatus == 0, "ffmpeg reader: status \(String(describing: readerStatus))")
@@ -190,12 +183,37 @@ extension EndToEnd {
 
             let edge = edgeError(watcher: watcher, wallStart: wallStart)
             print(
-                "issue 4 (filler): \(report(watcher: watcher, outage: outage, gaps: gapCount)), \(fillersDecoded) "
-                    + "fillers decoded, reader recorded \(String(format: "%.1f", recorded)) s, reader log "
+                "encoder outage (GAP URLs served with filler): "
+                    + "\(report(watcher: watcher, outage: outage, gaps: gapCount)), \(fillersDecoded) fillers decoded, "
+                    + "reader recorded \(String(format: "%.1f", recorded)) s, reader log "
                     + "\(readerLog.split(separator: "\n").count) lines (warning level), \(edge)\nstatus changes:\n"
                     + statusLines.joined(separator: "\n"))
 
-            // kill -9 and restart on the same port with the same data directory.
+            try await restartAndExpectContinuity(
+                origin: origin, port: port, configuration: configuration, watcher: watcher, encoders: &encoders,
+                restartedOrigin: restartedOrigin)
+        }
+
+        /// Every GAP entry's filler segment decoded with video and audio; returns how many did.
+        static func expectEveryFillerDecoded(watcher: LiveStreamWatcher, gapCount: Int) throws -> Int {
+            var fillersDecoded = 0
+            for rendition in names {
+                let tracker = try #require(watcher.trackers[rendition])
+                let results = watcher.verifier.results(rendition)
+                for msn in tracker.msns where tracker.entries[msn]!.gap {
+                    if let probe = results[msn]?.probe, probe.video != nil, probe.audio != nil { fillersDecoded += 1 }
+                }
+            }
+            #expect(fillersDecoded == gapCount, "\(fillersDecoded) of \(gapCount) filler segments decoded")
+            return fillersDecoded
+        }
+
+        /// kill -9 and restart on the same port with the same data directory: the restarted origin lists segments
+        /// again, MSNs go on with a discontinuity, PDT does not go back.
+        private static func restartAndExpectContinuity(
+            origin: OriginProcess, port: Int, configuration: String, watcher: LiveStreamWatcher,
+            encoders: inout [ChildProcess], restartedOrigin: (OriginProcess) -> Void
+        ) async throws {
             var lastBefore: [String: RenditionTracker.Entry] = [:]
             for rendition in names {
                 let tracker = try #require(watcher.trackers[rendition])
@@ -212,6 +230,29 @@ extension EndToEnd {
                 client: HTTPClient(port: port), channel: channel, renditions: names, directory: origin.directory,
                 probeEvery: 2, gapAnswer: .filler)
             let afterWallStart = Date().timeIntervalSince1970
+            let restartedEncoder = try await watchUntilThreeSegmentsEach(
+                after, port: port, directory: origin.directory, encoders: &encoders)
+            let afterViolations = await after.finish()
+            #expect(
+                afterViolations.isEmpty,
+                Comment(
+                    rawValue: "after the restart, \(afterViolations.count) problems:\n"
+                        + afterViolations.prefix(40).joined(separator: "\n")))
+            #expect(after.sameMSNs().isEmpty, "\(after.sameMSNs())")
+            #expect(after.discontinuitySequenceAlignment().isEmpty, "\(after.discontinuitySequenceAlignment())")
+            let firstAfter = try expectContinuityAcrossTheRestart(after: after, lastBefore: lastBefore)
+            print(
+                "origin restart: bound the same port \(String(format: "%.2f", bindTime)) s after SIGKILL, last "
+                    + "MSN before \(names.map { lastBefore[$0]!.msn }), first after \(firstAfter), "
+                    + "encoder restarted: \(restartedEncoder), "
+                    + "\(edgeError(watcher: after, wallStart: afterWallStart))")
+        }
+
+        /// Polls the restarted origin every 250 ms (at most 30 s) until each rendition lists three segments; starts a
+        /// new encoder once if the old one gave up. Returns whether it did.
+        static func watchUntilThreeSegmentsEach(
+            _ after: LiveStreamWatcher, port: Int, directory: URL, encoders: inout [ChildProcess]
+        ) async throws -> Bool {
             var restartedEncoder = false
             let deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline {
@@ -222,7 +263,7 @@ extension EndToEnd {
                     restartedEncoder = true
                     encoders.append(
                         try FFmpeg.startPush(
-                            port: port, channel: channel, renditions: renditions, directory: origin.directory,
+                            port: port, channel: channel, renditions: renditions, directory: directory,
                             label: "encoder-3"))
                 }
                 let done = names.allSatisfy { name in
@@ -232,14 +273,14 @@ extension EndToEnd {
                 if done { break }
                 try await Task.sleep(until: started + .milliseconds(250))
             }
-            let afterViolations = await after.finish()
-            #expect(
-                afterViolations.isEmpty,
-                Comment(
-                    rawValue: "after the restart, \(afterViolations.count) problems:\n"
-                        + afterViolations.prefix(40).joined(separator: "\n")))
-            #expect(after.sameMSNs().isEmpty, "\(after.sameMSNs())")
-            #expect(after.discontinuitySequenceAlignment().isEmpty, "\(after.discontinuitySequenceAlignment())")
+            return restartedEncoder
+        }
+
+        /// The first entry after the restart continues each rendition: a higher MSN, a discontinuity, PDT not going
+        /// back, and three segments listed. Returns the first MSN after the restart per rendition.
+        static func expectContinuityAcrossTheRestart(
+            after: LiveStreamWatcher, lastBefore: [String: RenditionTracker.Entry]
+        ) throws -> [UInt64] {
             var firstAfter: [UInt64] = []
             for rendition in names {
                 let tracker = try #require(after.trackers[rendition])
@@ -260,11 +301,7 @@ extension EndToEnd {
                     tracker.entries.values.filter { !$0.gap }.count >= 3,
                     "\(rendition): fewer than 3 segments within 30 s of the restart")
             }
-            print(
-                "issue 4 (restart): bound the same port \(String(format: "%.2f", bindTime)) s after SIGKILL, last "
-                    + "MSN before \(names.map { lastBefore[$0]!.msn }), first after \(firstAfter), "
-                    + "encoder restarted: \(restartedEncoder), "
-                    + "\(edgeError(watcher: after, wallStart: afterWallStart))")
+            return firstAfter
         }
 
         /// What `runOutage` saw.

@@ -1,18 +1,19 @@
 import Foundation
 import HLSPlaylist
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 extension EndToEnd {
-    /// Issue 5, acceptance (ad markers, docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
+    /// Ad markers (docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
     /// 20 markers are posted (open ones closed later by PATCH, SCTE-35 encoded by the origin and raw, scheduled ahead,
     /// END-ON-NEXT chapters); the playlists are read for 35 s; three more are posted just before the kill; the origin
     /// is killed with SIGKILL and restarted on the same port, and no acknowledged marker may be missing. Bad requests
     /// get the documented status.
-    @Suite("End to end: ad markers (issue 5)")
+    @Suite("End to end: ad markers posted, played out and kept across SIGKILL", .tags(.endToEnd))
     struct MarkerTests {
         static let adminToken = "e2e-admin-token"
         static let ingestToken = "e2e-ingest-token"
@@ -67,7 +68,7 @@ extension EndToEnd {
             func send(
                 _ method: String, _ path: String, json: Any? = nil, raw: [UInt8]? = nil,
                 token: String? = MarkerTests.adminToken
-            ) async throws -> (status: Int, object: [String: Any], text: String, response: HTTPResponse) {
+            ) async throws -> (status: Int, object: [String: Any], text: String, response: RawHTTPResponse) {
                 var headers: [(String, String)] = [("Content-Type", "application/json")]
                 if let token { headers.append(("Authorization", "Bearer \(token)")) }
                 let body = try raw ?? json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
@@ -170,6 +171,67 @@ extension EndToEnd {
                         label: label, ingestToken: ingestToken))
             }
             try startEncoder("encoder-1")
+            try await waitForBothPlaylists(client)
+
+            // Bad requests: the documented status, 400 naming the field.
+            try await checkBadRequests(admin: admin, client: client)
+
+            // 20 markers, then the same body again, a conflicting one and refused PATCHes.
+            let bodies = markerBodies(now: Date())
+            let acknowledged = try await post(bodies, admin: admin)
+            #expect(acknowledged.count == 20)
+            try await checkRepeatedAndConflictingWrites(bodies: bodies, acknowledged: acknowledged, admin: admin)
+
+            // 35 s of playlists; the open markers are closed after 10 s.
+            var watch = MarkerWatch(acknowledged: acknowledged)
+            let snapshots = try await watchPlaylistsClosingOpenMarkers(client: client, admin: admin, watch: &watch)
+            expectEveryMarkerInBothRenditions(watch)
+
+            // Three more, acknowledged just before the kill: they must come back and be listed after the restart.
+            let late = try await postLateMarkers(admin: admin, watch: &watch)
+
+            // kill -9 and restart: no acknowledged marker is missing.
+            let before = try await admin.send("GET", path)
+            #expect(before.status == 200, "\(before.text)")
+            let beforeTags = try listedTags(before.object)
+            try expectListMatchesAcknowledged(beforeTags, watch: watch)
+            origin.kill()
+            _ = await origin.child.wait(timeout: .seconds(5))
+            let restarted = try await OriginProcess(
+                configuration: configuration, label: "restarted", port: port, restarting: origin.directory)
+            restartedOrigin(restarted)
+            let after = try await admin.send("GET", path)
+            let afterTags = try listedTags(after.object)
+            #expect(after.status == 200, "\(after.text)")
+            #expect(
+                afterTags == beforeTags,
+                Comment(
+                    rawValue: "after kill -9: \(afterTags.count) markers listed, \(beforeTags.count) before; missing "
+                        + "\(Set(beforeTags.keys).subtracting(afterTags.keys).sorted()), changed "
+                        + "\(afterTags.filter { beforeTags[$0.key] != nil && beforeTags[$0.key] != $0.value }.keys)"))
+
+            // The playlists of the restarted origin: the same tags, every stored marker that overlaps the window.
+            watch.ranges = try ranges(beforeTags)
+            watch.requireOverlapping = true
+            let (afterSnapshots, restartedEncoder) = try await watchRestartedOrigin(
+                client: client, watch: &watch, encoder: encoders.last, startEncoder: startEncoder)
+            #expect(afterSnapshots >= 10, "only \(afterSnapshots) playlists after the restart")
+            #expect(
+                watch.problems.isEmpty,
+                "\(watch.problems.count) problems:\n\(watch.problems.prefix(40).joined(separator: "\n"))")
+            for id in ["chapter-3", "late-fixed", "late-open", "late-ahead"] {
+                #expect(watch.listedAfterRestart.contains(id), "\(id) is not listed after the restart")
+            }
+            print(
+                "ad markers: \(acknowledged.count) + \(late) markers acknowledged, \(snapshots) playlists read "
+                    + "in 35 s, "
+                    + "\(beforeTags.count) listed before kill -9 and \(afterTags.count) after, \(afterSnapshots) "
+                    + "playlists after the restart listing \(watch.listedAfterRestart.sorted()), encoder restarted: "
+                    + "\(restartedEncoder), \(watch.checkedOverlaps) overlap checks")
+        }
+
+        /// Waits (at most 30 s) until both renditions serve a playlist with PDT.
+        static func waitForBothPlaylists(_ client: HTTPClient) async throws {
             let ready = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < ready {
                 var both = true
@@ -180,12 +242,11 @@ extension EndToEnd {
             for name in names {
                 _ = try #require(try await snapshot(client, name), "\(name): no playlist within 30 s")
             }
+        }
 
-            // Bad requests: the documented status, 400 naming the field.
-            try await checkBadRequests(admin: admin, client: client)
-
-            // 20 markers.
-            let now = Date()
+        /// 20 markers: five open ones (closed later by PATCH), five fixed with client attributes, four scheduled
+        /// ahead, four END-ON-NEXT chapters, two with raw SCTE-35.
+        static func markerBodies(now: Date) -> [[String: Any]] {
             var bodies: [[String: Any]] = []
             for i in 0..<5 {
                 bodies.append([
@@ -213,6 +274,11 @@ extension EndToEnd {
                     "clientAttributes": ["X-BLOB": ["hex": "0x0A0B"]],
                 ])
             }
+            return bodies
+        }
+
+        /// POSTs every body (each must answer 201 with a tag of its ID); returns the acknowledged tag per ID.
+        static func post(_ bodies: [[String: Any]], admin: Admin) async throws -> [String: [String]] {
             /// Every tag the origin acknowledged per ID (the POST's, then the PATCH's).
             var acknowledged: [String: [String]] = [:]
             for body in bodies {
@@ -224,7 +290,14 @@ extension EndToEnd {
                     #expect(try Self.id(tag) == id)
                 }
             }
-            #expect(acknowledged.count == 20)
+            return acknowledged
+        }
+
+        /// The same body again is 200 with the same tag; a different body under an existing ID, closing an END-ON-NEXT
+        /// marker and changing a shown DURATION are 409.
+        static func checkRepeatedAndConflictingWrites(
+            bodies: [[String: Any]], acknowledged: [String: [String]], admin: Admin
+        ) async throws {
             let again = try await admin.send("POST", path, json: bodies[5])
             #expect(again.status == 200, "the same body again: \(again.status) \(again.text)")
             #expect(again.object["tag"] as? String == acknowledged["fixed-0"]?.first, "\(again.text)")
@@ -240,9 +313,13 @@ extension EndToEnd {
             #expect(
                 fixedPatch.status == 409,
                 "a PATCH changing a shown DURATION: \(fixedPatch.status) \(fixedPatch.text)")
+        }
 
-            // 35 s of playlists; the open markers are closed after 10 s.
-            var watch = MarkerWatch(acknowledged: acknowledged)
+        /// Reads both playlists every second for 35 s into `watch`; after 10 s closes the open markers by PATCH (a
+        /// second PATCH to another END-DATE is 409). Returns the number of playlists read.
+        static func watchPlaylistsClosingOpenMarkers(
+            client: HTTPClient, admin: Admin, watch: inout MarkerWatch
+        ) async throws -> Int {
             let started = ContinuousClock.now
             var closed = false
             var snapshots = 0
@@ -268,6 +345,11 @@ extension EndToEnd {
                 }
                 try await Task.sleep(until: round + .seconds(1))
             }
+            return snapshots
+        }
+
+        /// Every acknowledged marker showed in both renditions, with the same tags.
+        static func expectEveryMarkerInBothRenditions(_ watch: MarkerWatch) {
             for id in watch.acknowledged.keys.sorted() {
                 #expect(
                     watch.seenIn[id] == Set(names),
@@ -276,8 +358,10 @@ extension EndToEnd {
                 let lo = watch.history["lo", default: [:]][id] ?? []
                 #expect(Set(hi) == Set(lo), "\(id): hi showed \(hi), lo showed \(lo)")
             }
+        }
 
-            // Three more, acknowledged just before the kill: they must come back and be listed after the restart.
+        /// POSTs a fixed, an open and a scheduled-ahead marker; returns how many.
+        static func postLateMarkers(admin: Admin, watch: inout MarkerWatch) async throws -> Int {
             let late: [[String: Any]] = [
                 ["id": "late-fixed", "class": "ad", "duration": 30, "scte35": "out"],
                 ["id": "late-open", "class": "ad", "plannedDuration": 60, "scte35": "out"],
@@ -289,19 +373,19 @@ extension EndToEnd {
                 #expect(answer.status == 201, "POST \(id): \(answer.status) \(answer.text)")
                 if let tag = answer.object["tag"] as? String { watch.acknowledged[id] = [tag] }
             }
+            return late.count
+        }
 
-            // kill -9 and restart: no acknowledged marker is missing.
-            let before = try await admin.send("GET", path)
-            #expect(before.status == 200, "\(before.text)")
-            let beforeTags = try listedTags(before.object)
-            for (id, tag) in beforeTags {
+        /// The list holds each marker's last acknowledged tag; a marker missing from it must have been pruned (ended
+        /// two target durations before the window).
+        static func expectListMatchesAcknowledged(_ listed: [String: String], watch: MarkerWatch) throws {
+            for (id, tag) in listed {
                 #expect(
                     watch.acknowledged[id]?.last == tag,
                     "\(id): stored \(tag), acknowledged \(watch.acknowledged[id] ?? [])")
             }
-            // A marker missing from the list must have been pruned: ended two target durations before the window.
             let acknowledgedRanges = try ranges(watch.acknowledged.compactMapValues(\.last))
-            for id in Set(watch.acknowledged.keys).subtracting(beforeTags.keys) {
+            for id in Set(watch.acknowledged.keys).subtracting(listed.keys) {
                 let end = try #require(acknowledgedRanges[id]?.end, "\(id) is open and missing from the list")
                 // The origin prunes against its window at that moment, which may have slid by up to two 2 s segments
                 // since the test's last playlist read.
@@ -309,30 +393,21 @@ extension EndToEnd {
                     end < watch.lastWindowStart - 4 + 4,
                     "\(id) missing from the list though it ended at \(end), window starts \(watch.lastWindowStart)")
             }
-            origin.kill()
-            _ = await origin.child.wait(timeout: .seconds(5))
-            let restarted = try await OriginProcess(
-                configuration: configuration, label: "restarted", port: port, restarting: origin.directory)
-            restartedOrigin(restarted)
-            let after = try await admin.send("GET", path)
-            let afterTags = try listedTags(after.object)
-            #expect(after.status == 200, "\(after.text)")
-            #expect(
-                afterTags == beforeTags,
-                Comment(
-                    rawValue: "after kill -9: \(afterTags.count) markers listed, \(beforeTags.count) before; missing "
-                        + "\(Set(beforeTags.keys).subtracting(afterTags.keys).sorted()), changed "
-                        + "\(afterTags.filter { beforeTags[$0.key] != nil && beforeTags[$0.key] != $0.value }.keys)"))
+        }
 
-            // The playlists of the restarted origin: the same tags, every stored marker that overlaps the window.
-            watch.ranges = try ranges(beforeTags)
-            watch.requireOverlapping = true
+        /// Reads both playlists of the restarted origin every second for 15 s into `watch`, restarting the encoder
+        /// once if it gave up (ffmpeg's HLS muxer does when its PUT fails). Returns the playlists read and whether the
+        /// encoder was restarted.
+        static func watchRestartedOrigin(
+            client: HTTPClient, watch: inout MarkerWatch, encoder: ChildProcess?,
+            startEncoder: (String) throws -> Void
+        ) async throws -> (snapshots: Int, restartedEncoder: Bool) {
             let restartedAt = ContinuousClock.now
             var restartedEncoder = false
             var afterSnapshots = 0
             while ContinuousClock.now - restartedAt < .seconds(15) {
                 let round = ContinuousClock.now
-                if !restartedEncoder, let encoder = encoders.last, !encoder.isRunning {
+                if !restartedEncoder, let encoder, !encoder.isRunning {
                     restartedEncoder = true  // ffmpeg's HLS muxer gives up when its PUT fails
                     try startEncoder("encoder-2")
                 }
@@ -344,19 +419,7 @@ extension EndToEnd {
                 }
                 try await Task.sleep(until: round + .seconds(1))
             }
-            #expect(afterSnapshots >= 10, "only \(afterSnapshots) playlists after the restart")
-            #expect(
-                watch.problems.isEmpty,
-                "\(watch.problems.count) problems:\n\(watch.problems.prefix(40).joined(separator: "\n"))")
-            for id in ["chapter-3", "late-fixed", "late-open", "late-ahead"] {
-                #expect(watch.listedAfterRestart.contains(id), "\(id) is not listed after the restart")
-            }
-            print(
-                "issue 5: \(acknowledged.count) + \(late.count) markers acknowledged, \(snapshots) playlists read "
-                    + "in 35 s, "
-                    + "\(beforeTags.count) listed before kill -9 and \(afterTags.count) after, \(afterSnapshots) "
-                    + "playlists after the restart listing \(watch.listedAfterRestart.sorted()), encoder restarted: "
-                    + "\(restartedEncoder), \(watch.checkedOverlaps) overlap checks")
+            return (afterSnapshots, restartedEncoder)
         }
 
         static func listedTags(_ object: [String: Any]) throws -> [String: String] {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -9,7 +10,7 @@ extension EndToEnd {
     /// Another real player: streamlink (from PyPI, installed into `.build/e2e-venv` when missing) reads the demo
     /// channel from the live edge and writes what it got to a file that ffprobe must decode; through an encoder
     /// outage of the variant it reads, with GAP filler on, it must not report a failed segment.
-    @Suite("End to end: streamlink")
+    @Suite("End to end: streamlink", .tags(.endToEnd))
     struct StreamlinkTests {
         /// `.build/e2e-venv/bin/streamlink`, installed with pip when missing. Throws (the test fails) when it cannot
         /// be installed.

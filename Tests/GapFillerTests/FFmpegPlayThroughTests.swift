@@ -3,12 +3,13 @@ import GapFiller
 import MediaProbe
 import TestSource
 import Testing
+import TestSupport
 
 /// ffmpeg reads a playlist of [last real segment, filler, filler] without a word, and ffprobe decodes every frame
 /// of each filler. Sources: the test source (with its slate or its last keyframe) and segments libx264 and ffmpeg's
 /// AAC encoder make (B-frames, mono 44.1 kHz, 5.1).
 @Suite(
-    "ffmpeg plays through filler", .serialized,
+    "ffmpeg plays through filler", .serialized, .tags(.endToEnd),
     .enabled(if: Tools.ffmpegInstalled, "ffmpeg/ffprobe not installed: decode checks skipped"))
 struct FFmpegPlayThroughTests {
     /// Makes two 2-second fillers after `source`, checks them with MediaProbe, and has ffmpeg play all three.
@@ -33,7 +34,7 @@ struct FFmpegPlayThroughTests {
             #expect(probe.status == 0)
             #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
             var seen: Set<Substring> = []
-            let lines = probe.text.split(separator: "\n").filter { seen.insert($0).inserted }
+            let lines = probe.standardOutput.split(separator: "\n").filter { seen.insert($0).inserted }
             let counts = Dictionary(
                 lines.compactMap { line -> (String, Int)? in
                     let fields = line.split(separator: ",")

@@ -2,6 +2,7 @@ import Foundation
 import GapFiller
 import MediaProbe
 import Testing
+import TestSupport
 
 @Suite("Silent AAC frames")
 struct SilentAACFrameTests {
@@ -46,7 +47,7 @@ struct SilentAACFrameTests {
 
     /// ffmpeg decodes 50 frames of every channel configuration to exactly 50 x 1024 zero samples per channel.
     @Test(
-        .enabled(if: Tools.ffmpegInstalled, "ffmpeg not installed"),
+        .enabled(if: Tools.ffmpegInstalled, "ffmpeg not installed"), .tags(.endToEnd),
         arguments: [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 8)])
     func ffmpegDecodesSilence(configuration: Int, channels: Int) throws {
         let directory = try Tools.temporaryDirectory()
@@ -61,8 +62,8 @@ struct SilentAACFrameTests {
                 in: directory)
             #expect(decoded.status == 0)
             #expect(decoded.standardError == "", "ffmpeg said: \(decoded.standardError)")
-            #expect(decoded.standardOutput.count == 50 * 1024 * channels * 2)
-            #expect(decoded.standardOutput.allSatisfy { $0 == 0 })
+            #expect(decoded.standardOutputData.count == 50 * 1024 * channels * 2)
+            #expect(decoded.standardOutputData.allSatisfy { $0 == 0 })
         }
     }
 }

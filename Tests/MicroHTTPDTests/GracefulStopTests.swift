@@ -4,12 +4,14 @@ import MicroHTTPD
 import SharedBytes
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-@Suite struct GracefulStopTests {
+/// Stopping with a grace period while a 12 MB answer is read slowly: real time for several seconds.
+@Suite(.tags(.endToEnd)) struct GracefulStopTests {
     /// A GET read slowly through a small receive buffer, on its own thread.
     final class SlowDownload: Sendable {
         private let received = Mutex<[UInt8]>([])
@@ -22,29 +24,15 @@ import Testing
         func start(port: Int) {
             Thread.detachNewThread { [self] in
                 defer { finished.withLock { $0 = true } }
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                defer { close(fd) }
-                var size: Int32 = 32 * 1024
-                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-                var timeout = timeval(tv_sec: 10, tv_usec: 0)
-                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = UInt16(port).bigEndian
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-                guard connected == 0 else { return }
-                let request = Array("GET /big HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                var buffer = [UInt8](repeating: 0, count: 32 * 1024)
+                guard
+                    let connection = try? RawHTTPConnection(
+                        port: port, receiveBufferSize: 32 * 1024, timeout: .seconds(10)),
+                    connection.sendIfOpen("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+                else { return }
                 while true {
-                    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                    if n <= 0 { return }
-                    received.withLock { $0 += buffer[..<n] }
+                    let piece = connection.receive(upTo: 32 * 1024)
+                    if piece.isEmpty { return }
+                    received.withLock { $0 += piece }
                     usleep(5_000)
                 }
             }
@@ -61,17 +49,19 @@ import Testing
         let port = server.boundPort
         let download = SlowDownload()
         download.start(port: port)
-        while download.count < 64 * 1024 && !download.isFinished { usleep(2_000) }
+        try waitUntil("the first 64 KiB of the download", interval: .milliseconds(2)) {
+            download.count >= 64 * 1024 || download.isFinished
+        }
         #expect(download.count < body.count / 2, "the answer must still be in flight when stop begins")
         #expect(server.requestsInFlight == 1)
-        server.stop(gracePeriod: .seconds(8))
-        while !download.isFinished { usleep(5_000) }
+        try finishWithin(.seconds(20), "stop(gracePeriod: 8 s)") { server.stop(gracePeriod: .seconds(8)) }
+        try waitUntil("the download to end", timeout: .seconds(20), interval: .milliseconds(5)) { download.isFinished }
         let bytes = download.bytes
         let separator: [UInt8] = [13, 10, 13, 10]
         let end = try #require(bytes.firstRange(of: separator))
         let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(Array(bytes[end.upperBound...]) == body)
-        #expect(throws: (any Error).self) { _ = try TestHTTPClient(port: port) }
+        #expect(throws: (any Error).self) { _ = try RawHTTPConnection(port: port) }
     }
 }

@@ -3,6 +3,7 @@ import MicroHTTPD
 import SharedBytes
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct HTTPServerTests {
     @Test func getSendsStatusHeadersAndBodyExactly() throws {
@@ -12,8 +13,8 @@ import Testing
                 status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl", "Cache-Control": "max-age=1"],
                 body: .bytes(body)))
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("GET /live/index.m3u8 HTTP/1.1\r\nHost: test\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET /live/index.m3u8 HTTP/1.1\r\nHost: test\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 200 OK")
             let withoutDate = response.headers.filter { $0.name != "Date" }.map { "\($0.name): \($0.value)" }
@@ -31,13 +32,13 @@ import Testing
             let number = count.add(1, ordering: .relaxed).newValue
             return .respond(.text(200, "\(head.path) #\(number)"))
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("GET /one HTTP/1.1\r\nHost: test\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET /one HTTP/1.1\r\nHost: test\r\n\r\n")
             let first = try client.readResponse()
-            client.send("GET /two HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("GET /two HTTP/1.1\r\nHost: test\r\n\r\n")
             let second = try client.readResponse()
-            #expect(first.bodyText == "/one #1")
-            #expect(second.bodyText == "/two #2")
+            #expect(first.text == "/one #1")
+            #expect(second.text == "/two #2")
             #expect(first.header("Connection") == nil)
             #expect(second.header("Connection") == nil)
         }
@@ -45,23 +46,23 @@ import Testing
 
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         try withTestServer({ head in .respond(.text(200, head.path)) }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "/a")
-            #expect(try client.readResponse().bodyText == "/b")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().text == "/a")
+            #expect(try client.readResponse().text == "/b")
         }
     }
 
     @Test func headKeepsContentLengthAndSendsNoBody() throws {
         let body = SharedBytes(Array(repeating: UInt8(ascii: "x"), count: 1000))
         try withTestServer({ _ in .respond(HTTPResponse(status: 200, body: .bytes(body))) }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("HEAD /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
-            let head = try client.readResponse(bodyExpected: false)
+            let client = try RawHTTPConnection(port: port)
+            try client.send("HEAD /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
+            let head = try client.readResponse(method: "HEAD")
             #expect(head.status == 200)
             #expect(head.header("Content-Length") == "1000")
             // If a body had been sent, the next response would not start right after the head.
-            client.send("GET /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
+            try client.send("GET /segment.ts HTTP/1.1\r\nHost: test\r\n\r\n")
             let get = try client.readResponse()
             #expect(get.statusLine == "HTTP/1.1 200 OK")
             #expect(get.body.count == 1000)
@@ -74,8 +75,8 @@ import Testing
             .respond(HTTPResponse(status: 206, headers: ["Content-Range": "bytes 10-19/200"],
                                   body: .slice(bytes, 10..<20)))
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("GET /x HTTP/1.1\r\nHost: test\r\nRange: bytes=10-19\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET /x HTTP/1.1\r\nHost: test\r\nRange: bytes=10-19\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 206 Partial Content")
             #expect(response.header("Content-Length") == "10")
@@ -86,8 +87,8 @@ import Testing
 
     @Test func emptyBodyHasZeroContentLength() throws {
         try withTestServer({ _ in .respond(HTTPResponse(status: 404)) }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("GET /missing HTTP/1.1\r\nHost: test\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET /missing HTTP/1.1\r\nHost: test\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 404 Not Found")
             #expect(response.header("Content-Length") == "0")
@@ -102,9 +103,9 @@ import Testing
         try withTestServer({ _ in .respondPrepared(prepared) }) { _, port in
             let results = Recorder<Bool>()
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
-                guard let client = try? TestHTTPClient(port: port) else { return results.record(false) }
+                guard let client = try? RawHTTPConnection(port: port) else { return results.record(false) }
                 for _ in 0..<25 {
-                    client.send("GET /seg.ts HTTP/1.1\r\nHost: test\r\n\r\n")
+                    client.sendIfOpen("GET /seg.ts HTTP/1.1\r\nHost: test\r\n\r\n")
                     guard let response = try? client.readResponse() else { return results.record(false) }
                     results.record(
                         response.status == 200 && response.header("Content-Type") == "video/mp2t"
@@ -122,8 +123,8 @@ import Testing
             heads.record(head)
             return .respond(HTTPResponse(status: 204))
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send(
+            let client = try RawHTTPConnection(port: port)
+            try client.send(
                 "GET /a%2e%2e/b?x=%20y&flag&p=a+b&bad=%zz&caf%C3%A9=%E2%82%AC HTTP/1.1\r\nHost: test\r\n"
                     + "X-Custom: one\r\nx-custom: two\r\n\r\n")
             #expect(try client.readResponse().status == 204)
@@ -148,8 +149,8 @@ import Testing
             heads.record(head)
             return .respond(HTTPResponse(status: 204))
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send(Array("GET /caf".utf8) + [0xC3, 0xA9, 0xFF] + Array(" HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+            let client = try RawHTTPConnection(port: port)
+            try client.send(Array("GET /caf".utf8) + [0xC3, 0xA9, 0xFF] + Array(" HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
             #expect(try client.readResponse().status == 204)
             let head = try #require(heads.all.first)
             #expect(head.path == "/caf%C3%A9%FF")
@@ -159,13 +160,13 @@ import Testing
 
     @Test func respondDiscardsASmallRequestBodyAndKeepsTheConnection() throws {
         try withTestServer({ head in .respond(.text(405, "no \(head.method)")) }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789")
             let first = try client.readResponse()
             #expect(first.statusLine == "HTTP/1.1 405 Method Not Allowed")
-            #expect(first.bodyText == "no POST")
-            client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "no GET")
+            #expect(first.text == "no POST")
+            try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().text == "no GET")
         }
     }
 
@@ -175,9 +176,9 @@ import Testing
             handled.record(head.path)
             return .respond(HTTPResponse(status: 204))
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
+            let client = try RawHTTPConnection(port: port)
             let bigValue = String(repeating: "v", count: 40 * 1024)
-            client.send("GET /big HTTP/1.1\r\nHost: t\r\nX-Big: \(bigValue)\r\n\r\n")
+            client.sendIfOpen("GET /big HTTP/1.1\r\nHost: t\r\nX-Big: \(bigValue)\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 431 Request Header Fields Too Large")
             #expect(handled.all.isEmpty)
@@ -188,8 +189,8 @@ import Testing
         try withTestServer({ _ in .respond(HTTPResponse(status: 204)) }) { server, port in
             #expect(port > 0)
             #expect(server.boundPort == port)
-            let client = try TestHTTPClient(port: port)
-            client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try client.readResponse().status == 204)
         }
     }
@@ -248,10 +249,10 @@ import Testing
             handler: HTTPClosureHandler { head in .respond(.text(200, head.remoteAddress ?? "none")) })
         try server.start()
         defer { server.stop() }
-        let client = try TestHTTPClient(port: server.boundPort)
-        client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let client = try RawHTTPConnection(port: server.boundPort)
+        try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         let response = try client.readResponse()
         #expect(response.status == 200)
-        #expect(response.bodyText == "::ffff:127.0.0.1")
+        #expect(response.text == "::ffff:127.0.0.1")
     }
 }

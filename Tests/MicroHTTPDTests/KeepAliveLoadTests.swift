@@ -3,6 +3,7 @@ import SharedBytes
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +13,7 @@ import Glibc
 /// wrk does). libmicrohttpd 0.9.75 in its single-thread epoll mode stopped reading some connections after a few
 /// requests under this load (a request left unread in the socket, the thread asleep); the server therefore always
 /// runs a pool of at least two workers. Each configuration must answer every request.
-@Suite(.serialized) struct KeepAliveLoadTests {
+@Suite(.serialized, .tags(.endToEnd)) struct KeepAliveLoadTests {
     /// Drives `connections` non-blocking sockets with poll(), `rounds` GETs each; returns the answers received.
     static func drive(port: Int, connections: Int, rounds: Int, seconds: Double) -> Int {
         let request = Array("GET /p HTTP/1.1\r\nHost: x\r\n\r\n".utf8)

@@ -2,6 +2,7 @@ import MicroHTTPD
 import SharedBytes
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -38,10 +39,10 @@ import Glibc
         }
     }
 
-    private func exchange(_ port: Int, _ request: String, bodyExpected: Bool = true) throws -> TestHTTPClient.Response {
-        let client = try TestHTTPClient(port: port)
-        #expect(client.send(request))
-        return try client.readResponse(bodyExpected: bodyExpected)
+    private func exchange(_ port: Int, _ request: String, bodyExpected: Bool = true) throws -> RawHTTPResponse {
+        let client = try RawHTTPConnection(port: port)
+        try client.send(request)
+        return try client.readResponse(method: bodyExpected ? "GET" : "HEAD")
     }
 
     @Test func plainGetsAndHeadsTakeTheFastPathAndTheRestDoNot() throws {
@@ -52,12 +53,12 @@ import Glibc
         let port = server.boundPort
 
         let get = try exchange(port, "GET /fast/a%20b HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip, br\r\n\r\n")
-        #expect(get.status == 200 && get.bodyText == "plain\n")
+        #expect(get.status == 200 && get.text == "plain\n")
         let head = try exchange(port, "HEAD /fast/x HTTP/1.1\r\nHost: x\r\n\r\n", bodyExpected: false)
         #expect(head.status == 200 && head.header("Content-Length") == "6")
         // Declined by the handler: the normal route answers.
         let declined = try exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(declined.bodyText == "full\n")
+        #expect(declined.text == "full\n")
         #expect(
             handler.plain.all.map { Handler.Plain(isHead: $0.isHead, path: $0.path, acceptEncoding: $0.acceptEncoding, threadIndex: 0) }
                 == [
@@ -81,13 +82,13 @@ import Glibc
         ]
         for request in notPlain {
             let answer = try exchange(port, request)
-            #expect(answer.bodyText == "full\n", "\(request)")
+            #expect(answer.text == "full\n", "\(request)")
         }
         #expect(handler.plain.all.count == 3)
         #expect(handler.full.all.count == 1 + notPlain.count)
         // A GET with "Content-Length: 0" has no body: plain.
         let empty = try exchange(port, "GET /fast HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-        #expect(empty.bodyText == "plain\n")
+        #expect(empty.text == "plain\n")
     }
 
     @Test func keepAliveWorksOnTheFastPathAndTheThreadIndexIsStablePerConnection() throws {
@@ -95,21 +96,18 @@ import Glibc
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2), handler: handler)
         try server.start()
         defer { server.stop() }
-        let client = try TestHTTPClient(port: server.boundPort)
+        let client = try RawHTTPConnection(port: server.boundPort)
         for _ in 0..<50 {
-            #expect(client.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"))
+            try client.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
             let answer = try client.readResponse()
-            #expect(answer.status == 200 && answer.bodyText == "plain\n")
+            #expect(answer.status == 200 && answer.text == "plain\n")
             #expect(answer.header("Connection")?.lowercased() != "close")
         }
         let indices = Set(handler.plain.all.map(\.threadIndex))
         #expect(indices.count == 1, "one connection is served by one libmicrohttpd thread")
         // The completion callback may run a moment after the last byte went out.
-        var waited = 0
-        while server.requestsInFlight != 0 && waited < 100 {
-            usleep(10_000)
-            waited += 1
+        try waitUntil("no request in flight", timeout: .seconds(1), interval: .milliseconds(10)) {
+            server.requestsInFlight == 0
         }
-        #expect(server.requestsInFlight == 0)
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import MicroHTTPD
 import SharedBytes
 import Testing
+import TestSupport
 
 @Suite struct RequestBodyTests {
     /// Writes `body` with chunked transfer encoding in uneven chunk sizes.
@@ -28,27 +29,27 @@ import Testing
                 return .text(201, "got \(bytes.count)")
             }
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("PUT /ingest/seg1.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
-            client.send(Self.chunked(body, sizes: [1, 4093, 65_536, 17, 100_000, 3]))
+            let client = try RawHTTPConnection(port: port)
+            try client.send("PUT /ingest/seg1.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try client.send(Self.chunked(body, sizes: [1, 4093, 65_536, 17, 100_000, 3]))
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 201 Created")
-            #expect(response.bodyText == "got 1048576")
+            #expect(response.text == "got 1048576")
             #expect(received.all.first?.array == body)
             // The connection stays usable.
-            client.send("PUT /ingest/seg2.ts HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
-            #expect(try client.readResponse().bodyText == "got 3")
+            try client.send("PUT /ingest/seg2.ts HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
+            #expect(try client.readResponse().text == "got 3")
             #expect(received.all.last?.array == Array("abc".utf8))
         }
     }
 
     @Test func emptyBodyCompletesWithNoBytes() throws {
         try withTestServer({ _ in .receiveBody(limit: 10) { .text(200, "\($0.count)") } }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "0")
-            client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "0")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+            #expect(try client.readResponse().text == "0")
+            try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().text == "0")
         }
     }
 
@@ -60,13 +61,13 @@ import Testing
                 return .text(200, "ok")
             }
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
+            let client = try RawHTTPConnection(port: port)
             // No body byte is sent: the answer must come from the head alone.
-            client.send("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n\r\n")
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 413 Content Too Large")
             #expect(response.header("Connection")?.lowercased() == "close")
-            #expect(response.bodyText == "Request body larger than 1000 bytes\n")
+            #expect(response.text == "Request body larger than 1000 bytes\n")
             #expect(try client.isClosedByPeer())
             #expect(completed.all.isEmpty)
         }
@@ -74,8 +75,8 @@ import Testing
 
     @Test func announcedOversizedBodyWithExpectContinueGetsNoContinue() throws {
         try withTestServer({ _ in .receiveBody(limit: 1000) { _ in .text(200, "ok") } }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("PUT /x HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.status == 413)
         }
@@ -89,9 +90,9 @@ import Testing
                 return .text(200, "ok")
             }
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
+            let client = try RawHTTPConnection(port: port)
             let body = [UInt8](repeating: 0x47, count: 6000)
-            client.send(
+            client.sendIfOpen(
                 Array("PUT /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
                     + Self.chunked(body, sizes: [2000]))
             let response = try client.readResponse()
@@ -111,11 +112,11 @@ import Testing
                 return .text(200, "ok")
             }
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("PUT /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
             DispatchQueue.global().async {
                 // 8 MiB: far past the limit plus the 1 MiB drained; the server stops reading long before the end.
-                client.send(Self.chunked([UInt8](repeating: 1, count: 8 << 20), sizes: [65_536]))
+                client.sendIfOpen(Self.chunked([UInt8](repeating: 1, count: 8 << 20), sizes: [65_536]))
             }
             // The 413 is written just before the close; a reset can still swallow it, so only check it if it came.
             let received = try client.readToEnd()
@@ -132,10 +133,10 @@ import Testing
 
     @Test func respondDiscardsAtMost64KiBThenRejects() throws {
         try withTestServer({ _ in .respond(.text(405, "no")) }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
             let body = [UInt8](repeating: 0x41, count: 70_000)
-            client.send(Self.chunked(body, sizes: [10_000]))
+            client.sendIfOpen(Self.chunked(body, sizes: [10_000]))
             let response = try client.readResponse()
             #expect(response.status == 413)
             #expect(try client.isClosedByPeer())

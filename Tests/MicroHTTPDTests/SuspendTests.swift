@@ -2,11 +2,14 @@ import Dispatch
 import MicroHTTPD
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
+/// Suspended requests (what LL-HLS blocking playlist reloads will use): answered later from any thread, all answered,
+/// answered with 503 when the server stops. Every wait here is bounded, so a regression fails instead of hanging.
 @Suite struct SuspendTests {
     @Test func suspendedRequestIsAnsweredFromAnotherThread() throws {
         try withTestServer({ head in
@@ -18,24 +21,24 @@ import Glibc
                 }
             }
         }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("GET /blocking.m3u8?_HLS_msn=5 HTTP/1.1\r\nHost: t\r\n\r\n")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET /blocking.m3u8?_HLS_msn=5 HTTP/1.1\r\nHost: t\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 200 OK")
             #expect(response.header("X-Late") == "yes")
-            #expect(response.bodyText == "late answer")
+            #expect(response.text == "late answer")
             #expect(response.header("Connection") == nil)
             // Keep-alive survives the suspension.
-            client.send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "plain")
+            try client.send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().text == "plain")
         }
     }
 
     @Test func answerGivenInsideStartIsSent() throws {
         try withTestServer({ _ in .suspend { $0.respond(.text(200, "at once")) } }) { _, port in
-            let client = try TestHTTPClient(port: port)
-            client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().bodyText == "at once")
+            let client = try RawHTTPConnection(port: port)
+            try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().text == "at once")
         }
     }
 
@@ -52,11 +55,32 @@ import Glibc
                 for waiting in all ?? [] { waiting.respond(.text(200, "released")) }
             }
         }) { _, port in
-            let clients = try (0..<20).map { _ in try TestHTTPClient(port: port) }
-            for client in clients { client.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n") }
+            let clients = try (0..<20).map { _ in try RawHTTPConnection(port: port) }
+            for client in clients { try client.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n") }
             for client in clients {
-                #expect(try client.readResponse().bodyText == "released")
+                #expect(try client.readResponse().text == "released")
             }
+        }
+    }
+
+    @Test func clientLeavingWhileSuspendedIsHarmlessAndOthersAreStillServed() throws {
+        let kept = Mutex<HTTPResponder?>(nil)
+        try withTestServer({ head in
+            if head.path == "/plain" { return .respond(.text(200, "plain")) }
+            return .suspend { responder in kept.withLock { $0 = responder } }
+        }) { _, port in
+            let leaving = try RawHTTPConnection(port: port)
+            try leaving.send("GET /blocking.m3u8 HTTP/1.1\r\nHost: t\r\n\r\n")
+            try withExtendedLifetime(leaving) {
+                try waitUntil("the handler to keep the responder") { kept.withLock { $0 != nil } }
+            }
+            _ = consume leaving  // the client closes its connection while the request is suspended
+            let responder = try #require(kept.withLock { $0 })
+            responder.respond(.text(200, "nobody listens"))
+            #expect(responder.isAnswered)
+            let other = try RawHTTPConnection(port: port)
+            try other.send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try other.readResponse().text == "plain")
         }
     }
 
@@ -67,14 +91,14 @@ import Glibc
             .suspend { _ in suspended.add(1, ordering: .sequentiallyConsistent) }
         }
         try server.start()
-        let client = try TestHTTPClient(port: server.boundPort)
-        client.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
-        while suspended.load(ordering: .sequentiallyConsistent) == 0 { usleep(1_000) }
-        server.stop()
+        let client = try RawHTTPConnection(port: server.boundPort)
+        try client.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
+        try waitUntil("the handler to suspend the request") { suspended.load(ordering: .sequentiallyConsistent) > 0 }
+        try finishWithin(.seconds(10), "stop() with a request suspended") { server.stop() }
         let response = try client.readResponse()
         #expect(response.statusLine == "HTTP/1.1 503 Service Unavailable")
         #expect(response.header("Connection")?.lowercased() == "close")
-        #expect(response.bodyText == "Server shutting down\n")
+        #expect(response.text == "Server shutting down\n")
         #expect(try client.isClosedByPeer())
         #expect(server.boundPort == 0)
     }
@@ -85,10 +109,10 @@ import Glibc
             configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 1)
         ) { _ in .suspend { responder in kept.withLock { $0 = responder } } }
         try server.start()
-        let client = try TestHTTPClient(port: server.boundPort)
-        client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
-        while kept.withLock({ $0 == nil }) { usleep(1_000) }
-        server.stop()
+        let client = try RawHTTPConnection(port: server.boundPort)
+        try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+        try waitUntil("the handler to keep the responder") { kept.withLock { $0 != nil } }
+        try finishWithin(.seconds(10), "stop() with a request suspended") { server.stop() }
         #expect(try client.readResponse().status == 503)
         let responder = try #require(kept.withLock { $0 })
         #expect(responder.isAnswered)

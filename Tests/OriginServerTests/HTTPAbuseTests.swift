@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Issue 7, item 2: HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
+/// HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
 /// invalid bytes and query strings: each gets a defined answer and the server keeps serving everybody else.
 @Suite("HTTP abuse: slow clients, floods, huge heads, methods, traversal, invalid bytes, query strings")
 struct HTTPAbuseTests {
@@ -23,7 +24,7 @@ struct HTTPAbuseTests {
 
     @Test func aHeadTrickledFasterThanTheIdleTimeoutIsStillCutOffWhileOthersAreServed() throws {
         let stack = try Self.stack()
-        let slow = try TrickleSocket(port: stack.port)
+        let slow = try RawHTTPConnection(port: stack.port)
         try slow.send("GET /live/ch/index.m3u8 HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         // One header line every 300 ms: never idle for libmicrohttpd's 2 s timeout, but the head never ends.
         var cut = false
@@ -43,7 +44,7 @@ struct HTTPAbuseTests {
     @Test func aBodyTrickledFasterThanTheIdleTimeoutIsCutOffAndChangesNothing() throws {
         let stack = try Self.stack()
         let before = try stack.playlistText("360p")
-        let slow = try TrickleSocket(port: stack.port)
+        let slow = try RawHTTPConnection(port: stack.port)
         try slow.send("PUT /ingest/ch/360p/slow.ts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
         var cut = false
         for _ in 0..<40 {
@@ -61,7 +62,7 @@ struct HTTPAbuseTests {
     @Test func aSlowReaderOfAnAnswerIsNotCutWhileItKeepsReading() throws {
         let stack = try Self.stack()
         let segment = try stack.get("/live/ch/360p/1.ts").body
-        let reader = try TrickleSocket(port: stack.port, receiveBuffer: 4096)
+        let reader = try RawHTTPConnection(port: stack.port, receiveBufferSize: 4096)
         try reader.send("GET /live/ch/360p/1.ts HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         // Reads 8 KiB every 100 ms: the whole answer takes several connection timeouts.
         var received: [UInt8] = []
@@ -87,8 +88,8 @@ struct HTTPAbuseTests {
         let existing = try stack.connect()
         #expect(try existing.request("GET", "/live/ch/index.m3u8").status == 200)
         // Forty more connections that send nothing: seven fill the limit, the rest are over it.
-        var flood: [TrickleSocket] = []
-        for _ in 0..<40 { flood.append(try TrickleSocket(port: stack.port)) }
+        var flood: [RawHTTPConnection] = []
+        for _ in 0..<40 { flood.append(try RawHTTPConnection(port: stack.port)) }
         // The existing keep-alive connection is still served.
         for _ in 0..<3 {
             #expect(try existing.request("GET", "/live/ch/360p/index.m3u8").status == 200)
@@ -235,7 +236,7 @@ struct HTTPAbuseTests {
     @Test func rawNonASCIIAndControlBytesInTheRequestLineAreRefused() throws {
         let stack = try Self.stack()
         for raw in [[0xFF], [0xC3, 0x28], [0x01], [0x7F]] as [[UInt8]] {
-            let socket = try TrickleSocket(port: stack.port)
+            let socket = try RawHTTPConnection(port: stack.port)
             try socket.send(Array("GET /live/ch".utf8) + raw + Array("/index.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
             let answer = String(decoding: socket.receive(upTo: 65536), as: UTF8.self)
             #expect(answer.hasPrefix("HTTP/1.1 400 "), "\(raw): \(answer.prefix(40))")
@@ -286,77 +287,5 @@ struct HTTPAbuseTests {
         #expect(pushed.status == 201, "\(pushed.text)")
         let delete = try stack.request("DELETE", "/ingest/ch/360p/segment0.ts?x=1")
         #expect(delete.status == 204)
-    }
-}
-
-/// A raw client socket for what `RawHTTPConnection` does not do: trickling bytes, checking whether the server has
-/// closed the connection, reading slowly with a small receive buffer.
-final class TrickleSocket {
-    private let descriptor: Int32
-
-    init(port: Int, receiveBuffer: Int? = nil) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw RawHTTPError("socket() failed: errno \(errno)") }
-        if var size = receiveBuffer.map(Int32.init) {
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var timeout = timeval(tv_sec: 15, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let result = connectToLoopback(descriptor, port: port)
-        guard result == 0 else {
-            // deinit closes the descriptor (the object is fully initialized); closing here too would be a double close.
-            throw RawHTTPError("connect failed: errno \(errno)")
-        }
-    }
-
-    deinit { close(descriptor) }
-
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
-
-    func send(_ bytes: [UInt8]) throws {
-        guard sendIfOpen(bytes) else { throw RawHTTPError("send failed: errno \(errno)") }
-    }
-
-    /// Sends; false if the connection is gone.
-    @discardableResult
-    func sendIfOpen(_ text: String) -> Bool { sendIfOpen(Array(text.utf8)) }
-
-    func sendIfOpen(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard sent > 0 else { return false }
-            offset += sent
-        }
-        return true
-    }
-
-    /// True if the server closed (or reset) the connection within `waitingMilliseconds`; bytes that arrive
-    /// meanwhile are discarded.
-    func peerClosed(waitingMilliseconds: Int32) -> Bool {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, waitingMilliseconds) > 0 else { return false }
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        let received = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-        return received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-    }
-
-    /// Up to `count` bytes (blocking up to 15 s); empty at the end of the stream.
-    func receive(upTo count: Int) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        let received = recv(descriptor, &buffer, count, 0)
-        return received > 0 ? Array(buffer[..<received]) : []
-    }
-
-    /// Everything until the server closes the connection (at most 15 s of silence).
-    func receiveAll() -> [UInt8] {
-        var all: [UInt8] = []
-        while true {
-            let piece = receive(upTo: 65536)
-            if piece.isEmpty { return all }
-            all += piece
-        }
     }
 }

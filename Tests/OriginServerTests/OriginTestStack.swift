@@ -4,6 +4,7 @@ import MicroHTTPD
 import OriginCore
 import OriginServer
 import TestSource
+import TestSupport
 
 /// What `OriginService` runs, built in the test so time stands still between steps: an `Origin` on a
 /// `ManualClock`, the `OriginHTTPHandler` and an `HTTPServer` on 127.0.0.1, port 0. Nothing ticks on its own:
@@ -93,7 +94,7 @@ final class OriginTestStack {
             let response = try push(
                 rendition, bytes, file: "segment\(msn).ts", headers: headers, chunkSize: chunkSize)
             guard response.status == 201 else {
-                throw RawHTTPError("push to \(rendition) answered \(response.status): \(response.text)")
+                throw TestFailure("push to \(rendition) answered \(response.status): \(response.text)")
             }
             pushed[rendition, default: []].append(bytes)
         }
@@ -109,7 +110,7 @@ final class OriginTestStack {
     func playlistText(_ rendition: String) throws -> String {
         let response = try get("/live/\(Self.channel)/\(rendition)/index.m3u8")
         guard response.status == 200 else {
-            throw RawHTTPError("playlist of \(rendition) answered \(response.status): \(response.text)")
+            throw TestFailure("playlist of \(rendition) answered \(response.status): \(response.text)")
         }
         return response.text
     }
@@ -120,7 +121,7 @@ final class OriginTestStack {
             .deletingLastPathComponent()
         let url = root.appendingPathComponent(relativePath)
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw RawHTTPError("cannot read \(url.path)")
+            throw TestFailure("cannot read \(url.path)")
         }
         return [UInt8](data)
     }

@@ -1,27 +1,24 @@
 import Foundation
 import SCTE35
 import Testing
+import TestSupport
 
 /// Decodes our splice_info_sections with threefive, an independent SCTE-35 implementation in Python (PyPI).
 ///
 /// threefive is installed into `.build/threefive-venv` if it is missing (scripts/test does the same); if it cannot be
 /// installed the test fails rather than passing silently. `THREEFIVE_PYTHON` may name an interpreter that has it.
-@Suite("SCTE-35 decoded by threefive", .serialized)
+@Suite("SCTE-35 decoded by threefive", .serialized, .tags(.endToEnd))
 struct ThreefiveTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// Runs a program to completion (pip may take a while: at most 5 minutes).
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let directory = try TemporaryDirectory.make("ThreefiveTests")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try ChildProcess.runBlocking(executable, arguments, in: directory, timeout: .seconds(300))
+        // Standard error first: the last line is the program's last line of output.
+        return (result.status, result.standardError + result.standardOutput)
     }
 
     /// An interpreter that can `import threefive`, installing it when needed.

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 import TestSource
+import TestSupport
 
 /// Real ffmpeg and ffprobe read what the generator writes. Skipped, with the reason shown, without ffmpeg.
 @Suite(
-    "ffmpeg reads the stream", .serialized,
-    .enabled(if: ExternalTool.ffmpegInstalled, "ffmpeg/ffprobe not installed: end-to-end decode checks skipped"))
+    "ffmpeg reads the stream", .serialized, .tags(.endToEnd),
+    .enabled(if: ChildProcess.ffmpegInstalled, "ffmpeg/ffprobe not installed: end-to-end decode checks skipped"))
 struct FFmpegEndToEndTests {
     /// Writes six consecutive 2-second segments (12 s: the video loop three times, the audio loop 7.5 times) as
     /// files, and their concatenation as `concat.ts`.
@@ -25,7 +26,7 @@ struct FFmpegEndToEndTests {
 
     /// ffprobe's packet timestamps of one stream kind (`v` or `a`), as (pts, dts) pairs.
     static func packetTimestamps(_ stream: String, of file: URL, in directory: URL) throws -> [(Int64, Int64)] {
-        let probe = try ExternalTool.run(
+        let probe = try ChildProcess.runBlocking(
             "ffprobe",
             ["-v", "warning", "-select_streams", stream, "-show_entries", "packet=pts,dts", "-of", "csv=p=0",
              file.path], in: directory)
@@ -46,7 +47,7 @@ struct FFmpegEndToEndTests {
 
     @Test(arguments: ["360p", "180p"])
     func probesContinuousTimestampsAcrossLoops(profile: String) throws {
-        let directory = try ExternalTool.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: profile, to: directory)
 
@@ -63,10 +64,10 @@ struct FFmpegEndToEndTests {
     }
 
     @Test func describesTheStreamsAsTheProfileSays() throws {
-        let directory = try ExternalTool.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: "360p", to: directory)
-        let probe = try ExternalTool.run(
+        let probe = try ChildProcess.runBlocking(
             "ffprobe",
             ["-v", "warning", "-count_frames", "-show_entries",
              "stream=codec_name,profile,width,height,r_frame_rate,sample_rate,channels,nb_read_frames",
@@ -80,20 +81,20 @@ struct FFmpegEndToEndTests {
     }
 
     @Test func decodesWithoutAWordFromFFmpeg() throws {
-        let directory = try ExternalTool.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: "360p", to: directory)
-        let decode = try ExternalTool.run(
+        let decode = try ChildProcess.runBlocking(
             "ffmpeg", ["-v", "warning", "-nostdin", "-i", file.path, "-f", "null", "-"], in: directory)
         #expect(decode.status == 0)
         #expect(decode.standardError == "", "ffmpeg said: \(decode.standardError)")
     }
 
     @Test func pictureMovesAndLoopsEveryFourSeconds() throws {
-        let directory = try ExternalTool.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: "180p", to: directory)
-        let hashes = try ExternalTool.run(
+        let hashes = try ChildProcess.runBlocking(
             "ffmpeg", ["-v", "warning", "-nostdin", "-i", file.path, "-map", "0:v", "-f", "framemd5", "-"],
             in: directory)
         #expect(hashes.status == 0)
@@ -107,13 +108,13 @@ struct FFmpegEndToEndTests {
     }
 
     @Test func slateDecodesWithoutAWord() throws {
-        let directory = try ExternalTool.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let profile = try #require(TestSourceProfile.named("360p"))
         let generator = try TestStreamGenerator(profile: profile, segmentDuration: 2)
         let url = directory.appendingPathComponent("slate.ts")
         try Data(generator.slateSegment(startPTS: 900_000, duration: 2)).write(to: url)
-        let probe = try ExternalTool.run(
+        let probe = try ChildProcess.runBlocking(
             "ffprobe",
             ["-v", "warning", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames",
              "-of", "compact=p=0", url.path], in: directory)
@@ -129,7 +130,7 @@ extension FFmpegEndToEndTests {
     /// Across a restart the only complaint is the timestamps going back (what HLS marks with a discontinuity):
     /// no continuity-counter error, since the first packet of each PID carries the discontinuity indicator.
     @Test func readsAcrossASimulatedEncoderRestart() throws {
-        let directory = try ExternalTool.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let profile = try #require(TestSourceProfile.named("180p"))
         var generator = try TestStreamGenerator(profile: profile, segmentDuration: 2)
@@ -139,7 +140,7 @@ extension FFmpegEndToEndTests {
         let url = directory.appendingPathComponent("restart.ts")
         try Data(bytes).write(to: url)
 
-        let probe = try ExternalTool.run(
+        let probe = try ChildProcess.runBlocking(
             "ffprobe",
             ["-v", "warning", "-select_streams", "v", "-show_entries", "packet=pts", "-of", "csv=p=0", url.path],
             in: directory)
@@ -147,7 +148,7 @@ extension FFmpegEndToEndTests {
             .compactMap { Int64($0) }
         try #require(video.count == 200, "ffprobe printed: \(probe.standardOutput.prefix(200))")
         #expect(video[99] == 126_000 + 99 * 3600 && video[100] == 90_000)
-        let decode = try ExternalTool.run(
+        let decode = try ChildProcess.runBlocking(
             "ffmpeg", ["-v", "warning", "-nostdin", "-i", url.path, "-f", "null", "-"], in: directory)
         #expect(decode.status == 0)
         for output in [probe.standardError, decode.standardError] {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The HTTP answers of a live channel checked once, exactly as sent: validators (304), gzip, HEAD, byte ranges and
 /// 404s with CORS and a short body.

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import TestSupport
 
 /// Reloads a channel's multivariant and media playlists like a player does, tracks every rendition with a
 /// `RenditionTracker`, hands new segments to a `SegmentVerifier`, checks what GAP URIs answer (404, or a filler

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// Downloads every segment the watcher finds, checks the HTTP answer and decodes it with ffprobe, in a task of its
 /// own so playlist polling keeps its pace. Results are read after `finish()`.
@@ -114,7 +115,7 @@ final class SegmentVerifier: Sendable {
 /// What the origin's HTTP answers must carry.
 enum HeaderExpectations {
     /// Problems with a 200 answer for a segment.
-    static func segment(_ response: HTTPResponse) -> [String] {
+    static func segment(_ response: RawHTTPResponse) -> [String] {
         var problems: [String] = []
         if response["Content-Type"] != "video/mp2t" {
             problems.append("Content-Type \(response["Content-Type"] ?? "none"), expected video/mp2t")
@@ -131,7 +132,7 @@ enum HeaderExpectations {
     }
 
     /// Problems with a 200 answer for a playlist.
-    static func playlist(_ response: HTTPResponse, maxAgeAtMost: Int) -> [String] {
+    static func playlist(_ response: RawHTTPResponse, maxAgeAtMost: Int) -> [String] {
         var problems: [String] = []
         if response["Content-Type"] != "application/vnd.apple.mpegurl" {
             problems.append(
@@ -148,7 +149,7 @@ enum HeaderExpectations {
     }
 
     /// Problems with CORS.
-    static func cors(_ response: HTTPResponse) -> [String] {
+    static func cors(_ response: RawHTTPResponse) -> [String] {
         response["Access-Control-Allow-Origin"] == "*"
             ? [] : ["Access-Control-Allow-Origin '\(response["Access-Control-Allow-Origin"] ?? "none")', expected *"]
     }
