@@ -34,8 +34,9 @@ let package = Package(
         // Filler media for GAP URLs: continues a rendition's MPEG-TS with a still picture and silence.
         .target(name: "GapFiller", dependencies: ["MediaProbe", "TestSource"]),
 
-        // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
+        // HTTP: the Swift face of libmicrohttpd and generic HTTP semantics (conditional GET, ranges, gzip), no HLS
+        // knowledge.
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "CZlib", "SharedBytes"]),
 
         // The origin: channels, ingest loop, window, snapshots.
         .target(
@@ -47,7 +48,7 @@ let package = Package(
         .target(
             name: "OriginServer",
             dependencies: [
-                "OriginCore", "MicroHTTPD", "HLSPlaylist", "SharedBytes", "CZlib",
+                "OriginCore", "MicroHTTPD", "HLSPlaylist", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]),

@@ -66,7 +66,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     /// request head rebuilt from what a plain request has) and a prepared answer is kept for the next time.
     public func handlePlain(_ request: PlainRequest) -> HTTPRequestAction? {
         guard request.path.starts(with: "/live/".utf8) else { return nil }
-        let gzip = request.acceptEncoding.map(Self.acceptsGzip(value:)) ?? false
+        let gzip = request.acceptEncoding.map(ContentCoding.acceptsGzip(value:)) ?? false
         if let cached = liveCache.lookup(request, gzip: gzip) { return respond(cached) }
         let head = request.makeHead()
         guard let segments = head.decodedPathSegments(), segments.first == "live" else { return nil }
