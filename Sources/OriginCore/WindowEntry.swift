@@ -21,9 +21,6 @@ public struct WindowEntry: Sendable {
     public let startsWithKeyframe: Bool
     /// For a GAP entry: the filler segment its URL answers (the playlist still says EXT-X-GAP); nil answers 404.
     public internal(set) var filler: SharedBytes? = nil
-    /// An object derived from the segment on first use, shared by every copy of the entry (the HTTP layer keeps the
-    /// segment's prepared response here). Describes `bytes` only, never `filler`.
-    public let derivedObject = DerivedObject()
 
     /// True for an EXT-X-GAP entry.
     public var isGap: Bool { bytes == nil }

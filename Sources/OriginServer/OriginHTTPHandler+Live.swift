@@ -26,7 +26,7 @@ extension OriginHTTPHandler {
             }
             let modified = snapshot.multivariantModifiedMilliseconds
             return servePlaylist(
-                request, bytes: playlist, derived: snapshot.derived, prepared: snapshot.derivedObject,
+                request, responses: preparedLive.multivariant(of: snapshot, bytes: playlist),
                 modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge
             ) { "\"\(instanceTag)-m\(modified)\"" }
         }
@@ -39,7 +39,7 @@ extension OriginHTTPHandler {
                 return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
             }
             return servePlaylist(
-                request, bytes: playlist, derived: rendition.derived, prepared: rendition.derivedObject,
+                request, responses: preparedLive.playlist(channel: channel.name, of: rendition, bytes: playlist),
                 modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
             ) { "\"\(instanceTag)-\(rendition.version)\"" }
         }
@@ -66,7 +66,7 @@ extension OriginHTTPHandler {
             return respond(response)
         }
         if let bytes = entry.bytes, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
-            let prepared = entry.derivedObject.value {
+            let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
                 PreparedResponse(
                     Self.completed(
                         serveImmutable(
@@ -92,30 +92,23 @@ extension OriginHTTPHandler {
     static let plainGet = HTTPRequestHead(method: "GET", path: "/")
     static let gzipGet = HTTPRequestHead(method: "GET", path: "/", headers: ["Accept-Encoding": "gzip"])
 
-    /// The prepared plain and gzip answers of one playlist version, each built on first use.
-    final class PreparedPlaylist: Sendable {
-        let plain = DerivedObject()
-        let gzip = DerivedObject()
-    }
-
     /// A playlist: the prepared answer of its version for a GET without If-None-Match, else built here.
     func servePlaylist(
-        _ request: HTTPRequestHead, bytes: SharedBytes, derived: DerivedBytes, prepared: DerivedObject,
-        modifiedMilliseconds: Int64, maxAge: Int, etag: () -> String
+        _ request: HTTPRequestHead, responses: PlaylistResponses, modifiedMilliseconds: Int64, maxAge: Int,
+        etag: () -> String
     ) -> HTTPRequestAction {
         guard StaticRepresentation.answersAsPlainGet(request, delivery: .compressible) else {
             return respond(
                 playlistResponse(
-                    request, bytes: bytes, derived: derived, etag: etag(), modifiedMilliseconds: modifiedMilliseconds,
+                    request, responses: responses, etag: etag(), modifiedMilliseconds: modifiedMilliseconds,
                     maxAge: maxAge))
         }
         let gzip = ContentCoding.acceptsGzip(request)
-        let forms = prepared.value { PreparedPlaylist() }
-        let form = (gzip ? forms.gzip : forms.plain).value {
+        let form = responses.prepared(gzip: gzip) {
             PreparedResponse(
                 Self.completed(
                     playlistResponse(
-                        gzip ? Self.gzipGet : Self.plainGet, bytes: bytes, derived: derived, etag: etag(),
+                        gzip ? Self.gzipGet : Self.plainGet, responses: responses, etag: etag(),
                         modifiedMilliseconds: modifiedMilliseconds, maxAge: maxAge)))
         }
         return respond(form)
@@ -123,16 +116,13 @@ extension OriginHTTPHandler {
 
     /// A playlist: short-lived caching, ETag validation, gzip when accepted.
     func playlistResponse(
-        _ request: HTTPRequestHead, bytes: SharedBytes, derived: DerivedBytes, etag: String,
-        modifiedMilliseconds: Int64, maxAge: Int
+        _ request: HTTPRequestHead, responses: PlaylistResponses, etag: String, modifiedMilliseconds: Int64,
+        maxAge: Int
     ) -> HTTPResponse {
         let representation = StaticRepresentation(
-            bytes: bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(max(maxAge, 0))",
+            bytes: responses.bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(max(maxAge, 0))",
             etag: etag, lastModifiedSeconds: modifiedMilliseconds / 1000, delivery: .compressible)
-        return representation.response(to: request) {
-            let compressed = derived.value("gzip") { Gzip.compress(bytes) ?? bytes }
-            return compressed === bytes ? nil : compressed
-        }
+        return representation.response(to: request) { responses.gzipped }
     }
 
     /// A segment or initialization section: cached for a year, validators, byte ranges.

@@ -17,6 +17,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let instanceTag: String
     /// Per-thread prepared answers of plain `/live` GETs (see `handlePlain(_:)`).
     let liveCache = LiveAnswerCache()
+    /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.
+    let preparedLive = LiveResponseStore()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
