@@ -36,7 +36,12 @@ let package = Package(
 
         // HTTP: the Swift face of libmicrohttpd and generic HTTP semantics (conditional GET, ranges, gzip), no HLS
         // knowledge.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "CZlib", "SharedBytes"]),
+        .target(
+            name: "MicroHTTPD",
+            dependencies: [
+                "CMicroHTTPD", "CMicroHTTPDShims", "CZlib", "SharedBytes",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // The origin: channels, ingest loop, window, snapshots.
         .target(
@@ -60,7 +65,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
-        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"]),
+        .testTarget(
+            name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
         .testTarget(name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe"]),

@@ -25,10 +25,7 @@ public final class OriginService: Sendable {
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         let http = Self.httpConfiguration(configuration)
-        let httpLogger = logger
-        server = HTTPServer(configuration: http, handler: handler) { message in
-            httpLogger.warning("libmicrohttpd: \(message)")
-        }
+        server = HTTPServer(configuration: http, handler: handler, logger: logger)
     }
 
     /// The HTTP server settings for a server configuration (tests use it to build the same server).
