@@ -1,9 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Linux only (Debian 12): the code calls Glibc directly (clocks, rlimits, sockets) and libmicrohttpd runs on epoll.
 let package = Package(
     name: "hlsorigin",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "hlsorigin", targets: ["hlsorigin"]),
         // The modules as a library, for the fuzz package in Fuzz/ (a path dependency sees products only).
@@ -23,7 +23,7 @@ let package = Package(
         // C boundary: libmicrohttpd and zlib, seen only by MicroHTTPD / OriginServer.
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+            providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 

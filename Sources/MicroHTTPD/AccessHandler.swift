@@ -2,11 +2,7 @@ import CMicroHTTPD
 import CMicroHTTPDShims
 import SharedBytes
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // The libmicrohttpd callbacks. They are file-scope functions (a C function pointer cannot capture anything); the
 // server context comes in through `cls`, the per-request state through `*con_cls`.

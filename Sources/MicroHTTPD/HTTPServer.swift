@@ -3,11 +3,7 @@ import CMicroHTTPDShims
 import Logging
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop, calling an
 /// `HTTPRequestHandler` for every request.

@@ -2,11 +2,7 @@ import Dispatch
 import Logging
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// `SHUT_RDWR` of <sys/socket.h> (not imported by name on every toolchain).
 let shutdownReadAndWrite: Int32 = 2

@@ -1,10 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// The on-disk copy of one channel's marker book: `{dataDirectory}/markers/{channel}.json`, rewritten atomically on
 /// every change (write a temporary file, fsync it, rename it over the old one, fsync the directory), so after a

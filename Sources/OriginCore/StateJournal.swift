@@ -1,8 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// What the origin must remember of a channel across restarts: enough that media sequence numbers never repeat,
 /// discontinuity sequences never go back and PROGRAM-DATE-TIME stays monotonic.

@@ -4,9 +4,7 @@ import Logging
 import OriginServer
 import ServiceLifecycle
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// `hlsorigin [--config FILE] [--host ADDR] [--port N] [--data-dir DIR]`: flags override the file.
 @main
@@ -30,7 +28,9 @@ struct HLSOriginCommand: AsyncParsableCommand {
     var logLevel: String?
 
     func validate() throws {
-        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if let port, !ServerConfiguration.validPorts.contains(port) {
+            throw ValidationError("--port must be between 0 and 65535")
+        }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }

@@ -2,9 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// Issue 7, item 4: the release binary killed with SIGKILL at random moments during ingest and admin writes, 50

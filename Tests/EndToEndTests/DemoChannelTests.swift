@@ -2,9 +2,7 @@ import Foundation
 import HLSPlaylist
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// Issue 3: the demo channel of `config/default.yaml`, fed by the built-in test source, read for 30 s by a polling

@@ -2,9 +2,7 @@ import Foundation
 import HLSPlaylist
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// Issue 5, acceptance (ad markers, docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;

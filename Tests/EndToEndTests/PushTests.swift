@@ -3,9 +3,7 @@ import HLSPlaylist
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// Removed segments fetched again at a given instant, from tasks of their own.
 final class RetentionLog: Sendable {

@@ -1,9 +1,7 @@
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// Another real player: streamlink (from PyPI, installed into `.build/e2e-venv` when missing) reads the demo

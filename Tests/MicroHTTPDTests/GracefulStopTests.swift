@@ -5,9 +5,7 @@ import SharedBytes
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 @Suite struct GracefulStopTests {
     /// A GET read slowly through a small receive buffer, on its own thread.

@@ -3,9 +3,7 @@ import MicroHTTPD
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 @Suite struct SuspendTests {
     @Test func suspendedRequestIsAnsweredFromAnotherThread() throws {

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A small blocking HTTP/1.1 client over a POSIX socket, for sending exact bytes and reading raw responses.
 // @unchecked: one thread may send while another reads; only reading touches `buffer`.

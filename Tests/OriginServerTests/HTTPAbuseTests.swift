@@ -1,9 +1,7 @@
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// Issue 7, item 2: HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
 /// invalid bytes and query strings: each gets a defined answer and the server keeps serving everybody else.

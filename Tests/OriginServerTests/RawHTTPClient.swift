@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// A client-side failure: connect, send, receive or parse.
 struct RawHTTPError: Error, CustomStringConvertible {
@@ -42,11 +38,7 @@ final class RawHTTPConnection {
 
     /// Connects to 127.0.0.1:`port`.
     init(port: Int) throws {
-        #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RawHTTPError("socket() failed: errno \(errno)") }
         socketDescriptor = descriptor
         var timeout = timeval(tv_sec: 15, tv_usec: 0)
@@ -69,11 +61,7 @@ final class RawHTTPConnection {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { raw in
-                #if canImport(Glibc)
-                    Glibc.send(socketDescriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL))
-                #else
-                    Darwin.send(socketDescriptor, raw.baseAddress, raw.count, 0)
-                #endif
+                Glibc.send(socketDescriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL))
             }
             guard sent > 0 else { throw RawHTTPError("send failed: errno \(errno)") }
             offset += sent

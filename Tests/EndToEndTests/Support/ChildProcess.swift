@@ -1,8 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// A child process whose output goes to files (a chatty child can never fill a pipe and stall), awaited without
 /// blocking a Swift concurrency thread, and killed when the value goes away while the child still runs.

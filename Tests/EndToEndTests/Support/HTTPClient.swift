@@ -2,9 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// An HTTP/1.1 response exactly as it came off the wire: nothing decompressed, nothing followed, nothing hidden.
 struct HTTPResponse: Sendable {
