@@ -80,6 +80,7 @@ let package = Package(
             dependencies: [
                 "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist"]),
     ],
