@@ -12,7 +12,8 @@ import Synchronization
 /// A rendition's segments are pruned to the entries of its snapshot whenever a request for one of its playlists or
 /// segments (or the channel's multivariant playlist) brings a newer rendition version than the last prune, so a
 /// segment's prepared answer is freed soon after it leaves retention: at the next such request, which players make
-/// every segment duration. (Until then a rendition nobody requests holds at most the answers of its last window.)
+/// every segment duration; and the service prunes every channel to its latest snapshot once a second
+/// (`prune(to:)`), so nothing outlives retention by much when no one asks.
 final class LiveResponseStore: Sendable {
     private let channels = Mutex<[String: ChannelResponses]>([:])
 
@@ -72,6 +73,17 @@ final class LiveResponseStore: Sendable {
             responses.segments[msn] = made
             channels[channel]?.renditions[rendition.name] = responses
             return made.response
+        }
+    }
+
+    /// Drops the segment answers that the renditions of `snapshot` (newer than their last prune) no longer list or
+    /// retain.
+    func prune(to snapshot: ChannelSnapshot) {
+        channels.withLock { channels in
+            guard channels[snapshot.name] != nil else { return }
+            for rendition in snapshot.renditions.values {
+                channels[snapshot.name]?.renditions[rendition.name]?.prune(to: rendition)
+            }
         }
     }
 

@@ -84,6 +84,15 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         return action
     }
 
+    /// Prunes the prepared `/live` answers to the channels' latest snapshots every `interval` until the task is
+    /// cancelled, so a segment's prepared answer goes soon after the segment leaves retention even if no one asks.
+    func prunePreparedAnswers(every interval: Duration = .seconds(1)) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            for channel in origin.allChannels { preparedLive.prune(to: channel.snapshot) }
+        }
+    }
+
     /// Answers a request that may carry an upload (PUT, POST) only once its body has been read, up to the ingest
     /// limit, and thrown away. MicroHTTPD discards at most 64 KiB of a body it was not asked to receive and then
     /// drops the connection without an answer, so an encoder pushing a segment to a wrong path or with a wrong

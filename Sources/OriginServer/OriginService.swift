@@ -14,6 +14,7 @@ public final class OriginService: Service, Sendable {
     /// The core.
     public let origin: Origin
     private let server: HTTPServer
+    private let handler: OriginHTTPHandler
     private let logger: Logger
     private let ticker = Mutex<Task<Void, Never>?>(nil)
     private let listening = Mutex(false)
@@ -28,7 +29,7 @@ public final class OriginService: Service, Sendable {
         var originConfiguration = configuration.origin
         originConfiguration.dataDirectory = originConfiguration.dataDirectory ?? configuration.dataDirectory
         origin = try Origin(configuration: originConfiguration, clock: clock, logger: logger)
-        let handler = OriginHTTPHandler(
+        handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         let http = Self.httpConfiguration(configuration)
         server = HTTPServer(configuration: http, handler: handler, logger: logger)
@@ -70,8 +71,8 @@ public final class OriginService: Service, Sendable {
     /// stops as `stop()` does.
     public func run() async throws {
         try startListening()
-        let origin = origin
-        await cancelWhenGracefulShutdown { await origin.run() }
+        let loops = backgroundLoops
+        await cancelWhenGracefulShutdown { await loops() }
         if Task.isShuttingDownGracefully { logger.info("signal received: shutting down") }
         stop()
     }
@@ -79,8 +80,18 @@ public final class OriginService: Service, Sendable {
     /// Starts listening and starts the ingest loop, without a service group (stop with `stop()`).
     public func start() throws {
         try startListening()
-        let origin = origin
-        ticker.withLock { $0 = Task.detached { await origin.run() } }
+        let loops = backgroundLoops
+        ticker.withLock { $0 = Task.detached { await loops() } }
+    }
+
+    /// The ingest loop and the pruning of the server's prepared answers, until the task is cancelled.
+    private var backgroundLoops: @Sendable () async -> Void {
+        { [origin, handler] in
+            await withTaskGroup(of: Void.self) { loops in
+                loops.addTask { await origin.run() }
+                loops.addTask { await handler.prunePreparedAnswers() }
+            }
+        }
     }
 
     /// Raises the soft open-file limit to the hard one (as nginx's `worker_rlimit_nofile` does): every connection

@@ -19,6 +19,18 @@ struct PreparedLiveResponseTests {
         #expect(stack.handler.preparedLive.segmentUsage.count == 0)
     }
 
+    @Test func pruningToTheLatestSnapshotFreesSegmentsNobodyAskedForSince() throws {
+        let stack = try OriginTestStack()
+        try stack.slots(3)
+        let connection = try stack.connect()
+        #expect(try connection.request("GET", "/live/ch/180p/0.ts").status == 200)
+        #expect(stack.handler.preparedLive.segmentUsage.count == 1)
+        try stack.slots(40)
+        let channel = try #require(stack.origin.channel(named: OriginTestStack.channel))
+        stack.handler.preparedLive.prune(to: channel.snapshot)
+        #expect(stack.handler.preparedLive.segmentUsage.count == 0)
+    }
+
     @Test func aNewPlaylistVersionReplacesThePreparedOne() throws {
         let stack = try OriginTestStack()
         try stack.slots(3)
