@@ -1,9 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Linux only (Debian 12): the code calls Glibc directly (clocks, rlimits, sockets) and libmicrohttpd runs on epoll.
 let package = Package(
     name: "hlsorigin",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "hlsorigin", targets: ["hlsorigin"]),
         // The modules as a library, for the fuzz package in Fuzz/ (a path dependency sees products only).
@@ -17,13 +17,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // C boundary: libmicrohttpd and zlib, seen only by MicroHTTPD / OriginServer.
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+            providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
@@ -39,8 +40,14 @@ let package = Package(
         // Filler media for GAP URLs: continues a rendition's MPEG-TS with a still picture and silence.
         .target(name: "GapFiller", dependencies: ["MediaProbe", "MPEGTSWriter"]),
 
-        // HTTP: the Swift face of libmicrohttpd, no HLS knowledge.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CMicroHTTPDShims", "SharedBytes"]),
+        // HTTP: the Swift face of libmicrohttpd and generic HTTP semantics (conditional GET, ranges, gzip), no HLS
+        // knowledge.
+        .target(
+            name: "MicroHTTPD",
+            dependencies: [
+                "CMicroHTTPD", "CMicroHTTPDShims", "CZlib", "SharedBytes",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // The origin, along the data path: probed segments enter the ingest loop, which fills slots, keeps each
         // rendition's live window and renders the snapshots the HTTP layer serves; markers are overlaid on the
@@ -62,8 +69,9 @@ let package = Package(
         .target(
             name: "OriginServer",
             dependencies: [
-                "OriginCore", "MicroHTTPD", "HLSPlaylist", "SharedBytes", "CZlib",
+                "OriginCore", "MicroHTTPD", "HLSPlaylist", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
             ]),
         .executableTarget(
@@ -72,12 +80,15 @@ let package = Package(
                 "OriginServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
         // What the test targets share: a raw-socket HTTP/1.1 client, a child-process runner with a deadline,
         // bounded waits, the `.endToEnd` tag.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TestSupport"]),
+        .testTarget(
+            name: "MicroHTTPDTests",
+            dependencies: ["MicroHTTPD", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
         .testTarget(
             name: "MediaProbeTests", dependencies: ["MediaProbe", "TestSupport"], resources: [.copy("Fixtures")]),
@@ -96,6 +107,7 @@ let package = Package(
             dependencies: [
                 "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],

@@ -13,7 +13,6 @@ let fuzzTargets = [
 
 let package = Package(
     name: "hlsorigin-fuzz",
-    platforms: [.macOS(.v15)],
     dependencies: [
         // A symlink to "..": a path dependency's identity is its directory name, and the clone's own name varies.
         .package(path: "hlsorigin"),

@@ -1,7 +1,6 @@
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
-import Synchronization
 
 /// What the HTTP layer serves for one rendition: an immutable value published after every change.
 public final class RenditionSnapshot: Sendable {
@@ -19,10 +18,6 @@ public final class RenditionSnapshot: Sendable {
     public let entries: [WindowEntry]
     /// Initialization sections by version.
     public let initSections: [Int: InitSection]
-    /// Forms of the playlist derived on first use (e.g. gzip).
-    public let derived = DerivedBytes()
-    /// An object derived from this playlist version on first use (the HTTP layer keeps its prepared responses here).
-    public let derivedObject = DerivedObject()
 
     init(
         name: String, playlist: SharedBytes?, version: UInt64, modifiedMilliseconds: Int64, targetDuration: Int,
@@ -61,49 +56,15 @@ public final class ChannelSnapshot: Sendable {
     public let multivariantModifiedMilliseconds: Int64
     /// Renditions by name.
     public let renditions: [String: RenditionSnapshot]
-    /// Forms of the multivariant playlist derived on first use (e.g. gzip); shared by consecutive snapshots whose
-    /// multivariant playlist is the same.
-    public let derived: DerivedBytes
-    /// An object derived from the multivariant playlist on first use (the HTTP layer keeps its prepared responses
-    /// here); shared like `derived`.
-    public let derivedObject: DerivedObject
 
     package init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
-        renditions: [String: RenditionSnapshot], derivedFrom previous: ChannelSnapshot? = nil
+        renditions: [String: RenditionSnapshot]
     ) {
-        if let previous, let bytes = multivariantPlaylist, previous.multivariantPlaylist === bytes,
-            previous.multivariantModifiedMilliseconds == multivariantModifiedMilliseconds
-        {
-            derived = previous.derived
-            derivedObject = previous.derivedObject
-        } else {
-            derived = DerivedBytes()
-            derivedObject = DerivedObject()
-        }
         self.name = name
         self.version = version
         self.multivariantPlaylist = multivariantPlaylist
         self.multivariantModifiedMilliseconds = multivariantModifiedMilliseconds
         self.renditions = renditions
-    }
-}
-
-/// Bytes derived from a snapshot on first use and kept as long as the snapshot lives (e.g. the gzip form of a
-/// playlist): computed once per change, never per request.
-public final class DerivedBytes: Sendable {
-    private let store = Mutex<[String: SharedBytes]>([:])
-
-    public init() {}
-
-    /// The bytes stored under `key`, made by `make` the first time.
-    public func value(_ key: String, make: () -> SharedBytes) -> SharedBytes {
-        if let existing = store.withLock({ $0[key] }) { return existing }
-        let made = make()
-        return store.withLock { store in
-            if let raced = store[key] { return raced }
-            store[key] = made
-            return made
-        }
     }
 }

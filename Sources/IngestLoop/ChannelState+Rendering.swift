@@ -45,7 +45,7 @@ extension ChannelState {
         }
         return ChannelSnapshot(
             name: name, version: version, multivariantPlaylist: multivariantBytes,
-            multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots, derivedFrom: previous)
+            multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots)
     }
 
     /// The multivariant playlist: one variant per rendition that has media, in configuration order.

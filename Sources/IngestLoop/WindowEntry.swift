@@ -27,9 +27,6 @@ public struct WindowEntry: Sendable {
     public let container: MediaContainer
     /// Version of the fMP4 initialization section this entry needs (EXT-X-MAP `init-{n}.mp4`).
     public let initSectionVersion: Int?
-    /// An object derived from the segment on first use, shared by every copy of the entry (the HTTP layer keeps the
-    /// segment's prepared response here). Describes `bytes` only, never `filler`.
-    public let derivedObject = DerivedObject()
 
     package init(
         msn: UInt64, durationMilliseconds: Int64, programDateTimeMilliseconds: Int64, discontinuity: Bool,

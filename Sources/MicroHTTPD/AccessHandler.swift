@@ -2,11 +2,7 @@ import CMicroHTTPD
 import CMicroHTTPDShims
 import SharedBytes
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // The libmicrohttpd callbacks. They are file-scope functions (a C function pointer cannot capture anything); the
 // server context comes in through `cls`, the per-request state through `*con_cls`.
@@ -173,8 +169,9 @@ private func receive(
     }
     guard state.receivedCount - state.bodyLimit > context.drainLimit else { return .YES }
     state.isAnswered = true
-    context.log(
-        "MicroHTTPD: request body over \(state.bodyLimit) bytes kept coming; sent 413 and closed the connection")
+    context.warn(
+        "MicroHTTPD: request body over \(state.bodyLimit) bytes kept coming; sent 413 and closed the connection",
+        ["http.status": "413", "http.body_limit": "\(state.bodyLimit)"])
     let bytes = RawResponse.payloadTooLarge(limit: state.bodyLimit, context.standardHeaders)
     _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
     return .NO
@@ -197,7 +194,7 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
     case .suspend(let start):
         if let responder = state.responder {
             guard let response = responder.takeResponse() else {
-                context.log("MicroHTTPD: connection resumed without a response; closing it")
+                context.warn("MicroHTTPD: connection resumed without a response; closing it")
                 return .NO
             }
             return answer(response, state, connection, context)
@@ -233,7 +230,9 @@ private func queue(
     _ handle: OpaquePointer, status: Int, _ connection: OpaquePointer, _ context: ServerContext
 ) -> MHD_Result {
     let result = MHD_queue_response(connection, UInt32(clamping: status), handle)
-    if result != .YES { context.log("MicroHTTPD: libmicrohttpd refused to queue a \(status) response") }
+    if result != .YES {
+        context.warn("MicroHTTPD: libmicrohttpd refused to queue a \(status) response", ["http.status": "\(status)"])
+    }
     return result
 }
 

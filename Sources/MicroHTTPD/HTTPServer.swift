@@ -1,12 +1,9 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
+import Logging
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop, calling an
 /// `HTTPRequestHandler` for every request.
@@ -26,28 +23,32 @@ public final class HTTPServer: Sendable {
     /// - Parameters:
     ///   - configuration: where to listen and the connection limits.
     ///   - handler: decides what to do with each request, on libmicrohttpd's threads.
-    ///   - log: receives libmicrohttpd's error log lines and this module's own warnings, from any thread.
+    ///   - logger: receives libmicrohttpd's error log lines and this module's own warnings (level warning, with
+    ///     `http.*` metadata), from any thread. Default: discards them.
     public init(
         configuration: HTTPServerConfiguration, handler: some HTTPRequestHandler,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        logger: Logger = HTTPServer.silentLogger
     ) {
         self.configuration = configuration
         self.context = ServerContext(
             handler: handler, standardHeaders: configuration.standardHeaders,
             deadlines: RequestDeadlines(
                 limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit,
-                log: log),
+                logger: logger),
             requestHeadBudget: configuration.requestHeadBudget,
-            log: log)
+            logger: logger)
     }
 
     /// Creates a server whose handler is a closure (called on libmicrohttpd's threads; must not block).
     public convenience init(
-        configuration: HTTPServerConfiguration, log: @escaping @Sendable (String) -> Void = { _ in },
+        configuration: HTTPServerConfiguration, logger: Logger = HTTPServer.silentLogger,
         handler: @escaping @Sendable (HTTPRequestHead) -> HTTPRequestAction
     ) {
-        self.init(configuration: configuration, handler: HTTPClosureHandler(handler), log: log)
+        self.init(configuration: configuration, handler: HTTPClosureHandler(handler), logger: logger)
     }
+
+    /// A logger that discards everything (the default of the initializers).
+    public static let silentLogger = Logger(label: "MicroHTTPD", factory: { _ in SwiftLogNoOpLogHandler() })
 
     deinit { stop() }
 

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// How an `HTTPServer` listens and how it protects itself from too many or too slow clients.
 public struct HTTPServerConfiguration: Sendable {

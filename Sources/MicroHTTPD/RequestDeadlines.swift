@@ -1,11 +1,8 @@
 import Dispatch
+import Logging
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// `SHUT_RDWR` of <sys/socket.h> (not imported by name on every toolchain).
 let shutdownReadAndWrite: Int32 = 2
@@ -58,12 +55,12 @@ final class RequestDeadlines: Sendable {
     private let registry = Mutex(Registry())
     private let cutCount = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
 
-    init(limitSeconds: Int, connectionLimit: Int = 0, log: @escaping @Sendable (String) -> Void) {
+    init(limitSeconds: Int, connectionLimit: Int = 0, logger: Logger) {
         limitMilliseconds = Int64(max(limitSeconds, 0)) * 1000
         self.connectionLimit = max(connectionLimit, 0)
-        self.log = log
+        self.logger = logger
     }
 
     /// Extra connections libmicrohttpd accepts beyond `connectionLimit`, so a flood is answered 503 and closed
@@ -172,7 +169,12 @@ final class RequestDeadlines: Sendable {
         }
         if cut > 0 {
             cutCount.add(cut, ordering: .relaxed)
-            log("MicroHTTPD: closed \(cut) connection(s) whose request head or body took over \(limitMilliseconds) ms")
+            logger.warning(
+                "MicroHTTPD: closed \(cut) connection(s) whose request head or body took over \(limitMilliseconds) ms",
+                metadata: [
+                    "http.log_source": "MicroHTTPD", "http.connections_cut": "\(cut)",
+                    "http.request_deadline_ms": "\(limitMilliseconds)",
+                ])
         }
     }
 }

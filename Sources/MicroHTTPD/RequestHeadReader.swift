@@ -1,11 +1,7 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Builds an `HTTPRequestHead` from what libmicrohttpd has parsed.
 enum RequestHeadReader {

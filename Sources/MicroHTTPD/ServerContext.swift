@@ -1,4 +1,5 @@
 import CMicroHTTPDShims
+import Logging
 import Synchronization
 
 /// Everything libmicrohttpd's callbacks reach through their `cls` pointer: the handler, the log and the registry of
@@ -12,7 +13,7 @@ final class ServerContext: Sendable {
     }
 
     let handler: any HTTPRequestHandler
-    let log: @Sendable (String) -> Void
+    let logger: Logger
     /// Headers added to the answers MicroHTTPD builds itself (413, 503).
     let standardHeaders: HTTPHeaders
     /// Bytes of a request body read and thrown away for actions other than `.receiveBody` before answering 413.
@@ -34,13 +35,13 @@ final class ServerContext: Sendable {
 
     init(
         handler: any HTTPRequestHandler, standardHeaders: HTTPHeaders = HTTPHeaders(),
-        deadlines: RequestDeadlines? = nil, requestHeadBudget: Int = 0, log: @escaping @Sendable (String) -> Void
+        deadlines: RequestDeadlines? = nil, requestHeadBudget: Int = 0, logger: Logger
     ) {
         self.handler = handler
         self.requestHeadBudget = requestHeadBudget
-        self.deadlines = deadlines ?? RequestDeadlines(limitSeconds: 0, log: log)
+        self.deadlines = deadlines ?? RequestDeadlines(limitSeconds: 0, logger: logger)
         self.standardHeaders = standardHeaders
-        self.log = log
+        self.logger = logger
         logSink = .allocate(capacity: 1)
         logSink.initialize(to: CMicroHTTPDShims_LogSink(callback: forwardLogMessage, cls: nil))
         logSink.pointee.cls = Unmanaged.passUnretained(self).toOpaque()
@@ -51,7 +52,14 @@ final class ServerContext: Sendable {
     /// A libmicrohttpd log line.
     func logMessage(_ message: String) {
         registry.withLock { registry in registry.startupMessages?.append(message) }
-        log(message)
+        logger.warning("\(message)", metadata: ["http.log_source": "libmicrohttpd"])
+    }
+
+    /// A warning of this module, e.g. a connection closed for a reason the client is not told.
+    func warn(_ message: Logger.Message, _ metadata: Logger.Metadata = [:]) {
+        var metadata = metadata
+        metadata["http.log_source"] = "MicroHTTPD"
+        logger.warning(message, metadata: metadata)
     }
 
     /// Collects log lines until `endStartup()`.

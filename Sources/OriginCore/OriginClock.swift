@@ -1,10 +1,6 @@
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Glibc
 
 /// The one clock every channel reads: PDT anchors, slot deadlines, marker times, retention.
 ///

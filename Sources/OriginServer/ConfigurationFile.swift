@@ -271,7 +271,7 @@ public enum ConfigurationFile {
 
     static func validate(_ configuration: ServerConfiguration, source: String) throws {
         func fail(_ message: String) -> ConfigurationError { ConfigurationError("\(source): \(message)") }
-        guard (0...65535).contains(configuration.port) else { throw fail("port \(configuration.port) out of range") }
+        guard ServerConfiguration.validPorts.contains(configuration.port) else { throw fail("port \(configuration.port) out of range") }
         guard configuration.connectionLimit > 0 else { throw fail("connectionLimit must be positive") }
         guard configuration.connectionTimeoutSeconds > 0 else { throw fail("connectionTimeoutSeconds must be positive") }
         guard (4...1024).contains(configuration.connectionMemoryKiB) else {

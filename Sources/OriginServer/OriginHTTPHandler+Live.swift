@@ -1,4 +1,3 @@
-import Foundation
 import HLSPlaylist
 import MicroHTTPD
 import OriginCore
@@ -27,7 +26,7 @@ extension OriginHTTPHandler {
             }
             let modified = snapshot.multivariantModifiedMilliseconds
             return servePlaylist(
-                request, bytes: playlist, derived: snapshot.derived, prepared: snapshot.derivedObject,
+                request, responses: preparedLive.multivariant(of: snapshot, bytes: playlist),
                 modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge
             ) { "\"\(instanceTag)-m\(modified)\"" }
         }
@@ -40,7 +39,7 @@ extension OriginHTTPHandler {
                 return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
             }
             return servePlaylist(
-                request, bytes: playlist, derived: rendition.derived, prepared: rendition.derivedObject,
+                request, responses: preparedLive.playlist(channel: channel.name, of: rendition, bytes: playlist),
                 modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
             ) { "\"\(instanceTag)-\(rendition.version)\"" }
         }
@@ -66,8 +65,8 @@ extension OriginHTTPHandler {
             response.headers.append(name: "Cache-Control", value: "no-cache")
             return respond(response)
         }
-        if let bytes = entry.bytes, !Self.isConditionalOrRange(request) {
-            let prepared = entry.derivedObject.value {
+        if let bytes = entry.bytes, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
+            let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
                 PreparedResponse(
                     Self.completed(
                         serveImmutable(
@@ -89,64 +88,41 @@ extension OriginHTTPHandler {
                 modifiedMilliseconds: entry.endMilliseconds))
     }
 
-    /// A request without the headers that change a segment's answer (validators, ranges).
-    static func isConditionalOrRange(_ request: HTTPRequestHead) -> Bool {
-        request.headers.contains("If-None-Match") || request.headers.contains("If-Modified-Since")
-            || request.headers.contains("Range")
-    }
-
     /// What a prepared response answers: a GET without conditions, with or without gzip.
     static let plainGet = HTTPRequestHead(method: "GET", path: "/")
     static let gzipGet = HTTPRequestHead(method: "GET", path: "/", headers: ["Accept-Encoding": "gzip"])
 
-    /// The prepared plain and gzip answers of one playlist version, each built on first use.
-    final class PreparedPlaylist: Sendable {
-        let plain = DerivedObject()
-        let gzip = DerivedObject()
-    }
-
     /// A playlist: the prepared answer of its version for a GET without If-None-Match, else built here.
     func servePlaylist(
-        _ request: HTTPRequestHead, bytes: SharedBytes, derived: DerivedBytes, prepared: DerivedObject,
-        modifiedMilliseconds: Int64, maxAge: Int, etag: () -> String
+        _ request: HTTPRequestHead, responses: PlaylistResponses, modifiedMilliseconds: Int64, maxAge: Int,
+        etag: () -> String
     ) -> HTTPRequestAction {
-        guard request.headers.contains("If-None-Match") else {
-            let gzip = Self.acceptsGzip(request)
-            let forms = prepared.value { PreparedPlaylist() }
-            let form = (gzip ? forms.gzip : forms.plain).value {
-                PreparedResponse(
-                    Self.completed(
-                        playlistResponse(
-                            gzip ? Self.gzipGet : Self.plainGet, bytes: bytes, derived: derived, etag: etag(),
-                            modifiedMilliseconds: modifiedMilliseconds, maxAge: maxAge)))
-            }
-            return respond(form)
+        guard StaticRepresentation.answersAsPlainGet(request, delivery: .compressible) else {
+            return respond(
+                playlistResponse(
+                    request, responses: responses, etag: etag(), modifiedMilliseconds: modifiedMilliseconds,
+                    maxAge: maxAge))
         }
-        return respond(
-            playlistResponse(
-                request, bytes: bytes, derived: derived, etag: etag(), modifiedMilliseconds: modifiedMilliseconds,
-                maxAge: maxAge))
+        let gzip = ContentCoding.acceptsGzip(request)
+        let form = responses.prepared(gzip: gzip) {
+            PreparedResponse(
+                Self.completed(
+                    playlistResponse(
+                        gzip ? Self.gzipGet : Self.plainGet, responses: responses, etag: etag(),
+                        modifiedMilliseconds: modifiedMilliseconds, maxAge: maxAge)))
+        }
+        return respond(form)
     }
 
     /// A playlist: short-lived caching, ETag validation, gzip when accepted.
     func playlistResponse(
-        _ request: HTTPRequestHead, bytes: SharedBytes, derived: DerivedBytes, etag: String,
-        modifiedMilliseconds: Int64, maxAge: Int
+        _ request: HTTPRequestHead, responses: PlaylistResponses, etag: String, modifiedMilliseconds: Int64,
+        maxAge: Int
     ) -> HTTPResponse {
-        var headers: HTTPHeaders = [
-            "Content-Type": Self.playlistType, "Cache-Control": "public, max-age=\(max(maxAge, 0))", "ETag": etag,
-            "Last-Modified": HTTPDate.format(secondsSince1970: modifiedMilliseconds / 1000),
-            "Vary": "Accept-Encoding",
-        ]
-        if Self.noneMatch(request, etag: etag) { return HTTPResponse(status: 304, headers: headers) }
-        if Self.acceptsGzip(request) {
-            let compressed = derived.value("gzip") { Gzip.compress(bytes) ?? bytes }
-            if compressed !== bytes {
-                headers.append(name: "Content-Encoding", value: "gzip")
-                return HTTPResponse(status: 200, headers: headers, body: .bytes(compressed))
-            }
-        }
-        return HTTPResponse(status: 200, headers: headers, body: .bytes(bytes))
+        let representation = StaticRepresentation(
+            bytes: responses.bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(max(maxAge, 0))",
+            etag: etag, lastModifiedSeconds: modifiedMilliseconds / 1000, delivery: .compressible)
+        return representation.response(to: request) { responses.gzipped }
     }
 
     /// A segment or initialization section: cached for a year, validators, byte ranges.
@@ -154,84 +130,9 @@ extension OriginHTTPHandler {
         _ request: HTTPRequestHead, bytes: SharedBytes, contentType: String, etag: String,
         modifiedMilliseconds: Int64?
     ) -> HTTPResponse {
-        var headers: HTTPHeaders = [
-            "Content-Type": contentType, "Cache-Control": Self.immutable, "ETag": etag, "Accept-Ranges": "bytes",
-        ]
-        if let modifiedMilliseconds {
-            headers.append(name: "Last-Modified", value: HTTPDate.format(secondsSince1970: modifiedMilliseconds / 1000))
-        }
-        if Self.noneMatch(request, etag: etag) { return HTTPResponse(status: 304, headers: headers) }
-        if request.headers["If-None-Match"] == nil, let since = request.headers["If-Modified-Since"].flatMap(HTTPDate.parse),
-            let modifiedMilliseconds, modifiedMilliseconds / 1000 <= since
-        {
-            return HTTPResponse(status: 304, headers: headers)
-        }
-        // If-Range with another validator: send the whole representation.
-        let rangeHeader = request.headers["If-Range"].map { $0 == etag } ?? true ? request.headers["Range"] : nil
-        switch ByteRangeRequest.resolve(rangeHeader, length: bytes.count) {
-        case .whole:
-            return HTTPResponse(status: 200, headers: headers, body: .bytes(bytes))
-        case .partial(let range):
-            headers.append(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(bytes.count)")
-            return HTTPResponse(status: 206, headers: headers, body: .slice(bytes, range))
-        case .unsatisfiable:
-            var response = HTTPResponse.text(416, "range not satisfiable: the resource has \(bytes.count) bytes\n")
-            response.headers.append(name: "Content-Range", value: "bytes */\(bytes.count)")
-            return response
-        }
-    }
-
-    static func noneMatch(_ request: HTTPRequestHead, etag: String) -> Bool {
-        guard let header = request.headers["If-None-Match"] else { return false }
-        return header == "*"
-            || header.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "") == etag }
-    }
-
-    /// Whether Accept-Encoding allows gzip: the first item naming `gzip` or `*` decides, refused only by a q-value
-    /// of zero (`q=0`, `q=0.0`...).
-    static func acceptsGzip(_ request: HTTPRequestHead) -> Bool {
-        guard var header = request.headers["Accept-Encoding"] else { return false }
-        return header.withUTF8 { acceptsGzip(value: UnsafeRawBufferPointer($0)) }
-    }
-
-    /// `acceptsGzip(_:)` on the bytes of an Accept-Encoding value, without building strings.
-    static func acceptsGzip(value: UnsafeRawBufferPointer) -> Bool {
-        let comma = UInt8(ascii: ","), semicolon = UInt8(ascii: ";")
-        var itemStart = 0
-        while itemStart <= value.count {
-            var itemEnd = itemStart
-            while itemEnd < value.count && value[itemEnd] != comma { itemEnd += 1 }
-            var codingEnd = itemStart
-            while codingEnd < itemEnd && value[codingEnd] != semicolon { codingEnd += 1 }
-            if isGzipOrAny(trimmed(value[itemStart..<codingEnd])) {
-                var parameterStart = codingEnd + 1
-                while parameterStart < itemEnd {
-                    var parameterEnd = parameterStart
-                    while parameterEnd < itemEnd && value[parameterEnd] != semicolon { parameterEnd += 1 }
-                    let parameter = value[parameterStart..<parameterEnd].filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
-                    if parameter.starts(with: "q=0".utf8),
-                        !parameter.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") })
-                    {
-                        return false
-                    }
-                    parameterStart = parameterEnd + 1
-                }
-                return true
-            }
-            itemStart = itemEnd + 1
-        }
-        return false
-    }
-
-    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
-        var bytes = bytes
-        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes.removeFirst() }
-        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes.removeLast() }
-        return bytes
-    }
-
-    private static func isGzipOrAny(_ coding: Slice<UnsafeRawBufferPointer>) -> Bool {
-        if coding.elementsEqual("*".utf8) { return true }
-        return coding.count == 4 && zip(coding, "gzip".utf8).allSatisfy { $0 | 0x20 == $1 }
+        StaticRepresentation(
+            bytes: bytes, contentType: contentType, cacheControl: Self.immutable, etag: etag,
+            lastModifiedSeconds: modifiedMilliseconds.map { $0 / 1000 }, delivery: .byteRanges
+        ).response(to: request)
     }
 }

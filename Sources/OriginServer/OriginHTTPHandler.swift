@@ -17,6 +17,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let instanceTag: String
     /// Per-thread prepared answers of plain `/live` GETs (see `handlePlain(_:)`).
     let liveCache = LiveAnswerCache()
+    /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.
+    let preparedLive = LiveResponseStore()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
@@ -66,7 +68,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     /// request head rebuilt from what a plain request has) and a prepared answer is kept for the next time.
     public func handlePlain(_ request: PlainRequest) -> HTTPRequestAction? {
         guard request.path.starts(with: "/live/".utf8) else { return nil }
-        let gzip = request.acceptEncoding.map(Self.acceptsGzip(value:)) ?? false
+        let gzip = request.acceptEncoding.map(ContentCoding.acceptsGzip(value:)) ?? false
         if let cached = liveCache.lookup(request, gzip: gzip) { return respond(cached) }
         let head = request.makeHead()
         guard let segments = head.decodedPathSegments(), segments.first == "live" else { return nil }
@@ -80,6 +82,15 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                 liveCache.store(request, gzip: gzip, channel: channel, version: version, shared: shared))
         }
         return action
+    }
+
+    /// Prunes the prepared `/live` answers to the channels' latest snapshots every `interval` until the task is
+    /// cancelled, so a segment's prepared answer goes soon after the segment leaves retention even if no one asks.
+    func prunePreparedAnswers(every interval: Duration = .seconds(1)) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            for channel in origin.allChannels { preparedLive.prune(to: channel.snapshot) }
+        }
     }
 
     /// Answers a request that may carry an upload (PUT, POST) only once its body has been read, up to the ingest

@@ -2,15 +2,22 @@ import Foundation
 import Logging
 import MicroHTTPD
 import OriginCore
+import ServiceLifecycle
 import Synchronization
 
-/// The running origin: the core, its ingest loop task and the HTTP server, with graceful shutdown.
-public final class OriginService: Sendable {
+/// The running origin: the core, its ingest loop and the HTTP server, with graceful shutdown.
+///
+/// A `Service`: run it in a `ServiceGroup` (the command line does, with SIGTERM and SIGINT as graceful shutdown
+/// signals). `run()` listens, runs the ingest loop until the graceful shutdown (or cancellation), then drains the
+/// requests in flight and writes the journals. `start()` and `stop()` do the same without a service group.
+public final class OriginService: Service, Sendable {
     /// The core.
     public let origin: Origin
     private let server: HTTPServer
+    private let handler: OriginHTTPHandler
     private let logger: Logger
     private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let listening = Mutex(false)
 
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `start()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
@@ -22,13 +29,10 @@ public final class OriginService: Sendable {
         var originConfiguration = configuration.origin
         originConfiguration.dataDirectory = originConfiguration.dataDirectory ?? configuration.dataDirectory
         origin = try Origin(configuration: originConfiguration, clock: clock, logger: logger)
-        let handler = OriginHTTPHandler(
+        handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         let http = Self.httpConfiguration(configuration)
-        let httpLogger = logger
-        server = HTTPServer(configuration: http, handler: handler) { message in
-            httpLogger.warning("libmicrohttpd: \(message)")
-        }
+        server = HTTPServer(configuration: http, handler: handler, logger: logger)
     }
 
     /// The HTTP server settings for a server configuration (tests use it to build the same server).
@@ -50,13 +54,44 @@ public final class OriginService: Sendable {
         return http
     }
 
-    /// Starts listening and starts the ingest loop.
+    /// Binds the port and answers HTTP from now on (the ingest loop runs in `run()` or after `start()`). Call it
+    /// before `run()` to learn the port, or to fail early when it is taken; `run()` calls it otherwise.
+    public func startListening() throws {
+        let started = try listening.withLock { listening in
+            guard !listening else { return false }
+            Self.raiseOpenFileLimit(connectionLimit: server.configuration.connectionLimit, logger: logger)
+            try server.start()
+            listening = true
+            return true
+        }
+        if started { logger.info("hlsorigin listening", metadata: ["port": "\(server.boundPort)"]) }
+    }
+
+    /// Serves until a graceful shutdown is triggered (or the task is cancelled): listens, runs the ingest loop, then
+    /// stops as `stop()` does.
+    public func run() async throws {
+        try startListening()
+        let loops = backgroundLoops
+        await cancelWhenGracefulShutdown { await loops() }
+        if Task.isShuttingDownGracefully { logger.info("signal received: shutting down") }
+        stop()
+    }
+
+    /// Starts listening and starts the ingest loop, without a service group (stop with `stop()`).
     public func start() throws {
-        Self.raiseOpenFileLimit(connectionLimit: server.configuration.connectionLimit, logger: logger)
-        try server.start()
-        let origin = origin
-        ticker.withLock { $0 = Task.detached { await origin.run() } }
-        logger.info("hlsorigin listening", metadata: ["port": "\(server.boundPort)"])
+        try startListening()
+        let loops = backgroundLoops
+        ticker.withLock { $0 = Task.detached { await loops() } }
+    }
+
+    /// The ingest loop and the pruning of the server's prepared answers, until the task is cancelled.
+    private var backgroundLoops: @Sendable () async -> Void {
+        { [origin, handler] in
+            await withTaskGroup(of: Void.self) { loops in
+                loops.addTask { await origin.run() }
+                loops.addTask { await handler.prunePreparedAnswers() }
+            }
+        }
     }
 
     /// Raises the soft open-file limit to the hard one (as nginx's `worker_rlimit_nofile` does): every connection
@@ -84,8 +119,8 @@ public final class OriginService: Sendable {
     /// Longest time `stop()` lets requests in flight finish (a slow reader of a large segment, an encoder's PUT).
     public static let drainGracePeriod: Duration = .seconds(4)
 
-    /// Graceful shutdown: stops the ingest loop, stops listening, lets requests in flight finish (up to
-    /// `gracePeriod`), closes the remaining connections, then writes every channel's state journal.
+    /// Graceful shutdown: stops the ingest loop started by `start()`, stops listening, lets requests in flight
+    /// finish (up to `gracePeriod`), closes the remaining connections, then writes every channel's state journal.
     public func stop(gracePeriod: Duration = OriginService.drainGracePeriod) {
         ticker.withLock { task in
             task?.cancel()

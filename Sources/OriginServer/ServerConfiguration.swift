@@ -36,4 +36,7 @@ public struct ServerConfiguration: Sendable {
     public var origin = OriginConfiguration()
 
     public init() {}
+
+    /// The ports `port` may be (0 picks a free one): the one check of the command line and the configuration file.
+    public static let validPorts = 0...65535
 }

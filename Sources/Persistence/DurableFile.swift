@@ -1,8 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// The one way the origin writes a file that must survive a crash (also `kill -9` or a power cut): the bytes go to
 /// `{path}.tmp`, which is fsync'd and renamed over `path`, then the directory is fsync'd. After a crash the file

@@ -1,12 +1,10 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import OriginServer
+import ServiceLifecycle
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// `hlsorigin [--config FILE] [--host ADDR] [--port N] [--data-dir DIR]`: flags override the file.
 @main
@@ -30,7 +28,9 @@ struct HLSOriginCommand: AsyncParsableCommand {
     var logLevel: String?
 
     func validate() throws {
-        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if let port, !ServerConfiguration.validPorts.contains(port) {
+            throw ValidationError("--port must be between 0 and 65535")
+        }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
@@ -59,51 +59,16 @@ struct HLSOriginCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "hlsorigin")
+        signal(SIGPIPE, SIG_IGN)
         let service = try OriginService(configuration: settings, logger: logger)
-        try service.start()
+        try service.startListening()
         // Print the bound port on stdout so scripts and tests can find it (port 0 picks a free one).
         print("hlsorigin listening on \(settings.host):\(service.port) (config: \(path ?? "built-in defaults"))")
         fflush(nil)
-
-        await waitForTerminationSignal()
-        logger.info("signal received: shutting down")
-        service.stop()
+        // SIGTERM and SIGINT start a graceful shutdown: the service drains requests and writes the journals.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
     }
-
-    /// Suspends until SIGTERM or SIGINT.
-    private func waitForTerminationSignal() async {
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGPIPE, SIG_IGN)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queue = DispatchQueue(label: "signals")
-            let once = OnceFlag()
-            var sources: [DispatchSourceSignal] = []
-            for number in [SIGTERM, SIGINT] {
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
-                    if once.claim() { continuation.resume() }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            // Keep the sources alive for the life of the process.
-            SignalSources.keep(sources)
-        }
-    }
-}
-
-/// True for the first caller of `claim()` only.
-final class OnceFlag: @unchecked Sendable {
-    // Only touched on the serial signal queue.
-    private var claimed = false
-    func claim() -> Bool {
-        defer { claimed = true }
-        return !claimed
-    }
-}
-
-enum SignalSources {
-    nonisolated(unsafe) static var sources: [DispatchSourceSignal] = []
-    static func keep(_ new: [DispatchSourceSignal]) { sources = new }
 }

@@ -3,9 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// The release binary killed with SIGKILL at random moments during ingest and admin writes, 50

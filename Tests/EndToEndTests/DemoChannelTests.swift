@@ -3,9 +3,7 @@ import HLSPlaylist
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// The demo channel of `config/default.yaml`, fed by the built-in test source, read for 30 s by a polling

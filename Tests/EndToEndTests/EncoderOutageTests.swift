@@ -4,9 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// Polls a channel's admin status every 200 ms in a task of its own and writes down each change of a rendition's
 /// accepted segments or GAP entries with the drift at that moment (the arrival of the newest segment minus the end of

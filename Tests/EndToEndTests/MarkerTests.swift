@@ -3,9 +3,7 @@ import HLSPlaylist
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// Ad markers (docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;

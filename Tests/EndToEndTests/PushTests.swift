@@ -4,9 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// Removed segments fetched again at a given instant, from tasks of their own.
 final class RetentionLog: Sendable {

@@ -2,9 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 extension EndToEnd {
     /// Another real player: streamlink (from PyPI, installed into `.build/e2e-venv` when missing) reads the demo

@@ -6,9 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// Stopping with a grace period while a 12 MB answer is read slowly: real time for several seconds.
 @Suite(.tags(.endToEnd)) struct GracefulStopTests {

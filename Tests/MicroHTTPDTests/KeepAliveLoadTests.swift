@@ -5,9 +5,7 @@ import Foundation
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Many keep-alive connections, each sending its next request as soon as the answer to the previous one is in (what
 /// wrk does). libmicrohttpd 0.9.75 in its single-thread epoll mode stopped reading some connections after a few

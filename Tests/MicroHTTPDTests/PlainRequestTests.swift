@@ -4,9 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The fast path: `handlePlain(_:)` sees exactly the GETs and HEADs whose answer depends on method, path and
 /// Accept-Encoding only; everything else reaches `handle(_:)` with its full head.

@@ -4,9 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Suspended requests (what LL-HLS blocking playlist reloads will use): answered later from any thread, all answered,
 /// answered with 503 when the server stops. Every wait here is bounded, so a regression fails instead of hanging.

@@ -9,7 +9,7 @@ func withTestServer<R>(
     _ body: (HTTPServer, Int) throws -> R
 ) throws -> R {
     let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: threadCount)
-    let server = HTTPServer(configuration: configuration, log: { log?.record($0) }, handler: handler)
+    let server = HTTPServer(configuration: configuration, logger: .recording(into: log), handler: handler)
     try server.start()
     defer { server.stop() }
     return try body(server, server.boundPort)

@@ -2,9 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
 /// invalid bytes and query strings: each gets a defined answer and the server keeps serving everybody else.

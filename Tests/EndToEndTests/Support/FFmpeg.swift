@@ -1,9 +1,7 @@
 import Foundation
 import TestSupport
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Glibc
 
 /// ffmpeg and ffprobe as the tests use them: an encoder pushing renditions to the origin, a live recorder, and
 /// ffprobe's JSON about segments and files.

@@ -1,5 +1,5 @@
 /// A `Range: bytes=...` request header resolved against a representation of known length (RFC 9110 section 14).
-enum ByteRangeRequest: Equatable {
+public enum ByteRangeRequest: Equatable, Sendable {
     /// No usable range: send the whole representation (also for multiple ranges, which the origin does not serve).
     case whole
     /// One satisfiable range.
@@ -8,7 +8,7 @@ enum ByteRangeRequest: Equatable {
     case unsatisfiable
 
     /// Resolves `header` against a representation of `length` bytes.
-    static func resolve(_ header: String?, length: Int) -> ByteRangeRequest {
+    public static func resolve(_ header: String?, length: Int) -> ByteRangeRequest {
         guard let header, header.hasPrefix("bytes=") else { return .whole }
         let spec = header.dropFirst("bytes=".count).trimmingSpaces
         guard !spec.contains(",") else { return .whole }

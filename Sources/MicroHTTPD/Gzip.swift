@@ -1,10 +1,10 @@
 import CZlib
 import SharedBytes
 
-/// gzip (RFC 1952) through zlib, for playlists sent to clients that accept it.
-enum Gzip {
+/// gzip (RFC 1952) through zlib, for representations sent to clients that accept it.
+public enum Gzip {
     /// The gzip form of `bytes`, or nil if zlib fails.
-    static func compress(_ bytes: SharedBytes, level: Int32 = 6) -> SharedBytes? {
+    public static func compress(_ bytes: SharedBytes, level: Int32 = 6) -> SharedBytes? {
         var stream = z_stream()
         // windowBits 15 + 16 selects the gzip wrapper.
         guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,

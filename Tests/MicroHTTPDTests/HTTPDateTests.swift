@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OriginServer
+import MicroHTTPD
 
 @Suite("HTTP dates (IMF-fixdate)")
 struct HTTPDateTests {
