@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OriginServer
 import ServiceLifecycle
+import TestSupport
 import Testing
 
 /// `OriginService` as a `Service`: it serves while its group runs and stops cleanly on a graceful shutdown.
