@@ -194,11 +194,7 @@ package struct ChannelState: Sendable {
         var start = info.startTime.ticks
         var continuous = false
         if let last = rendition.lastMediaEnd, last.timescale == timescale {
-            if info.container == .mpegTS {
-                let wrap: Int64 = 1 << 33
-                let turns = ((Double(last.ticks - start) / Double(wrap))).rounded()
-                start += Int64(turns) * wrap
-            }
+            if info.container == .mpegTS { start = MPEGTimestamp.unwrap(start, near: last.ticks) }
             continuous = abs(start - last.ticks) <= timescale / 4
         }
         let codecs = info.tracks.map(\.codec)

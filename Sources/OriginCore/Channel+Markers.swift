@@ -1,4 +1,5 @@
 import HLSPlaylist
+import Markers
 
 /// What a marker operation did.
 public struct MarkerResult: Sendable, Hashable {

@@ -1,7 +1,9 @@
 import GapFiller
 import HLSPlaylist
+import IngestLoop
 import Logging
 import MediaProbe
+import Persistence
 import SharedBytes
 import Synchronization
 

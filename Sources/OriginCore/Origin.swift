@@ -1,6 +1,8 @@
 import HLSPlaylist
+import IngestLoop
 import Logging
 import MediaProbe
+import Persistence
 import SharedBytes
 import Synchronization
 

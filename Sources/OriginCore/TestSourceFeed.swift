@@ -1,4 +1,5 @@
 import GapFiller
+import IngestLoop
 import Logging
 import SharedBytes
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import IngestLoop
 import OriginCore
 import Yams
 

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import Markers
 import OriginCore
 
 /// Reads the JSON bodies of the date range admin routes into ``MarkerRequest`` / ``MarkerPatch``.

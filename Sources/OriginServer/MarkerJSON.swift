@@ -1,4 +1,5 @@
 import HLSPlaylist
+import Markers
 import OriginCore
 
 /// A stored marker as the admin API answers it: `{"marker": {...}, "tag": "#EXT-X-DATERANGE:..."}`.

@@ -1,3 +1,4 @@
+import IngestLoop
 import OriginCore
 
 /// `/metrics` in the Prometheus text format (version 0.0.4).

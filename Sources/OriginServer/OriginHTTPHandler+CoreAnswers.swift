@@ -1,3 +1,5 @@
+import IngestLoop
+import Markers
 import MicroHTTPD
 import OriginCore
 

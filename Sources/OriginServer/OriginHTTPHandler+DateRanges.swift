@@ -1,3 +1,4 @@
+import Markers
 import MicroHTTPD
 import OriginCore
 import SharedBytes

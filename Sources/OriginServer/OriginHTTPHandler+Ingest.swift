@@ -1,3 +1,4 @@
+import IngestLoop
 import MicroHTTPD
 import OriginCore
 import SharedBytes

@@ -1,4 +1,5 @@
 import HLSPlaylist
+import Markers
 import SCTE35
 import SharedBytes
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import Markers
 import Testing
 
 @testable import OriginCore

@@ -1,7 +1,10 @@
 import Foundation
 import HLSPlaylist
+import IngestLoop
 import Logging
+import Markers
 import MediaProbe
+import Persistence
 import SharedBytes
 import Testing
 import TestSource

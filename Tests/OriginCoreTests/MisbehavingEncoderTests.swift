@@ -1,4 +1,5 @@
 import HLSPlaylist
+import IngestLoop
 import OriginCore
 import SharedBytes
 import TestSource

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import IngestLoop
 import Logging
 import OriginCore
 import SharedBytes

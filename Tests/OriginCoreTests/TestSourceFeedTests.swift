@@ -1,4 +1,5 @@
 import HLSPlaylist
+import IngestLoop
 import Logging
 import OriginCore
 import Testing

@@ -1,7 +1,9 @@
 import Foundation
+import IngestLoop
 import Logging
 import MicroHTTPD
 import OriginCore
+import Persistence
 import SharedBytes
 import Testing
 

@@ -1,3 +1,4 @@
+import IngestLoop
 import Testing
 
 /// `/ingest/...` over real HTTP: accepted pushes land in the window; refused ones get a 4xx with a clear message and

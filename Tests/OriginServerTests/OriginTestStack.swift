@@ -1,4 +1,5 @@
 import Foundation
+import IngestLoop
 import Logging
 import MicroHTTPD
 import OriginCore
