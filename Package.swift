@@ -55,7 +55,8 @@ let package = Package(
         // Ad markers (date ranges): the book of a channel's markers, their SCTE-35 and their place in a playlist.
         .target(name: "Markers", dependencies: ["HLSPlaylist", "SCTE35"]),
         // The ingest loop and live window: pure state machine, no locks, no I/O, time comes in as arguments.
-        .target(name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
+        .target(
+            name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal and the marker journals.
         .target(name: "Persistence", dependencies: ["IngestLoop", "Markers"]),
         // The core: channels and the origin behind their locks, carrying out what the ingest loop decides; the test
@@ -95,7 +96,8 @@ let package = Package(
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
         .testTarget(
-            name: "GapFillerTests", dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource", "TestSupport"]),
+            name: "GapFillerTests",
+            dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource", "TestSupport"]),
         .testTarget(
             name: "OriginCoreTests",
             dependencies: [

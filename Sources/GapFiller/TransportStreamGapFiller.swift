@@ -1,5 +1,5 @@
-import MediaProbe
 import MPEGTSWriter
+import MediaProbe
 
 /// Makes MPEG-TS filler segments that continue a rendition after its newest real segment, for clients that ignore
 /// EXT-X-GAP and fetch the GAP URL anyway: a still picture and silence with timestamps on the rendition's timeline.

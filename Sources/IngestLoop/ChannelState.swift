@@ -187,7 +187,9 @@ package struct ChannelState: Sendable {
 
     /// Where the segment sits on the encoder's media timeline (start in unwrapped ticks), whether it continues the
     /// previous one, and whether it starts a discontinuity.
-    private static func placeOnMediaTimeline(_ info: SegmentInfo, after rendition: RenditionFacts)
+    private static func placeOnMediaTimeline(
+        _ info: SegmentInfo, after rendition: RenditionFacts
+    )
         -> (start: Int64, continuous: Bool, discontinuity: Bool)
     {
         let timescale = info.startTime.timescale
@@ -211,8 +213,7 @@ package struct ChannelState: Sendable {
     /// clock. A feed that resumes (or restarts) opening a new slot re-anchors it on the clock, never earlier than the
     /// previous slot's end: it gets the same margin to its deadlines as a feed that starts, instead of inheriting
     /// the old grid (the discontinuity allows the PDT step). A new slot has no duration yet.
-    private func slot(msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts) -> Slot
-    {
+    private func slot(msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts) -> Slot {
         if let existing = slots[msn] { return existing }
         if msn > 0, let previous = slots[msn - 1] {
             let resumes = discontinuity && rendition.hasStarted
@@ -365,9 +366,13 @@ package struct ChannelState: Sendable {
     mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
         var changed = false
         while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
-            guard let slot = slots[due] ?? slots[due &- 1].map({
-                Slot(programDateTimeMilliseconds: $0.endMilliseconds, durationMilliseconds: gapSlotMilliseconds($0))
-            })
+            guard
+                let slot = slots[due]
+                    ?? slots[due &- 1].map({
+                        Slot(
+                            programDateTimeMilliseconds: $0.endMilliseconds,
+                            durationMilliseconds: gapSlotMilliseconds($0))
+                    })
             else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
             for position in renditions.indices where renditions[position].hasStarted {
@@ -455,7 +460,8 @@ extension RenditionState {
             return current
         }
         let version = (initSections.keys.max() ?? -1) + 1
-        if let current = currentInitVersion, initSections[current]?.info.tracks.map(\.codec) != info.tracks.map(\.codec) {
+        if let current = currentInitVersion, initSections[current]?.info.tracks.map(\.codec) != info.tracks.map(\.codec)
+        {
             pendingDiscontinuity = true
         }
         initSections[version] = InitSection(version: version, bytes: bytes, info: info)

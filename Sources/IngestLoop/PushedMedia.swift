@@ -12,7 +12,9 @@ package enum PushedMedia: Sendable {
     /// Probes a pushed file that is not a playlist hint.
     /// - Parameter initSection: the rendition's current initialization section (fMP4 segments need it); nil for a
     ///   rendition that has none (or does not exist yet).
-    package static func probe(fileName: String, body: SharedBytes, initSection: InitSectionInfo?)
+    package static func probe(
+        fileName: String, body: SharedBytes, initSection: InitSectionInfo?
+    )
         -> Result<PushedMedia, IngestError>
     {
         guard body.count > 0 else { return .failure(.notMedia("empty body")) }
@@ -42,7 +44,9 @@ package enum PushedMedia: Sendable {
     }
 
     /// Probes bytes that must be a media segment.
-    package static func probeSegment(_ body: SharedBytes, initSection: InitSectionInfo?)
+    package static func probeSegment(
+        _ body: SharedBytes, initSection: InitSectionInfo?
+    )
         -> Result<PushedMedia, IngestError>
     {
         let probed = body.withUnsafeBytes { raw in

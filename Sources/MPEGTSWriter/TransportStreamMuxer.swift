@@ -143,8 +143,9 @@ public struct TransportStreamMuxer: Sendable {
         let discontinuity = pendingDiscontinuity.remove(pid) != nil
         let start = output.count
         let adaptationControl: UInt8 = discontinuity ? 0x30 : 0x10
-        output += Self.header(pid: pid, payloadUnitStart: true, adaptationControl: adaptationControl,
-                              continuityCounter: nextContinuityCounter(for: pid))
+        output += Self.header(
+            pid: pid, payloadUnitStart: true, adaptationControl: adaptationControl,
+            continuityCounter: nextContinuityCounter(for: pid))
         if discontinuity {
             output += [1, 0x80]  // adaptation field: length 1, discontinuity_indicator
         }
@@ -189,8 +190,9 @@ public struct TransportStreamMuxer: Sendable {
                 fieldBody += repeatElement(0xFF, count: stuffing)
                 room = remaining
             }
-            output += Self.header(pid: pid, payloadUnitStart: first, adaptationControl: hasField ? 0x30 : 0x10,
-                                  continuityCounter: nextContinuityCounter(for: pid))
+            output += Self.header(
+                pid: pid, payloadUnitStart: first, adaptationControl: hasField ? 0x30 : 0x10,
+                continuityCounter: nextContinuityCounter(for: pid))
             if hasField {
                 output.append(UInt8(fieldBody.count))
                 output += fieldBody

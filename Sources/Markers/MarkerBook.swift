@@ -42,7 +42,9 @@ public struct MarkerBook: Sendable, Hashable, Codable {
     /// - Returns: the stored marker and whether it was created by this call.
     /// - Throws: ``MarkerError``: `invalid` for an invalid request (naming the field), `conflict` for an ID already
     ///   used by a different request or by a pruned marker, `tooManyMarkers` when the channel holds ``maximumMarkers``.
-    public mutating func add(_ request: MarkerRequest, nowMilliseconds now: Int64) throws(MarkerError)
+    public mutating func add(
+        _ request: MarkerRequest, nowMilliseconds now: Int64
+    ) throws(MarkerError)
         -> (marker: Marker, created: Bool)
     {
         try Self.checkText(request.id, field: DateRangeAttribute.id.field, allowSlash: false)
@@ -90,12 +92,15 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         case .out:
             let eventId = allocateEventId(for: request.id)
             marker.spliceEventId = eventId
-            let seconds = marker.duration ?? marker.knownEndMilliseconds.map { Double($0 - start.millisecondsSince1970) / 1000 }
+            let seconds =
+                marker.duration ?? marker.knownEndMilliseconds.map { Double($0 - start.millisecondsSince1970) / 1000 }
                 ?? marker.plannedDuration
-            marker.scte35Out = SpliceInfoSection(
-                spliceInsert: SpliceInsert(
-                    eventId: eventId, outOfNetwork: true, breakDuration: seconds.map { SpliceInsert.ticks(seconds: $0) })
-            ).bytes
+            marker.scte35Out =
+                SpliceInfoSection(
+                    spliceInsert: SpliceInsert(
+                        eventId: eventId, outOfNetwork: true,
+                        breakDuration: seconds.map { SpliceInsert.ticks(seconds: $0) })
+                ).bytes
         case .in:
             let eventId = allocateEventId(for: request.id)
             marker.spliceEventId = eventId
@@ -120,7 +125,9 @@ public struct MarkerBook: Sendable, Hashable, Codable {
     /// - Returns: the marker and whether this call changed it.
     /// - Throws: ``MarkerError``: `unknownMarker` for an unknown ID, `invalid` patch, `conflict` for a change to a
     ///   shown value, an END-ON-NEXT marker or a pruned marker.
-    public mutating func close(id: String, patch: MarkerPatch, nowMilliseconds now: Int64) throws(MarkerError)
+    public mutating func close(
+        id: String, patch: MarkerPatch, nowMilliseconds now: Int64
+    ) throws(MarkerError)
         -> (marker: Marker, changed: Bool)
     {
         guard var marker = markers[id] else {
@@ -200,7 +207,9 @@ public struct MarkerBook: Sendable, Hashable, Codable {
             if let classAttribute = marker.classAttribute, let open = waiting[classAttribute] {
                 var still: [Marker] = []
                 for candidate in open {
-                    if candidate.startDate.millisecondsSince1970 < start { ends[candidate.id] = start } else {
+                    if candidate.startDate.millisecondsSince1970 < start {
+                        ends[candidate.id] = start
+                    } else {
                         still.append(candidate)
                     }
                 }
@@ -224,9 +233,10 @@ public struct MarkerBook: Sendable, Hashable, Codable {
     ///   - now: shared-clock time, ms.
     /// - Returns: the IDs removed.
     @discardableResult
-    public mutating func prune(windowStartMilliseconds windowStart: Int64, graceMilliseconds grace: Int64,
-        nowMilliseconds now: Int64) -> [String]
-    {
+    public mutating func prune(
+        windowStartMilliseconds windowStart: Int64, graceMilliseconds grace: Int64,
+        nowMilliseconds now: Int64
+    ) -> [String] {
         var removed: [String] = []
         for (id, end) in endsMilliseconds() where end + grace < windowStart {
             markers[id] = nil
@@ -266,7 +276,9 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         return bytes
     }
 
-    static func checkText(_ text: String, field: String, allowSlash: Bool, allowEmpty: Bool = false)
+    static func checkText(
+        _ text: String, field: String, allowSlash: Bool, allowEmpty: Bool = false
+    )
         throws(MarkerError)
     {
         guard allowEmpty || !text.isEmpty else { throw .invalid(field, "must not be empty") }

@@ -151,7 +151,9 @@ enum FragmentedMP4SegmentProbe {
                 let compositionOffset = version == 0 ? Int64(rawOffset) : Int64(Int32(bitPattern: rawOffset))
                 if facts.startTime == nil, let decodeTime {
                     facts.startTime = decodeTime + facts.duration + compositionOffset
-                    facts.firstSampleFlags = index == 0 ? firstSampleFlags ?? sampleFlags ?? defaultFlags
+                    facts.firstSampleFlags =
+                        index == 0
+                        ? firstSampleFlags ?? sampleFlags ?? defaultFlags
                         : sampleFlags ?? defaultFlags
                     facts.firstSampleDuration = duration
                 }

@@ -125,7 +125,8 @@ struct PESHeader {
             guard headerDataLength >= 5 else {
                 throw ProbeError("MPEG-TS PID \(pid): PES header too short for its PTS")
             }
-            pts = Int64(pes[9] >> 1 & 7) << 30 | Int64(pes[10]) << 22 | Int64(pes[11] >> 1) << 15
+            pts =
+                Int64(pes[9] >> 1 & 7) << 30 | Int64(pes[10]) << 22 | Int64(pes[11] >> 1) << 15
                 | Int64(pes[12]) << 7 | Int64(pes[13] >> 1)
         } else {
             pts = nil

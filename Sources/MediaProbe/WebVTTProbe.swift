@@ -8,7 +8,8 @@ enum WebVTTProbe {
         for line in text.split(whereSeparator: \.isNewline).prefix(20) where line.hasPrefix("X-TIMESTAMP-MAP=") {
             for field in line.dropFirst("X-TIMESTAMP-MAP=".count).split(separator: ",")
             where field.hasPrefix("MPEGTS:") {
-                guard let value = Int64(field.dropFirst("MPEGTS:".count)), value >= 0, value < MPEGTimestamp.modulus else {
+                guard let value = Int64(field.dropFirst("MPEGTS:".count)), value >= 0, value < MPEGTimestamp.modulus
+                else {
                     throw ProbeError("WebVTT: X-TIMESTAMP-MAP has an invalid MPEGTS value")
                 }
                 start = value

@@ -1,8 +1,7 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
-import SharedBytes
-
 import Glibc
+import SharedBytes
 
 // The libmicrohttpd callbacks. They are file-scope functions (a C function pointer cannot capture anything); the
 // server context comes in through `cls`, the per-request state through `*con_cls`.
@@ -245,8 +244,9 @@ private func payloadTooLarge(limit: Int, _ standard: HTTPHeaders) -> HTTPRespons
 /// A response written without libmicrohttpd, right before the connection is cut.
 private enum RawResponse {
     static func serviceUnavailable(_ standard: HTTPHeaders) -> [UInt8] {
-        closing("503 Service Unavailable", "Too many connections: try again shortly\n", standard,
-                extraHeaders: "Retry-After: 1\r\n")
+        closing(
+            "503 Service Unavailable", "Too many connections: try again shortly\n", standard,
+            extraHeaders: "Retry-After: 1\r\n")
     }
 
     static func headerFieldsTooLarge(_ standard: HTTPHeaders) -> [UInt8] {
@@ -266,7 +266,8 @@ private enum RawResponse {
         _ status: String, _ message: String, _ standard: HTTPHeaders, extraHeaders: String = ""
     ) -> [UInt8] {
         let standardLines = standard.map { "\($0.name): \($0.value)\r\n" }.joined()
-        let head = "HTTP/1.1 \(status)\r\nConnection: close\r\n" + extraHeaders + standardLines
+        let head =
+            "HTTP/1.1 \(status)\r\nConnection: close\r\n" + extraHeaders + standardLines
             + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n"
         return Array((head + message).utf8)
     }

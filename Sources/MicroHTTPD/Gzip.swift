@@ -7,8 +7,11 @@ public enum Gzip {
     public static func compress(_ bytes: SharedBytes, level: Int32 = 6) -> SharedBytes? {
         var stream = z_stream()
         // windowBits 15 + 16 selects the gzip wrapper.
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return nil }
         defer { deflateEnd(&stream) }
         let bound = Int(deflateBound(&stream, uLong(bytes.count)))
         var output = [UInt8](repeating: 0, count: bound)

@@ -1,9 +1,8 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
+import Glibc
 import Logging
 import Synchronization
-
-import Glibc
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop, calling an
 /// `HTTPRequestHandler` for every request.
@@ -142,7 +141,8 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError.invalidConfiguration(
                 "host \"\(config.host)\" is not a numeric IPv4 or IPv6 address")
         }
-        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        var flags =
+            MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | MHD_USE_ERROR_LOG.rawValue
         if config.host == "::" { flags |= MHD_USE_DUAL_STACK.rawValue }
 

@@ -1,8 +1,7 @@
 import Dispatch
+import Glibc
 import Logging
 import Synchronization
-
-import Glibc
 
 /// `SHUT_RDWR` of <sys/socket.h> (not imported by name on every toolchain).
 let shutdownReadAndWrite: Int32 = 2
@@ -72,7 +71,9 @@ final class RequestDeadlines: Sendable {
 
     /// Requests whose head has arrived and whose answer is not completely sent yet.
     var requestsInFlight: Int {
-        registry.withLock { registry in registry.records.values.reduce(0) { $0 + ($1.inFlight.load(ordering: .relaxed) ? 1 : 0) } }
+        registry.withLock { registry in
+            registry.records.values.reduce(0) { $0 + ($1.inFlight.load(ordering: .relaxed) ? 1 : 0) }
+        }
     }
 
     /// Monotonic milliseconds (the coarse clock: a few milliseconds of resolution is plenty for deadlines of
@@ -93,7 +94,8 @@ final class RequestDeadlines: Sendable {
                 overLimit
                 ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : Self.none
             // A socket that could not be read cannot be shut down: no deadline for it.
-            let record = ConnectionRecord(socket: socket, overLimit: overLimit, deadline: socket >= 0 ? deadline : Self.none)
+            let record = ConnectionRecord(
+                socket: socket, overLimit: overLimit, deadline: socket >= 0 ? deadline : Self.none)
             registry.records[ObjectIdentifier(record)] = record
             if !overLimit { registry.served += 1 }
             return (record, !overLimit)
@@ -160,7 +162,9 @@ final class RequestDeadlines: Sendable {
                 let deadline = record.deadline.load(ordering: .relaxed)
                 guard now >= deadline else { continue }
                 // Only the deadline that is still the one read is spent (a request may have started meanwhile).
-                guard record.deadline.compareExchange(expected: deadline, desired: Self.none, ordering: .relaxed).exchanged
+                guard
+                    record.deadline.compareExchange(expected: deadline, desired: Self.none, ordering: .relaxed)
+                        .exchanged
                 else { continue }
                 shutdown(record.socket, shutdownReadAndWrite)
                 if !record.overLimit { cut += 1 }

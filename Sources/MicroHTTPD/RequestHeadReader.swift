@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
-
 import Glibc
 
 /// Builds an `HTTPRequestHead` from what libmicrohttpd has parsed.
@@ -9,12 +8,13 @@ enum RequestHeadReader {
         connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
         version: UnsafePointer<CChar>?
     ) -> HTTPRequestHead {
-        let path = url.map { pointer in
-            let length = strlen(pointer)
-            return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
-                PercentDecoding.encodingNonPrintable(UnsafeBufferPointer(start: $0, count: length))
-            }
-        } ?? "/"
+        let path =
+            url.map { pointer in
+                let length = strlen(pointer)
+                return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    PercentDecoding.encodingNonPrintable(UnsafeBufferPointer(start: $0, count: length))
+                }
+            } ?? "/"
         let collector = ValueCollector()
         let opaqueCollector = Unmanaged.passUnretained(collector).toOpaque()
         _ = MHD_get_connection_values(connection, .HEADER_KIND, collectValue, opaqueCollector)

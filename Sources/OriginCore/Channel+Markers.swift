@@ -57,7 +57,8 @@ extension Channel {
         let expired = book.retiredIds.contains { now - $0.value > MarkerBook.retiredIdLifetimeMilliseconds }
         guard due || expired else { return }
         let pruned = try? markers.change { book throws(MarkerError) in
-            let removed = book.prune(windowStartMilliseconds: windowStart, graceMilliseconds: grace, nowMilliseconds: now)
+            let removed = book.prune(
+                windowStartMilliseconds: windowStart, graceMilliseconds: grace, nowMilliseconds: now)
             return (removed, changed: true)
         }
         if let removed = pruned?.0, !removed.isEmpty { markersDidChange() }

@@ -91,7 +91,8 @@ public final class Channel: Sendable {
             // published: one MSN per second since 2020-09-13.
             firstMSN = UInt64(max(0, clock.nowMilliseconds() / 1000 - 1_600_000_000))
             note = "journal unreadable (\(error.message)); MSNs start at \(firstMSN), above any published before"
-            logger.error("state journal unreadable", metadata: ["reason": "\(error.message)", "hls.msn": "\(firstMSN)"])
+            logger.error(
+                "state journal unreadable", metadata: ["reason": "\(error.message)", "hls.msn": "\(firstMSN)"])
         case .success(nil), nil:
             break
         }
@@ -229,7 +230,9 @@ public final class Channel: Sendable {
         }
     }
 
-    private func receipt(_ result: Result<WindowEntry, IngestError>, rendition: String) throws(IngestError)
+    private func receipt(
+        _ result: Result<WindowEntry, IngestError>, rendition: String
+    ) throws(IngestError)
         -> IngestReceipt
     {
         switch result {

@@ -61,7 +61,9 @@ public final class MarkerStore: Sendable {
 
     /// Applies a change to the book; when it changed anything, journals the new book before making it visible.
     /// - Returns: the change's result and whether the book changed.
-    func change<Result>(_ body: (inout MarkerBook) throws(MarkerError) -> (Result, changed: Bool))
+    func change<Result>(
+        _ body: (inout MarkerBook) throws(MarkerError) -> (Result, changed: Bool)
+    )
         throws(MarkerError) -> (Result, changed: Bool)
     {
         try writer.withLock { current throws(MarkerError) -> (Result, changed: Bool) in

@@ -95,7 +95,9 @@ public final class Origin: Sendable {
     /// Media is probed once, before any lock; a push that would create a channel or rendition is checked completely
     /// before anything is created, so a refused push never leaves an auto-created channel or rendition behind (junk
     /// PUTs would otherwise create channels without limit).
-    public func ingest(channel channelName: String, rendition: String, fileName: String, body: SharedBytes)
+    public func ingest(
+        channel channelName: String, rendition: String, fileName: String, body: SharedBytes
+    )
         throws(IngestError) -> IngestReceipt
     {
         guard OriginNames.isValid(channelName) else { throw .invalidName("channel", channelName) }
@@ -137,7 +139,9 @@ public final class Origin: Sendable {
     /// The channel a push goes to, creating it and the rendition when auto-create is on. A new channel is built
     /// (reading its journals) outside the directory lock, then inserted; if another push created it meanwhile, that
     /// one is used.
-    private func channelForIngest(_ name: String, existing: Channel?, rendition: String) throws(IngestError)
+    private func channelForIngest(
+        _ name: String, existing: Channel?, rendition: String
+    ) throws(IngestError)
         -> Channel
     {
         let autoCreate = configuration.ingest.autoCreate
@@ -170,7 +174,9 @@ public final class Origin: Sendable {
         return channel
     }
 
-    private func acceptHint(channel: Channel, rendition: String, body: SharedBytes, parsed: MediaPlaylist?)
+    private func acceptHint(
+        channel: Channel, rendition: String, body: SharedBytes, parsed: MediaPlaylist?
+    )
         throws(IngestError) -> IngestReceipt
     {
         guard body.count <= Self.maxHintBytes else {

@@ -1,6 +1,5 @@
-import Synchronization
-
 import Glibc
+import Synchronization
 
 /// The one clock every channel reads: PDT anchors, slot deadlines, marker times, retention.
 ///

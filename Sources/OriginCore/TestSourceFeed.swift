@@ -68,7 +68,9 @@ public final class TestSourceFeed: Sendable {
             for (index, outage) in outages.enumerated() {
                 let occurrence = applied[index]
                 if occurrence > 0, outage.everySeconds == nil { continue }
-                let start = startedMilliseconds + Int64((outage.afterSeconds + Double(occurrence) * (outage.everySeconds ?? 0)) * 1000)
+                let start =
+                    startedMilliseconds
+                    + Int64((outage.afterSeconds + Double(occurrence) * (outage.everySeconds ?? 0)) * 1000)
                 if now >= start {
                     applied[index] += 1
                     due.append(outage)

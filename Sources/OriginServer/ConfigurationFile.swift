@@ -272,9 +272,13 @@ public enum ConfigurationFile {
 
     static func validate(_ configuration: ServerConfiguration, source: String) throws {
         func fail(_ message: String) -> ConfigurationError { ConfigurationError("\(source): \(message)") }
-        guard ServerConfiguration.validPorts.contains(configuration.port) else { throw fail("port \(configuration.port) out of range") }
+        guard ServerConfiguration.validPorts.contains(configuration.port) else {
+            throw fail("port \(configuration.port) out of range")
+        }
         guard configuration.connectionLimit > 0 else { throw fail("connectionLimit must be positive") }
-        guard configuration.connectionTimeoutSeconds > 0 else { throw fail("connectionTimeoutSeconds must be positive") }
+        guard configuration.connectionTimeoutSeconds > 0 else {
+            throw fail("connectionTimeoutSeconds must be positive")
+        }
         guard (4...1024).contains(configuration.connectionMemoryKiB) else {
             throw fail("connectionMemoryKiB must be between 4 and 1024")
         }
@@ -305,7 +309,8 @@ public enum ConfigurationFile {
                 guard channel.source == .testSource else {
                     throw fail("\(label): outages are simulated by the built-in test source only")
                 }
-                guard outage.afterSeconds >= 0, outage.durationSeconds > 0, (outage.everySeconds ?? 1) > outage.durationSeconds
+                guard outage.afterSeconds >= 0, outage.durationSeconds > 0,
+                    (outage.everySeconds ?? 1) > outage.durationSeconds
                 else { throw fail("\(label): an outage needs after >= 0, seconds > 0 and every > seconds") }
                 let unknown = outage.renditions.filter { name in !channel.renditions.contains { $0.name == name } }
                 guard unknown.isEmpty else {
@@ -340,6 +345,7 @@ private func rejectUnknownKeys<K: CodingKey & CaseIterable>(_ decoder: any Decod
         throw DecodingError.dataCorrupted(
             .init(
                 codingPath: decoder.codingPath + [key],
-                debugDescription: "unknown key '\(key.stringValue)' (known: \(known.sorted().joined(separator: ", ")))"))
+                debugDescription: "unknown key '\(key.stringValue)' (known: \(known.sorted().joined(separator: ", ")))")
+        )
     }
 }

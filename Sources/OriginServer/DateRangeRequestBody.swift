@@ -38,7 +38,8 @@ enum DateRangeRequestBody {
         let cueField = DateRangeAttribute.cue.field
         switch object[cueField] {
         case nil: break
-        case .string(let value): request.cue = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        case .string(let value):
+            request.cue = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         case .array(let values):
             request.cue = try values.map { value throws(MarkerError) -> String in
                 guard case .string(let text) = value else {
@@ -91,7 +92,9 @@ enum DateRangeRequestBody {
 
     // MARK: - Fields
 
-    private static func object(_ body: [UInt8], allowed: Set<String>, unknownHint: String = "")
+    private static func object(
+        _ body: [UInt8], allowed: Set<String>, unknownHint: String = ""
+    )
         throws(MarkerError) -> [String: JSONValue]
     {
         let value: JSONValue

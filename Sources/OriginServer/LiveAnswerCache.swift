@@ -142,7 +142,9 @@ final class LiveAnswerCache: Sendable {
             let mask = slots.count - 1
             var index = Int(truncatingIfNeeded: entry.hash) & mask
             while let existing = slots[index] {
-                if existing.hash == entry.hash, existing.gzip == entry.gzip, existing.path == entry.path { return index }
+                if existing.hash == entry.hash, existing.gzip == entry.gzip, existing.path == entry.path {
+                    return index
+                }
                 index = (index + 1) & mask
             }
             return nil

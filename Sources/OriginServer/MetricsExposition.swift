@@ -15,28 +15,39 @@ enum MetricsExposition {
                 channel.renditions.map { ("{channel=\"\(channel.name)\",rendition=\"\($0.name)\"}", value($0)) }
             }
         }
-        family("hlsorigin_http_responses_total", "counter", "HTTP responses by status class.",
+        family(
+            "hlsorigin_http_responses_total", "counter", "HTTP responses by status class.",
             requests.snapshot.map { ("{code=\"\($0.0)\"}", "\($0.1)") })
-        family("hlsorigin_segments_accepted_total", "counter", "Segments accepted into the live window.",
+        family(
+            "hlsorigin_segments_accepted_total", "counter", "Segments accepted into the live window.",
             perRendition { "\($0.segmentsAccepted)" })
-        family("hlsorigin_segments_rejected_total", "counter", "Pushes refused.",
+        family(
+            "hlsorigin_segments_rejected_total", "counter", "Pushes refused.",
             perRendition { "\($0.segmentsRejected)" })
-        family("hlsorigin_gaps_written_total", "counter", "EXT-X-GAP entries written.",
+        family(
+            "hlsorigin_gaps_written_total", "counter", "EXT-X-GAP entries written.",
             perRendition { "\($0.gapsWritten)" })
-        family("hlsorigin_discontinuities_total", "counter", "EXT-X-DISCONTINUITY tags written.",
+        family(
+            "hlsorigin_discontinuities_total", "counter", "EXT-X-DISCONTINUITY tags written.",
             perRendition { "\($0.discontinuities)" })
-        family("hlsorigin_live_edge_msn", "gauge", "Media sequence number of the newest entry.",
+        family(
+            "hlsorigin_live_edge_msn", "gauge", "Media sequence number of the newest entry.",
             perRendition { "\($0.liveEdgeMSN.map { "\($0)" } ?? "NaN")" })
-        family("hlsorigin_live_edge_lag_milliseconds", "gauge", "Shared clock minus the end of the newest entry.",
+        family(
+            "hlsorigin_live_edge_lag_milliseconds", "gauge", "Shared clock minus the end of the newest entry.",
             perRendition { "\($0.liveEdgeLagMilliseconds.map { "\($0)" } ?? "NaN")" })
-        family("hlsorigin_drift_milliseconds", "gauge",
+        family(
+            "hlsorigin_drift_milliseconds", "gauge",
             "Arrival time minus the end of the newest segment on the PDT timeline.",
             perRendition { "\($0.driftMilliseconds)" })
-        family("hlsorigin_feed_live", "gauge", "1 while the rendition's feed delivers, 0 otherwise.",
+        family(
+            "hlsorigin_feed_live", "gauge", "1 while the rendition's feed delivers, 0 otherwise.",
             perRendition { $0.feed == "live" ? "1" : "0" })
-        family("hlsorigin_window_segments", "gauge", "Entries listed in the media playlist.",
+        family(
+            "hlsorigin_window_segments", "gauge", "Entries listed in the media playlist.",
             perRendition { "\($0.windowSegments)" })
-        family("hlsorigin_peak_bitrate_bits", "gauge", "Highest segment bit rate seen (BANDWIDTH).",
+        family(
+            "hlsorigin_peak_bitrate_bits", "gauge", "Highest segment bit rate seen (BANDWIDTH).",
             perRendition { "\($0.peakBitrate)" })
         return out
     }

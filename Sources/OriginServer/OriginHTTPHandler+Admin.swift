@@ -14,7 +14,8 @@ extension OriginHTTPHandler {
                 return respond(Self.unauthorized("admin API requires a valid bearer token"))
             }
         } else if !request.isLoopback {
-            return respond(json(403, ["error": "no admin token is configured: the admin API answers loopback clients only"]))
+            return respond(
+                json(403, ["error": "no admin token is configured: the admin API answers loopback clients only"]))
         }
         guard path.first == "channels" else { return respond(json(404, ["error": "unknown admin path"])) }
         switch (request.method, path.count) {

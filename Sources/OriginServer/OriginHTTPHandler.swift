@@ -49,15 +49,19 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         case "admin": return admin(request, Array(rest))
         case "healthz" where rest.isEmpty:
             return respond(
-                onlyReading(request) ?? HTTPResponse(
-                    status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
-                    body: .bytes(SharedBytes(string: "{\"status\":\"ok\"}\n"))))
+                onlyReading(request)
+                    ?? HTTPResponse(
+                        status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+                        body: .bytes(SharedBytes(string: "{\"status\":\"ok\"}\n"))))
         case "metrics" where rest.isEmpty:
             return respond(
-                onlyReading(request) ?? HTTPResponse(
-                    status: 200,
-                    headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
-                    body: .bytes(SharedBytes(string: MetricsExposition.render(origin: origin, requests: metrics)))))
+                onlyReading(request)
+                    ?? HTTPResponse(
+                        status: 200,
+                        headers: [
+                            "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store",
+                        ],
+                        body: .bytes(SharedBytes(string: MetricsExposition.render(origin: origin, requests: metrics)))))
         default:
             return refuse(request, .text(404, "not found\n"))
         }

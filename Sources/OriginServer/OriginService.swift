@@ -36,7 +36,9 @@ public final class OriginService: Service, Sendable {
     }
 
     /// The HTTP server settings for a server configuration (tests use it to build the same server).
-    public static func httpConfiguration(_ configuration: ServerConfiguration, threadCount: Int? = nil)
+    public static func httpConfiguration(
+        _ configuration: ServerConfiguration, threadCount: Int? = nil
+    )
         -> HTTPServerConfiguration
     {
         var http = HTTPServerConfiguration(

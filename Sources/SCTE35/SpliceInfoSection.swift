@@ -133,7 +133,8 @@ public struct SpliceInfoSection: Sendable, Hashable {
         let givenCRC = bytes[(bytes.count - 4)...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard expectedCRC == givenCRC else {
             throw SCTE35Error(
-                "CRC_32 is 0x\(Self.hex(UInt64(givenCRC), digits: 8)), expected 0x\(Self.hex(UInt64(expectedCRC), digits: 8))")
+                "CRC_32 is 0x\(Self.hex(UInt64(givenCRC), digits: 8)), expected 0x\(Self.hex(UInt64(expectedCRC), digits: 8))"
+            )
         }
         guard bytes[3] == 0 else { throw SCTE35Error("protocol_version is \(bytes[3]), expected 0") }
         let encrypted = bytes[4] & 0x80 != 0

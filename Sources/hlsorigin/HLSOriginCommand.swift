@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import Logging
 import OriginServer
 import ServiceLifecycle
-
-import Glibc
 
 /// `hlsorigin [--config FILE] [--host ADDR] [--port N] [--data-dir DIR]`: flags override the file.
 @main
@@ -38,7 +37,8 @@ struct HLSOriginCommand: AsyncParsableCommand {
 
     func run() async throws {
         var settings: ServerConfiguration
-        let path = config ?? (FileManager.default.fileExists(atPath: "config/default.yaml") ? "config/default.yaml" : nil)
+        let path =
+            config ?? (FileManager.default.fileExists(atPath: "config/default.yaml") ? "config/default.yaml" : nil)
         do {
             settings = try path.map(ConfigurationFile.load(path:)) ?? ServerConfiguration()
         } catch {

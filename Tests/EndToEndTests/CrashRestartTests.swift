@@ -1,9 +1,8 @@
 import Foundation
-import Synchronization
-import Testing
-import TestSupport
-
 import Glibc
+import Synchronization
+import TestSupport
+import Testing
 
 extension EndToEnd {
     /// The release binary killed with SIGKILL at random moments during ingest and admin writes, 50
@@ -39,8 +38,9 @@ extension EndToEnd {
             guard output.status == 0 else { throw EndToEndError("ffmpeg failed: \(output.standardError)") }
             var segments: [[UInt8]] = []
             for index in 0..<count {
-                guard let data = FileManager.default.contents(
-                    atPath: directory.appendingPathComponent("s\(index).ts").path)
+                guard
+                    let data = FileManager.default.contents(
+                        atPath: directory.appendingPathComponent("s\(index).ts").path)
                 else { break }
                 segments.append([UInt8](data))
             }

@@ -1,9 +1,8 @@
 import Foundation
-import HLSPlaylist
-import Testing
-import TestSupport
-
 import Glibc
+import HLSPlaylist
+import TestSupport
+import Testing
 
 extension EndToEnd {
     /// The demo channel of `config/default.yaml`, fed by the built-in test source, read for 30 s by a polling

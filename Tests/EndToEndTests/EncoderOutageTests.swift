@@ -1,10 +1,9 @@
 import Foundation
+import Glibc
 import HLSPlaylist
 import Synchronization
-import Testing
 import TestSupport
-
-import Glibc
+import Testing
 
 /// Polls a channel's admin status every 200 ms in a task of its own and writes down each change of a rendition's
 /// accepted segments or GAP entries with the drift at that moment (the arrival of the newest segment minus the end of

@@ -1,9 +1,8 @@
 import Foundation
-import HLSPlaylist
-import Testing
-import TestSupport
-
 import Glibc
+import HLSPlaylist
+import TestSupport
+import Testing
 
 extension EndToEnd {
     /// Ad markers (docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;

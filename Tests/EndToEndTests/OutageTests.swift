@@ -1,7 +1,7 @@
 import Foundation
 import HLSPlaylist
-import Testing
 import TestSupport
+import Testing
 
 extension EndToEnd {
     /// An encoder outage through the admin API on the demo channel: the built-in test source stops feeding one

@@ -1,10 +1,9 @@
 import Foundation
+import Glibc
 import HLSPlaylist
 import Synchronization
-import Testing
 import TestSupport
-
-import Glibc
+import Testing
 
 /// Removed segments fetched again at a given instant, from tasks of their own.
 final class RetentionLog: Sendable {

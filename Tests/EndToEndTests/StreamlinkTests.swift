@@ -1,8 +1,7 @@
 import Foundation
-import Testing
-import TestSupport
-
 import Glibc
+import TestSupport
+import Testing
 
 extension EndToEnd {
     /// Another real player: streamlink (from PyPI, installed into `.build/e2e-venv` when missing) reads the demo
@@ -33,7 +32,9 @@ extension EndToEnd {
         }
 
         /// Runs streamlink on the demo channel's best variant for `seconds` of output.
-        static func startStreamlink(origin: OriginProcess, seconds: Int, output: URL, label: String)
+        static func startStreamlink(
+            origin: OriginProcess, seconds: Int, output: URL, label: String
+        )
             async throws
             -> ChildProcess
         {
@@ -48,7 +49,9 @@ extension EndToEnd {
 
         /// Decodes a whole file with ffprobe (every frame); returns the frames decoded per stream kind and what
         /// ffprobe said at `-v error`.
-        static func decode(_ file: URL, in directory: URL) async throws -> (
+        static func decode(
+            _ file: URL, in directory: URL
+        ) async throws -> (
             frames: [String: Int], errors: String
         ) {
             let output = try await ChildProcess.run(

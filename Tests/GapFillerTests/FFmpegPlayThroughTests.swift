@@ -2,8 +2,8 @@ import Foundation
 import GapFiller
 import MediaProbe
 import TestSource
-import Testing
 import TestSupport
+import Testing
 
 /// ffmpeg reads a playlist of [last real segment, filler, filler] without a word, and ffprobe decodes every frame
 /// of each filler. Sources: the test source (with its slate or its last keyframe) and segments libx264 and ffmpeg's
@@ -95,8 +95,10 @@ struct FFmpegPlayThroughTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let encoded = try Tools.run(
             "ffmpeg",
-            ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac",
-             "-f", "mpegts", "audio.ts"], in: directory)
+            [
+                "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac",
+                "-f", "mpegts", "audio.ts",
+            ], in: directory)
         #expect(encoded.status == 0)
         let source = [UInt8](try Data(contentsOf: directory.appendingPathComponent("audio.ts")))
         let sourceInfo = try MediaProbe.probeSegment(source)

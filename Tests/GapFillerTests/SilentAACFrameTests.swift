@@ -1,8 +1,8 @@
 import Foundation
 import GapFiller
 import MediaProbe
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Silent AAC frames")
 struct SilentAACFrameTests {

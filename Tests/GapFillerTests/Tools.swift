@@ -18,8 +18,10 @@ enum Tools {
     ) throws -> [UInt8] {
         let result = try run(
             "ffmpeg",
-            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-f", "lavfi", "-i",
-             "sine=frequency=440:sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264"] + x264
+            [
+                "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000", "-t", "\(seconds)", "-c:v", "libx264",
+            ] + x264
                 + ["-c:a", "aac"] + audio + extra + ["-f", "mpegts", "source.ts"], in: directory)
         guard result.status == 0 else { throw TestFailure("ffmpeg failed: \(result.standardError)") }
         return [UInt8](try Data(contentsOf: directory.appendingPathComponent("source.ts")))
@@ -44,7 +46,9 @@ enum Tools {
         try Data(segment).write(to: directory.appendingPathComponent(name))
         return try run(
             "ffprobe",
-            ["-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "csv=p=0",
-             name], in: directory)
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "csv=p=0",
+                name,
+            ], in: directory)
     }
 }

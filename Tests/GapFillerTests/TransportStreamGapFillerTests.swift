@@ -1,7 +1,7 @@
 import Foundation
 import GapFiller
-import MediaProbe
 import MPEGTSWriter
+import MediaProbe
 import TestSource
 import Testing
 

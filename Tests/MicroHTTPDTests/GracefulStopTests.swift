@@ -1,12 +1,11 @@
 import Dispatch
 import Foundation
+import Glibc
 import MicroHTTPD
 import SharedBytes
 import Synchronization
-import Testing
 import TestSupport
-
-import Glibc
+import Testing
 
 /// Stopping with a grace period while a 12 MB answer is read slowly: real time for several seconds.
 @Suite(.tags(.endToEnd)) struct GracefulStopTests {

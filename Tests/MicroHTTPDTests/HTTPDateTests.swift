@@ -1,6 +1,5 @@
-import Testing
-
 import MicroHTTPD
+import Testing
 
 @Suite("HTTP dates (IMF-fixdate)")
 struct HTTPDateTests {
@@ -15,8 +14,10 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse(text) == seconds)
     }
 
-    @Test(arguments: ["", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 25:00:00 GMT",
-        "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTC"])
+    @Test(arguments: [
+        "", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 25:00:00 GMT",
+        "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTC",
+    ])
     func refusesOtherFormats(text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }

@@ -2,25 +2,28 @@ import Dispatch
 import MicroHTTPD
 import SharedBytes
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct HTTPServerTests {
     @Test func getSendsStatusHeadersAndBodyExactly() throws {
         let body = SharedBytes(string: "hello, world\n")
         try withTestServer({ _ in
-            .respond(HTTPResponse(
-                status: 200, headers: ["Content-Type": "application/vnd.apple.mpegurl", "Cache-Control": "max-age=1"],
-                body: .bytes(body)))
+            .respond(
+                HTTPResponse(
+                    status: 200,
+                    headers: ["Content-Type": "application/vnd.apple.mpegurl", "Cache-Control": "max-age=1"],
+                    body: .bytes(body)))
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
             try client.send("GET /live/index.m3u8 HTTP/1.1\r\nHost: test\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.statusLine == "HTTP/1.1 200 OK")
             let withoutDate = response.headers.filter { $0.name != "Date" }.map { "\($0.name): \($0.value)" }
-            #expect(withoutDate == [
-                "Content-Type: application/vnd.apple.mpegurl", "Cache-Control: max-age=1", "Content-Length: 13",
-            ])
+            #expect(
+                withoutDate == [
+                    "Content-Type: application/vnd.apple.mpegurl", "Cache-Control: max-age=1", "Content-Length: 13",
+                ])
             #expect(response.header("Date")?.hasSuffix(" GMT") == true)
             #expect(response.body == Array("hello, world\n".utf8))
         }
@@ -72,8 +75,10 @@ import TestSupport
     @Test func sliceServesTheRange() throws {
         let bytes = SharedBytes((0..<200).map { UInt8($0) })
         try withTestServer({ _ in
-            .respond(HTTPResponse(status: 206, headers: ["Content-Range": "bytes 10-19/200"],
-                                  body: .slice(bytes, 10..<20)))
+            .respond(
+                HTTPResponse(
+                    status: 206, headers: ["Content-Range": "bytes 10-19/200"],
+                    body: .slice(bytes, 10..<20)))
         }) { _, port in
             let client = try RawHTTPConnection(port: port)
             try client.send("GET /x HTTP/1.1\r\nHost: test\r\nRange: bytes=10-19\r\n\r\n")
@@ -98,8 +103,9 @@ import TestSupport
 
     @Test func preparedResponseServesManyRequestsFromSeveralThreads() throws {
         let payload = SharedBytes((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let prepared = PreparedResponse(HTTPResponse(
-            status: 200, headers: ["Content-Type": "video/mp2t"], body: .bytes(payload)))
+        let prepared = PreparedResponse(
+            HTTPResponse(
+                status: 200, headers: ["Content-Type": "video/mp2t"], body: .bytes(payload)))
         try withTestServer({ _ in .respondPrepared(prepared) }) { _, port in
             let results = Recorder<Bool>()
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
@@ -201,10 +207,11 @@ import TestSupport
                 configuration: HTTPServerConfiguration(host: "127.0.0.1", port: port, threadCount: 1),
                 handler: HTTPClosureHandler { _ in .respond(HTTPResponse(status: 204)) })
             let error = try #require(throws: HTTPServerError.self) { try second.start() }
-            #expect(error.message == """
-                could not start the HTTP server on 127.0.0.1 port \(port): \
-                Failed to bind to port \(port): Address already in use
-                """)
+            #expect(
+                error.message == """
+                    could not start the HTTP server on 127.0.0.1 port \(port): \
+                    Failed to bind to port \(port): Address already in use
+                    """)
             #expect(second.boundPort == 0)
         }
     }
@@ -228,8 +235,10 @@ import TestSupport
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(host: "example.invalid", port: 0, threadCount: 1),
             handler: HTTPClosureHandler { _ in .respond(HTTPResponse(status: 204)) })
-        #expect(throws: HTTPServerError.invalidConfiguration(
-            "host \"example.invalid\" is not a numeric IPv4 or IPv6 address")) { try server.start() }
+        #expect(
+            throws: HTTPServerError.invalidConfiguration(
+                "host \"example.invalid\" is not a numeric IPv4 or IPv6 address")
+        ) { try server.start() }
     }
 
     @Test func stopIsIdempotentAndStartTwiceThrows() throws {

@@ -1,11 +1,10 @@
-import MicroHTTPD
-import SharedBytes
 import Dispatch
 import Foundation
-import Testing
-import TestSupport
-
 import Glibc
+import MicroHTTPD
+import SharedBytes
+import TestSupport
+import Testing
 
 /// Many keep-alive connections, each sending its next request as soon as the answer to the previous one is in (what
 /// wrk does). libmicrohttpd 0.9.75 in its single-thread epoll mode stopped reading some connections after a few
@@ -58,8 +57,10 @@ import Glibc
                     // Head up to the blank line plus a Content-Length body.
                     let text = String(decoding: buffer[..<count], as: UTF8.self)
                     if let end = text.range(of: "\r\n\r\n"),
-                        let length = text.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") })
-                            .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) })
+                        let length = text.split(separator: "\r\n").first(where: {
+                            $0.lowercased().hasPrefix("content-length:")
+                        })
+                        .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) })
                     {
                         answerSize = text.utf8.distance(from: text.startIndex, to: end.upperBound) + length
                     }
@@ -81,8 +82,11 @@ import Glibc
     @Test(arguments: [1, 2])
     func everyRequestOfManyBusyKeepAliveConnectionsIsAnswered(threads: Int) throws {
         let body = SharedBytes(string: String(repeating: "#EXTINF:2.000,\nsegment.ts\n", count: 20))
-        let prepared = PreparedResponse(HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .bytes(body)))
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: threads)) { _ in
+        let prepared = PreparedResponse(
+            HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .bytes(body)))
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: threads)
+        ) { _ in
             .respondPrepared(prepared)
         }
         try server.start()

@@ -1,10 +1,9 @@
+import Glibc
 import MicroHTTPD
 import SharedBytes
 import Synchronization
-import Testing
 import TestSupport
-
-import Glibc
+import Testing
 
 /// The fast path: `handlePlain(_:)` sees exactly the GETs and HEADs whose answer depends on method, path and
 /// Accept-Encoding only; everything else reaches `handle(_:)` with its full head.
@@ -45,7 +44,8 @@ import Glibc
 
     @Test func plainGetsAndHeadsTakeTheFastPathAndTheRestDoNot() throws {
         let handler = Handler()
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2), handler: handler)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2), handler: handler)
         try server.start()
         defer { server.stop() }
         let port = server.boundPort
@@ -58,7 +58,9 @@ import Glibc
         let declined = try exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(declined.text == "full\n")
         #expect(
-            handler.plain.all.map { Handler.Plain(isHead: $0.isHead, path: $0.path, acceptEncoding: $0.acceptEncoding, threadIndex: 0) }
+            handler.plain.all.map {
+                Handler.Plain(isHead: $0.isHead, path: $0.path, acceptEncoding: $0.acceptEncoding, threadIndex: 0)
+            }
                 == [
                     .init(isHead: false, path: "/fast/a%20b", acceptEncoding: "gzip, br", threadIndex: 0),
                     .init(isHead: true, path: "/fast/x", acceptEncoding: nil, threadIndex: 0),
@@ -91,7 +93,8 @@ import Glibc
 
     @Test func keepAliveWorksOnTheFastPathAndTheThreadIndexIsStablePerConnection() throws {
         let handler = Handler()
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2), handler: handler)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2), handler: handler)
         try server.start()
         defer { server.stop() }
         let client = try RawHTTPConnection(port: server.boundPort)

@@ -1,8 +1,8 @@
 import Dispatch
 import MicroHTTPD
 import SharedBytes
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct RequestBodyTests {
     /// Writes `body` with chunked transfer encoding in uneven chunk sizes.
@@ -106,12 +106,15 @@ import TestSupport
     @Test func bodyThatKeepsComingIsCutOff() throws {
         let completed = Recorder<Int>()
         let log = Recorder<String>()
-        try withTestServer(log: log, { _ in
-            .receiveBody(limit: 4096) { bytes in
-                completed.record(bytes.count)
-                return .text(200, "ok")
+        try withTestServer(
+            log: log,
+            { _ in
+                .receiveBody(limit: 4096) { bytes in
+                    completed.record(bytes.count)
+                    return .text(200, "ok")
+                }
             }
-        }) { _, port in
+        ) { _, port in
             let client = try RawHTTPConnection(port: port)
             try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
             DispatchQueue.global().async {
@@ -124,9 +127,10 @@ import TestSupport
             #expect(received.isEmpty || text.hasPrefix("HTTP/1.1 413 Content Too Large\r\n"))
             #expect(completed.all.isEmpty)
             // Both our line and libmicrohttpd's own error log line arrive through the log closure.
-            #expect(log.all.contains {
-                $0 == "MicroHTTPD: request body over 4096 bytes kept coming; sent 413 and closed the connection"
-            })
+            #expect(
+                log.all.contains {
+                    $0 == "MicroHTTPD: request body over 4096 bytes kept coming; sent 413 and closed the connection"
+                })
             #expect(log.all.contains { $0.hasPrefix("Application reported internal error") })
         }
     }

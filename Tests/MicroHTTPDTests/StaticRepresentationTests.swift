@@ -27,7 +27,10 @@ struct StaticRepresentationTests {
     @Test func wholeMediaCarriesValidatorsAndAcceptRanges() {
         let response = Self.media.response(to: Self.get())
         #expect(response.status == 200)
-        #expect(Array(response.headers.map(\.name)) == ["Content-Type", "Cache-Control", "ETag", "Accept-Ranges", "Last-Modified"])
+        #expect(
+            Array(response.headers.map(\.name)) == [
+                "Content-Type", "Cache-Control", "ETag", "Accept-Ranges", "Last-Modified",
+            ])
         #expect(response.headers["Last-Modified"] == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(Self.text(response.body) == "0123456789")
     }

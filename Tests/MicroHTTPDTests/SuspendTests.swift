@@ -1,10 +1,9 @@
 import Dispatch
+import Glibc
 import MicroHTTPD
 import Synchronization
-import Testing
 import TestSupport
-
-import Glibc
+import Testing
 
 /// Suspended requests (what LL-HLS blocking playlist reloads will use): answered later from any thread, all answered,
 /// answered with 503 when the server stops. Every wait here is bounded, so a regression fails instead of hanging.

@@ -182,10 +182,12 @@ struct ChannelIngestTests {
     @Test func autoCreateOffRefusesUnknownChannelsAndRenditions() throws {
         let harness = try Harness(renditions: ["360p"], autoCreate: false)
         #expect(throws: IngestError.self) {
-            try harness.origin.ingest(channel: "other", rendition: "360p", fileName: "0.ts", body: harness.nextSegment("360p"))
+            try harness.origin.ingest(
+                channel: "other", rendition: "360p", fileName: "0.ts", body: harness.nextSegment("360p"))
         }
         do {
-            _ = try harness.origin.ingest(channel: "ch", rendition: "1080p", fileName: "0.ts", body: harness.nextSegment("360p"))
+            _ = try harness.origin.ingest(
+                channel: "ch", rendition: "1080p", fileName: "0.ts", body: harness.nextSegment("360p"))
         } catch {
             #expect(error.reason == .unknownRendition)
             #expect(error.message.contains("1080p"))

@@ -2,11 +2,12 @@ import Foundation
 import HLSPlaylist
 import Logging
 import MediaProbe
-@testable import IngestLoop
-@testable import OriginCore
 import SharedBytes
 import TestSource
 import Testing
+
+@testable import IngestLoop
+@testable import OriginCore
 
 /// GAP entries carry filler segments whose timestamps continue the rendition's timeline; the playlist still says
 /// EXT-X-GAP.

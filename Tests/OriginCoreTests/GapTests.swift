@@ -1,9 +1,10 @@
 import HLSPlaylist
 import MediaProbe
-@testable import IngestLoop
-@testable import OriginCore
 import SharedBytes
 import Testing
+
+@testable import IngestLoop
+@testable import OriginCore
 
 @Suite("Encoder outages: EXT-X-GAP on schedule")
 struct GapTests {
@@ -19,7 +20,10 @@ struct GapTests {
         let dropped = try harness.playlist("180p")
         let healthy = try harness.playlist("360p")
         #expect(dropped.segments.count == 5 + slots)
-        #expect(dropped.segments.map(\.gap) == Array(repeating: false, count: 3) + Array(repeating: true, count: slots) + [false, false])
+        #expect(
+            dropped.segments.map(\.gap) == Array(repeating: false, count: 3) + Array(repeating: true, count: slots) + [
+                false, false,
+            ])
         #expect(dropped.segments.map(\.discontinuity) == Array(repeating: false, count: 3 + slots) + [true, false])
         // No GAP in the healthy rendition, but the join's discontinuity is at the same MSN there too, so the
         // discontinuity sequence of every MSN is the same in both renditions (RFC 8216 section 6.2.4).
@@ -120,7 +124,8 @@ struct GapTests {
         let playlist = try harness.playlist("360p")
         #expect(playlist.segments[3].gap)
         #expect(playlist.segments[4].discontinuity)
-        #expect(playlist.segments[4].programDateTime == playlist.segments[3].programDateTime!.adding(milliseconds: 2000))
+        #expect(
+            playlist.segments[4].programDateTime == playlist.segments[3].programDateTime!.adding(milliseconds: 2000))
     }
 
     @Test func feedReturningMidSlotFillsTheOpenSlot() throws {
@@ -156,7 +161,8 @@ struct ProgramDateTimeArithmeticTests {
         for n in 0..<Int64(10_000) {
             now += ticks / 90
             let info = SegmentInfo(
-                container: .mpegTS, tracks: [TrackInfo(kind: .video, codec: "avc1.42c01e", trackID: 256, timescale: 90_000)],
+                container: .mpegTS,
+                tracks: [TrackInfo(kind: .video, codec: "avc1.42c01e", trackID: 256, timescale: 90_000)],
                 startTime: MediaTime(ticks: start + n * ticks, timescale: 90_000),
                 duration: MediaTime(ticks: ticks, timescale: 90_000), startsWithKeyframe: true, byteCount: 188)
             let result = state.accept(

@@ -4,6 +4,7 @@ import Logging
 import OriginCore
 import SharedBytes
 import TestSource
+import Testing
 
 /// A push channel on a manual clock, fed with real MPEG-TS segments from the test source generator.
 final class Harness {
@@ -17,7 +18,8 @@ final class Harness {
         targetDuration: Int? = nil, channelName: String = "ch"
     ) throws {
         self.channelName = channelName
-        var channel = ChannelConfiguration(name: channelName, renditions: renditions.map { RenditionConfiguration(name: $0) })
+        var channel = ChannelConfiguration(
+            name: channelName, renditions: renditions.map { RenditionConfiguration(name: $0) })
         channel.window = window
         channel.targetDuration = targetDuration
         var ingest = IngestConfiguration(autoCreate: autoCreate)
@@ -70,5 +72,3 @@ final class Harness {
         channel.snapshot.renditions[rendition]?.playlist.map { String(decoding: $0.array, as: UTF8.self) }
     }
 }
-
-import Testing

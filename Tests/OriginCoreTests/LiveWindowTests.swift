@@ -1,8 +1,9 @@
 import HLSPlaylist
-@testable import IngestLoop
-@testable import OriginCore
 import SharedBytes
 import Testing
+
+@testable import IngestLoop
+@testable import OriginCore
 
 @Suite("Live window")
 struct LiveWindowTests {

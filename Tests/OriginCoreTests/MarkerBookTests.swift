@@ -98,7 +98,9 @@ struct MarkerBookTests {
 
         let cueIn = try book.add(MarkerRequest(id: "ad-5", startDate: date(0), scte35: .in), nowMilliseconds: markerT0)
             .marker
-        #expect(cueIn.scte35In == SpliceInfoSection(spliceInsert: SpliceInsert(eventId: fnv("ad-5"), outOfNetwork: false)).bytes)
+        #expect(
+            cueIn.scte35In
+                == SpliceInfoSection(spliceInsert: SpliceInsert(eventId: fnv("ad-5"), outOfNetwork: false)).bytes)
         #expect(cueIn.renderedTag.hasSuffix(",SCTE35-IN=\(hex(cueIn.scte35In!))"))
     }
 
@@ -134,33 +136,59 @@ struct MarkerBookTests {
         (MarkerRequest(id: "a", startDate: date(0), duration: -1), "duration", "DURATION"),
         (MarkerRequest(id: "a", startDate: date(0), plannedDuration: -0.5), "plannedDuration", "PLANNED-DURATION"),
         (MarkerRequest(id: "a", startDate: date(0), endOnNext: true), "endOnNext", "requires CLASS"),
-        (MarkerRequest(id: "a", classAttribute: "c", startDate: date(0), duration: 5, endOnNext: true), "endOnNext",
-            "forbids DURATION"),
-        (MarkerRequest(id: "a", classAttribute: "c", startDate: date(0), endDate: date(5), endOnNext: true),
-            "endOnNext", "forbids END-DATE"),
+        (
+            MarkerRequest(id: "a", classAttribute: "c", startDate: date(0), duration: 5, endOnNext: true), "endOnNext",
+            "forbids DURATION"
+        ),
+        (
+            MarkerRequest(id: "a", classAttribute: "c", startDate: date(0), endDate: date(5), endOnNext: true),
+            "endOnNext", "forbids END-DATE"
+        ),
         (MarkerRequest(id: "a", startDate: date(0), endDate: date(5), duration: 6), "duration", "disagrees"),
-        (MarkerRequest(id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-lower", value: .number(1))]),
-            "clientAttributes.X-lower", "X-[A-Z0-9-]+"),
-        (MarkerRequest(id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "Y-AD", value: .number(1))]),
-            "clientAttributes.Y-AD", "X-[A-Z0-9-]+"),
-        (MarkerRequest(id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-", value: .number(1))]),
-            "clientAttributes.X-", "X-[A-Z0-9-]+"),
-        (MarkerRequest(id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-N", value: .number(-1))]),
-            "clientAttributes.X-N", "not negative"),
-        (MarkerRequest(id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-S", value: .string("a\"b"))]),
-            "clientAttributes.X-S", "'\"'"),
-        (MarkerRequest(id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-H", value: .hexadecimal([]))]),
-            "clientAttributes.X-H", "empty hexadecimal"),
+        (
+            MarkerRequest(
+                id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-lower", value: .number(1))]),
+            "clientAttributes.X-lower", "X-[A-Z0-9-]+"
+        ),
+        (
+            MarkerRequest(
+                id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "Y-AD", value: .number(1))]),
+            "clientAttributes.Y-AD", "X-[A-Z0-9-]+"
+        ),
+        (
+            MarkerRequest(
+                id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-", value: .number(1))]),
+            "clientAttributes.X-", "X-[A-Z0-9-]+"
+        ),
+        (
+            MarkerRequest(
+                id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-N", value: .number(-1))]),
+            "clientAttributes.X-N", "not negative"
+        ),
+        (
+            MarkerRequest(
+                id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-S", value: .string("a\"b"))]),
+            "clientAttributes.X-S", "'\"'"
+        ),
+        (
+            MarkerRequest(
+                id: "a", startDate: date(0), clientAttributes: [MarkerAttribute(name: "X-H", value: .hexadecimal([]))]),
+            "clientAttributes.X-H", "empty hexadecimal"
+        ),
         (MarkerRequest(id: ""), "id", "empty"),
         (MarkerRequest(id: "a/b"), "id", "'/'"),
         (MarkerRequest(id: "a\nb"), "id", "control character"),
         (MarkerRequest(id: String(repeating: "i", count: 257)), "id", "longer than 256"),
         (MarkerRequest(id: "a", classAttribute: "", startDate: date(0)), "class", "empty"),
         (MarkerRequest(id: "a", startDate: date(0), cue: ["PRE", "POST"]), "cue", "PRE and POST"),
-        (MarkerRequest(id: "a", startDate: date(0), scte35: .raw(command: nil, out: [0xFC, 0x30], in: nil)),
-            "scte35.out", "at least 20 bytes"),
-        (MarkerRequest(id: "a", startDate: date(0), scte35: .raw(command: nil, out: nil, in: nil)), "scte35",
-            "at least one"),
+        (
+            MarkerRequest(id: "a", startDate: date(0), scte35: .raw(command: nil, out: [0xFC, 0x30], in: nil)),
+            "scte35.out", "at least 20 bytes"
+        ),
+        (
+            MarkerRequest(id: "a", startDate: date(0), scte35: .raw(command: nil, out: nil, in: nil)), "scte35",
+            "at least one"
+        ),
     ]
 
     @Test("invalid markers are refused as invalid, naming the field", arguments: invalidRequests.indices)
@@ -204,13 +232,15 @@ struct MarkerBookTests {
     func close() throws {
         var book = MarkerBook()
         _ = try book.add(MarkerRequest(id: "open", startDate: date(0), plannedDuration: 30), nowMilliseconds: markerT0)
-        let closed = try book.close(id: "open", patch: MarkerPatch(endDate: date(28)), nowMilliseconds: markerT0 + 28_000)
+        let closed = try book.close(
+            id: "open", patch: MarkerPatch(endDate: date(28)), nowMilliseconds: markerT0 + 28_000)
         #expect(closed.changed)
         #expect(
             closed.marker.renderedTag
                 == "#EXT-X-DATERANGE:ID=\"open\",START-DATE=\"2026-01-01T00:00:00.000Z\","
                 + "END-DATE=\"2026-01-01T00:00:28.000Z\",PLANNED-DURATION=30")
-        let repeated = try book.close(id: "open", patch: MarkerPatch(endDate: date(28)), nowMilliseconds: markerT0 + 29_000)
+        let repeated = try book.close(
+            id: "open", patch: MarkerPatch(endDate: date(28)), nowMilliseconds: markerT0 + 29_000)
         #expect(!repeated.changed && repeated.marker == closed.marker)
         let withDuration = try book.close(id: "open", patch: MarkerPatch(duration: 28), nowMilliseconds: markerT0)
         #expect(withDuration.changed && withDuration.marker.duration == 28)
@@ -229,7 +259,9 @@ struct MarkerBookTests {
         #expect(failure("o2", MarkerPatch(endDate: date(5)))?.field == "endDate")
         #expect(failure("o2", MarkerPatch(endDate: date(20), duration: 5))?.field == "duration")
         #expect(failure("o2", MarkerPatch(duration: 1, scte35: .out))?.field == "scte35")
-        _ = try book.add(MarkerRequest(id: "eon", classAttribute: "c", startDate: date(0), endOnNext: true), nowMilliseconds: markerT0)
+        _ = try book.add(
+            MarkerRequest(id: "eon", classAttribute: "c", startDate: date(0), endOnNext: true),
+            nowMilliseconds: markerT0)
         #expect(failure("eon", MarkerPatch(duration: 3))?.reason == .conflict)
         #expect(book.markers["o2"]?.endDate == nil)
     }
@@ -237,8 +269,10 @@ struct MarkerBookTests {
     @Test("closing a marker whose SCTE35-OUT the origin encoded adds the matching SCTE35-IN")
     func cueInSCTE35() throws {
         var book = MarkerBook()
-        let out = try book.add(MarkerRequest(id: "brk", startDate: date(0), plannedDuration: 60, scte35: .out), nowMilliseconds: markerT0)
-            .marker
+        let out = try book.add(
+            MarkerRequest(id: "brk", startDate: date(0), plannedDuration: 60, scte35: .out), nowMilliseconds: markerT0
+        )
+        .marker
         let closed = try book.close(id: "brk", patch: MarkerPatch(duration: 45), nowMilliseconds: markerT0).marker
         let cueIn = SpliceInfoSection(spliceInsert: SpliceInsert(eventId: fnv("brk"), outOfNetwork: false)).bytes
         #expect(closed.scte35Out == out.scte35Out)
@@ -260,7 +294,8 @@ struct MarkerBookTests {
             ("inside", 103.5, 1.0), ("at-start", 100.0, 0.0), ("future", 112.0, 5.0), ("last", 111.999, nil),
             ("ended-at-start", 95.0, 5.0),
         ] as [(String, Double, Double?)] {
-            _ = try book.add(MarkerRequest(id: id, startDate: date(start), duration: duration), nowMilliseconds: markerT0)
+            _ = try book.add(
+                MarkerRequest(id: id, startDate: date(start), duration: duration), nowMilliseconds: markerT0)
         }
         let overlay = book.overlay(entries: window)
         let placed = overlay.dateRanges.mapValues { $0.map(\.id) }
@@ -275,7 +310,9 @@ struct MarkerBookTests {
     func endOnNext() throws {
         var book = MarkerBook()
         for (id, cls, start) in [("a", "c", 0.0), ("b", "other", 5.0), ("c", "c", 10.0), ("d", "c", 20.0)] {
-            _ = try book.add(MarkerRequest(id: id, classAttribute: cls, startDate: date(start), endOnNext: true), nowMilliseconds: markerT0)
+            _ = try book.add(
+                MarkerRequest(id: id, classAttribute: cls, startDate: date(start), endOnNext: true),
+                nowMilliseconds: markerT0)
         }
         let ends = book.endsMilliseconds()
         #expect(ends["a"] == markerT0 + 10_000)
@@ -287,7 +324,8 @@ struct MarkerBookTests {
     @Test("legacy cue tags: CUE-OUT where the break starts, CUE-OUT-CONT while it lasts, CUE-IN after it")
     func legacyCueTags() throws {
         var book = MarkerBook()
-        _ = try book.add(MarkerRequest(id: "brk", startDate: date(101), duration: 5, scte35: .out), nowMilliseconds: markerT0)
+        _ = try book.add(
+            MarkerRequest(id: "brk", startDate: date(101), duration: 5, scte35: .out), nowMilliseconds: markerT0)
         _ = try book.add(MarkerRequest(id: "plain", startDate: date(101), duration: 5), nowMilliseconds: markerT0)
         let overlay = book.overlay(entries: entries(from: 10, count: 6, startSeconds: 100), legacyCueTags: true)
         #expect(overlay.extraTags[10] == ["#EXT-X-CUE-OUT:5.000"])
@@ -305,7 +343,8 @@ struct MarkerBookTests {
         _ = try book.add(MarkerRequest(id: "old", startDate: date(0), duration: 10), nowMilliseconds: markerT0)
         _ = try book.add(MarkerRequest(id: "open", startDate: date(0)), nowMilliseconds: markerT0)
         _ = try book.add(MarkerRequest(id: "recent", startDate: date(0), duration: 97), nowMilliseconds: markerT0)
-        let removed = book.prune(windowStartMilliseconds: markerT0 + 100_000, graceMilliseconds: 4000, nowMilliseconds: markerT0 + 100_000)
+        let removed = book.prune(
+            windowStartMilliseconds: markerT0 + 100_000, graceMilliseconds: 4000, nowMilliseconds: markerT0 + 100_000)
         #expect(removed == ["old"])
         #expect(Set(book.markers.keys) == ["open", "recent"])
         do {

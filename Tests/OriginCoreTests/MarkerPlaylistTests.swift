@@ -6,8 +6,8 @@ import Markers
 import MediaProbe
 import Persistence
 import SharedBytes
-import Testing
 import TestSource
+import Testing
 
 @testable import OriginCore
 
@@ -30,7 +30,8 @@ final class MarkerHarness {
             configuration: configuration, clock: clock,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         for rendition in renditions {
-            generators[rendition] = try TestStreamGenerator(profile: TestSourceProfile.named(rendition)!, segmentDuration: 2)
+            generators[rendition] = try TestStreamGenerator(
+                profile: TestSourceProfile.named(rendition)!, segmentDuration: 2)
         }
     }
 

@@ -135,7 +135,9 @@ struct MisbehavingEncoderTests {
 
     /// Two encoders push two different timelines to the same rendition every 2 s, the second `delay` seconds after
     /// the first. Returns why each encoder's pushes of the last `slots` slots were refused (nil: accepted).
-    static func twoEncoders(delay: Double, slots: Int) throws
+    static func twoEncoders(
+        delay: Double, slots: Int
+    ) throws
         -> (Harness, first: [IngestError.Reason?], second: [IngestError.Reason?])
     {
         let harness = try Harness(renditions: ["360p"])

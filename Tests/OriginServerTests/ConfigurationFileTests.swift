@@ -134,7 +134,8 @@ struct ConfigurationFileTests {
 @Suite("Configuration: clock offset")
 struct ClockOffsetConfigurationTests {
     @Test func clockOffsetIsReadAndDefaultsToZero() throws {
-        #expect(try ConfigurationFile.parse("server:\n  clockOffsetMilliseconds: -1500\n").clockOffsetMilliseconds == -1500)
+        #expect(
+            try ConfigurationFile.parse("server:\n  clockOffsetMilliseconds: -1500\n").clockOffsetMilliseconds == -1500)
         #expect(try ConfigurationFile.parse("logLevel: info\n").clockOffsetMilliseconds == 0)
     }
 }

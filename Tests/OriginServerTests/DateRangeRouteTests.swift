@@ -25,7 +25,8 @@ final class AdminClient {
         configuration.origin.dataDirectory = dataDirectory
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger)
-        handler = OriginHTTPHandler(origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
+        handler = OriginHTTPHandler(
+            origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
     }
 
     struct Answer {
@@ -136,7 +137,8 @@ struct DateRangeRouteTests {
     @Test("GET lists and reads markers; PATCH closes an open one")
     func getAndPatch() throws {
         let client = try AdminClient()
-        let first = client.send("POST", path, body: #"{"id": "b", "startDate": "2026-01-01T00:00:00Z", "scte35": "out"}"#)
+        let first = client.send(
+            "POST", path, body: #"{"id": "b", "startDate": "2026-01-01T00:00:00Z", "scte35": "out"}"#)
         #expect(first.status == 201)
         #expect(client.send("POST", path, body: #"{"id": "a", "startDate": "2026-01-01T00:00:05Z"}"#).status == 201)
         let list = client.send("GET", path)
@@ -170,13 +172,19 @@ struct DateRangeRouteTests {
         (#"{"id": "a", "startDate": "yesterday"}"#, "startDate", "ISO 8601"),
         (#"{"id": "a", "startDate": "2026-01-01T00:00:00"}"#, "startDate", "ISO 8601"),
         (#"{"id": "a", "endDate": "2026-02-30T00:00:00Z"}"#, "endDate", "ISO 8601"),
-        (#"{"id": "a", "startDate": "2026-01-01T00:00:10Z", "endDate": "2026-01-01T00:00:05Z"}"#, "endDate", "before START-DATE"),
+        (
+            #"{"id": "a", "startDate": "2026-01-01T00:00:10Z", "endDate": "2026-01-01T00:00:05Z"}"#, "endDate",
+            "before START-DATE"
+        ),
         (#"{"id": "a", "duration": -1}"#, "duration", "negative"),
         (#"{"id": "a", "plannedDuration": -1}"#, "plannedDuration", "negative"),
         (#"{"id": "a", "duration": "30"}"#, "duration", "number of seconds"),
         (#"{"id": "a", "endOnNext": true}"#, "endOnNext", "requires CLASS"),
         (#"{"id": "a", "class": "c", "endOnNext": true, "duration": 3}"#, "endOnNext", "forbids DURATION"),
-        (#"{"id": "a", "class": "c", "endOnNext": true, "endDate": "2030-01-01T00:00:00Z"}"#, "endOnNext", "forbids END-DATE"),
+        (
+            #"{"id": "a", "class": "c", "endOnNext": true, "endDate": "2030-01-01T00:00:00Z"}"#, "endOnNext",
+            "forbids END-DATE"
+        ),
         (#"{"id": "a", "endOnNext": "yes"}"#, "endOnNext", "true or false"),
         (#"{"id": "a", "clientAttributes": {"X-ad": "x"}}"#, "clientAttributes.X-ad", "X-[A-Z0-9-]+"),
         (#"{"id": "a", "clientAttributes": {"AD-ID": "x"}}"#, "clientAttributes.AD-ID", "X-[A-Z0-9-]+"),

@@ -1,8 +1,7 @@
 import Foundation
-import Testing
-import TestSupport
-
 import Glibc
+import TestSupport
+import Testing
 
 /// HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
 /// invalid bytes and query strings: each gets a defined answer and the server keeps serving everybody else.
@@ -242,14 +241,15 @@ struct HTTPAbuseTests {
         #expect(try stack.get("/live/ch/index.m3u8").status == 200)
     }
 
-    @Test(arguments: [
-        ([0x7B, 0x22, 0x69, 0x64, 0x22, 0x3A, 0x22, 0xFF, 0xFE, 0x22, 0x7D], "invalid JSON"),
-        (Array("{\"id\":\"a\u{1}b\"}".utf8), "id"),
-        (Array("{\"id\":\"a\\u0000b\"}".utf8), "id"),
-        (Array("{\"id\":\"ok\",\"class\":\"x\\ny\"}".utf8), "class"),
-        (Array("{\"id\":\"ok\",\"clientAttributes\":{\"X-A\":\"q\\\"uote\"}}".utf8), "clientAttributes"),
-        (Array("{\"id\":\"ok\",\"clientAttributes\":{\"X-A\":\"\\u0007\"}}".utf8), "clientAttributes"),
-    ] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            ([0x7B, 0x22, 0x69, 0x64, 0x22, 0x3A, 0x22, 0xFF, 0xFE, 0x22, 0x7D], "invalid JSON"),
+            (Array("{\"id\":\"a\u{1}b\"}".utf8), "id"),
+            (Array("{\"id\":\"a\\u0000b\"}".utf8), "id"),
+            (Array("{\"id\":\"ok\",\"class\":\"x\\ny\"}".utf8), "class"),
+            (Array("{\"id\":\"ok\",\"clientAttributes\":{\"X-A\":\"q\\\"uote\"}}".utf8), "clientAttributes"),
+            (Array("{\"id\":\"ok\",\"clientAttributes\":{\"X-A\":\"\\u0007\"}}".utf8), "clientAttributes"),
+        ] as [([UInt8], String)])
     func invalidUTF8AndControlCharactersInAdminJSONAre400WithAMessage(body: [UInt8], field: String) throws {
         let stack = try Self.stack()
         let response = try stack.request("POST", "/admin/channels/ch/dateranges", body: body)

@@ -193,19 +193,20 @@ struct IngestRouteTests {
         #expect(response.text == "channel 'demo' is fed by the built-in test source and takes no pushes\n")
     }
 
-    @Test(arguments: [
-        ("/ingest/a/b", 404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"),
-        ("/ingest/a/b/c/d", 404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"),
-        ("/ingest/a/b/", 404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"),
-        ("/ingest/a/../b/c", 400, nil),
-        ("/ingest/%2e%2e/b/c", 400, nil),
-        ("/ingest/a/%2E%2E/c", 400, nil),
-        ("/ingest/a/b/%00.ts", 400, nil),
-        ("/ingest/a/b/x%2fy.ts", 400, nil),
-        ("/ingest/a/b/%zz.ts", 400, nil),
-        ("/ingest/a%20b/r/c.ts", 400, "invalid channel name 'a b': use 1-64 characters of A-Z a-z 0-9 _ -\n"),
-        ("/ingest/a/r%C3%A9/c.ts", 400, "invalid rendition name 'ré': use 1-64 characters of A-Z a-z 0-9 _ -\n"),
-    ] as [(String, Int, String?)])
+    @Test(
+        arguments: [
+            ("/ingest/a/b", 404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"),
+            ("/ingest/a/b/c/d", 404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"),
+            ("/ingest/a/b/", 404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"),
+            ("/ingest/a/../b/c", 400, nil),
+            ("/ingest/%2e%2e/b/c", 400, nil),
+            ("/ingest/a/%2E%2E/c", 400, nil),
+            ("/ingest/a/b/%00.ts", 400, nil),
+            ("/ingest/a/b/x%2fy.ts", 400, nil),
+            ("/ingest/a/b/%zz.ts", 400, nil),
+            ("/ingest/a%20b/r/c.ts", 400, "invalid channel name 'a b': use 1-64 characters of A-Z a-z 0-9 _ -\n"),
+            ("/ingest/a/r%C3%A9/c.ts", 400, "invalid rendition name 'ré': use 1-64 characters of A-Z a-z 0-9 _ -\n"),
+        ] as [(String, Int, String?)])
     func badPathsAreRefusedWithA4xx(path: String, status: Int, message: String?) throws {
         let stack = try OriginTestStack()
         try stack.slots(1)
@@ -230,9 +231,10 @@ struct IngestRouteTests {
         let segment = stack.nextSegment("360p")
         // One keep-alive connection, as an encoder uses: a refused segment-sized push leaves it usable.
         let connection = try stack.connect()
-        for headers in [[], [("Authorization", "Bearer wrong")], [("Authorization", "Bearer s3cret2")],
-            [("Authorization", "Basic czNjcmV0")], [("Authorization", "Bearer ")]] as [[(String, String)]]
-        {
+        for headers in [
+            [], [("Authorization", "Bearer wrong")], [("Authorization", "Bearer s3cret2")],
+            [("Authorization", "Basic czNjcmV0")], [("Authorization", "Bearer ")],
+        ] as [[(String, String)]] {
             let refused = try connection.request("PUT", "/ingest/ch/360p/segment0.ts", headers: headers, body: segment)
             #expect(refused.status == 401, "\(headers)")
             #expect(refused.text == "ingest requires a valid bearer token\n")

@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 
 @testable import OriginServer
 
@@ -347,17 +347,20 @@ struct LiveRouteTests {
 
     /// A plain GET is answered from the libmicrohttpd thread's cache; the same request made non-plain by a header
     /// the route ignores (If-Match) goes the normal route. Both must be the same answer, byte for byte.
-    @Test(arguments: [
-        ("/live/ch/index.m3u8", nil), ("/live/ch/360p/index.m3u8", nil), ("/live/ch/360p/index.m3u8", "gzip"),
-        ("/live/ch/180p/1.ts", nil), ("/live/ch/360p/0.ts", "gzip"),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("/live/ch/index.m3u8", nil), ("/live/ch/360p/index.m3u8", nil), ("/live/ch/360p/index.m3u8", "gzip"),
+            ("/live/ch/180p/1.ts", nil), ("/live/ch/360p/0.ts", "gzip"),
+        ] as [(String, String?)])
     func theFastPathAnswersWhatTheNormalRouteAnswers(path: String, encoding: String?) throws {
         let connection = try stack.connect()
         let extra = encoding.map { [("Accept-Encoding", $0)] } ?? []
         // Twice on one connection (one thread): the second is a cache hit.
         let fast = try (0..<2).map { _ in try connection.request("GET", path, headers: extra) }
         let normal = try stack.get(path, headers: extra + [("If-Match", "*")])
-        let withoutDate = { (response: RawHTTPResponse) in response.headers.filter { $0.name.lowercased() != "date" }.map { "\($0.name): \($0.value)" } }
+        let withoutDate = { (response: RawHTTPResponse) in
+            response.headers.filter { $0.name.lowercased() != "date" }.map { "\($0.name): \($0.value)" }
+        }
         for answer in fast {
             #expect(answer.status == normal.status)
             #expect(withoutDate(answer) == withoutDate(normal))
@@ -375,7 +378,8 @@ struct LiveRouteTests {
             for _ in 0..<2 {
                 let media = try connection.request("GET", "/live/ch/360p/index.m3u8")
                 #expect(media.text.hasSuffix("\n\(2 + step).ts\n"), "step \(step)")
-                let gzipped = try connection.request("GET", "/live/ch/180p/index.m3u8", headers: [("Accept-Encoding", "gzip")])
+                let gzipped = try connection.request(
+                    "GET", "/live/ch/180p/index.m3u8", headers: [("Accept-Encoding", "gzip")])
                 let inflated = try #require(TestGunzip.decompress(gzipped.body))
                 #expect(String(decoding: inflated, as: UTF8.self).hasSuffix("\n\(2 + step).ts\n"), "step \(step)")
             }

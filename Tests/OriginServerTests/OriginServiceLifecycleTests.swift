@@ -23,7 +23,8 @@ struct OriginServiceLifecycleTests {
     func aGracefulShutdownEndsRunAndClosesThePort() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifecycle-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let service = try OriginService(configuration: Self.configuration(dataDirectory: directory), logger: Self.logger)
+        let service = try OriginService(
+            configuration: Self.configuration(dataDirectory: directory), logger: Self.logger)
         try service.startListening()
         let port = service.port
         #expect(port > 0)
@@ -42,7 +43,8 @@ struct OriginServiceLifecycleTests {
     func runListensByItselfWhenNotStartedBefore() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifecycle-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let service = try OriginService(configuration: Self.configuration(dataDirectory: directory), logger: Self.logger)
+        let service = try OriginService(
+            configuration: Self.configuration(dataDirectory: directory), logger: Self.logger)
         let group = ServiceGroup(services: [service], logger: Self.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

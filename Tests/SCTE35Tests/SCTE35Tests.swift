@@ -70,7 +70,9 @@ func expectedSpliceInsertSection(
 
 func hexBytes(_ text: String) -> [UInt8] {
     let digits = Array(text.dropFirst(2).utf8)
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    return stride(from: 0, to: digits.count, by: 2).map {
+        UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+    }
 }
 
 func hexString(_ bytes: [UInt8]) -> String {
@@ -102,7 +104,8 @@ struct SCTE35Tests {
     func cueOutKnownAnswer() throws {
         let insert = SpliceInsert(eventId: 0x1234_ABCD, outOfNetwork: true, breakDuration: 2_700_000)
         let bytes = SpliceInfoSection(spliceInsert: insert).bytes
-        #expect(bytes == expectedSpliceInsertSection(eventId: 0x1234_ABCD, outOfNetwork: true, breakDuration: 2_700_000))
+        #expect(
+            bytes == expectedSpliceInsertSection(eventId: 0x1234_ABCD, outOfNetwork: true, breakDuration: 2_700_000))
         #expect(bytes.count == 35)
         // The same bytes written out: header, splice_insert, descriptor_loop_length, CRC_32.
         // header, splice_event_id, flags, break_duration (30 s = 2,700,000 ticks), program/avails, loop length.

@@ -1,7 +1,7 @@
 import Foundation
 import SCTE35
-import Testing
 import TestSupport
+import Testing
 
 /// Decodes our splice_info_sections with threefive, an independent SCTE-35 implementation in Python (PyPI).
 ///

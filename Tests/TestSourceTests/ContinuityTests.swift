@@ -1,5 +1,5 @@
-import Testing
 import TestSource
+import Testing
 
 @Suite("Continuity across segments and loop points")
 struct ContinuityTests {

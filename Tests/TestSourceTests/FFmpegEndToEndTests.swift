@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import TestSource
 import TestSupport
+import Testing
 
 /// Real ffmpeg and ffprobe read what the generator writes. Skipped, with the reason shown, without ffmpeg.
 @Suite(
@@ -28,8 +28,10 @@ struct FFmpegEndToEndTests {
     static func packetTimestamps(_ stream: String, of file: URL, in directory: URL) throws -> [(Int64, Int64)] {
         let probe = try ChildProcess.runBlocking(
             "ffprobe",
-            ["-v", "warning", "-select_streams", stream, "-show_entries", "packet=pts,dts", "-of", "csv=p=0",
-             file.path], in: directory)
+            [
+                "-v", "warning", "-select_streams", stream, "-show_entries", "packet=pts,dts", "-of", "csv=p=0",
+                file.path,
+            ], in: directory)
         #expect(probe.status == 0)
         #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
         return try probe.standardOutput.split(separator: "\n").map { line in
@@ -69,15 +71,18 @@ struct FFmpegEndToEndTests {
         let file = try Self.writeSixSegments(profile: "360p", to: directory)
         let probe = try ChildProcess.runBlocking(
             "ffprobe",
-            ["-v", "warning", "-count_frames", "-show_entries",
-             "stream=codec_name,profile,width,height,r_frame_rate,sample_rate,channels,nb_read_frames",
-             "-of", "compact=p=0", file.path], in: directory)
+            [
+                "-v", "warning", "-count_frames", "-show_entries",
+                "stream=codec_name,profile,width,height,r_frame_rate,sample_rate,channels,nb_read_frames",
+                "-of", "compact=p=0", file.path,
+            ], in: directory)
         #expect(probe.status == 0)
         #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
-        #expect(Self.distinctLines(probe.standardOutput) == """
-            codec_name=h264|profile=Main|width=640|height=360|r_frame_rate=25/1|nb_read_frames=300
-            codec_name=aac|profile=LC|sample_rate=48000|channels=2|r_frame_rate=0/0|nb_read_frames=563
-            """)
+        #expect(
+            Self.distinctLines(probe.standardOutput) == """
+                codec_name=h264|profile=Main|width=640|height=360|r_frame_rate=25/1|nb_read_frames=300
+                codec_name=aac|profile=LC|sample_rate=48000|channels=2|r_frame_rate=0/0|nb_read_frames=563
+                """)
     }
 
     @Test func decodesWithoutAWordFromFFmpeg() throws {
@@ -116,13 +121,16 @@ struct FFmpegEndToEndTests {
         try Data(generator.slateSegment(startPTS: 900_000, duration: 2)).write(to: url)
         let probe = try ChildProcess.runBlocking(
             "ffprobe",
-            ["-v", "warning", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames",
-             "-of", "compact=p=0", url.path], in: directory)
+            [
+                "-v", "warning", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames",
+                "-of", "compact=p=0", url.path,
+            ], in: directory)
         #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
-        #expect(Self.distinctLines(probe.standardOutput) == """
-            codec_name=h264|width=640|height=360|nb_read_frames=50
-            codec_name=aac|nb_read_frames=94
-            """)
+        #expect(
+            Self.distinctLines(probe.standardOutput) == """
+                codec_name=h264|width=640|height=360|nb_read_frames=50
+                codec_name=aac|nb_read_frames=94
+                """)
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSource
+import Testing
 
 @Suite("Profiles and fixtures")
 struct ProfileAndFixtureTests {
@@ -30,10 +30,11 @@ struct ProfileAndFixtureTests {
 
     @Test func fixturesStaySmall() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: TestStreams.fixtureDirectory.path)
-        #expect(Set(names) == [
-            "video-360p.h264", "video-180p.h264", "slate-360p.h264", "slate-180p.h264",
-            "audio-loop.aac", "audio-silence.aac",
-        ])
+        #expect(
+            Set(names) == [
+                "video-360p.h264", "video-180p.h264", "slate-360p.h264", "slate-180p.h264",
+                "audio-loop.aac", "audio-silence.aac",
+            ])
         let total = try names.reduce(0) { $0 + (try TestStreams.fixture($1)).count }
         #expect(total < 400_000)
     }

@@ -1,5 +1,5 @@
-import Testing
 import TestSource
+import Testing
 
 @Suite("Segment structure")
 struct SegmentStructureTests {

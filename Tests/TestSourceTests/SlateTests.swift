@@ -1,5 +1,5 @@
-import Testing
 import TestSource
+import Testing
 
 @Suite("Slate segments")
 struct SlateTests {

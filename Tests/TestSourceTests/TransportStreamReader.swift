@@ -196,7 +196,8 @@ enum TransportStreamReader {
             guard payload[offset] == 0xFF, payload[offset + 1] >> 4 == 0xF else {
                 throw ReaderError("no ADTS sync at \(offset)")
             }
-            let length = Int(payload[offset + 3] & 0x03) << 11 | Int(payload[offset + 4]) << 3
+            let length =
+                Int(payload[offset + 3] & 0x03) << 11 | Int(payload[offset + 4]) << 3
                 | Int(payload[offset + 5] >> 5)
             lengths.append(length)
             offset += length

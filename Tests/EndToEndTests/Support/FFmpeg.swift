@@ -1,7 +1,6 @@
 import Foundation
-import TestSupport
-
 import Glibc
+import TestSupport
 
 /// ffmpeg and ffprobe as the tests use them: an encoder pushing renditions to the origin, a live recorder, and
 /// ffprobe's JSON about segments and files.
@@ -40,7 +39,7 @@ enum FFmpeg {
             ]
             if let ingestToken { arguments += ["-headers", "Authorization: Bearer \(ingestToken)\r\n"] }
             arguments += [
-                "http://127.0.0.1:\(port)/ingest/\(channel)/\(rendition.name)/index.m3u8",
+                "http://127.0.0.1:\(port)/ingest/\(channel)/\(rendition.name)/index.m3u8"
             ]
         }
         return try ChildProcess(executable: ffmpeg, arguments: arguments, directory: directory, label: label)

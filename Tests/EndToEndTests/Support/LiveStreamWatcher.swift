@@ -120,7 +120,9 @@ final class LiveStreamWatcher {
     }
 
     /// Polls every `interval` for `duration`, or until `until` returns true.
-    func watch(for duration: Duration, interval: Duration = .milliseconds(500), until: (() -> Bool)? = nil)
+    func watch(
+        for duration: Duration, interval: Duration = .milliseconds(500), until: (() -> Bool)? = nil
+    )
         async throws
     {
         let deadline = ContinuousClock.now + duration

@@ -1,7 +1,6 @@
 import Foundation
-import TestSupport
-
 import Glibc
+import TestSupport
 
 /// The real `hlsorigin` release binary, started on port 0 with a configuration file written for the test and a
 /// fresh data directory. Its stdout and stderr go to files in the test's directory (stderr is the log: it is quoted
