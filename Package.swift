@@ -30,7 +30,9 @@ let package = Package(
 
         // Pure values and byte-level parsers.
         .target(name: "SharedBytes"),
-        .target(name: "HLSPlaylist"),
+        // Gregorian dates from day numbers and back, for PROGRAM-DATE-TIME and HTTP dates.
+        .target(name: "CivilCalendar"),
+        .target(name: "HLSPlaylist", dependencies: ["CivilCalendar"]),
         .target(name: "MediaProbe"),
         // SCTE-35 splice_info_section: reading and validating what clients send, encoding the origin's cues.
         .target(name: "SCTE35"),
@@ -45,7 +47,7 @@ let package = Package(
         .target(
             name: "MicroHTTPD",
             dependencies: [
-                "CMicroHTTPD", "CMicroHTTPDShims", "CZlib", "SharedBytes",
+                "CMicroHTTPD", "CMicroHTTPDShims", "CZlib", "CivilCalendar", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

@@ -1,3 +1,5 @@
+import CivilCalendar
+
 extension ProgramDateTime {
     private static let millisecondsPerDay: Int64 = 86_400_000
 
@@ -9,10 +11,10 @@ extension ProgramDateTime {
     /// them, as does ``DateRange/validate()``.
     public var formatted: String {
         let ms = millisecondsSince1970
-        let days = Self.floorDivide(ms, Self.millisecondsPerDay)
+        let days = CivilCalendar.floorDivide(ms, Self.millisecondsPerDay)
         let remainder = ms % Self.millisecondsPerDay
         let msOfDay = remainder < 0 ? remainder + Self.millisecondsPerDay : remainder
-        let (year, month, day) = Self.civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         let hour = msOfDay / 3_600_000
         let minute = msOfDay / 60_000 % 60
         let second = msOfDay / 1000 % 60
@@ -62,7 +64,7 @@ extension ProgramDateTime {
 
     /// Whether ``formatted`` is a valid RFC 8216 date (year 0000–9999).
     var isRepresentable: Bool {
-        let year = Self.civil(fromDays: Self.floorDivide(millisecondsSince1970, Self.millisecondsPerDay)).year
+        let year = CivilCalendar.date(fromDays: CivilCalendar.floorDivide(millisecondsSince1970, Self.millisecondsPerDay)).year
         return (0...9999).contains(year)
     }
 
@@ -85,7 +87,7 @@ extension ProgramDateTime {
             let minute = reader.number(digits: 2), reader.expect(UInt8(ascii: ":")),
             let second = reader.number(digits: 2)
         else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+        guard (1...12).contains(month), day >= 1, day <= CivilCalendar.daysIn(month: month, year: year),
             hour <= 23, minute <= 59, second <= 59
         else { return nil }
 
@@ -124,52 +126,12 @@ extension ProgramDateTime {
         }
         guard reader.atEnd else { return nil }
 
-        let days = Self.days(fromCivil: year, month: month, day: day)
+        let days = CivilCalendar.days(year: year, month: month, day: day)
         let secondsOfDay = hour * 3600 + minute * 60 + second
         let local = days * Self.millisecondsPerDay + secondsOfDay * 1000 + fractionMilliseconds
         self.init(millisecondsSince1970: local - offsetMinutes * 60_000)
     }
 
-    // MARK: - Calendar arithmetic (proleptic Gregorian, days since 1970-01-01)
-
-    static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-        let quotient = value / divisor
-        return (value % divisor < 0) ? quotient - 1 : quotient
-    }
-
-    /// The proleptic Gregorian date of a day number (days since 1970-01-01).
-    public static func civil(fromDays dayCount: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = dayCount + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
-    }
-
-    /// The day number (days since 1970-01-01) of a proleptic Gregorian date.
-    public static func days(fromCivil year: Int64, month: Int64, day: Int64) -> Int64 {
-        let adjustedYear = month <= 2 ? year - 1 : year
-        let era = (adjustedYear >= 0 ? adjustedYear : adjustedYear - 399) / 400
-        let yearOfEra = adjustedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2:
-            let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-            return leap ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
 }
 
 /// A cursor over ASCII bytes reading fixed-width decimal numbers.

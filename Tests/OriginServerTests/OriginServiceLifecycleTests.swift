@@ -10,21 +10,21 @@ import Testing
 struct OriginServiceLifecycleTests {
     static let logger = Logger(label: "origin-service-tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    static func configuration(dataDirectory: String) -> ServerConfiguration {
+    /// A service on a free loopback port keeping its data in `directory`.
+    static func service(dataDirectory directory: URL) throws -> OriginService {
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.threads = 1
-        configuration.dataDirectory = dataDirectory
-        return configuration
+        configuration.dataDirectory = directory.path
+        return try OriginService(configuration: configuration, logger: logger)
     }
 
     @Test(.timeLimit(.minutes(1)))
     func aGracefulShutdownEndsRunAndClosesThePort() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifecycle-\(UUID())").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let service = try OriginService(
-            configuration: Self.configuration(dataDirectory: directory), logger: Self.logger)
+        let directory = try TemporaryDirectory.make("lifecycle")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let service = try Self.service(dataDirectory: directory)
         try service.startListening()
         let port = service.port
         #expect(port > 0)
@@ -41,20 +41,14 @@ struct OriginServiceLifecycleTests {
 
     @Test(.timeLimit(.minutes(1)))
     func runListensByItselfWhenNotStartedBefore() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifecycle-\(UUID())").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let service = try OriginService(
-            configuration: Self.configuration(dataDirectory: directory), logger: Self.logger)
+        let directory = try TemporaryDirectory.make("lifecycle")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let service = try Self.service(dataDirectory: directory)
         let group = ServiceGroup(services: [service], logger: Self.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            var port = 0
-            for _ in 0..<200 where port == 0 {
-                port = service.port
-                if port == 0 { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(port > 0)
-            if port > 0 { #expect(try RawHTTPConnection(port: port).request("GET", "/healthz").status == 200) }
+            try await waitUntil("the service to listen", timeout: .seconds(2)) { service.port > 0 }
+            #expect(try RawHTTPConnection(port: service.port).request("GET", "/healthz").status == 200)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
