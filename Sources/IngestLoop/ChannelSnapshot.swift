@@ -18,10 +18,12 @@ public final class RenditionSnapshot: Sendable {
     public let entries: [WindowEntry]
     /// Initialization sections by version.
     public let initSections: [Int: InitSection]
+    /// The version of the initialization section the next pushed fMP4 segment is probed with; nil before any.
+    public let currentInitVersion: Int?
 
     init(
         name: String, playlist: SharedBytes?, version: UInt64, modifiedMilliseconds: Int64, targetDuration: Int,
-        entries: [WindowEntry], initSections: [Int: InitSection]
+        entries: [WindowEntry], initSections: [Int: InitSection], currentInitVersion: Int?
     ) {
         self.name = name
         self.playlist = playlist
@@ -30,6 +32,7 @@ public final class RenditionSnapshot: Sendable {
         self.targetDuration = targetDuration
         self.entries = entries
         self.initSections = initSections
+        self.currentInitVersion = currentInitVersion
     }
 
     /// The entry (segment or GAP) with this MSN, while it is listed or retained.

@@ -34,7 +34,7 @@ extension ChannelState {
                 name: rendition.name, playlist: playlist, version: revision, modifiedMilliseconds: now,
                 targetDuration: rendition.window.targetDuration,
                 entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
-                initSections: rendition.initSections)
+                initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion)
         }
         let text = multivariant()?.render()
         var multivariantBytes = previous.multivariantPlaylist

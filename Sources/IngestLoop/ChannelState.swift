@@ -124,7 +124,10 @@ package struct ChannelState: Sendable {
         let anchored = now - (durationMicroseconds + 500) / 1000
         let msn = rendition.lastMSN.map { $0 + 1 } ?? joiningMSN(startMilliseconds: anchored)
         let timeline = Self.placeOnMediaTimeline(info, after: rendition)
-        let slot = slot(msn: msn, anchoredAt: anchored, discontinuity: timeline.discontinuity, rendition: rendition)
+        let existing = slots[msn]
+        let slot =
+            existing
+            ?? openSlot(msn: msn, anchoredAt: anchored, discontinuity: timeline.discontinuity, rendition: rendition)
         if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
             let start = ProgramDateTime(millisecondsSince1970: slot.programDateTimeMilliseconds).formatted
             return refuse(
@@ -140,9 +143,9 @@ package struct ChannelState: Sendable {
             renditions[position].statistics.timelineConflicts += 1
             return refuse(error)
         }
-        let extinf = Self.roundedExtinf(info.duration, carry: rendition.roundingCarry, existingSlot: slots[msn])
+        let extinf = Self.roundedExtinf(info.duration, carry: rendition.roundingCarry, existingSlot: existing)
         var filled = slot
-        if slots[msn] == nil { filled.durationMilliseconds = extinf.milliseconds }
+        if existing == nil { filled.durationMilliseconds = extinf.milliseconds }
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: extinf.milliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: timeline.discontinuity,
@@ -209,12 +212,13 @@ package struct ChannelState: Sendable {
         return (start, continuous, discontinuity)
     }
 
-    /// The slot of `msn`: already opened by another rendition, following the previous slot, or anchored on the
+    /// A new slot for `msn` (no other rendition opened it yet): following the previous slot, or anchored on the
     /// clock. A feed that resumes (or restarts) opening a new slot re-anchors it on the clock, never earlier than the
     /// previous slot's end: it gets the same margin to its deadlines as a feed that starts, instead of inheriting
     /// the old grid (the discontinuity allows the PDT step). A new slot has no duration yet.
-    private func slot(msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts) -> Slot {
-        if let existing = slots[msn] { return existing }
+    private func openSlot(
+        msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts
+    ) -> Slot {
         if msn > 0, let previous = slots[msn - 1] {
             let resumes = discontinuity && rendition.hasStarted
             return Slot(

@@ -2,7 +2,7 @@
 /// says what is wrong.
 public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of refusal.
-    public enum Reason: String, Sendable, Hashable, CaseIterable {
+    public enum Reason: String, Sendable, Hashable {
         /// A channel or rendition name outside `OriginNames`.
         case invalidName
         /// The channel does not exist and auto-create is off.

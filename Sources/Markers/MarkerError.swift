@@ -2,7 +2,7 @@
 /// request field at fault and a message.
 public struct MarkerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kinds of refusal.
-    public enum Reason: String, Sendable, Hashable, CaseIterable {
+    public enum Reason: String, Sendable, Hashable {
         /// The request is invalid (the field says where).
         case invalid
         /// No marker with that ID.

@@ -103,7 +103,7 @@ public struct StaticRepresentation: Sendable {
     }
 
     /// Whether If-None-Match names `etag` (weak comparison, RFC 9110 section 13.1.2) or is `*`.
-    public static func noneMatch(_ request: HTTPRequestHead, etag: String) -> Bool {
+    private static func noneMatch(_ request: HTTPRequestHead, etag: String) -> Bool {
         guard let header = request.headers["If-None-Match"] else { return false }
         return header == "*"
             || header.split(separator: ",").contains { item in

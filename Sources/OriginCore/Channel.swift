@@ -183,16 +183,14 @@ public final class Channel: Sendable {
     /// The current initialization section of a rendition as published (fMP4 segments need it to be probed), read
     /// without the state lock.
     func currentInitSection(_ rendition: String) -> InitSectionInfo? {
-        // The current section has the highest version: versions only grow, and older ones are dropped first.
-        snapshot.renditions[rendition]?.initSections.max { $0.key < $1.key }?.value.info
+        guard let published = snapshot.renditions[rendition], let current = published.currentInitVersion else {
+            return nil
+        }
+        return published.initSections[current]?.info
     }
 
-    /// Accepts an fMP4 initialization section; a changed one gets a new version (`init-{n}.mp4`).
-    public func acceptInitSection(rendition: String, bytes: SharedBytes) throws(IngestError) -> IngestReceipt {
-        try accept(PushedMedia.probeInitSection(bytes), rendition: rendition)
-    }
-
-    /// Accepts a media segment into the rendition's next slot.
+    /// Accepts a media segment into the rendition's next slot (the test source's way in; pushes come through
+    /// `Origin.ingest`).
     public func acceptSegment(rendition: String, bytes: SharedBytes) throws(IngestError) -> IngestReceipt {
         try accept(PushedMedia.probeSegment(bytes, initSection: currentInitSection(rendition)), rendition: rendition)
     }

@@ -67,12 +67,15 @@ final class LiveResponseStore: Sendable {
         if let found { return found }
         let made = PreparedSegment(bytes: bytes, response: make())
         return channels.withLock { channels in
-            guard var responses = channels[channel]?.renditions[rendition.name] else { return made.response }
-            // A request holding an older snapshot does not bring back what a prune removed.
-            guard rendition.version >= responses.prunedAtVersion else { return made.response }
-            if let raced = responses.segments[msn], raced.bytes === bytes { return raced.response }
-            responses.segments[msn] = made
-            channels[channel]?.renditions[rendition.name] = responses
+            // Read and write in place: a copy of the rendition's table would copy every segment's entry.
+            guard let prunedAtVersion = channels[channel]?.renditions[rendition.name]?.prunedAtVersion,
+                // A request holding an older snapshot does not bring back what a prune removed.
+                rendition.version >= prunedAtVersion
+            else { return made.response }
+            if let raced = channels[channel]?.renditions[rendition.name]?.segments[msn], raced.bytes === bytes {
+                return raced.response
+            }
+            channels[channel]?.renditions[rendition.name]?.segments[msn] = made
             return made.response
         }
     }

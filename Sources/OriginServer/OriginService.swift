@@ -9,17 +9,16 @@ import Synchronization
 ///
 /// A `Service`: run it in a `ServiceGroup` (the command line does, with SIGTERM and SIGINT as graceful shutdown
 /// signals). `run()` listens, runs the ingest loop until the graceful shutdown (or cancellation), then drains the
-/// requests in flight and writes the journals. `start()` and `stop()` do the same without a service group.
+/// requests in flight and writes the journals.
 public final class OriginService: Service, Sendable {
     /// The core.
     public let origin: Origin
     private let server: HTTPServer
     private let handler: OriginHTTPHandler
     private let logger: Logger
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
     private let listening = Mutex(false)
 
-    /// Builds the origin and the HTTP server from the configuration (nothing listens until `start()`).
+    /// Builds the origin and the HTTP server from the configuration (nothing listens until `startListening()` or `run()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
     public init(configuration: ServerConfiguration, clock: (any OriginClock)? = nil, logger: Logger) throws {
         let clock = clock ?? SystemClock(offsetMicroseconds: configuration.clockOffsetMilliseconds * 1000)
@@ -56,7 +55,7 @@ public final class OriginService: Service, Sendable {
         return http
     }
 
-    /// Binds the port and answers HTTP from now on (the ingest loop runs in `run()` or after `start()`). Call it
+    /// Binds the port and answers HTTP from now on (the ingest loop runs in `run()`). Call it
     /// before `run()` to learn the port, or to fail early when it is taken; `run()` calls it otherwise.
     public func startListening() throws {
         let started = try listening.withLock { listening in
@@ -70,20 +69,13 @@ public final class OriginService: Service, Sendable {
     }
 
     /// Serves until a graceful shutdown is triggered (or the task is cancelled): listens, runs the ingest loop, then
-    /// stops as `stop()` does.
+    /// stops: drains the requests in flight and writes the journals.
     public func run() async throws {
         try startListening()
         let loops = backgroundLoops
         await cancelWhenGracefulShutdown { await loops() }
         if Task.isShuttingDownGracefully { logger.info("signal received: shutting down") }
         stop()
-    }
-
-    /// Starts listening and starts the ingest loop, without a service group (stop with `stop()`).
-    public func start() throws {
-        try startListening()
-        let loops = backgroundLoops
-        ticker.withLock { $0 = Task.detached { await loops() } }
     }
 
     /// The ingest loop and the pruning of the server's prepared answers, until the task is cancelled.
@@ -118,16 +110,12 @@ public final class OriginService: Service, Sendable {
     /// The port the server listens on.
     public var port: Int { server.boundPort }
 
-    /// Longest time `stop()` lets requests in flight finish (a slow reader of a large segment, an encoder's PUT).
+    /// Longest time a graceful shutdown lets requests in flight finish (a slow reader of a large segment, an encoder's PUT).
     public static let drainGracePeriod: Duration = .seconds(4)
 
-    /// Graceful shutdown: stops the ingest loop started by `start()`, stops listening, lets requests in flight
-    /// finish (up to `gracePeriod`), closes the remaining connections, then writes every channel's state journal.
-    public func stop(gracePeriod: Duration = OriginService.drainGracePeriod) {
-        ticker.withLock { task in
-            task?.cancel()
-            task = nil
-        }
+    /// The end of `run()`, once the ingest loop has stopped: stops listening, lets requests in flight finish (up to
+    /// `gracePeriod`), closes the remaining connections, then writes every channel's state journal.
+    private func stop(gracePeriod: Duration = OriginService.drainGracePeriod) {
         let inFlight = server.requestsInFlight
         server.stop(gracePeriod: gracePeriod)
         origin.flushJournals()

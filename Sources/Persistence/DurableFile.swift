@@ -12,13 +12,17 @@ public enum DurableFile {
     ///   not survive a power cut).
     public static func replace(_ path: String, with data: Data) throws(DurableWriteError) {
         let directory = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw DurableWriteError("create directory \(directory): \(error)")
-        }
         let temporary = path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if descriptor < 0, errno == ENOENT {
+            // Only the first write into a new directory pays for creating it.
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw DurableWriteError("create directory \(directory): \(error)")
+            }
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        }
         guard descriptor >= 0 else { throw .failed("open \(temporary)") }
         let failure: DurableWriteError? = data.withUnsafeBytes { raw -> DurableWriteError? in
             var written = 0
