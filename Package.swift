@@ -94,7 +94,7 @@ let package = Package(
             dependencies: ["MicroHTTPD", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
         .testTarget(
-            name: "MediaProbeTests", dependencies: ["MediaProbe", "TestSupport"], resources: [.copy("Fixtures")]),
+            name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
         .testTarget(

@@ -64,7 +64,9 @@ extension ProgramDateTime {
 
     /// Whether ``formatted`` is a valid RFC 8216 date (year 0000–9999).
     var isRepresentable: Bool {
-        let year = CivilCalendar.date(fromDays: CivilCalendar.floorDivide(millisecondsSince1970, Self.millisecondsPerDay)).year
+        let year = CivilCalendar.date(
+            fromDays: CivilCalendar.floorDivide(millisecondsSince1970, Self.millisecondsPerDay)
+        ).year
         return (0...9999).contains(year)
     }
 

@@ -70,22 +70,6 @@ extension EndToEnd {
             }
         }
 
-        static func freePort() throws -> Int {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-                }
-            }
-            guard bound else { throw EndToEndError("cannot find a free port") }
-            return Int(UInt16(bigEndian: address.sin_port))
-        }
-
         /// The MSN in a push receipt, "lo: msn 12, 1.0 s, pdt ...".
         static func msn(in receipt: String) -> UInt64? {
             guard let range = receipt.range(of: "msn ") else { return nil }
@@ -99,7 +83,7 @@ extension EndToEnd {
             let segmentDirectory = directory.appendingPathComponent("segments")
             try FileManager.default.createDirectory(at: segmentDirectory, withIntermediateDirectories: true)
             let segments = try await Self.makeSegments(count: 130, in: segmentDirectory)
-            let port = try Self.freePort()
+            let port = try OriginProcess.freePort()
             let client = HTTPClient(port: port)
             var next = 0
             var acknowledged = Acknowledged()
@@ -247,7 +231,7 @@ extension EndToEnd {
             let segmentDirectory = directory.appendingPathComponent("segments")
             try FileManager.default.createDirectory(at: segmentDirectory, withIntermediateDirectories: true)
             let segments = try await Self.makeSegments(count: 4, in: segmentDirectory)
-            let port = try Self.freePort()
+            let port = try OriginProcess.freePort()
             let origin = try await Self.launch(directory: directory, port: port, label: "origin")
             defer { origin.signal(SIGKILL) }
             let client = HTTPClient(port: port)

@@ -10,7 +10,7 @@ import Testing
 /// AAC encoder make (B-frames, mono 44.1 kHz, 5.1).
 @Suite(
     "ffmpeg plays through filler", .serialized, .tags(.endToEnd),
-    .enabled(if: Tools.ffmpegInstalled, "ffmpeg/ffprobe not installed: decode checks skipped"))
+    .enabled(if: ChildProcess.ffmpegInstalled, "ffmpeg/ffprobe not installed: decode checks skipped"))
 struct FFmpegPlayThroughTests {
     /// Makes two 2-second fillers after `source`, checks them with MediaProbe, and has ffmpeg play all three.
     func playThrough(
@@ -25,7 +25,7 @@ struct FFmpegPlayThroughTests {
         ]
         for (index, bytes) in fillers.enumerated() {
             let info = try MediaProbe.probeSegment(bytes)
-            #expect(info.startTime.ticks == (start + Int64(index) * 180_000) % (1 << 33))
+            #expect(info.startTime.ticks == MPEGTimestamp.wrapped(start + Int64(index) * 180_000))
             #expect(info.duration.ticks == 180_000)
             #expect(info.startsWithKeyframe)
             #expect(info.tracks.map(\.codec) == sourceInfo.tracks.map(\.codec))
@@ -52,7 +52,7 @@ struct FFmpegPlayThroughTests {
 
     @Test(arguments: ["360p", "180p"])
     func testSourceSlate(profile name: String) throws {
-        let directory = try Tools.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let profile = try #require(TestSourceProfile.named(name))
         var generator = try TestStreamGenerator(profile: profile, segmentDuration: 2)
@@ -64,7 +64,7 @@ struct FFmpegPlayThroughTests {
     }
 
     @Test func testSourceLastKeyframe() throws {
-        let directory = try Tools.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         var generator = try TestStreamGenerator(profile: #require(TestSourceProfile.named("360p")), segmentDuration: 2)
         let source = generator.nextSegment().bytes
@@ -79,7 +79,7 @@ struct FFmpegPlayThroughTests {
         (["-ac", "6", "-ar", "48000"], 93...94),
     ])
     func encoderSegment(audio: [String], audioFrames: ClosedRange<Int>) throws {
-        let directory = try Tools.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = try Tools.encode(
             seconds: 2, x264: ["-profile:v", "high", "-bf", "2", "-g", "30", "-preset", "veryfast"], audio: audio,
@@ -91,9 +91,9 @@ struct FFmpegPlayThroughTests {
 
     /// Audio-only MPEG-TS: silence on the segment's frame grid, the PCR on packets of its own.
     @Test func audioOnlySegment() throws {
-        let directory = try Tools.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let encoded = try Tools.run(
+        let encoded = try ChildProcess.runBlocking(
             "ffmpeg",
             [
                 "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac",

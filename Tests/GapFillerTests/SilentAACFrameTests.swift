@@ -47,17 +47,17 @@ struct SilentAACFrameTests {
 
     /// ffmpeg decodes 50 frames of every channel configuration to exactly 50 x 1024 zero samples per channel.
     @Test(
-        .enabled(if: Tools.ffmpegInstalled, "ffmpeg not installed"), .tags(.endToEnd),
+        .enabled(if: ChildProcess.ffmpegInstalled, "ffmpeg not installed"), .tags(.endToEnd),
         arguments: [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 8)])
     func ffmpegDecodesSilence(configuration: Int, channels: Int) throws {
-        let directory = try Tools.temporaryDirectory()
+        let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         for (objectType, frequency) in [(2, 3), (1, 4)] {
             let frame = try SilentAACFrame(
                 audioObjectType: objectType, samplingFrequencyIndex: frequency, channelConfiguration: configuration)
             try Data(Array(repeatElement(frame.bytes, count: 50).joined()))
                 .write(to: directory.appendingPathComponent("silence.aac"))
-            let decoded = try Tools.run(
+            let decoded = try ChildProcess.runBlocking(
                 "ffmpeg", ["-v", "error", "-i", "silence.aac", "-f", "s16le", "-acodec", "pcm_s16le", "-"],
                 in: directory)
             #expect(decoded.status == 0)

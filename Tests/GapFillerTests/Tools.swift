@@ -3,20 +3,11 @@ import TestSupport
 
 /// ffmpeg and ffprobe for the decode checks (through `ChildProcess`), and source segments made with them.
 enum Tools {
-    static var ffmpegInstalled: Bool { ChildProcess.ffmpegInstalled }
-
-    /// Runs a tool to completion (at most 60 s).
-    static func run(_ name: String, _ arguments: [String], in directory: URL) throws -> ToolOutput {
-        try ChildProcess.runBlocking(name, arguments, in: directory)
-    }
-
-    static func temporaryDirectory() throws -> URL { try TemporaryDirectory.make("GapFillerTests") }
-
     /// Encodes `seconds` of test pattern and tone with libx264 and ffmpeg's AAC encoder into one MPEG-TS file.
     static func encode(
         seconds: Int, x264: [String], audio: [String], extra: [String] = [], in directory: URL
     ) throws -> [UInt8] {
-        let result = try run(
+        let result = try ChildProcess.runBlocking(
             "ffmpeg",
             [
                 "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-f", "lavfi", "-i",
@@ -37,14 +28,15 @@ enum Tools {
         }
         playlist += "#EXT-X-ENDLIST\n"
         try playlist.write(to: directory.appendingPathComponent("playlist.m3u8"), atomically: true, encoding: .utf8)
-        return try run("ffmpeg", ["-v", "warning", "-i", "playlist.m3u8", "-f", "null", "-"], in: directory)
+        return try ChildProcess.runBlocking(
+            "ffmpeg", ["-v", "warning", "-i", "playlist.m3u8", "-f", "null", "-"], in: directory)
     }
 
     /// ffprobe decodes every frame of one file: `codec_type,nb_read_frames` per stream, errors on stderr.
     static func countFrames(_ segment: [UInt8], in directory: URL) throws -> ToolOutput {
         let name = "probe-\(UUID().uuidString).ts"
         try Data(segment).write(to: directory.appendingPathComponent(name))
-        return try run(
+        return try ChildProcess.runBlocking(
             "ffprobe",
             [
                 "-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "csv=p=0",

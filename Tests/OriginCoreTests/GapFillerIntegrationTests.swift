@@ -4,6 +4,7 @@ import Logging
 import MediaProbe
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 @testable import IngestLoop
@@ -112,12 +113,11 @@ struct GapFillerIntegrationTests {
         #expect(reason == "no MPEG-TS segment before the gap")
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"), "ffmpeg not installed"))
+    @Test(.enabled(if: ChildProcess.locate("ffmpeg") != nil, "ffmpeg not installed"), .tags(.endToEnd))
     func ffmpegPlaysThroughTheOutage() throws {
         let channel = try Pushed(gapResponse: .filler)
         try channel.outage()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("GapFill-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory.make("GapFill")
         defer { try? FileManager.default.removeItem(at: directory) }
         var playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n"
         for entry in channel.entries180p {
@@ -126,22 +126,11 @@ struct GapFillerIntegrationTests {
         }
         playlist += "#EXT-X-ENDLIST\n"
         try playlist.write(to: directory.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-v", "error", "-i", "index.m3u8", "-f", "null", "-"]
-        process.currentDirectoryURL = directory
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = errors
-        try process.run()
-        // Bounded: a hung ffmpeg is killed after a minute (the read below then ends and the test fails).
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(60), execute: watchdog)
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        watchdog.cancel()
-        #expect(process.terminationStatus == 0)
+        // Bounded: a hung ffmpeg is killed after a minute and the test fails.
+        let result = try ChildProcess.runBlocking(
+            "ffmpeg", ["-v", "error", "-i", "index.m3u8", "-f", "null", "-"], in: directory)
+        let said = result.standardOutput + result.standardError
+        #expect(result.status == 0)
         #expect(said == "", "ffmpeg said: \(said)")
     }
 

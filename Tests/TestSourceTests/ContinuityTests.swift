@@ -1,3 +1,4 @@
+import MediaProbe
 import TestSource
 import Testing
 
@@ -135,7 +136,7 @@ struct ContinuityTests {
         #expect(segments.map(\.segment.startPTS) == [wrap - 90_000, 0, 90_000])
         let timestamps = segments.flatMap { $0.video.compactMap(\.pts) }
         for (previous, next) in zip(timestamps, timestamps.dropFirst()) {
-            #expect((next - previous + wrap) % wrap == 3600)
+            #expect(MPEGTimestamp.wrapped(next - previous) == 3600)
         }
         #expect(segments[1].video.first?.pts == 0)
         // A start PTS given outside 0 ..< 2^33 is taken modulo 2^33.

@@ -215,15 +215,6 @@ public final class RawHTTPConnection: @unchecked Sendable {
         try readToEnd().isEmpty
     }
 
-    /// True once the server has closed the connection (reads and discards until the end of the stream); false if
-    /// a receive failed or timed out first.
-    public func serverClosesConnection() -> Bool {
-        while !closedByPeer {
-            do { try receiveMore() } catch { return false }
-        }
-        return true
-    }
-
     /// True if the server closed (or reset) the connection within `milliseconds`; bytes that arrive meanwhile are
     /// discarded.
     public func peerClosed(waitingMilliseconds milliseconds: Int32) -> Bool {
