@@ -24,15 +24,17 @@ extension ChannelState {
     }
 
     /// A record to write if the journal must be written now: at once when an MSN beyond the reservation exists
-    /// (extending the reservation), else at most once per refresh period while something changed.
+    /// (extending the reservation) or a slot was published (the edge's PDT and discontinuity sequence moved), else
+    /// at most once per refresh period while something changed.
     package mutating func journalRecordDue(nowMilliseconds now: Int64) -> ChannelJournalRecord? {
         guard let reservedBelow = msnReservedBelow else { return nil }
         if let highest = highestMSN, highest >= reservedBelow {
             msnReservedBelow = highest + 1 + Self.reservationBlock
-        } else if !(journalDirty && now - lastJournalWrite >= Self.journalRefreshMilliseconds) {
+        } else if !journalBehindEdge && !(journalDirty && now - lastJournalWrite >= Self.journalRefreshMilliseconds) {
             return nil
         }
         journalDirty = false
+        journalBehindEdge = false
         lastJournalWrite = now
         return journalRecord(nowMilliseconds: now)
     }

@@ -45,6 +45,10 @@ package struct ChannelState: Sendable {
     package var msnReservedBelow: UInt64?
     /// Something the journal records changed since it was last written.
     package var journalDirty = false
+    /// A slot was published since the journal was last written: the live edge's PDT end and discontinuity sequence
+    /// moved, and the journal must record them before the slot is served (a restart after kill -9 must not let PDT
+    /// go back or a discontinuity sequence repeat).
+    package var journalBehindEdge = false
     package var lastJournalWrite: Int64 = 0
     /// Journal records of an earlier run, applied to renditions as they are created.
     var restoredRenditions: [String: RenditionJournalRecord] = [:]
@@ -362,6 +366,7 @@ package struct ChannelState: Sendable {
             touch(renditions[position].name)
         }
         closedThrough = msn
+        journalBehindEdge = true
         slots = slots.filter { $0.key >= msn }
     }
 

@@ -142,6 +142,7 @@ public final class Channel: Sendable {
             guard state.msnReservedBelow != nil else { return }
             if writeJournal(state.journalRecord(nowMilliseconds: now)) {
                 state.journalDirty = false
+                state.journalBehindEdge = false
                 state.lastJournalWrite = now
             }
         }

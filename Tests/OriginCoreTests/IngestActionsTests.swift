@@ -67,4 +67,35 @@ struct IngestActionsTests {
         #expect(actions.publish)
         #expect(try #require(state.renditions[0].window.entries.last).isGap)
     }
+
+    @Test func everyPublishedSlotIsJournaledBeforeItIsServedEvenWithinTheRefreshPeriod() throws {
+        // Two renditions 50 ms apart: the first one's segment is journaled (the refresh period has passed), the
+        // second one's completes the slot 50 ms later, well within the refresh period, and publishes it.
+        var state = ChannelState(
+            configuration: ChannelConfiguration(name: "c", renditions: [.init(name: "a"), .init(name: "b")]),
+            firstMSN: 10)
+        state.msnReservedBelow = 10
+        state.addRendition("a")
+        state.addRendition("b")
+        var now = Self.start
+        var published = 0
+        for n in 0..<6 {
+            now += 2000
+            for (name, delay) in [("a", Int64(0)), ("b", Int64(50))] {
+                let (result, actions) = state.accept(
+                    rendition: name, bytes: SharedBytes([0x47]), info: Self.segment(Int64(n)),
+                    nowMilliseconds: now + delay)
+                let entry = try result.get()
+                guard name == "b", state.renditions[1].window.lastMSN == entry.msn else { continue }
+                published += 1
+                // The slot is listed: the record written with it ends where the listed edge ends.
+                let record = try #require(actions.journalRecord, "slot \(entry.msn) published unjournaled")
+                #expect(record.renditions["b"]?.lastProgramDateTimeEndMilliseconds == entry.endMilliseconds)
+                #expect(record.renditions["a"]?.lastMSN == entry.msn)
+                // Nothing changed since: a tick within the refresh period asks for nothing.
+                #expect(state.tick(nowMilliseconds: now + delay + 1).journalRecord == nil)
+            }
+        }
+        #expect(published == 6)
+    }
 }
