@@ -1,12 +1,14 @@
 import Foundation
 import Glibc
+import HLSPlaylist
 import Synchronization
 import TestSupport
 import Testing
 
 extension EndToEnd {
     /// The release binary killed with SIGKILL at random moments during ingest and admin writes, 50
-    /// times, on one data directory and one port; and SIGTERM draining a slow reader and flushing the journal.
+    /// times, on one data directory and one port: every acknowledged segment, listed entry and marker survives each
+    /// kill; and SIGTERM draining a slow reader and flushing the journal.
     @Suite("End to end: SIGKILL loop and SIGTERM drain", .tags(.endToEnd))
     struct CrashRestartTests {
         static let configuration = """
@@ -18,7 +20,7 @@ extension EndToEnd {
                 source: push
                 targetDuration: 1
                 segmentDuration: 1
-                window: { segments: 6 }
+                window: { segments: 600 }
                 renditions:
                   - name: lo
             """
@@ -76,7 +78,9 @@ extension EndToEnd {
             return UInt64(receipt[range.upperBound...].prefix { $0.isNumber })
         }
 
-        @Test("50 SIGKILLs during pushes and marker posts: journal readable, markers kept, MSNs never repeat")
+        /// The loop lasts about 100 s on the PDT timeline (50 restarts, 1-second segments): a 600-segment window keeps
+        /// every MSN it lists, so "still within retention" is everything.
+        @Test("50 SIGKILLs during pushes and marker posts: acknowledged and listed segments and markers survive")
         func sigkillLoop() async throws {
             let directory = try TemporaryDirectory.make("hlsorigin-e2e-sigkill")
             try Data(Self.configuration.utf8).write(to: directory.appendingPathComponent("config.yaml"))
@@ -98,19 +102,26 @@ extension EndToEnd {
                 mediaSeconds += 1
             }
 
+            var restored = RestoreLedger()
             for iteration in 0..<50 {
                 let origin = try await Self.launch(directory: directory, port: port, label: "origin-\(iteration)")
+                // Before anything is pushed to it: the window and every acknowledged segment are back.
+                try await restored.expectRestored(client: client, iteration: iteration)
                 try await Self.expectJournalReadableAndMarkersKept(
                     client: client, markers: acknowledged.markers, iteration: iteration)
                 // One push that completes: its MSN is above every MSN acknowledged before any crash.
                 try await paced()
                 let pushed = try await client.request("PUT", "/ingest/k/lo/s\(next).ts", body: segments[next])
-                next += 1
                 if pushed.status == 201 {
-                    acknowledged.push(msn: try #require(Self.msn(in: pushed.text)), iteration: iteration)
+                    let msn = try #require(Self.msn(in: pushed.text))
+                    acknowledged.push(msn: msn, iteration: iteration)
+                    restored.acknowledged[msn] = segments[next]
                 } else {
                     #expect(pushed.status == 429, "iteration \(iteration): \(pushed.status) \(pushed.text)")
                 }
+                next += 1
+                // What the playlist lists before the kill must be listed again after it.
+                try await restored.noteListing(client: client, iteration: iteration)
                 // A push or a marker post, killed 0-300 ms after it started.
                 let isMarker = Bool.random(using: &generator)
                 let markerID = "kill-\(iteration)"
@@ -130,6 +141,7 @@ extension EndToEnd {
                     if isMarker, answer.status == 201 { acknowledged.markers.append(markerID) }
                     if !isMarker, answer.status == 201, let msn = Self.msn(in: answer.text) {
                         acknowledged.push(msn: msn, iteration: iteration)
+                        restored.acknowledged[msn] = segments[segmentIndex]
                     }
                 } else {
                     acknowledged.killedMidRequest += 1
@@ -137,7 +149,117 @@ extension EndToEnd {
             }
             try await Self.expectEverythingAcknowledgedAfterALastStart(
                 directory: directory, port: port, client: client, acknowledged: acknowledged,
-                nextSegment: segments[next], nextIndex: next)
+                nextSegment: segments[next], nextIndex: next, restored: &restored)
+        }
+
+        /// What the SIGKILL loop saw acknowledged and listed, checked against each restarted origin.
+        struct RestoreLedger {
+            /// The bytes of every segment answered 201, by the MSN in its receipt.
+            var acknowledged: [UInt64: [UInt8]] = [:]
+            /// Every entry any playlist listed before a kill, as first seen (the tracker also checks that no reload
+            /// changes an MSN's URI, EXTINF, PDT, DSN or GAP).
+            var tracker = RenditionTracker(name: "lo")
+            /// Restarts after which something was missing, with what.
+            var problems: [String] = []
+            /// Restarts checked against something listed or acknowledged before, and segments compared byte for byte.
+            var restartsChecked = 0
+            var segmentsCompared = 0
+            private let began = ContinuousClock.now
+
+            static let playlistPath = "/live/k/lo/index.m3u8"
+
+            private var now: Double { (ContinuousClock.now - began).seconds }
+
+            mutating func problem(_ iteration: Int, _ text: String) {
+                if problems.count < 400 { problems.append("iteration \(iteration): \(text)") }
+            }
+
+            /// Reads the media playlist and writes its entries down; returns the playlist (nil if not 200).
+            @discardableResult
+            mutating func noteListing(client: HTTPClient, iteration: Int) async throws -> MediaPlaylist? {
+                let sent = now
+                let answer = try await client.get(Self.playlistPath)
+                guard answer.status == 200 else {
+                    if tracker.lastMSN != nil || !acknowledged.isEmpty {
+                        problem(iteration, "the media playlist answered \(answer.status) \(answer.text)")
+                    }
+                    return nil
+                }
+                let playlist = try MediaPlaylist.parse(answer.text)
+                tracker.observe(playlist, text: answer.text, sent: sent, received: now)
+                return playlist
+            }
+
+            /// Right after a restart, before any push: the media playlist answers 200; every MSN listed before
+            /// (600-segment window: all of them) is listed again, unchanged (the tracker compares the facts); every
+            /// acknowledged segment is listed at the MSN of its receipt and its URL serves the same bytes.
+            mutating func expectRestored(client: HTTPClient, iteration: Int) async throws {
+                let known = tracker.msns
+                guard !known.isEmpty || !acknowledged.isEmpty else { return }
+                restartsChecked += 1
+                // A segment acknowledged while its slot was still open is listed once that slot closes.
+                var playlist = try await noteListing(client: client, iteration: iteration)
+                let deadline = ContinuousClock.now + .seconds(3)
+                while let current = playlist, let highest = acknowledged.keys.max(),
+                    current.mediaSequence + UInt64(current.segments.count) <= highest, ContinuousClock.now < deadline
+                {
+                    try await Task.sleep(for: .milliseconds(100))
+                    playlist = try await noteListing(client: client, iteration: iteration)
+                }
+                guard let playlist else {
+                    problem(
+                        iteration,
+                        "no media playlist before the first push: \(known.count) listed MSNs and "
+                            + "\(acknowledged.count) acknowledged segments not served")
+                    return
+                }
+                let listed = Dictionary(
+                    uniqueKeysWithValues: playlist.segments.enumerated().map {
+                        (playlist.mediaSequence + UInt64($0.offset), $0.element)
+                    })
+                let missing = known.filter { listed[$0] == nil }
+                if !missing.isEmpty {
+                    problem(
+                        iteration,
+                        "\(missing.count) MSNs listed before are not listed again (\(Self.ranges(missing))); the "
+                            + "restarted origin lists \(playlist.mediaSequence)..."
+                            + "\(playlist.mediaSequence + UInt64(max(playlist.segments.count, 1)) - 1)")
+                }
+                for (msn, bytes) in acknowledged.sorted(by: { $0.key < $1.key }) {
+                    guard let segment = listed[msn] else {
+                        if !missing.contains(msn) { problem(iteration, "acknowledged MSN \(msn) is not listed") }
+                        continue
+                    }
+                    if segment.gap {
+                        problem(iteration, "acknowledged MSN \(msn) is listed as a GAP")
+                        continue
+                    }
+                    let answer = try await client.get("/live/k/lo/\(segment.uri)")
+                    segmentsCompared += 1
+                    if answer.status != 200 {
+                        problem(iteration, "acknowledged MSN \(msn) (\(segment.uri)) answered \(answer.status)")
+                    } else if answer.body != bytes {
+                        problem(
+                            iteration,
+                            "acknowledged MSN \(msn) (\(segment.uri)): \(answer.body.count) bytes served, not the "
+                                + "\(bytes.count) pushed")
+                    }
+                }
+            }
+
+            /// MSNs as compact ranges, "3...9, 12".
+            static func ranges(_ msns: [UInt64]) -> String {
+                var runs: [ClosedRange<UInt64>] = []
+                for msn in msns {
+                    if let last = runs.last, msn == last.upperBound + 1 {
+                        runs[runs.count - 1] = last.lowerBound...msn
+                    } else {
+                        runs.append(msn...msn)
+                    }
+                }
+                return runs.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0)" }
+                    .joined(separator: ", ")
+            }
         }
 
         /// What the SIGKILL loop saw acknowledged, and how many requests the kill cut.
@@ -202,12 +324,24 @@ extension EndToEnd {
         /// loop did what it claims (many acknowledged writes, some requests cut by the kill).
         static func expectEverythingAcknowledgedAfterALastStart(
             directory: URL, port: Int, client: HTTPClient, acknowledged: Acknowledged, nextSegment: [UInt8],
-            nextIndex: Int
+            nextIndex: Int, restored: inout RestoreLedger
         ) async throws {
             let origin = try await Self.launch(directory: directory, port: port, label: "origin-final")
             defer {
                 origin.signal(SIGKILL)
             }
+            try await restored.expectRestored(client: client, iteration: 50)
+            #expect(
+                restored.problems.isEmpty,
+                Comment(
+                    rawValue: "\(restored.problems.count) restarts lost something listed or acknowledged:\n"
+                        + restored.problems.prefix(30).joined(separator: "\n")))
+            #expect(
+                restored.tracker.violations.isEmpty,
+                Comment(
+                    rawValue: "listed entries changed across restarts:\n"
+                        + restored.tracker.violations.prefix(30).joined(separator: "\n")))
+            #expect(restored.restartsChecked >= 49, "only \(restored.restartsChecked) restarts checked")
             let listed = try await client.get("/admin/channels/k/dateranges").text
             for id in acknowledged.markers { #expect(listed.contains("\"id\" : \"\(id)\""), "marker \(id) lost") }
             let status = try await client.get("/admin/channels/k")
@@ -221,7 +355,10 @@ extension EndToEnd {
             print(
                 "SIGKILL loop: 50 kills, \(acknowledged.pushes) pushes and \(acknowledged.markers.count) markers "
                     + "acknowledged, \(acknowledged.killedMidRequest) requests cut by the kill, highest msn "
-                    + "\(acknowledged.highestMSN.map(String.init) ?? "none")")
+                    + "\(acknowledged.highestMSN.map(String.init) ?? "none"); \(restored.restartsChecked) restarts "
+                    + "checked against \(restored.tracker.msns.count) listed MSNs and \(restored.acknowledged.count) "
+                    + "acknowledged segments (\(restored.segmentsCompared) downloads compared byte for byte), "
+                    + "\(restored.problems.count) problems")
         }
 
         @Test("SIGTERM: a slow reader of a large segment gets it whole, the journal is flushed, exit 0 within 5 s")

@@ -63,8 +63,9 @@ final class LiveStreamWatcher {
             } catch {
                 fail("multivariant does not parse: \(error)\n\(multivariant.text)")
             }
-        } else if multivariant.status != 404 {
-            fail("multivariant: status \(multivariant.status)")
+        } else if multivariant.status != 404 || lastMultivariant != nil {
+            // 404 only until the channel has media; once answered, the multivariant playlist never goes away.
+            fail("multivariant: status \(multivariant.status) \(multivariant.text)")
         }
         for rendition in renditions {
             let sent = now
