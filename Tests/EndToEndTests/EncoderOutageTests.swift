@@ -228,7 +228,8 @@ extension EndToEnd {
                 probeEvery: 2, gapAnswer: .filler)
             let afterWallStart = Date().timeIntervalSince1970
             let restartedEncoder = try await watchUntilThreeSegmentsEach(
-                after, port: port, directory: origin.directory, encoders: &encoders)
+                after, above: lastBefore.mapValues(\.msn), port: port, directory: origin.directory,
+                encoders: &encoders)
             let afterViolations = await after.finish()
             #expect(
                 afterViolations.isEmpty,
@@ -245,10 +246,12 @@ extension EndToEnd {
                     + "\(edgeError(watcher: after, wallStart: afterWallStart))")
         }
 
-        /// Polls the restarted origin every 250 ms (at most 30 s) until each rendition lists three segments; starts a
-        /// new encoder once if the old one gave up. Returns whether it did.
+        /// Polls the restarted origin every 250 ms (at most 30 s) until each rendition lists three segments above the
+        /// MSN in `above` (the last one before the kill: a restored window lists older ones at once); starts a new
+        /// encoder once if the old one gave up. Returns whether it did.
         static func watchUntilThreeSegmentsEach(
-            _ after: LiveStreamWatcher, port: Int, directory: URL, encoders: inout [ChildProcess]
+            _ after: LiveStreamWatcher, above: [String: UInt64], port: Int, directory: URL,
+            encoders: inout [ChildProcess]
         ) async throws -> Bool {
             var restartedEncoder = false
             let deadline = ContinuousClock.now + .seconds(30)
@@ -265,7 +268,8 @@ extension EndToEnd {
                 }
                 let done = names.allSatisfy { name in
                     guard let tracker = after.trackers[name] else { return false }
-                    return tracker.msns.filter { !tracker.entries[$0]!.gap }.count >= 3
+                    let floor = above[name] ?? 0
+                    return tracker.msns.filter { $0 > floor && !tracker.entries[$0]!.gap }.count >= 3
                 }
                 if done { break }
                 try await Task.sleep(until: started + .milliseconds(250))
@@ -273,8 +277,10 @@ extension EndToEnd {
             return restartedEncoder
         }
 
-        /// The first entry after the restart continues each rendition: a higher MSN, a discontinuity, PDT not going
-        /// back, and three segments listed. Returns the first MSN after the restart per rendition.
+        /// Each rendition goes on across the restart: its first new MSN does not start before the last one before the
+        /// kill ended on the PDT timeline (a restored window covers the downtime with GAP entries; without one, MSNs
+        /// and PDT jump ahead), the encoder's first segment carries a discontinuity, and three segments follow the
+        /// kill. Returns the first new MSN after the restart per rendition.
         static func expectContinuityAcrossTheRestart(
             after: LiveStreamWatcher, lastBefore: [String: RenditionTracker.Entry]
         ) throws -> [UInt64] {
@@ -282,11 +288,15 @@ extension EndToEnd {
             for rendition in names {
                 let tracker = try #require(after.trackers[rendition])
                 let previous = try #require(lastBefore[rendition])
-                let first = try #require(tracker.msns.first, "\(rendition): nothing listed after the restart")
+                let newer = tracker.msns.filter { $0 > previous.msn }
+                let first = try #require(newer.first, "\(rendition): nothing new listed after the restart")
                 firstAfter.append(first)
                 let entry = tracker.entries[first]!
-                #expect(first > previous.msn, "\(rendition): MSN \(first) after the restart, \(previous.msn) before")
-                #expect(entry.discontinuity, "\(rendition): the first entry after the restart has no discontinuity")
+                let segments = newer.filter { !tracker.entries[$0]!.gap }
+                let firstSegment = try #require(segments.first, "\(rendition): no segment after the restart")
+                #expect(
+                    tracker.entries[firstSegment]!.discontinuity,
+                    "\(rendition): the first segment after the restart (MSN \(firstSegment)) has no discontinuity")
                 let before = try #require(previous.programDateTimeMilliseconds)
                 let now = try #require(entry.programDateTimeMilliseconds)
                 #expect(
@@ -294,9 +304,7 @@ extension EndToEnd {
                     Comment(
                         rawValue: "\(rendition): PDT went back across the restart: MSN \(previous.msn) ends at "
                             + "\(before + previous.durationMilliseconds) ms, MSN \(first) starts at \(now) ms"))
-                #expect(
-                    tracker.entries.values.filter { !$0.gap }.count >= 3,
-                    "\(rendition): fewer than 3 segments within 30 s of the restart")
+                #expect(segments.count >= 3, "\(rendition): fewer than 3 segments within 30 s of the restart")
             }
             return firstAfter
         }

@@ -99,9 +99,9 @@ extension EndToEnd {
         @Test("ffmpeg, streamlink and GStreamer play through kill -9 + restart: no 404, no reader error")
         func playersKeepPlayingThroughKillAndRestart() async throws {
             _ = try await StreamlinkTests.streamlink()
+            try await GStreamerPlayer.requireInstalled(in: try TemporaryDirectory.make("hlsorigin-e2e-gstreamer"))
             let port = try OriginProcess.freePort()
             let origin = try await OriginProcess(configuration: Self.configuration, label: "play-restart", port: port)
-            try await GStreamerPlayer.requireInstalled(in: origin.directory)
             let supervisor = EncoderSupervisor { number in
                 try FFmpeg.startPush(
                     port: port, channel: Self.channel, renditions: Self.renditions, directory: origin.directory,
@@ -192,10 +192,10 @@ extension EndToEnd {
                 unserved.isEmpty,
                 "listed before the kill, not served after the restart:\n\(unserved.joined(separator: "\n"))")
             #expect(pollErrors.isEmpty, "the restarted origin did not answer: \(pollErrors.prefix(5))")
+            let firstViolations = violations.prefix(40).joined(separator: "\n")
             #expect(
                 violations.isEmpty,
-                "\(violations.count) problems (404s, changed MSNs, undecodable segments):\n\(violations.prefix(40).joined(separator: "\n"))"
-            )
+                "\(violations.count) problems (404s, changed MSNs, undecodable segments):\n\(firstViolations)")
             expectWindowRestoredAndDowntimeCovered(
                 watcher: watcher, listedBeforeKill: listedBeforeKill, restartedAt: restartedAt)
             #expect(watcher.sameMSNs().isEmpty, "\(watcher.sameMSNs())")
