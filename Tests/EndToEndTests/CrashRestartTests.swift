@@ -199,7 +199,7 @@ extension EndToEnd {
                 restartsChecked += 1
                 // A segment acknowledged while its slot was still open is listed once that slot closes.
                 var playlist = try await noteListing(client: client, iteration: iteration)
-                let deadline = ContinuousClock.now + .seconds(3)
+                let deadline = ContinuousClock.now + .seconds(2)
                 while let current = playlist, let highest = acknowledged.keys.max(),
                     current.mediaSequence + UInt64(current.segments.count) <= highest, ContinuousClock.now < deadline
                 {
