@@ -5,8 +5,9 @@ import Glibc
 /// where it can, see `HTTPBody.file`). Owns a read-only descriptor and closes it when the last reference goes;
 /// every libmicrohttpd response gets its own descriptor for the same file, which libmicrohttpd closes.
 ///
-/// The file must not shrink below the region while responses over it are being sent: a short file cuts those
-/// responses off (libmicrohttpd closes the connection).
+/// A response is answered 500 if the file is already shorter than its body when the response is built. The file
+/// must not shrink while responses over it are being sent: libmicrohttpd 0.9.75 then stalls the connection (seen:
+/// neither sends nor closes for 5 s; its idle timeout should end it).
 public final class FileRegion: Sendable {
     /// The read-only descriptor this region owns.
     let descriptor: Int32

@@ -17,7 +17,7 @@ public final class PreparedResponse: @unchecked Sendable {
 
     /// Builds the libmicrohttpd response now.
     /// Builds the libmicrohttpd response now. A file body for which no descriptor can be had (e.g. the process is
-    /// out of descriptors) becomes a 503 answer, and `status` says so.
+    /// out of descriptors) becomes a 503 answer, one whose file is shorter than the body a 500, and `status` says so.
     public init(_ response: HTTPResponse) {
         (handle, status) = MHDResponseBuilder.make(response)
         self.response = response
@@ -36,7 +36,8 @@ public final class PreparedResponse: @unchecked Sendable {
 /// Turns an `HTTPResponse` into an MHD_Response* over the body's memory or file.
 enum MHDResponseBuilder {
     /// A new MHD response with one reference owned by the caller, and the status to queue it with: the response's
-    /// own, or 503 when its file body could get no descriptor. Traps only if libmicrohttpd is out of memory.
+    /// own, 503 when its file body could get no descriptor, or 500 when the file is shorter than the body. Traps only
+    /// if libmicrohttpd is out of memory.
     static func make(_ response: HTTPResponse) -> (handle: OpaquePointer, status: Int) {
         let created: OpaquePointer?
         switch response.body {
@@ -55,6 +56,12 @@ enum MHDResponseBuilder {
                 let descriptor = region.descriptorForResponse()
                 guard descriptor >= 0 else { return make(noDescriptor(errno)) }
                 let offset = region.range.lowerBound + range.lowerBound
+                // libmicrohttpd stalls (neither sends nor closes) when the file ends before the body: refuse here.
+                var status = stat()
+                guard fstat(descriptor, &status) == 0, Int(status.st_size) >= offset + range.count else {
+                    close(descriptor)
+                    return make(.text(500, "the file behind this response is shorter than the response\n"))
+                }
                 created = MHD_create_response_from_fd_at_offset64(UInt64(range.count), descriptor, UInt64(offset))
                 // nil only when out of memory (offsets as large as Int pass its checks): the fd was not taken.
                 if created == nil { close(descriptor) }

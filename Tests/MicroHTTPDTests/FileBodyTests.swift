@@ -228,6 +228,22 @@ struct FileBodyTests {
         }
     }
 
+    @Test func fileShorterThanTheBodyIsAnswered500() throws {
+        let file = try TestFile(count: 50_000)
+        defer { file.remove() }
+        // The caller's promise is broken: the region claims bytes the file does not have.
+        let region = FileRegion(adopting: open(file.path, O_RDONLY | O_CLOEXEC), range: 0..<100_000)
+        try Self.withFileServer(Self.representation(region)) { port in
+            let client = try RawHTTPConnection(port: port, timeout: .seconds(5))
+            #expect(try client.request("GET", "/s.ts").status == 500)
+            // A range inside the file is still served.
+            let inside = try client.request("GET", "/s.ts", headers: [("Range", "bytes=49990-49999")])
+            #expect(inside.status == 206)
+            #expect(inside.body == Array(file.bytes[49_990..<50_000]))
+            #expect(try client.request("GET", "/s.ts", headers: [("Range", "bytes=49990-50000")]).status == 500)
+        }
+    }
+
     @Test func oneRegionServesManyConnectionsAtOnceFromTheirOwnOffsets() throws {
         let file = try TestFile(count: 4 << 20)
         defer { file.remove() }
