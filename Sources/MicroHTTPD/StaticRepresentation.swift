@@ -1,9 +1,10 @@
 import SharedBytes
 
 /// Bytes that do not change under their validators (an ETag, optionally a modification time), in memory or in a file
-/// region, and the answer to a GET or HEAD of them: conditional requests (If-None-Match, If-Modified-Since -> 304), byte ranges (Range, If-Range
-/// -> 206 or 416) and gzip negotiation (Accept-Encoding, Vary). The caller decides the bytes, the content type and
-/// the caching policy; everything HTTP says about answering for them is here.
+/// region, and the answer to a GET or HEAD of them: conditional requests (If-None-Match, If-Modified-Since -> 304),
+/// byte ranges (Range, If-Range -> 206 or 416) and gzip negotiation (Accept-Encoding, Vary; never for file bodies).
+/// The caller decides the bytes, the content type and the caching policy; everything HTTP says about answering for
+/// them is here.
 public struct StaticRepresentation: Sendable {
     /// How the representation is offered.
     public enum Delivery: Sendable {
