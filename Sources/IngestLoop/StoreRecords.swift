@@ -72,6 +72,9 @@ public struct SegmentRecord: Sendable, Hashable {
         self.mediaEndTicks = mediaEndTicks
         self.mediaTimescale = mediaTimescale
     }
+
+    /// End of the entry on the PDT timeline.
+    public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 }
 
 /// One closed slot of a channel (the same MSN in every rendition), written when the slot is published: what a
@@ -86,6 +89,9 @@ public struct SlotRecord: Sendable, Hashable {
     public var discontinuitySequence: UInt64
     /// Every rendition lists EXT-X-DISCONTINUITY before this MSN.
     public var discontinuity: Bool
+
+    /// End of the slot on the PDT timeline.
+    public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 
     public init(
         msn: UInt64, programDateTimeMilliseconds: Int64, durationMilliseconds: Int64, discontinuitySequence: UInt64,
