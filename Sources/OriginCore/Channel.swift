@@ -64,8 +64,11 @@ public final class Channel: Sendable {
 
     /// The channel's durable segment store; nil keeps segments in memory only.
     let store: ChannelStore?
-    /// The newest storage failure, until a write succeeds again (shown in the channel status, logged).
-    let storageFailure: Mutex<String?>
+    /// The newest storage failure and when failures started, until a write succeeds again (shown in the channel
+    /// status and metrics, logged).
+    let storageFailure: Mutex<(message: String, sinceMilliseconds: Int64)?>
+    /// Failed store writes since the start.
+    let storageWriteFailures = Atomic<Int>(0)
     /// When the store last freed what the live window no longer needs (shared clock, ms).
     private let lastEviction = Atomic<Int64>(0)
     /// Stored segments whose bytes passed their check, with their chunk file (served from it from then on).
@@ -126,7 +129,7 @@ public final class Channel: Sendable {
             }
         }
         journalNote = Mutex(note)
-        storageFailure = Mutex(storageNote)
+        storageFailure = Mutex(storageNote.map { ($0, now) })
         self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
         initial.keepsStoreRecords = store != nil
@@ -344,19 +347,34 @@ public final class Channel: Sendable {
     /// Records a storage failure: logged as an error when it starts, shown in the channel status until a write
     /// succeeds again.
     func noteStorageFailure(_ message: String) {
+        storageWriteFailures.add(1, ordering: .relaxed)
+        let now = clock.nowMilliseconds()
         let first = storageFailure.withLock { failure -> Bool in
-            defer { failure = message }
+            defer { failure = (message, failure?.sinceMilliseconds ?? now) }
             return failure == nil
         }
         if first { logger.error("durable store failing", metadata: ["reason": "\(message)"]) }
     }
 
+    /// Called after a store write succeeded: a degraded store is healthy again.
     private func clearStorageFailure() {
+        guard storageFailure.withLock({ $0 != nil }) else { return }
         let cleared = storageFailure.withLock { failure -> String? in
             defer { failure = nil }
-            return failure
+            return failure?.message
         }
         if let cleared { logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"]) }
+    }
+
+    /// The store's part of the channel status; nil without a store.
+    private func storageStatus() -> StorageStatus? {
+        guard let store else { return nil }
+        let failure = storageFailure.withLock { $0 }
+        return StorageStatus(
+            state: failure == nil ? "ok" : "degraded", reason: failure?.message,
+            since: failure.map { ProgramDateTime(millisecondsSince1970: $0.sinceMilliseconds).formatted },
+            bytes: store.bytesOnDisk, writeFailures: storageWriteFailures.load(ordering: .relaxed),
+            horizonMSN: store.horizon)
     }
 
     private func receipt(
@@ -455,9 +473,11 @@ public final class Channel: Sendable {
     /// Status for the admin API and metrics.
     public func status() -> ChannelStatus {
         let now = clock.nowMilliseconds()
-        let notes = [journalNote.withLock { $0 }, markers.writeFailure, storageFailure.withLock { $0 }].compactMap { $0 }
+        let notes = [journalNote.withLock { $0 }, markers.writeFailure].compactMap { $0 }
         let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
-        return state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
+        var status = state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
+        status.storage = storageStatus()
+        return status
     }
 
     /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot. Called under
