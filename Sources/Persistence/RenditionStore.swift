@@ -6,7 +6,7 @@ import Synchronization
 
 /// One rendition's bytes in the store: chunk files of segments back to back, and its fMP4 init sections.
 public final class RenditionStore: Sendable {
-    /// A chunk holds at most this many segments...
+    /// A chunk holds at most this many segments (by default)...
     public static let maximumSegmentsPerChunk = 256
     /// ... and at most this many bytes (a single larger segment gets a chunk of its own).
     public static let maximumChunkBytes: Int64 = 256 << 20
@@ -65,7 +65,7 @@ public final class RenditionStore: Sendable {
             do throws(StoreError) {
                 let length = Int64(bytes.count)
                 if writer.file == nil || writer.container != container
-                    || writer.segments >= Self.maximumSegmentsPerChunk
+                    || writer.segments >= context.maximumSegmentsPerChunk
                     || (writer.segments > 0 && writer.size + length > Self.maximumChunkBytes)
                 {
                     if let old = writer.file { io.close(old) }

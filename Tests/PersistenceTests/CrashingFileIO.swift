@@ -1,0 +1,350 @@
+import Glibc
+import Persistence
+import Synchronization
+
+/// An in-memory file system that loses what a crash would lose.
+///
+/// Written bytes, sizes, created, renamed and removed names stay volatile until synced: `syncData` makes a file's
+/// bytes and size durable, `syncDirectory` the names in one directory, `syncFilesystem` everything. `crash(seed:)`
+/// then keeps a random subset of the volatile 512-byte sectors of every file (torn writes), a random one of the old
+/// and new sizes, and drops the unsynced names (or, with `keepsUnsyncedNames`, keeps all of a directory's
+/// unsynced names at random). Faults: `dieAtCall` makes the k-th call and every later one fail with EIO (the process
+/// is gone), `failAtCall` makes only the k-th call fail with `failErrno` (ENOSPC, EIO).
+final class CrashingFileIO: StoreFileIO, Sendable {
+    static let sectorSize = 512
+
+    private final class Inode: @unchecked Sendable {
+        var data: [UInt8] = []
+        var durable: [UInt8] = []
+        var dirtySectors: Set<Int> = []
+    }
+
+    private final class Directory: @unchecked Sendable {
+        var entries: [String: Node] = [:]
+        var durableEntries: [String: Node] = [:]
+    }
+
+    private enum Node {
+        case file(Inode)
+        case directory(Directory)
+    }
+
+    private struct State: ~Copyable {
+        var root = Directory()
+        var descriptors: [Int32: Inode] = [:]
+        var nextDescriptor: Int32 = 3
+        var calls = 0
+        var dieAtCall: Int?
+        var failAtCall: Int?
+        var failErrno: Int32 = ENOSPC
+        var dead = false
+        var shortReads: [String] = []
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Calls made so far (every operation but `close` counts).
+    var calls: Int { state.withLock { $0.calls } }
+
+    /// Reads of a file that asked for bytes past its end, by path.
+    var shortReads: [String] { state.withLock { $0.shortReads } }
+
+    /// From call `k` on (counting from the next call), every call fails with EIO: the process died there.
+    func die(atCall k: Int) { state.withLock { $0.dieAtCall = $0.calls + k } }
+
+    /// Call `k` (counting from the next call) fails with `errno`; the calls after it work again.
+    func fail(atCall k: Int, errno: Int32) {
+        state.withLock {
+            $0.failAtCall = $0.calls + k
+            $0.failErrno = errno
+        }
+    }
+
+    /// The machine crashes and reboots: unsynced bytes are torn at random, unsynced names dropped, every
+    /// descriptor closed, faults cleared.
+    func crash(seed: UInt64, keepsUnsyncedNames: Bool = false) {
+        var random = SplitMix(seed: seed)
+        state.withLock { state in
+            var seen: Set<ObjectIdentifier> = []
+            func settle(_ directory: Directory) {
+                if keepsUnsyncedNames && random.next() % 2 == 0 {
+                    directory.durableEntries = directory.entries
+                } else {
+                    directory.entries = directory.durableEntries
+                }
+                for node in directory.entries.values {
+                    switch node {
+                    case .directory(let child):
+                        settle(child)
+                    case .file(let inode):
+                        guard seen.insert(ObjectIdentifier(inode)).inserted else { continue }
+                        if inode.dirtySectors.isEmpty && inode.data.count == inode.durable.count {
+                            inode.data = inode.durable
+                            continue
+                        }
+                        let size = random.next() % 2 == 0 ? inode.durable.count : inode.data.count
+                        var result = Array(inode.durable.prefix(size))
+                        if result.count < size { result += [UInt8](repeating: 0, count: size - result.count) }
+                        for sector in inode.dirtySectors where random.next() % 2 == 0 {
+                            let start = sector * Self.sectorSize
+                            let end = min(start + Self.sectorSize, size, inode.data.count)
+                            if start < end { result.replaceSubrange(start..<end, with: inode.data[start..<end]) }
+                        }
+                        inode.data = result
+                        inode.durable = result
+                        inode.dirtySectors = []
+                    }
+                }
+            }
+            settle(state.root)
+            state.descriptors = [:]
+            state.dieAtCall = nil
+            state.failAtCall = nil
+            state.dead = false
+        }
+    }
+
+    /// Flips one bit of a file, durably (bit rot). Returns false if the file is missing or too short.
+    @discardableResult
+    func flipBit(_ path: String, byte offset: Int, bit: Int = 0) -> Bool {
+        state.withLock { state in
+            guard case .file(let inode)? = Self.lookup(path, in: state.root), offset < inode.data.count else {
+                return false
+            }
+            inode.data[offset] ^= UInt8(1 << bit)
+            inode.durable = inode.data
+            return true
+        }
+    }
+
+    /// The current contents of a file (tests).
+    func contents(_ path: String) -> [UInt8]? {
+        state.withLock { state in
+            guard case .file(let inode)? = Self.lookup(path, in: state.root) else { return nil }
+            return inode.data
+        }
+    }
+
+    // MARK: StoreFileIO
+
+    func open(_ path: String, create: Bool) throws(StoreError) -> StoreFile {
+        try operate("open", path) { state throws(StoreError) in
+            let (parent, name) = try Self.parent(path, in: state.root)
+            let inode: Inode
+            switch parent.entries[name] {
+            case .file(let existing)?:
+                inode = existing
+            case .directory?:
+                throw .system("open", path, errno: EISDIR)
+            case nil:
+                guard create else { throw .system("open", path, errno: ENOENT) }
+                inode = Inode()
+                parent.entries[name] = .file(inode)
+            }
+            let descriptor = state.nextDescriptor
+            state.nextDescriptor += 1
+            state.descriptors[descriptor] = inode
+            return StoreFile(descriptor: descriptor, path: path)
+        }
+    }
+
+    func close(_ file: StoreFile) {
+        _ = state.withLock { $0.descriptors.removeValue(forKey: file.descriptor) }
+    }
+
+    func write(_ file: StoreFile, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) {
+        try operate("pwrite", file.path) { state throws(StoreError) in
+            let inode = try Self.inode(file, state)
+            let start = Int(offset)
+            let end = start + bytes.count
+            if inode.data.count < end { inode.data += [UInt8](repeating: 0, count: end - inode.data.count) }
+            inode.data.replaceSubrange(start..<end, with: bytes)
+            if end > start {
+                for sector in (start / Self.sectorSize)...((end - 1) / Self.sectorSize) {
+                    inode.dirtySectors.insert(sector)
+                }
+            }
+        }
+    }
+
+    func read(_ file: StoreFile, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StoreError)
+        -> Int
+    {
+        try operate("pread", file.path) { state throws(StoreError) in
+            let inode = try Self.inode(file, state)
+            let start = min(Int(offset), inode.data.count)
+            let count = min(buffer.count, inode.data.count - start)
+            if count < buffer.count { state.shortReads.append(file.path) }
+            inode.data.withUnsafeBytes { source in
+                if count > 0 { buffer.baseAddress!.copyMemory(from: source.baseAddress! + start, byteCount: count) }
+            }
+            return count
+        }
+    }
+
+    func size(_ file: StoreFile) throws(StoreError) -> Int64 {
+        try operate("fstat", file.path) { state throws(StoreError) in Int64(try Self.inode(file, state).data.count) }
+    }
+
+    func syncData(_ file: StoreFile) throws(StoreError) {
+        try operate("fdatasync", file.path) { state throws(StoreError) in
+            let inode = try Self.inode(file, state)
+            inode.durable = inode.data
+            inode.dirtySectors = []
+        }
+    }
+
+    func truncate(_ file: StoreFile, to length: Int64) throws(StoreError) {
+        try operate("ftruncate", file.path) { state throws(StoreError) in
+            let inode = try Self.inode(file, state)
+            let length = Int(length)
+            if length < inode.data.count {
+                inode.data.removeLast(inode.data.count - length)
+            } else {
+                inode.data += [UInt8](repeating: 0, count: length - inode.data.count)
+            }
+        }
+    }
+
+    func preallocate(_ file: StoreFile, length: Int64) throws(StoreError) {
+        try operate("fallocate", file.path) { state throws(StoreError) in _ = try Self.inode(file, state) }
+    }
+
+    func syncFilesystem(containing path: String) throws(StoreError) {
+        try operate("syncfs", path) { state throws(StoreError) in
+            func settle(_ directory: Directory) {
+                directory.durableEntries = directory.entries
+                for node in directory.entries.values {
+                    switch node {
+                    case .directory(let child): settle(child)
+                    case .file(let inode):
+                        inode.durable = inode.data
+                        inode.dirtySectors = []
+                    }
+                }
+            }
+            settle(state.root)
+        }
+    }
+
+    func syncDirectory(_ directory: String) throws(StoreError) {
+        try operate("fsync", directory) { state throws(StoreError) in
+            guard case .directory(let node)? = Self.lookup(directory, in: state.root) else {
+                throw .system("open", directory, errno: ENOENT)
+            }
+            node.durableEntries = node.entries
+        }
+    }
+
+    func makeDirectory(_ path: String) throws(StoreError) {
+        try operate("mkdir", path) { state throws(StoreError) in
+            if path == "/" { return }
+            let (parent, name) = try Self.parent(path, in: state.root)
+            switch parent.entries[name] {
+            case .directory?: return
+            case .file?: throw .system("mkdir", path, errno: EEXIST)
+            case nil: parent.entries[name] = .directory(Directory())
+            }
+        }
+    }
+
+    func list(_ directory: String) throws(StoreError) -> [String] {
+        try operate("opendir", directory) { state throws(StoreError) in
+            switch Self.lookup(directory, in: state.root) {
+            case .directory(let node)?: return Array(node.entries.keys)
+            case .file?: throw .system("opendir", directory, errno: ENOTDIR)
+            case nil: return []
+            }
+        }
+    }
+
+    func rename(_ source: String, to destination: String) throws(StoreError) {
+        try operate("rename", source) { state throws(StoreError) in
+            let (from, fromName) = try Self.parent(source, in: state.root)
+            let (to, toName) = try Self.parent(destination, in: state.root)
+            guard let node = from.entries.removeValue(forKey: fromName) else {
+                throw .system("rename", source, errno: ENOENT)
+            }
+            to.entries[toName] = node
+        }
+    }
+
+    func remove(_ path: String) throws(StoreError) {
+        try operate("unlink", path) { state throws(StoreError) in
+            let (parent, name) = try Self.parent(path, in: state.root)
+            if case .directory? = parent.entries[name] { throw .system("unlink", path, errno: EISDIR) }
+            parent.entries[name] = nil
+        }
+    }
+
+    // MARK: Internals
+
+    private func operate<T>(_ operation: String, _ path: String, _ body: (inout State) throws(StoreError) -> T)
+        throws(StoreError) -> T
+    {
+        let result: Result<T, StoreError> = state.withLock { state in
+            state.calls += 1
+            if state.dead || state.dieAtCall == state.calls {
+                state.dead = true
+                return .failure(.system(operation, path, errno: EIO))
+            }
+            if state.failAtCall == state.calls {
+                return .failure(.system(operation, path, errno: state.failErrno))
+            }
+            do throws(StoreError) {
+                return .success(try body(&state))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func inode(_ file: StoreFile, _ state: borrowing State) throws(StoreError) -> Inode {
+        guard let inode = state.descriptors[file.descriptor] else { throw .system("fd", file.path, errno: EBADF) }
+        return inode
+    }
+
+    private static func components(_ path: String) -> [String] {
+        path.split(separator: "/").map(String.init).filter { $0 != "." }
+    }
+
+    private static func lookup(_ path: String, in root: Directory) -> Node? {
+        var node = Node.directory(root)
+        for component in components(path) {
+            guard case .directory(let directory) = node, let next = directory.entries[component] else { return nil }
+            node = next
+        }
+        return node
+    }
+
+    private static func parent(_ path: String, in root: Directory) throws(StoreError) -> (Directory, String) {
+        var parts = components(path)
+        guard let name = parts.popLast() else { throw .system("lookup", path, errno: EINVAL) }
+        var directory = root
+        for component in parts {
+            guard case .directory(let next)? = directory.entries[component] else {
+                throw .system("lookup", path, errno: ENOENT)
+            }
+            directory = next
+        }
+        return (directory, name)
+    }
+}
+
+/// A small seeded random number generator (SplitMix64), so every crash is reproducible from its seed.
+struct SplitMix: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
