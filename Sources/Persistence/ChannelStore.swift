@@ -125,7 +125,8 @@ public final class ChannelStore: Sendable {
                             files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
                             files.lastSlotKnown = true
                         }
-                        let afterSkip = files.lastSlotMSN.map { slot.msn > $0 + 1 } ?? false
+                        // The channel's first slot counts as following a skip too: nothing below it is missing.
+                        let afterSkip = files.lastSlotMSN.map { slot.msn > $0 + 1 } ?? true
                         files.lastSlotMSN = max(files.lastSlotMSN ?? slot.msn, slot.msn)
                         let key = IndexKey(rendition: nil, epoch: slot.msn >> Self.epochShift)
                         let file = try indexFile(key, create: true, &files, newDirectories: &newDirectories)
@@ -256,6 +257,22 @@ public final class ChannelStore: Sendable {
             files.lastSlotKnown = true
             return []
         }
+        // The lowest valid slot, found only when a torn run needs it.
+        var lowest: UInt64?
+        func lowestSlot() throws(StoreError) -> UInt64 {
+            var msn = bottom
+            while msn < top.slot.msn {
+                if case .valid(let stored) = try slot(at: msn), stored.slot.msn == msn { return msn }
+                // Skip the run of all-zero records after `msn` in its file at once.
+                let epoch = msn >> Self.epochShift
+                let start = Int(msn & (Self.msnsPerEpoch - 1)) + 1
+                let next = cache?.bytes.withUnsafeBytes { raw in
+                    Self.firstNonZeroRecord(raw, from: start, size: StoreRecordCoding.slotRecordSize)
+                }
+                msn = (epoch << Self.epochShift) + UInt64(next ?? Int(Self.msnsPerEpoch))
+            }
+            return top.slot.msn
+        }
         var run: [StoredSlot] = [top]
         var dropped: [UInt64] = []
         var msn = top.slot.msn
@@ -267,10 +284,11 @@ public final class ChannelStore: Sendable {
             case .corrupt, .valid:
                 break walk
             case .absent:
-                // Torn: look for the next valid slot below; if there is none, keep this run.
+                // Torn: look for the next valid slot below (not below the lowest one); if there is none, keep this run.
+                if lowest == nil { lowest = try lowestSlot() }
                 var below = msn
                 var next: StoredSlot?
-                while below > bottom {
+                while below > max(bottom, lowest ?? msn) {
                     below -= 1
                     if case .valid(let stored) = try slot(at: below), stored.slot.msn == below {
                         next = stored
@@ -646,6 +664,20 @@ public final class ChannelStore: Sendable {
             }
         }
         return nil
+    }
+
+    /// The index of the first record at or after `index` that is not all zero (the record count if none).
+    static func firstNonZeroRecord(_ bytes: UnsafeRawBufferPointer, from index: Int, size: Int) -> Int {
+        var current = index
+        while (current + 1) * size <= bytes.count {
+            var combined: UInt64 = 0
+            for offset in stride(from: current * size, to: (current + 1) * size, by: 8) {
+                combined |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            }
+            if combined != 0 { return current }
+            current += 1
+        }
+        return Int(msnsPerEpoch)
     }
 
     /// The epoch numbers of the index files in a directory.

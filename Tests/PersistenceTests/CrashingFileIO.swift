@@ -169,7 +169,9 @@ final class CrashingFileIO: StoreFileIO, Sendable {
         }
     }
 
-    func read(_ file: StoreFile, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StoreError)
+    func read(
+        _ file: StoreFile, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
+    ) throws(StoreError)
         -> Int
     {
         try operate("pread", file.path) { state throws(StoreError) in
@@ -281,7 +283,9 @@ final class CrashingFileIO: StoreFileIO, Sendable {
 
     // MARK: Internals
 
-    private func operate<T>(_ operation: String, _ path: String, _ body: (inout State) throws(StoreError) -> T)
+    private func operate<T>(
+        _ operation: String, _ path: String, _ body: (inout State) throws(StoreError) -> T
+    )
         throws(StoreError) -> T
     {
         let result: Result<T, StoreError> = state.withLock { state in

@@ -34,10 +34,20 @@ struct StoreWorkload {
     static func msn(_ index: Int) -> UInt64 { base + UInt64(index) + (index >= 9 ? 5 : 0) }
 
     static func bytes(_ rendition: String, _ msn: UInt64) -> SharedBytes {
-        let seed = Int(truncatingIfNeeded: msn) &* 31 &+ rendition.utf8.count
+        let index = Int(truncatingIfNeeded: msn &- base) &+ rendition.utf8.count &* 100
         let count = 300 + Int(msn % 7) * 150 + rendition.utf8.count * 40
-        return SharedBytes((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ seed) })
+        return noise.withUnsafeBytes {
+            SharedBytes(copying: UnsafeRawBufferPointer(rebasing: $0[(index * 13 % 4_096)...].prefix(count)))
+        }
     }
+
+    /// Pseudo-random bytes the segments are cut from.
+    private static let noise: SharedBytes = {
+        var random = SplitMix(seed: 7)
+        var words: [UInt64] = []
+        for _ in 0..<1_024 { words.append(random.next()) }
+        return words.withUnsafeBytes { SharedBytes(copying: $0) }
+    }()
 
     static func container(_ rendition: String, _ index: Int) -> MediaContainer {
         switch rendition {
