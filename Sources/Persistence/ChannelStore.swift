@@ -111,6 +111,12 @@ public final class ChannelStore: Sendable {
             do throws(StoreError) {
                 var written: [IndexKey: StoreFile] = [:]
                 var newDirectories: Set<String> = []
+                if !files.lastSlotKnown {
+                    files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
+                    files.lastSlotKnown = true
+                }
+                // The previous slot of this pass, or the newest one an earlier pass wrote without an error.
+                var previousSlot = files.lastSlotMSN
                 for record in records {
                     switch record {
                     case .segment(let rendition, let segment):
@@ -121,13 +127,10 @@ public final class ChannelStore: Sendable {
                             file, bytes: StoreRecordCoding.encode(segment), at: Self.position(segment.msn, key))
                         written[key] = file
                     case .slot(let slot):
-                        if !files.lastSlotKnown {
-                            files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
-                            files.lastSlotKnown = true
-                        }
-                        // The channel's first slot counts as following a skip too: nothing below it is missing.
-                        let afterSkip = files.lastSlotMSN.map { slot.msn > $0 + 1 } ?? true
-                        files.lastSlotMSN = max(files.lastSlotMSN ?? slot.msn, slot.msn)
+                        // A slot that does not follow the previous one (MSNs skipped, or a failed write left a
+                        // hole) is marked; so is the channel's first: nothing below it is missing.
+                        let afterSkip = previousSlot.map { slot.msn != $0 + 1 } ?? true
+                        previousSlot = slot.msn
                         let key = IndexKey(rendition: nil, epoch: slot.msn >> Self.epochShift)
                         let file = try indexFile(key, create: true, &files, newDirectories: &newDirectories)
                         try context.io.write(
@@ -140,6 +143,7 @@ public final class ChannelStore: Sendable {
                     for file in written.values { try context.io.syncData(file) }
                     for directory in newDirectories { try context.io.syncDirectory(directory) }
                 }
+                files.lastSlotMSN = previousSlot
                 return .success(())
             } catch {
                 return .failure(error)
@@ -276,12 +280,15 @@ public final class ChannelStore: Sendable {
         var run: [StoredSlot] = [top]
         var dropped: [UInt64] = []
         var msn = top.slot.msn
-        walk: while run.count < depth && !run.last!.afterSkip && msn > bottom {
+        walk: while run.count < depth && msn > bottom {
             msn -= 1
             switch try slot(at: msn) {
             case .valid(let stored) where stored.slot.msn == msn:
                 run.append(stored)
             case .corrupt, .valid:
+                break walk
+            case .absent where run.last!.afterSkip:
+                // MSNs skipped on purpose, or a write that failed (and was not acknowledged): the run is complete.
                 break walk
             case .absent:
                 // Torn: look for the next valid slot below (not below the lowest one); if there is none, keep this run.

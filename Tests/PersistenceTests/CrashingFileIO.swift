@@ -62,6 +62,9 @@ final class CrashingFileIO: StoreFileIO, Sendable {
         }
     }
 
+    /// Clears a failure set by `fail(atCall:errno:)` that has not happened yet.
+    func clearFault() { state.withLock { $0.failAtCall = nil } }
+
     /// The machine crashes and reboots: unsynced bytes are torn at random, unsynced names dropped, every
     /// descriptor closed, faults cleared.
     func crash(seed: UInt64, keepsUnsyncedNames: Bool = false) {

@@ -1,0 +1,146 @@
+import Glibc
+import IngestLoop
+import MediaProbe
+import Persistence
+import SharedBytes
+import Testing
+
+/// Writes one segment of `rendition` at `msn` and its slot; returns the record.
+@discardableResult
+func writeSlot(
+    _ channel: ChannelStore, rendition: String, msn: UInt64, bytes: SharedBytes
+) throws(StoreError)
+    -> SegmentRecord
+{
+    let location = try channel.rendition(rendition).stage(bytes, container: .mpegTS)
+    let pdt = 1_795_000_000_000 + Int64(truncatingIfNeeded: msn % 1_000_000) * 2_000
+    let record = SegmentRecord(
+        kind: .segment, msn: msn, programDateTimeMilliseconds: pdt, durationMilliseconds: 2_000, discontinuity: false,
+        startsWithKeyframe: true, container: .mpegTS, location: location, initSectionVersion: nil,
+        mediaEndTicks: nil, mediaTimescale: 90_000)
+    let slot = SlotRecord(
+        msn: msn, programDateTimeMilliseconds: pdt, durationMilliseconds: 2_000, discontinuitySequence: 0,
+        discontinuity: false)
+    try channel.append([.segment(rendition: rendition, record), .slot(slot)])
+    return record
+}
+
+@Suite("Store faults and corruption")
+struct StoreFaultTests {
+    static let base: UInt64 = 1 << 40
+
+    static func segmentBytes(_ msn: UInt64) -> SharedBytes {
+        SharedBytes((0..<(500 + Int(msn % 13))).map { UInt8(truncatingIfNeeded: $0 &+ Int(msn % 251)) })
+    }
+
+    @Test(arguments: [ENOSPC, EIO])
+    func failedWritesSurfaceTheirErrnoAndTheStoreKeepsWorking(errno code: Int32) throws {
+        // The failure hits each call of a stage + append in turn (open, write, sync, directory sync, ...).
+        let probe = CrashingFileIO()
+        let probeChannel = try SegmentStore(directory: "/store", sync: .always, io: probe).channel("ch")
+        try writeSlot(probeChannel, rendition: "v", msn: Self.base, bytes: Self.segmentBytes(Self.base))
+        let callsBefore = probe.calls
+        try writeSlot(probeChannel, rendition: "v", msn: Self.base + 1, bytes: Self.segmentBytes(Self.base + 1))
+        let calls = probe.calls - callsBefore
+        #expect(calls >= 4)
+        for k in 1...calls {
+            let io = CrashingFileIO()
+            let store = try SegmentStore(directory: "/store", sync: .always, io: io)
+            let channel = try store.channel("ch")
+            try writeSlot(channel, rendition: "v", msn: Self.base, bytes: Self.segmentBytes(Self.base))
+            io.fail(atCall: k, errno: code)
+            var failure: StoreError?
+            do {
+                try writeSlot(channel, rendition: "v", msn: Self.base + 1, bytes: Self.segmentBytes(Self.base + 1))
+            } catch {
+                failure = error
+            }
+            #expect(failure?.errno == code, "call \(k): \(String(describing: failure))")
+            // Space is back: the next segment is stored, and survives a crash with the first.
+            try writeSlot(channel, rendition: "v", msn: Self.base + 2, bytes: Self.segmentBytes(Self.base + 2))
+            io.crash(seed: UInt64(k))
+            let reopened = try SegmentStore(directory: "/store", sync: .always, io: io).channel("ch")
+            for msn in [Self.base, Self.base + 2] {
+                #expect(try reopened.segment(rendition: "v", msn: msn)?.1 == Self.segmentBytes(msn), "call \(k)")
+            }
+            let loaded = try #require(try reopened.load(depth: 10))
+            #expect(loaded.slots.last?.msn == Self.base + 2)
+            #expect(loaded.renditions[0].bytes[Self.base + 2] == Self.segmentBytes(Self.base + 2))
+        }
+    }
+
+    /// A finished workload, reopened after `damage`.
+    func loadAfterFlipping(_ damage: (CrashingFileIO) -> Void) throws -> (StoredChannel, ChannelStore) {
+        let io = CrashingFileIO()
+        var workload = StoreWorkload()
+        #expect(workload.run(on: try SegmentStore(directory: "/data/store", sync: .always, io: io)) == nil)
+        damage(io)
+        io.crash(seed: 0)
+        let channel = try SegmentStore(directory: "/data/store", sync: .always, io: io).channel(StoreWorkload.channel)
+        return (try #require(try channel.load(depth: 64)), channel)
+    }
+
+    @Test func aCorruptSegmentComesBackWithoutBytes() throws {
+        let msn = StoreWorkload.msn(10)
+        let (loaded, channel) = try loadAfterFlipping { io in
+            let chunk = "/data/store/ch/r/video/data/1.m4s"
+            // The chunk starts with the first fMP4 segment (index 6); flip a bit inside index 10's range.
+            let offset = (6..<10).map { StoreWorkload.bytes("video", StoreWorkload.msn($0)).count }.reduce(0, +)
+            #expect(io.flipBit(chunk, byte: offset + 17, bit: 3))
+        }
+        let video = try #require(loaded.renditions.first { $0.name == "video" })
+        let record = try #require(video.records.first { $0.msn == msn })
+        #expect(record.kind == .segment)
+        #expect(video.bytes[msn] == nil)
+        #expect(video.bytes[StoreWorkload.msn(11)] == StoreWorkload.bytes("video", StoreWorkload.msn(11)))
+        let found = try #require(try channel.segment(rendition: "video", msn: msn))
+        #expect(found.0 == record && found.1 == nil)
+    }
+
+    @Test func anUnreadableSegmentRecordIsMadeUpFromItsSlot() throws {
+        let msn = StoreWorkload.msn(10)
+        let (loaded, channel) = try loadAfterFlipping { io in
+            let path = "/data/store/ch/r/hd/index/\(msn >> 12).idx"
+            #expect(io.flipBit(path, byte: Int(msn & 4095) * 64 + 20))
+        }
+        let hd = try #require(loaded.renditions.first { $0.name == "hd" })
+        let slot = try #require(loaded.slots.first { $0.msn == msn })
+        let record = try #require(hd.records.first { $0.msn == msn })
+        #expect(record.kind == .unpersisted && record.location == nil)
+        #expect(record.programDateTimeMilliseconds == slot.programDateTimeMilliseconds)
+        #expect(record.durationMilliseconds == slot.durationMilliseconds)
+        #expect(try channel.segment(rendition: "hd", msn: msn) == nil)
+    }
+
+    @Test func aMissingChunkLeavesItsRecordsWithoutBytes() throws {
+        let (loaded, _) = try loadAfterFlipping { io in
+            try? io.remove("/data/store/ch/r/audio/data/0.aac")
+            try? io.syncDirectory("/data/store/ch/r/audio/data")
+        }
+        let audio = try #require(loaded.renditions.first { $0.name == "audio" })
+        #expect(audio.records.contains { $0.kind == .segment })
+        #expect(audio.bytes.isEmpty)
+    }
+
+    @Test func aCorruptSlotRecordEndsTheRestoredSlotsAboveIt() throws {
+        let corrupt = StoreWorkload.msn(11)
+        let (loaded, _) = try loadAfterFlipping { io in
+            #expect(io.flipBit("/data/store/ch/slots/\(corrupt >> 12).slots", byte: Int(corrupt & 4095) * 32 + 9))
+        }
+        // Listed MSNs above the damage come back; none is reused below it.
+        #expect(loaded.slots.map(\.msn) == [StoreWorkload.msn(12)])
+    }
+
+    @Test func aTornTailOfAChunkIsCutAtOpen() throws {
+        let io = CrashingFileIO()
+        let store = try SegmentStore(directory: "/s", sync: .always, io: io)
+        let channel = try store.channel("ch")
+        try writeSlot(channel, rendition: "v", msn: 7, bytes: Self.segmentBytes(7))
+        // A push whose bytes were staged but never recorded (refused, or a crash before its record).
+        _ = try channel.rendition("v").stage(SharedBytes([1, 2, 3, 4]), container: .mpegTS)
+        io.crash(seed: 3)
+        let reopened = try SegmentStore(directory: "/s", sync: .always, io: io).channel("ch")
+        #expect(try reopened.load(depth: 5)?.renditions[0].bytes[7] == Self.segmentBytes(7))
+        #expect(io.contents("/s/ch/r/v/data/0.ts")?.count == Self.segmentBytes(7).count)
+    }
+}
