@@ -13,10 +13,47 @@ import Synchronization
 final class CrashingFileIO: StoreFileIO, Sendable {
     static let sectorSize = 512
 
+    /// A file: its current bytes, and for each sector written since the last sync its durable bytes (an undo log,
+    /// so syncing and writing never copy the whole file).
     private final class Inode: @unchecked Sendable {
         var data: [UInt8] = []
-        var durable: [UInt8] = []
-        var dirtySectors: Set<Int> = []
+        var durableSize = 0
+        var undo: [Int: [UInt8]] = [:]
+
+        /// Keeps the durable bytes of the sectors in `range` before they change.
+        func remember(_ range: Range<Int>) {
+            guard !range.isEmpty else { return }
+            for sector
+                in (range.lowerBound / CrashingFileIO.sectorSize)...((range.upperBound - 1) / CrashingFileIO.sectorSize)
+            where undo[sector] == nil {
+                let start = sector * CrashingFileIO.sectorSize
+                undo[sector] =
+                    start < data.count ? Array(data[start..<min(start + CrashingFileIO.sectorSize, data.count)]) : []
+            }
+        }
+
+        func sync() {
+            undo = [:]
+            durableSize = data.count
+        }
+
+        /// After a crash: each changed sector keeps its new or its old bytes, the size is the old or the new one.
+        func crash(_ random: inout SplitMix) {
+            let size = random.next() % 2 == 0 ? durableSize : data.count
+            for (sector, old) in undo where random.next() % 2 == 0 {
+                let start = sector * CrashingFileIO.sectorSize
+                let end = min(start + CrashingFileIO.sectorSize, data.count)
+                guard start < end else { continue }
+                data.replaceSubrange(
+                    start..<end, with: old + [UInt8](repeating: 0, count: max(0, end - start - old.count)))
+            }
+            if data.count > size {
+                data.removeLast(data.count - size)
+            } else {
+                data += [UInt8](repeating: 0, count: size - data.count)
+            }
+            sync()
+        }
     }
 
     private final class Directory: @unchecked Sendable {
@@ -39,6 +76,8 @@ final class CrashingFileIO: StoreFileIO, Sendable {
         var failErrno: Int32 = ENOSPC
         var dead = false
         var shortReads: [String] = []
+        /// Path components by path (paths repeat a lot).
+        var components: [String: [String]] = [:]
     }
 
     private let state = Mutex(State())
@@ -83,21 +122,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
                         settle(child)
                     case .file(let inode):
                         guard seen.insert(ObjectIdentifier(inode)).inserted else { continue }
-                        if inode.dirtySectors.isEmpty && inode.data.count == inode.durable.count {
-                            inode.data = inode.durable
-                            continue
-                        }
-                        let size = random.next() % 2 == 0 ? inode.durable.count : inode.data.count
-                        var result = Array(inode.durable.prefix(size))
-                        if result.count < size { result += [UInt8](repeating: 0, count: size - result.count) }
-                        for sector in inode.dirtySectors where random.next() % 2 == 0 {
-                            let start = sector * Self.sectorSize
-                            let end = min(start + Self.sectorSize, size, inode.data.count)
-                            if start < end { result.replaceSubrange(start..<end, with: inode.data[start..<end]) }
-                        }
-                        inode.data = result
-                        inode.durable = result
-                        inode.dirtySectors = []
+                        inode.crash(&random)
                     }
                 }
             }
@@ -113,11 +138,10 @@ final class CrashingFileIO: StoreFileIO, Sendable {
     @discardableResult
     func flipBit(_ path: String, byte offset: Int, bit: Int = 0) -> Bool {
         state.withLock { state in
-            guard case .file(let inode)? = Self.lookup(path, in: state.root), offset < inode.data.count else {
+            guard case .file(let inode)? = Self.lookup(path, in: state), offset < inode.data.count else {
                 return false
             }
             inode.data[offset] ^= UInt8(1 << bit)
-            inode.durable = inode.data
             return true
         }
     }
@@ -125,7 +149,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
     /// The current contents of a file (tests).
     func contents(_ path: String) -> [UInt8]? {
         state.withLock { state in
-            guard case .file(let inode)? = Self.lookup(path, in: state.root) else { return nil }
+            guard case .file(let inode)? = Self.lookup(path, in: state) else { return nil }
             return inode.data
         }
     }
@@ -134,7 +158,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
 
     func open(_ path: String, create: Bool) throws(StoreError) -> StoreFile {
         try operate("open", path) { state throws(StoreError) in
-            let (parent, name) = try Self.parent(path, in: state.root)
+            let (parent, name) = try Self.parent(path, in: &state)
             let inode: Inode
             switch parent.entries[name] {
             case .file(let existing)?:
@@ -162,13 +186,9 @@ final class CrashingFileIO: StoreFileIO, Sendable {
             let inode = try Self.inode(file, state)
             let start = Int(offset)
             let end = start + bytes.count
+            inode.remember(min(start, inode.data.count)..<end)
             if inode.data.count < end { inode.data += [UInt8](repeating: 0, count: end - inode.data.count) }
             inode.data.replaceSubrange(start..<end, with: bytes)
-            if end > start {
-                for sector in (start / Self.sectorSize)...((end - 1) / Self.sectorSize) {
-                    inode.dirtySectors.insert(sector)
-                }
-            }
         }
     }
 
@@ -195,9 +215,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
 
     func syncData(_ file: StoreFile) throws(StoreError) {
         try operate("fdatasync", file.path) { state throws(StoreError) in
-            let inode = try Self.inode(file, state)
-            inode.durable = inode.data
-            inode.dirtySectors = []
+            try Self.inode(file, state).sync()
         }
     }
 
@@ -205,6 +223,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
         try operate("ftruncate", file.path) { state throws(StoreError) in
             let inode = try Self.inode(file, state)
             let length = Int(length)
+            inode.remember(min(length, inode.data.count)..<max(length, inode.data.count))
             if length < inode.data.count {
                 inode.data.removeLast(inode.data.count - length)
             } else {
@@ -224,9 +243,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
                 for node in directory.entries.values {
                     switch node {
                     case .directory(let child): settle(child)
-                    case .file(let inode):
-                        inode.durable = inode.data
-                        inode.dirtySectors = []
+                    case .file(let inode): inode.sync()
                     }
                 }
             }
@@ -236,7 +253,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
 
     func syncDirectory(_ directory: String) throws(StoreError) {
         try operate("fsync", directory) { state throws(StoreError) in
-            guard case .directory(let node)? = Self.lookup(directory, in: state.root) else {
+            guard case .directory(let node)? = Self.lookup(directory, in: state) else {
                 throw .system("open", directory, errno: ENOENT)
             }
             node.durableEntries = node.entries
@@ -246,7 +263,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
     func makeDirectory(_ path: String) throws(StoreError) {
         try operate("mkdir", path) { state throws(StoreError) in
             if path == "/" { return }
-            let (parent, name) = try Self.parent(path, in: state.root)
+            let (parent, name) = try Self.parent(path, in: &state)
             switch parent.entries[name] {
             case .directory?: return
             case .file?: throw .system("mkdir", path, errno: EEXIST)
@@ -257,7 +274,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
 
     func list(_ directory: String) throws(StoreError) -> [String] {
         try operate("opendir", directory) { state throws(StoreError) in
-            switch Self.lookup(directory, in: state.root) {
+            switch Self.lookup(directory, in: state) {
             case .directory(let node)?: return Array(node.entries.keys)
             case .file?: throw .system("opendir", directory, errno: ENOTDIR)
             case nil: return []
@@ -267,8 +284,8 @@ final class CrashingFileIO: StoreFileIO, Sendable {
 
     func rename(_ source: String, to destination: String) throws(StoreError) {
         try operate("rename", source) { state throws(StoreError) in
-            let (from, fromName) = try Self.parent(source, in: state.root)
-            let (to, toName) = try Self.parent(destination, in: state.root)
+            let (from, fromName) = try Self.parent(source, in: &state)
+            let (to, toName) = try Self.parent(destination, in: &state)
             guard let node = from.entries.removeValue(forKey: fromName) else {
                 throw .system("rename", source, errno: ENOENT)
             }
@@ -278,7 +295,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
 
     func remove(_ path: String) throws(StoreError) {
         try operate("unlink", path) { state throws(StoreError) in
-            let (parent, name) = try Self.parent(path, in: state.root)
+            let (parent, name) = try Self.parent(path, in: &state)
             if case .directory? = parent.entries[name] { throw .system("unlink", path, errno: EISDIR) }
             parent.entries[name] = nil
         }
@@ -318,19 +335,25 @@ final class CrashingFileIO: StoreFileIO, Sendable {
         path.split(separator: "/").map(String.init).filter { $0 != "." }
     }
 
-    private static func lookup(_ path: String, in root: Directory) -> Node? {
-        var node = Node.directory(root)
-        for component in components(path) {
+    private static func lookup(_ path: String, in state: borrowing State) -> Node? {
+        var node = Node.directory(state.root)
+        for component in state.components[path] ?? components(path) {
             guard case .directory(let directory) = node, let next = directory.entries[component] else { return nil }
             node = next
         }
         return node
     }
 
-    private static func parent(_ path: String, in root: Directory) throws(StoreError) -> (Directory, String) {
-        var parts = components(path)
+    private static func parent(_ path: String, in state: inout State) throws(StoreError) -> (Directory, String) {
+        var parts: [String]
+        if let known = state.components[path] {
+            parts = known
+        } else {
+            parts = components(path)
+            state.components[path] = parts
+        }
         guard let name = parts.popLast() else { throw .system("lookup", path, errno: EINVAL) }
-        var directory = root
+        var directory = state.root
         for component in parts {
             guard case .directory(let next)? = directory.entries[component] else {
                 throw .system("lookup", path, errno: ENOENT)

@@ -38,7 +38,7 @@ struct StorePromise {
 /// Reopens the store after a crash and checks it against what was promised and attempted.
 func verifyReopenedStore(
     _ io: CrashingFileIO, workload: StoreWorkload, promise: StorePromise, maximumSegmentsPerChunk: Int,
-    checkReadsInsideChunks: Bool, context: String
+    checkReadsInsideChunks: Bool, checkWritingOn: Bool = true, context: String
 ) throws {
     let readsBefore = io.shortReads.count
     let store = try SegmentStore(
@@ -108,6 +108,7 @@ func verifyReopenedStore(
     }
 
     // The store keeps working: one more slot, durable across another crash.
+    guard checkWritingOn else { return }
     let next =
         max(
             loaded.slots.last?.msn ?? 0,
@@ -143,8 +144,9 @@ struct StoreCrashPointTests {
         return io.calls
     }
 
-    @Test(arguments: [256, 3])
-    func everyAcknowledgedWriteSurvivesACrashAtEveryCall(maximumSegmentsPerChunk: Int) throws {
+    /// Small chunks, so the workload fills chunks as well as changing containers.
+    @Test func everyAcknowledgedWriteSurvivesACrashAtEveryCall() throws {
+        let maximumSegmentsPerChunk = 3
         let calls = try Self.callCount(maximumSegmentsPerChunk: maximumSegmentsPerChunk)
         #expect(calls > 200)
         // Each crash point gets its own seed for the torn sectors; every third keeps unsynced names at random.
@@ -161,7 +163,7 @@ struct StoreCrashPointTests {
             try verifyReopenedStore(
                 io, workload: workload, promise: .acknowledged(workload),
                 maximumSegmentsPerChunk: maximumSegmentsPerChunk, checkReadsInsideChunks: true,
-                context: "crash at call \(k) of \(calls)")
+                checkWritingOn: k % 4 == 0, context: "crash at call \(k) of \(calls)")
         }
     }
 
