@@ -44,6 +44,8 @@ public final class ChannelStore: Sendable {
         var horizon: UInt64
         /// Chunks were cut back to their referenced bytes (done by the first `load`).
         var chunksRepaired = false
+        /// Index files created ahead of need.
+        var prepared: Set<IndexKey> = []
     }
 
     init(name: String, directory: String, context: StoreContext) throws(StoreError) {
@@ -126,6 +128,7 @@ public final class ChannelStore: Sendable {
                         try context.io.write(
                             file, bytes: StoreRecordCoding.encode(segment), at: Self.position(segment.msn, key))
                         written[key] = file
+                        prepareNextIndexFile(after: key, msn: segment.msn, &files, newDirectories: &newDirectories)
                     case .slot(let slot):
                         // A slot that does not follow the previous one (MSNs skipped, or a failed write left a
                         // hole) is marked; so is the channel's first: nothing below it is missing.
@@ -137,6 +140,7 @@ public final class ChannelStore: Sendable {
                             file, bytes: StoreRecordCoding.encode(slot, afterSkip: afterSkip),
                             at: Self.position(slot.msn, key))
                         written[key] = file
+                        prepareNextIndexFile(after: key, msn: slot.msn, &files, newDirectories: &newDirectories)
                     }
                 }
                 if durable {
@@ -567,6 +571,17 @@ public final class ChannelStore: Sendable {
             files.lastUse[oldest] = nil
         }
         return file
+    }
+
+    /// Once an index file is half full, creates (and reserves) the next one, so that its records still land when
+    /// the disk fills up later. Best effort: a failure here fails nothing.
+    private func prepareNextIndexFile(
+        after key: IndexKey, msn: UInt64, _ files: inout Files, newDirectories: inout Set<String>
+    ) {
+        guard msn & (Self.msnsPerEpoch - 1) >= Self.msnsPerEpoch / 2 else { return }
+        let next = IndexKey(rendition: key.rendition, epoch: key.epoch + 1)
+        guard files.prepared.insert(next).inserted else { return }
+        _ = try? indexFile(next, create: true, &files, newDirectories: &newDirectories)
     }
 
     private func removeIndexFile(_ key: IndexKey, _ files: inout Files) throws(StoreError) {

@@ -94,6 +94,26 @@ struct StoreWindowTests {
     }
 }
 
+extension StoreWindowTests {
+    @Test func theNextIndexFileIsCreatedOnceTheCurrentOneIsHalfFull() throws {
+        let io = CrashingFileIO()
+        let channel = try SegmentStore(directory: "/store", sync: .always, io: io).channel("ch")
+        let epochStart: UInt64 = 1 << 41
+        try writeSlot(channel, rendition: "v", msn: epochStart + 2_047, bytes: SharedBytes([1]))
+        #expect(try PosixLikeListing.names(io, "/store/ch/slots") == ["\(epochStart >> 12).slots"])
+        try writeSlot(channel, rendition: "v", msn: epochStart + 2_048, bytes: SharedBytes([2]))
+        let expected = ["\(epochStart >> 12)", "\((epochStart >> 12) + 1)"]
+        #expect(try PosixLikeListing.names(io, "/store/ch/slots") == expected.map { $0 + ".slots" })
+        #expect(try PosixLikeListing.names(io, "/store/ch/r/v/index") == expected.map { $0 + ".idx" })
+        // The empty file ahead changes nothing that is read back.
+        io.crash(seed: 5)
+        let loaded = try #require(
+            try SegmentStore(directory: "/store", sync: .always, io: io).channel("ch").load(depth: 9))
+        #expect(loaded.slots.map(\.msn) == [epochStart + 2_047, epochStart + 2_048])
+        #expect(loaded.renditions[0].bytes[epochStart + 2_048] == SharedBytes([2]))
+    }
+}
+
 /// Sorted file names in a directory of the in-memory file system.
 enum PosixLikeListing {
     static func names(_ io: CrashingFileIO, _ directory: String) throws -> [String] {
