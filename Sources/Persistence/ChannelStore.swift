@@ -46,6 +46,8 @@ public final class ChannelStore: Sendable {
         var chunksRepaired = false
         /// Index files created ahead of need.
         var prepared: Set<IndexKey> = []
+        /// Directories with index files created since their last sync (`.always` syncs them before returning).
+        var unsyncedDirectories: Set<String> = []
     }
 
     init(name: String, directory: String, context: StoreContext) throws(StoreError) {
@@ -112,7 +114,6 @@ public final class ChannelStore: Sendable {
         let result: Result<Void, StoreError> = files.withLock { files in
             do throws(StoreError) {
                 var written: [IndexKey: StoreFile] = [:]
-                var newDirectories: Set<String> = []
                 if !files.lastSlotKnown {
                     files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
                     files.lastSlotKnown = true
@@ -124,28 +125,34 @@ public final class ChannelStore: Sendable {
                     case .segment(let rendition, let segment):
                         _ = try renditionLocked(rendition, &files)
                         let key = IndexKey(rendition: rendition, epoch: segment.msn >> Self.epochShift)
-                        let file = try indexFile(key, create: true, &files, newDirectories: &newDirectories)
+                        let file = try indexFile(key, create: true, &files)
                         try context.io.write(
                             file, bytes: StoreRecordCoding.encode(segment), at: Self.position(segment.msn, key))
                         written[key] = file
-                        prepareNextIndexFile(after: key, msn: segment.msn, &files, newDirectories: &newDirectories)
+                        prepareNextIndexFile(after: key, msn: segment.msn, &files)
                     case .slot(let slot):
                         // A slot that does not follow the previous one (MSNs skipped, or a failed write left a
                         // hole) is marked; so is the channel's first: nothing below it is missing.
                         let afterSkip = previousSlot.map { slot.msn != $0 + 1 } ?? true
                         previousSlot = slot.msn
                         let key = IndexKey(rendition: nil, epoch: slot.msn >> Self.epochShift)
-                        let file = try indexFile(key, create: true, &files, newDirectories: &newDirectories)
+                        let file = try indexFile(key, create: true, &files)
                         try context.io.write(
                             file, bytes: StoreRecordCoding.encode(slot, afterSkip: afterSkip),
                             at: Self.position(slot.msn, key))
                         written[key] = file
-                        prepareNextIndexFile(after: key, msn: slot.msn, &files, newDirectories: &newDirectories)
+                        prepareNextIndexFile(after: key, msn: slot.msn, &files)
                     }
                 }
                 if durable {
                     for file in written.values { try context.io.syncData(file) }
-                    for directory in newDirectories { try context.io.syncDirectory(directory) }
+                    // Names of new index files (kept until a sync succeeds, also across failed passes).
+                    for directory in files.unsyncedDirectories.sorted() {
+                        try context.io.syncDirectory(directory)
+                        files.unsyncedDirectories.remove(directory)
+                    }
+                } else {
+                    files.unsyncedDirectories.removeAll()
                 }
                 files.lastSlotMSN = previousSlot
                 return .success(())
@@ -315,10 +322,9 @@ public final class ChannelStore: Sendable {
         if !dropped.isEmpty {
             let zero = [UInt8](repeating: 0, count: StoreRecordCoding.slotRecordSize)
             var written: [IndexKey: StoreFile] = [:]
-            var newDirectories: Set<String> = []
             for msn in dropped {
                 let key = IndexKey(rendition: nil, epoch: msn >> Self.epochShift)
-                let file = try indexFile(key, create: false, &files, newDirectories: &newDirectories)
+                let file = try indexFile(key, create: false, &files)
                 try context.io.write(file, bytes: zero, at: Self.position(msn, key))
                 written[key] = file
             }
@@ -544,7 +550,7 @@ public final class ChannelStore: Sendable {
     /// The open index file for `key`; nil-free: creates it (reserving its full size) if `create`, else throws
     /// ENOENT for a missing file.
     private func indexFile(
-        _ key: IndexKey, create: Bool, _ files: inout Files, newDirectories: inout Set<String>
+        _ key: IndexKey, create: Bool, _ files: inout Files
     )
         throws(StoreError) -> StoreFile
     {
@@ -559,7 +565,7 @@ public final class ChannelStore: Sendable {
             file = try context.io.open(path, create: true)
             let reserved = key.rendition == nil ? Self.slotEpochBytes : Self.segmentEpochBytes
             if (try? context.io.preallocate(file, length: reserved)) != nil { diskBytes.add(reserved) }
-            newDirectories.insert(parentDirectory(of: path))
+            files.unsyncedDirectories.insert(parentDirectory(of: path))
         }
         files.open[key] = file
         if files.open.count > Self.maximumOpenIndexFiles,
@@ -576,12 +582,12 @@ public final class ChannelStore: Sendable {
     /// Once an index file is half full, creates (and reserves) the next one, so that its records still land when
     /// the disk fills up later. Best effort: a failure here fails nothing.
     private func prepareNextIndexFile(
-        after key: IndexKey, msn: UInt64, _ files: inout Files, newDirectories: inout Set<String>
+        after key: IndexKey, msn: UInt64, _ files: inout Files
     ) {
         guard msn & (Self.msnsPerEpoch - 1) >= Self.msnsPerEpoch / 2 else { return }
         let next = IndexKey(rendition: key.rendition, epoch: key.epoch + 1)
         guard files.prepared.insert(next).inserted else { return }
-        _ = try? indexFile(next, create: true, &files, newDirectories: &newDirectories)
+        _ = try? indexFile(next, create: true, &files)
     }
 
     private func removeIndexFile(_ key: IndexKey, _ files: inout Files) throws(StoreError) {
@@ -599,10 +605,9 @@ public final class ChannelStore: Sendable {
 
     /// The bytes of an index file (up to its size), empty if it does not exist.
     private func readEpoch(_ key: IndexKey, _ files: inout Files) throws(StoreError) -> [UInt8] {
-        var ignored: Set<String> = []
         let file: StoreFile
         do {
-            file = try indexFile(key, create: false, &files, newDirectories: &ignored)
+            file = try indexFile(key, create: false, &files)
         } catch  where error.errno == ENOENT {
             return []
         }
@@ -624,10 +629,9 @@ public final class ChannelStore: Sendable {
             let key = IndexKey(rendition: rendition, epoch: epoch)
             let low = max(from, epoch << Self.epochShift)
             let high = min(through, (epoch << Self.epochShift) + Self.msnsPerEpoch - 1)
-            var ignored: Set<String> = []
             var bytes: [UInt8] = []
             do {
-                let file = try indexFile(key, create: false, &files, newDirectories: &ignored)
+                let file = try indexFile(key, create: false, &files)
                 bytes = try context.io.read(
                     file, count: Int(high - low + 1) * StoreRecordCoding.segmentRecordSize,
                     at: Self.position(low, key))

@@ -16,7 +16,10 @@ public final class RenditionStore: Sendable {
     let directory: String
     private let context: StoreContext
     private let bytesOnDisk: ByteCounter
+    /// Held alone (never with another store lock), by `stage` only.
     private let writer: Mutex<ChunkWriter>
+    /// The chunk the writer appends to, -1 if none: readable without the writer's lock (eviction spares it).
+    private let writingChunk = Atomic<Int64>(-1)
     /// Chunk number to file name (`7.ts`), for reading; the writer adds its new chunks.
     private let chunkNames: Mutex<[UInt32: String]>
     /// The newest chunk that existed when the store was opened (the writer never appends to it): the one a crash
@@ -76,11 +79,21 @@ public final class RenditionStore: Sendable {
                     writer.file = file
                     writer.nextChunk = number + 1
                     writer.chunk = number
+                    writingChunk.store(Int64(number), ordering: .sequentiallyConsistent)
                     writer.container = container
                     writer.size = 0
                     writer.segments = 0
                     chunkNames.withLock { $0[number] = fileName }
-                    if durable { try io.syncDirectory(directory + "/data") }
+                    if durable {
+                        do throws(StoreError) {
+                            try io.syncDirectory(directory + "/data")
+                        } catch {
+                            // The chunk's name may not be durable: the next stage starts another chunk.
+                            io.close(file)
+                            writer.file = nil
+                            throw error
+                        }
+                    }
                 }
                 let file = writer.file!
                 let offset = writer.size
@@ -96,6 +109,7 @@ public final class RenditionStore: Sendable {
                     try? io.truncate(file, to: offset)
                     io.close(file)
                     writer.file = nil
+                    writingChunk.store(-1, ordering: .sequentiallyConsistent)
                     throw error
                 }
                 writer.size += length
@@ -131,7 +145,10 @@ public final class RenditionStore: Sendable {
     func chunks() -> [UInt32: String] { chunkNames.withLock { $0 } }
 
     /// The chunk the writer appends to (nil before the first stage).
-    func currentChunk() -> UInt32? { writer.withLock { $0.file == nil ? nil : $0.chunk } }
+    func currentChunk() -> UInt32? {
+        let chunk = writingChunk.load(ordering: .sequentiallyConsistent)
+        return chunk < 0 ? nil : UInt32(chunk)
+    }
 
     /// Removes chunk files below `chunk` (never the writer's); returns the bytes freed.
     func removeChunks(below chunk: UInt32) throws(StoreError) -> Int64 {
