@@ -242,7 +242,8 @@ public final class ChannelStore: Sendable {
     /// The slots to restore. The walk goes down from the highest valid slot record. A run of slots that sits on an
     /// absent record (all zero) without following a skip is the unacknowledged part of a write that a crash tore:
     /// never listed, so it is dropped (zeroed) and the walk continues below it. A corrupt record (bit rot) ends the
-    /// run instead: the slots above it were listed, and going below would reuse their MSNs.
+    /// run instead: the slots above it were listed, and going below would reuse their MSNs. The walk looks
+    /// `max(64, depth)` slots further down than it returns, so a tear just under the newest slots is seen.
     private func restoredSlots(depth: Int, _ files: inout Files) throws(StoreError) -> [SlotRecord] {
         let epochs = try epochNumbers(directory + "/slots", suffix: ".slots").filter {
             ($0 + 1) << Self.epochShift > files.horizon
@@ -291,7 +292,8 @@ public final class ChannelStore: Sendable {
         var run: [StoredSlot] = [top]
         var dropped: [UInt64] = []
         var msn = top.slot.msn
-        walk: while run.count < depth && msn > bottom {
+        let lookBelow = max(64, depth)
+        walk: while run.count < depth + lookBelow && msn > bottom {
             msn -= 1
             switch try slot(at: msn) {
             case .valid(let stored) where stored.slot.msn == msn:
@@ -332,7 +334,7 @@ public final class ChannelStore: Sendable {
         }
         files.lastSlotMSN = run.first?.slot.msn
         files.lastSlotKnown = true
-        return run.reversed().map(\.slot)
+        return run.prefix(depth).reversed().map(\.slot)
     }
 
     /// Reads the bytes of every `.segment` record and keeps those that pass their length and CRC checks.

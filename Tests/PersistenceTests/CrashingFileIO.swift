@@ -146,6 +146,18 @@ final class CrashingFileIO: StoreFileIO, Sendable {
         }
     }
 
+    /// Overwrites bytes of a file, durably (a torn write found at start). Returns false if the file is missing.
+    @discardableResult
+    func overwrite(_ path: String, at offset: Int, with bytes: [UInt8]) -> Bool {
+        state.withLock { state in
+            guard case .file(let inode)? = Self.lookup(path, in: state), offset + bytes.count <= inode.data.count else {
+                return false
+            }
+            inode.data.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
+            return true
+        }
+    }
+
     /// The current contents of a file (tests).
     func contents(_ path: String) -> [UInt8]? {
         state.withLock { state in

@@ -139,6 +139,68 @@ struct StoreFaultTests {
         #expect(loaded.slots.map(\.msn) == [StoreWorkload.msn(12)])
     }
 
+    @Test func slotsAboveATornSlotAreDroppedEvenBeyondTheDepth() throws {
+        let io = CrashingFileIO()
+        let channel = try SegmentStore(directory: "/s", sync: .always, io: io).channel("ch")
+        let first = Self.base + 100
+        for msn in first...(first + 14) {
+            try writeSlot(channel, rendition: "v", msn: msn, bytes: Self.segmentBytes(msn))
+        }
+        // Slot first + 10 never reached the disk; the ones above it did (an unflushed batch, torn).
+        let torn = first + 10
+        #expect(
+            io.overwrite(
+                "/s/ch/slots/\(torn >> 12).slots", at: Int(torn & 4095) * 32, with: [UInt8](repeating: 0, count: 32)))
+        io.crash(seed: 0)
+        let reopened = try SegmentStore(directory: "/s", sync: .always, io: io).channel("ch")
+        let loaded = try #require(try reopened.load(depth: 3))
+        #expect(loaded.slots.map(\.msn) == [torn - 3, torn - 2, torn - 1])
+        // The segments above stay (as held records); the slot MSNs above the tear are free again.
+        #expect(loaded.renditions[0].records.last?.msn == first + 14)
+        #expect(try reopened.slots(from: torn, through: first + 14).isEmpty)
+        try writeSlot(reopened, rendition: "v", msn: torn, bytes: Self.segmentBytes(torn))
+        io.crash(seed: 1)
+        let again = try SegmentStore(directory: "/s", sync: .always, io: io).channel("ch")
+        #expect(try again.load(depth: 3)?.slots.map(\.msn) == [torn - 2, torn - 1, torn])
+    }
+
+    @Test func aCrashWhileLoadRepairsIsRepairedAgain() throws {
+        let first = Self.base + 100
+        let torn = first + 10
+        /// 15 slots, the 11th torn, and bytes of a refused push at the end of the chunk.
+        func damagedStore() throws -> CrashingFileIO {
+            let io = CrashingFileIO()
+            let channel = try SegmentStore(directory: "/s", sync: .always, io: io).channel("ch")
+            for msn in first...(first + 14) {
+                try writeSlot(channel, rendition: "v", msn: msn, bytes: Self.segmentBytes(msn))
+            }
+            _ = try channel.rendition("v").stage(SharedBytes([1, 2, 3]), container: .mpegTS)
+            #expect(
+                io.overwrite(
+                    "/s/ch/slots/\(torn >> 12).slots", at: Int(torn & 4095) * 32, with: [UInt8](repeating: 0, count: 32)
+                ))
+            io.crash(seed: 0)
+            return io
+        }
+        let probe = try damagedStore()
+        let before = probe.calls
+        _ = try SegmentStore(directory: "/s", sync: .always, io: probe).channel("ch").load(depth: 3)
+        let calls = probe.calls - before
+        for k in 1...calls {
+            let io = try damagedStore()
+            io.die(atCall: k)
+            _ = try? SegmentStore(directory: "/s", sync: .always, io: io).channel("ch").load(depth: 3)
+            io.crash(seed: UInt64(k))
+            let channel = try SegmentStore(directory: "/s", sync: .always, io: io).channel("ch")
+            let loaded = try #require(try channel.load(depth: 3), "crash at call \(k)")
+            #expect(loaded.slots.map(\.msn) == [torn - 3, torn - 2, torn - 1], "crash at call \(k)")
+            #expect(loaded.renditions[0].bytes[torn - 1] == Self.segmentBytes(torn - 1), "crash at call \(k)")
+            #expect(
+                io.contents("/s/ch/r/v/data/0.ts")?.count
+                    == (first...(first + 14)).map { Self.segmentBytes($0).count }.reduce(0, +))
+        }
+    }
+
     @Test func aTornTailOfAChunkIsCutAtOpen() throws {
         let io = CrashingFileIO()
         let store = try SegmentStore(directory: "/s", sync: .always, io: io)
