@@ -6,8 +6,9 @@ import Synchronization
 
 /// One channel in the store: its slot records, its renditions (in creation order) and their segment records.
 ///
-/// Records are written once at their MSN's position and never rewritten; index files are found by listing their
-/// directory, so nothing is scanned from MSN 0.
+/// Records are written once at their MSN's position (only a restart after a torn, never acknowledged write reuses
+/// positions above what it restored); index files are found by listing their directory, so nothing is scanned from
+/// MSN 0.
 public final class ChannelStore: Sendable {
     /// MSNs per index file (an "epoch").
     static let msnsPerEpoch: UInt64 = 4096
@@ -436,9 +437,11 @@ public final class ChannelStore: Sendable {
                 let epochs = try epochNumbers(directory + "/slots", suffix: ".slots").filter {
                     ($0 + 1) << Self.epochShift > files.horizon
                 }
-                guard let lowestEpoch = epochs.min(), let top = try newestSlotLocked(&files)?.slot else {
-                    return .success(nil)
+                if !files.lastSlotKnown {
+                    files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
+                    files.lastSlotKnown = true
                 }
+                guard let lowestEpoch = epochs.min(), let topMSN = files.lastSlotMSN else { return .success(nil) }
                 var cache: [UInt64: [UInt8]] = [:]
                 // The first valid slot at or above `msn` (and at most `limit`).
                 func firstSlot(from msn: UInt64, through limit: UInt64) throws(StoreError) -> SlotRecord? {
@@ -463,11 +466,11 @@ public final class ChannelStore: Sendable {
                     return nil
                 }
                 guard
-                    var low = try firstSlot(from: max(lowestEpoch << Self.epochShift, files.horizon), through: top.msn),
+                    var low = try firstSlot(from: max(lowestEpoch << Self.epochShift, files.horizon), through: topMSN),
                     programDateTimeMilliseconds >= low.programDateTimeMilliseconds
                 else { return .success(nil) }
                 // Invariant: `low` starts at or before the PDT; find the last such slot.
-                var high = top.msn
+                var high = topMSN
                 while low.msn < high {
                     let middle = low.msn + (high - low.msn + 1) / 2
                     if let probe = try firstSlot(from: middle, through: high),
