@@ -94,8 +94,9 @@ public final class ChannelStore: Sendable {
         if let existing = files.renditions[name] { return existing }
         if !files.renditionOrder.contains(name) {
             let order = files.renditionOrder + [name]
-            try context.io.replaceDurably(
-                directory + "/renditions.txt", with: Array(order.joined(separator: "\n").utf8) + [0x0A])
+            diskBytes.add(
+                try context.io.replaceDurablyCounting(
+                    directory + "/renditions.txt", with: Array(order.joined(separator: "\n").utf8) + [0x0A]))
             files.renditionOrder = order
         }
         let store = try RenditionStore(
@@ -498,8 +499,9 @@ public final class ChannelStore: Sendable {
         let result: Result<Void, StoreError> = files.withLock { files in
             do throws(StoreError) {
                 guard msn > files.horizon else { return .success(()) }
-                try context.io.replaceDurably(
-                    directory + "/horizon.json", with: Array("{\"evictedBelowMSN\": \(msn)}\n".utf8))
+                diskBytes.add(
+                    try context.io.replaceDurablyCounting(
+                        directory + "/horizon.json", with: Array("{\"evictedBelowMSN\": \(msn)}\n".utf8)))
                 files.horizon = msn
                 let doomedEpochs = { (epoch: UInt64) in (epoch + 1) << Self.epochShift <= msn }
                 // Chunks: keep every chunk from the lowest one a record at or above the horizon uses.
@@ -534,7 +536,8 @@ public final class ChannelStore: Sendable {
         try result.get()
     }
 
-    /// Bytes on disk for this channel (status, quotas): measured at open, then tracked.
+    /// Bytes on disk for this channel (status, quotas): file sizes (index files at their reserved size), measured
+    /// at open, then tracked.
     public var bytesOnDisk: Int64 { diskBytes.current }
 
     /// Everything below this MSN may have been evicted.
@@ -569,7 +572,8 @@ public final class ChannelStore: Sendable {
         } catch  where error.errno == ENOENT && create {
             file = try context.io.open(path, create: true)
             let reserved = key.rendition == nil ? Self.slotEpochBytes : Self.segmentEpochBytes
-            if (try? context.io.preallocate(file, length: reserved)) != nil { diskBytes.add(reserved) }
+            try? context.io.preallocate(file, length: reserved)
+            diskBytes.add(reserved)
             files.unsyncedDirectories.insert(parentDirectory(of: path))
         }
         files.open[key] = file
@@ -602,7 +606,7 @@ public final class ChannelStore: Sendable {
         }
         let path = path(key)
         if let file = try? context.io.open(path, create: false) {
-            diskBytes.add(-((try? context.io.size(file)) ?? 0))
+            diskBytes.add(-Self.countedSize(path, (try? context.io.size(file)) ?? 0))
             context.io.close(file)
         }
         try context.io.remove(path)
@@ -718,13 +722,20 @@ public final class ChannelStore: Sendable {
         }
     }
 
-    /// The total size of the files under `directory`.
+    /// The bytes a file counts for: its size, and for an index file at least the size reserved for it.
+    private static func countedSize(_ path: String, _ size: Int64) -> Int64 {
+        if path.hasSuffix(".idx") { return max(size, segmentEpochBytes) }
+        if path.hasSuffix(".slots") { return max(size, slotEpochBytes) }
+        return size
+    }
+
+    /// The total size of the files under `directory` (index files at their reserved size).
     private static func measure(_ directory: String, io: any StoreFileIO) throws(StoreError) -> Int64 {
         var total: Int64 = 0
         for name in try io.list(directory) {
             let path = directory + "/" + name
             if let file = try? io.open(path, create: false) {
-                total += (try? io.size(file)) ?? 0
+                total += countedSize(path, (try? io.size(file)) ?? 0)
                 io.close(file)
             } else {
                 total += try measure(path, io: io)

@@ -191,8 +191,7 @@ public final class RenditionStore: Sendable {
 
     /// Writes fMP4 initialization section `version` durably (temporary file, sync, rename, directory sync).
     public func writeInitSection(version: Int, bytes: SharedBytes) throws(StoreError) {
-        try context.io.replaceDurably(directory + "/init/\(version).mp4", with: bytes.array)
-        bytesOnDisk.add(Int64(bytes.count))
+        bytesOnDisk.add(try context.io.replaceDurablyCounting(directory + "/init/\(version).mp4", with: bytes.array))
     }
 
     /// The stored fMP4 initialization sections by version.

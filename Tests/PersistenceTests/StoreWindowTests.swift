@@ -88,6 +88,7 @@ struct StoreWindowTests {
         try io.syncFilesystem(containing: "/store")
         io.crash(seed: 1)
         let reopened = try SegmentStore(directory: "/store", sync: .always, io: io).channel("big")
+        #expect(reopened.bytesOnDisk == channel.bytesOnDisk)
         let loaded = try #require(try reopened.load(depth: 5_000))
         #expect(loaded.slots.first?.msn ?? 0 >= horizon)
         try Self.checkWindow(reopened, depth: 999)
