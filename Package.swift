@@ -59,8 +59,8 @@ let package = Package(
         // The ingest loop and live window: pure state machine, no locks, no I/O, time comes in as arguments.
         .target(
             name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
-        // Durable files: the channel state journal and the marker journals.
-        .target(name: "Persistence", dependencies: ["IngestLoop", "Markers"]),
+        // Durable files: the channel state journal, the marker journals and the segment store (CRC-32 from zlib).
+        .target(name: "Persistence", dependencies: ["CZlib", "IngestLoop", "Markers", "MediaProbe", "SharedBytes"]),
         // The core: channels and the origin behind their locks, carrying out what the ingest loop decides; the test
         // source feed.
         .target(
@@ -113,6 +113,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        .testTarget(
+            name: "PersistenceTests",
+            dependencies: ["Persistence", "IngestLoop", "MediaProbe", "SharedBytes", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -8,6 +8,8 @@ public struct ChannelJournalRecord: Codable, Sendable, Hashable {
     /// and writes this before publishing an MSN beyond it, so a crash at any moment cannot lead to a reused MSN.
     public var msnReservedThrough: UInt64
     public var renditions: [String: RenditionJournalRecord]
+    /// EXT-X-TARGETDURATION once fixed (it never changes, not even across restarts); nil in older journals.
+    public var targetDuration: Int?
     /// When this record was written (ms since the epoch, shared clock).
     public var writtenAtMilliseconds: Int64
 }

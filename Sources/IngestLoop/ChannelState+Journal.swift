@@ -20,7 +20,7 @@ extension ChannelState {
         }
         return ChannelJournalRecord(
             channel: configuration.name, msnReservedThrough: max(msnReservedBelow ?? 1, 1) - 1, renditions: records,
-            writtenAtMilliseconds: now)
+            targetDuration: targetDuration, writtenAtMilliseconds: now)
     }
 
     /// A record to write if the journal must be written now: at once when an MSN beyond the reservation exists

@@ -12,6 +12,16 @@ extension ChannelState {
         return version
     }
 
+    /// The rendition's current initialization section version; nil without one (or without the rendition).
+    package func currentInitVersion(_ rendition: String) -> Int? {
+        index[rendition].flatMap { renditions[$0].currentInitVersion }
+    }
+
+    /// The oldest MSN any rendition still lists or keeps downloadable: the store must keep everything from it on.
+    package var oldestKeptMSN: UInt64? {
+        renditions.compactMap { $0.window.retained.first?.entry.msn ?? $0.window.entries.first?.msn }.min()
+    }
+
     /// Builds the next snapshot: re-renders only renditions whose state changed since `previous`.
     /// - Parameter markers: the channel's date ranges, overlaid on every rendition (`markersChanged()` marks every
     ///   rendition for re-rendering when they change).

@@ -11,12 +11,16 @@ package struct Slot: Sendable, Hashable {
 
 /// What the owner of a `ChannelState` must do after a change, in this order and under the same lock.
 package struct IngestActions: Sendable {
+    /// Make these durable in the segment store first, in order: before the push is answered and before anything is
+    /// published (nothing is listed that the store does not hold).
+    package var storeRecords: [StoreRecord]
     /// Write this record to the state journal first: no MSN is ever published that the journal does not cover.
     package var journalRecord: ChannelJournalRecord?
     /// Render the changed renditions and publish a new snapshot.
     package var publish: Bool
 
-    package init(journalRecord: ChannelJournalRecord? = nil, publish: Bool) {
+    package init(storeRecords: [StoreRecord] = [], journalRecord: ChannelJournalRecord? = nil, publish: Bool) {
+        self.storeRecords = storeRecords
         self.journalRecord = journalRecord
         self.publish = publish
     }
@@ -56,6 +60,10 @@ package struct ChannelState: Sendable {
     var minimumProgramDateTime: Int64?
     /// Discontinuity sequence number of the newest published slot (the same in every rendition).
     var publishedDiscontinuityDomain: UInt64?
+    /// The channel keeps a durable segment store: every entry and closed slot queues a `StoreRecord`.
+    package var keepsStoreRecords = false
+    /// Store records queued since the last actions were returned.
+    var pendingStoreRecords: [StoreRecord] = []
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -88,25 +96,36 @@ package struct ChannelState: Sendable {
 
     /// Fills the rendition's next slot with a probed segment, and says what the owner must do next (journal,
     /// publish). A refused segment is counted in the rendition's statistics and leaves the window alone.
+    /// - Parameter stored: where the durable store put the bytes (nil on a channel without a store).
     package mutating func accept(
-        rendition name: String, bytes: SharedBytes, info: SegmentInfo, nowMilliseconds now: Int64
+        rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment? = nil,
+        nowMilliseconds now: Int64
     ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
-        let result = fillSlot(rendition: name, bytes: bytes, info: info, nowMilliseconds: now)
+        let result = fillSlot(rendition: name, bytes: bytes, info: info, stored: stored, nowMilliseconds: now)
         let publish = if case .success = result { true } else { false }
-        return (result, IngestActions(journalRecord: journalRecordDue(nowMilliseconds: now), publish: publish))
+        return (result, actions(publish: publish, nowMilliseconds: now))
+    }
+
+    /// The actions of one pass: the queued store records, the journal record if due, and whether to publish.
+    private mutating func actions(publish: Bool, nowMilliseconds now: Int64) -> IngestActions {
+        let records = pendingStoreRecords
+        pendingStoreRecords.removeAll(keepingCapacity: true)
+        return IngestActions(
+            storeRecords: records, journalRecord: journalRecordDue(nowMilliseconds: now), publish: publish)
     }
 
     /// Runs the ingest loop up to `now`: closes the slots whose deadline passed (GAP entries for renditions that did
     /// not deliver) and releases expired retained segments.
     package mutating func tick(nowMilliseconds now: Int64) -> IngestActions {
         let changed = closeDueSlots(nowMilliseconds: now)
-        return IngestActions(journalRecord: journalRecordDue(nowMilliseconds: now), publish: changed)
+        return actions(publish: changed, nowMilliseconds: now)
     }
 
     /// The steps of `accept`: check the segment, fix or check EXT-X-TARGETDURATION, place it on the rendition's
     /// media timeline, find its slot, refuse a second timeline, round its EXTINF, then append it.
     private mutating func fillSlot(
-        rendition name: String, bytes: SharedBytes, info: SegmentInfo, nowMilliseconds now: Int64
+        rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?,
+        nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
         guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
         func refuse(_ error: IngestError) -> Result<WindowEntry, IngestError> {
@@ -159,6 +178,19 @@ package struct ChannelState: Sendable {
             entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
             nowMilliseconds: now)
         slots[msn] = filled
+        if keepsStoreRecords {
+            let mediaEnd = renditions[position].lastMediaEnd
+            pendingStoreRecords.append(
+                .segment(
+                    rendition: name,
+                    SegmentRecord(
+                        kind: stored == nil ? .unpersisted : .segment, msn: msn,
+                        programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
+                        durationMilliseconds: entry.durationMilliseconds, discontinuity: entry.discontinuity,
+                        startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
+                        initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
+                        mediaTimescale: mediaEnd?.timescale ?? 90_000)))
+        }
         closeFilledSlots(nowMilliseconds: now)
         return .success(entry)
     }
@@ -367,6 +399,14 @@ package struct ChannelState: Sendable {
         }
         closedThrough = msn
         journalBehindEdge = true
+        if keepsStoreRecords, let slot = slots[msn] {
+            pendingStoreRecords.append(
+                .slot(
+                    SlotRecord(
+                        msn: msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
+                        durationMilliseconds: slot.durationMilliseconds, discontinuitySequence: domain,
+                        discontinuity: discontinuity)))
+        }
         slots = slots.filter { $0.key >= msn }
     }
 
@@ -435,6 +475,16 @@ package struct ChannelState: Sendable {
             initSectionVersion: renditions[position].currentInitVersion)
         renditions[position].held.append(entry)
         renditions[position].statistics.gapsWritten += 1
+        if keepsStoreRecords {
+            pendingStoreRecords.append(
+                .segment(
+                    rendition: renditions[position].name,
+                    SegmentRecord(
+                        kind: .gap, msn: msn, programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
+                        durationMilliseconds: entry.durationMilliseconds, discontinuity: false,
+                        startsWithKeyframe: false, container: entry.container, location: nil,
+                        initSectionVersion: entry.initSectionVersion, mediaEndTicks: nil, mediaTimescale: 90_000)))
+        }
         if case .live = renditions[position].feed {
             renditions[position].feed = .dropped(sinceMilliseconds: slot.programDateTimeMilliseconds)
         }

@@ -25,6 +25,9 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidHint
         /// A playlist hint larger than `Origin.maxHintBytes`, not read.
         case hintTooLarge
+        /// The durable store could not take the bytes (disk full, I/O error): nothing was accepted, the slot will
+        /// close as a GAP if the push is not repeated in time.
+        case notPersisted
     }
 
     /// Why the push was refused.
@@ -59,6 +62,9 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     package static func notPushed(_ channel: String) -> IngestError {
         IngestError(.notPushed, "channel '\(channel)' is fed by the built-in test source and takes no pushes")
+    }
+    package static func notPersisted(_ what: String, _ error: any Error) -> IngestError {
+        IngestError(.notPersisted, "\(what) not accepted: the durable store could not write it: \(error)")
     }
     package static func invalidHint(_ error: any Error) -> IngestError {
         IngestError(.invalidHint, "invalid playlist hint: \(error)")

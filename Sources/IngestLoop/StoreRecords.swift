@@ -87,6 +87,9 @@ public struct SlotRecord: Sendable, Hashable {
     /// Every rendition lists EXT-X-DISCONTINUITY before this MSN.
     public var discontinuity: Bool
 
+    /// End of the slot on the PDT timeline.
+    public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
+
     public init(
         msn: UInt64, programDateTimeMilliseconds: Int64, durationMilliseconds: Int64, discontinuitySequence: UInt64,
         discontinuity: Bool

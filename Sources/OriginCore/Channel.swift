@@ -62,21 +62,32 @@ public final class Channel: Sendable {
     /// What happened to the journal at start-up or since (shown in the channel status).
     private let journalNote: Mutex<String?>
 
-    /// Creates a channel with the configured renditions, continuing from its journal if there is one.
+    /// The channel's durable segment store; nil keeps segments in memory only.
+    let store: ChannelStore?
+    /// The newest storage failure, until a write succeeds again (shown in the channel status, logged).
+    let storageFailure: Mutex<String?>
+    /// When the store last freed what the live window no longer needs (shared clock, ms).
+    private let lastEviction = Atomic<Int64>(0)
+
+    /// Creates a channel with the configured renditions, continuing from its store (the window as it was) or, when
+    /// there is nothing to restore, from its journal (sequence numbers only).
     /// - Parameters:
     ///   - journal: where the channel keeps its sequence numbers across restarts; nil keeps nothing.
     ///   - markers: the channel's marker store (loaded from its journal); nil: an empty one kept in memory.
+    ///   - store: the channel's durable segment store; nil keeps segments in memory only.
     public init(
         configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil,
-        markers: MarkerStore? = nil
+        markers: MarkerStore? = nil, store: ChannelStore? = nil
     ) {
         self.name = configuration.name
         self.configuration = configuration
         self.clock = clock
         self.journal = journal
+        self.store = store
         var logger = logger
         logger[metadataKey: "hls.channel"] = "\(configuration.name)"
         self.logger = logger
+        let now = clock.nowMilliseconds()
         var firstMSN: UInt64 = 0
         var restored: ChannelJournalRecord?
         var note: String?
@@ -89,30 +100,96 @@ public final class Channel: Sendable {
         case .failure(let error):
             // Without a readable journal, start far above anything a channel of segments of >= 1 s can have
             // published: one MSN per second since 2020-09-13.
-            firstMSN = UInt64(max(0, clock.nowMilliseconds() / 1000 - 1_600_000_000))
+            firstMSN = UInt64(max(0, now / 1000 - 1_600_000_000))
             note = "journal unreadable (\(error.message)); MSNs start at \(firstMSN), above any published before"
             logger.error(
                 "state journal unreadable", metadata: ["reason": "\(error.message)", "hls.msn": "\(firstMSN)"])
         case .success(nil), nil:
             break
         }
+        var storageNote: String?
+        let stored = Self.loadStore(store, configuration: configuration, logger: logger, note: &storageNote)
+        var windowRestored: StoredChannel?
+        if let stored, let first = ChannelState.firstRestoredMSN(stored) {
+            if Self.downtimeSlots(stored, configuration: configuration, nowMilliseconds: now)
+                <= ChannelState.restoreDepth(configuration)
+            {
+                windowRestored = stored
+                firstMSN = first
+            } else {
+                // Down longer than the window and its retention: nothing restored would still be listed. Continue
+                // above every stored MSN, with PDT and discontinuity sequence from the journal.
+                let newest = stored.renditions.compactMap { $0.records.last?.msn }.max() ?? first
+                firstMSN = max(firstMSN, newest + 1)
+            }
+        }
         journalNote = Mutex(note)
+        storageFailure = Mutex(storageNote)
         self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
+        initial.keepsStoreRecords = store != nil
         if journal != nil { initial.msnReservedBelow = firstMSN }
         if let restored { initial.restore(restored) }
-        for rendition in configuration.renditions { initial.addRendition(rendition.name) }
+        if let windowRestored {
+            initial.restore(windowRestored, targetDuration: restored?.targetDuration, nowMilliseconds: now)
+            logger.info(
+                "channel restored from the segment store",
+                metadata: [
+                    "hls.msn": "\(windowRestored.slots.last?.msn ?? firstMSN)",
+                    "hls.renditions": "\(windowRestored.renditions.count)",
+                ])
+        }
+        for rendition in configuration.renditions where initial.index[rendition.name] == nil {
+            initial.addRendition(rendition.name)
+        }
         state = Mutex(initial)
         published = Mutex(
             ChannelSnapshot(
                 name: configuration.name, version: 0, multivariantPlaylist: nil, multivariantModifiedMilliseconds: 0,
                 renditions: [:]))
-        state.withLock { publish(&$0, nowMilliseconds: clock.nowMilliseconds()) }
+        // The time the origin was down becomes GAP entries (as an encoder outage does) before the first publish.
+        state.withLock { state in
+            let actions = state.tick(nowMilliseconds: now)
+            carryOut(actions, &state, nowMilliseconds: now)
+            publish(&state, nowMilliseconds: now)
+        }
+    }
+
+    /// What the store holds for a channel; nil when it holds nothing or cannot be read (logged, noted).
+    private static func loadStore(
+        _ store: ChannelStore?, configuration: ChannelConfiguration, logger: Logger, note: inout String?
+    ) -> StoredChannel? {
+        guard let store else { return nil }
+        do {
+            return try store.load(depth: ChannelState.restoreDepth(configuration))
+        } catch {
+            note = "segment store unreadable at start (\(error)); sequence numbers continue from the journal"
+            logger.error("segment store unreadable", metadata: ["reason": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Slots of the nominal length between the end of what the store holds and now.
+    private static func downtimeSlots(
+        _ stored: StoredChannel, configuration: ChannelConfiguration, nowMilliseconds now: Int64
+    ) -> Int {
+        let ends = stored.renditions.compactMap { $0.records.last?.endMilliseconds }
+            + [stored.slots.last?.endMilliseconds].compactMap { $0 }
+        guard let end = ends.max() else { return 0 }
+        return Int(max(0, now - end) / max(configuration.segmentDurationMilliseconds, 1))
     }
 
     /// Carries out what the state asked for, under the state lock: writes the journal record (before publishing, so
     /// no MSN is ever served that the journal does not cover), then renders and publishes the snapshot.
     private func carryOut(_ actions: IngestActions, _ state: inout ChannelState, nowMilliseconds now: Int64) {
+        if let store, !actions.storeRecords.isEmpty {
+            do {
+                try store.append(actions.storeRecords)
+                clearStorageFailure()
+            } catch {
+                noteStorageFailure("index write failed: \(error)")
+            }
+        }
         if let record = actions.journalRecord { writeJournal(record) }
         if actions.publish { publish(&state, nowMilliseconds: now) }
     }
@@ -210,23 +287,74 @@ public final class Channel: Sendable {
         let now = clock.nowMilliseconds()
         switch media {
         case .initSection(let bytes, let info):
+            let renditionStore = try self.renditionStore(rendition)
             let version = try state.withLock { state throws(IngestError) -> Int in
+                let before = state
                 guard let version = state.adoptInitSection(rendition: rendition, bytes: bytes, info: info) else {
                     throw .unknownRendition(name, rendition)
+                }
+                if let renditionStore, before.currentInitVersion(rendition) != version {
+                    // Durable before the answer; rare (once per encoder start), so written under the lock.
+                    do {
+                        try renditionStore.writeInitSection(version: version, bytes: bytes)
+                    } catch {
+                        state = before
+                        noteStorageFailure("init section write failed: \(error)")
+                        throw .notPersisted("\(rendition): initialization section", error)
+                    }
                 }
                 publish(&state, nowMilliseconds: now)
                 return version
             }
             return IngestReceipt(kind: .initSection, message: "\(rendition): init-\(version).mp4", msn: nil)
         case .segment(let bytes, let info):
+            // Durable before the lock is taken (`sync: always` waits for the disk here, holding no lock).
+            var stored: StoredSegment?
+            if let renditionStore = try self.renditionStore(rendition) {
+                do {
+                    stored = try renditionStore.stage(bytes, container: info.container)
+                } catch {
+                    noteStorageFailure("segment write failed: \(error)")
+                    throw recordRejection(rendition: rendition, .notPersisted("\(rendition): segment", error))
+                }
+            }
             let result = state.withLock { state in
                 let (result, actions) = state.accept(
-                    rendition: rendition, bytes: bytes, info: info, nowMilliseconds: now)
+                    rendition: rendition, bytes: bytes, info: info, stored: stored, nowMilliseconds: now)
                 carryOut(actions, &state, nowMilliseconds: now)
                 return result
             }
             return try receipt(result, rendition: rendition)
         }
+    }
+
+    /// The rendition's part of the store (created on first use); nil without a store.
+    private func renditionStore(_ rendition: String) throws(IngestError) -> RenditionStore? {
+        guard let store else { return nil }
+        do {
+            return try store.rendition(rendition)
+        } catch {
+            noteStorageFailure("rendition directory: \(error)")
+            throw .notPersisted("\(rendition): rendition", error)
+        }
+    }
+
+    /// Records a storage failure: logged as an error when it starts, shown in the channel status until a write
+    /// succeeds again.
+    func noteStorageFailure(_ message: String) {
+        let first = storageFailure.withLock { failure -> Bool in
+            defer { failure = message }
+            return failure == nil
+        }
+        if first { logger.error("durable store failing", metadata: ["reason": "\(message)"]) }
+    }
+
+    private func clearStorageFailure() {
+        let cleared = storageFailure.withLock { failure -> String? in
+            defer { failure = nil }
+            return failure
+        }
+        if let cleared { logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"]) }
     }
 
     private func receipt(
@@ -290,14 +418,37 @@ public final class Channel: Sendable {
     /// entries for renditions that did not deliver) and releases removed segments whose retention ended.
     public func tick() {
         let now = clock.nowMilliseconds()
-        state.withLock { state in carryOut(state.tick(nowMilliseconds: now), &state, nowMilliseconds: now) }
+        let floor = state.withLock { state -> UInt64? in
+            carryOut(state.tick(nowMilliseconds: now), &state, nowMilliseconds: now)
+            return state.oldestKeptMSN
+        }
         pruneMarkers()
+        evictStore(below: floor, nowMilliseconds: now)
+    }
+
+    /// How often the store frees what no rendition keeps any more.
+    static let evictionIntervalMilliseconds: Int64 = 10_000
+
+    /// Frees the store's files below the oldest MSN any rendition still lists or retains (no DVR yet: the store
+    /// keeps what a restart restores). Outside the state lock; at most once per interval.
+    private func evictStore(below floor: UInt64?, nowMilliseconds now: Int64) {
+        guard let store, let floor else { return }
+        let last = lastEviction.load(ordering: .relaxed)
+        guard now - last >= Self.evictionIntervalMilliseconds,
+            lastEviction.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return }
+        let depth = UInt64(ChannelState.restoreDepth(configuration))
+        do {
+            try store.evict(below: floor > depth ? floor - depth : 0)
+        } catch {
+            noteStorageFailure("eviction failed: \(error)")
+        }
     }
 
     /// Status for the admin API and metrics.
     public func status() -> ChannelStatus {
         let now = clock.nowMilliseconds()
-        let notes = [journalNote.withLock { $0 }, markers.writeFailure].compactMap { $0 }
+        let notes = [journalNote.withLock { $0 }, markers.writeFailure, storageFailure.withLock { $0 }].compactMap { $0 }
         let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
         return state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
     }

@@ -12,17 +12,30 @@ public struct OriginConfiguration: Sendable {
     public var channels: [ChannelConfiguration]
     /// Ingest switches and limits.
     public var ingest: IngestConfiguration
-    /// Where state that must survive a restart is kept: the state journal in `channels/`, markers in `markers/`;
-    /// nil keeps state in memory only. Default: nil.
+    /// Where state that must survive a restart is kept: the state journal in `channels/`, markers in `markers/`,
+    /// segments in `store/`; nil keeps everything in memory only. Default: nil.
     public var dataDirectory: String?
+    /// How the segment store writes (with a data directory).
+    public var storage: StorageConfiguration
 
     public init(
         channels: [ChannelConfiguration] = [], ingest: IngestConfiguration = IngestConfiguration(),
-        dataDirectory: String? = nil
+        dataDirectory: String? = nil, storage: StorageConfiguration = StorageConfiguration()
     ) {
         self.channels = channels
         self.ingest = ingest
         self.dataDirectory = dataDirectory
+        self.storage = storage
+    }
+}
+
+/// Settings of the durable segment store.
+public struct StorageConfiguration: Sendable, Hashable {
+    /// When a write is made durable. Default: `.always` (before the push is answered and before anything is listed).
+    public var sync: StorageSyncPolicy
+
+    public init(sync: StorageSyncPolicy = .always) {
+        self.sync = sync
     }
 }
 
@@ -40,6 +53,10 @@ public final class Origin: Sendable {
     /// Test source feeds by channel; held alone, like `directory`.
     private let feeds: Mutex<[String: TestSourceFeed]>
     private let journal: StateJournal?
+    /// The durable segment store; nil without a data directory.
+    private let store: SegmentStore?
+    /// When the batched store was last flushed (shared clock, ms).
+    private let lastFlush = Atomic<Int64>(0)
 
     /// The channels by name, and their names in configuration (then creation) order.
     private struct ChannelDirectory {
@@ -47,13 +64,19 @@ public final class Origin: Sendable {
         var order: [String] = []
     }
 
-    /// Creates the configured channels and their test source feeds.
+    /// Creates the configured channels and their test source feeds, restoring each from the data directory; with
+    /// auto-create on, channels that were created by pushes in an earlier run are restored too (they answer before
+    /// any encoder pushes again).
     public init(configuration: OriginConfiguration, clock: any OriginClock, logger: Logger) throws {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
         let journal = try configuration.dataDirectory.map { try StateJournal(directory: $0 + "/channels") }
         self.journal = journal
+        let store = try configuration.dataDirectory.map {
+            try SegmentStore(directory: $0 + "/store", sync: configuration.storage.sync)
+        }
+        self.store = store
         var channels = ChannelDirectory()
         var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
@@ -62,15 +85,40 @@ public final class Origin: Sendable {
             }
             let channel = Channel(
                 configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
-                markers: Self.markerStore(channelConfiguration.name, configuration, logger))
+                markers: Self.markerStore(channelConfiguration.name, configuration, logger),
+                store: try store?.channel(channelConfiguration.name))
             channels.byName[channel.name] = channel
             channels.order.append(channel.name)
             if channelConfiguration.source == .testSource {
                 feeds[channel.name] = try TestSourceFeed(channel: channel, clock: clock, logger: logger)
             }
         }
+        for name in store?.channelNames().sorted() ?? [] where channels.byName[name] == nil {
+            guard configuration.ingest.autoCreate, OriginNames.isValid(name) else {
+                logger.warning(
+                    "stored channel not restored: it is not configured and auto-create is off",
+                    metadata: ["hls.channel": "\(name)"])
+                continue
+            }
+            let channel = Channel(
+                configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
+                journal: journal, markers: Self.markerStore(name, configuration, logger),
+                store: try store?.channel(name))
+            channels.byName[name] = channel
+            channels.order.append(name)
+        }
         self.directory = Mutex(channels)
         self.feeds = Mutex(feeds)
+    }
+
+    /// The settings of a channel created by a push.
+    private static func autoCreatedSettings(_ name: String, _ configuration: OriginConfiguration) -> ChannelConfiguration
+    {
+        var settings = configuration.ingest.autoCreatedChannel
+        settings.name = name
+        settings.source = .push
+        settings.renditions = []
+        return settings
     }
 
     /// The channel with this name.
@@ -150,13 +198,15 @@ public final class Origin: Sendable {
             channel = existing
         } else {
             guard autoCreate else { throw .unknownChannel(name) }
-            var settings = configuration.ingest.autoCreatedChannel
-            settings.name = name
-            settings.source = .push
-            settings.renditions = []
+            let channelStore: ChannelStore?
+            do {
+                channelStore = try store?.channel(name)
+            } catch {
+                throw .notPersisted("channel '\(name)'", error)
+            }
             let built = Channel(
-                configuration: settings, clock: clock, logger: logger, journal: journal,
-                markers: Self.markerStore(name, configuration, logger))
+                configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
+                journal: journal, markers: Self.markerStore(name, configuration, logger), store: channelStore)
             let (inserted, winner) = directory.withLock { directory -> (Bool, Channel) in
                 if let raced = directory.byName[name] { return (false, raced) }
                 directory.byName[name] = built
@@ -207,6 +257,22 @@ public final class Origin: Sendable {
         let feeds = feeds.withLock { Array($0.values) }
         for feed in feeds { feed.tick() }
         for channel in allChannels { channel.tick() }
+        flushStoreIfDue()
+    }
+
+    /// With `sync: batched`, makes everything the store wrote durable once per interval.
+    private func flushStoreIfDue() {
+        guard let store, case .batched(let interval) = configuration.storage.sync else { return }
+        let now = clock.nowMilliseconds()
+        let last = lastFlush.load(ordering: .relaxed)
+        guard now - last >= Int64(interval),
+            lastFlush.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return }
+        do {
+            _ = try store.flush()
+        } catch {
+            logger.error("durable store flush failed", metadata: ["reason": "\(error)"])
+        }
     }
 
     /// Writes every channel's state journal now (graceful shutdown).

@@ -48,8 +48,9 @@ public enum ConfigurationFile {
         var admin: AdminModel?
         var channels: [ChannelModel]?
         var logLevel: String?
+        var storage: StorageModel?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case server, ingest, admin, channels, logLevel }
+        enum CodingKeys: String, CodingKey, CaseIterable { case server, ingest, admin, channels, logLevel, storage }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -58,6 +59,7 @@ public enum ConfigurationFile {
             admin = try c.decodeIfPresent(AdminModel.self, forKey: .admin)
             channels = try c.decodeIfPresent([ChannelModel].self, forKey: .channels)
             logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
+            storage = try c.decodeIfPresent(StorageModel.self, forKey: .storage)
         }
 
         func configuration(source: String) throws -> ServerConfiguration {
@@ -89,6 +91,7 @@ public enum ConfigurationFile {
                 }
             }
             configuration.origin.ingest = ingestConfiguration
+            if let storage { configuration.origin.storage = try storage.configuration(source: source) }
             var names = Set<String>()
             for channel in channels ?? [] {
                 guard let name = channel.name, !name.isEmpty else {
@@ -148,6 +151,36 @@ public enum ConfigurationFile {
             maxSegmentBytes = try c.decodeIfPresent(Int.self, forKey: .maxSegmentBytes)
             token = try c.decodeIfPresent(String.self, forKey: .token)
             defaults = try c.decodeIfPresent(ChannelModel.self, forKey: .defaults)
+        }
+    }
+
+    struct StorageModel: Decodable {
+        var sync: String?
+        var syncIntervalMilliseconds: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable { case sync, syncIntervalMilliseconds }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            sync = try c.decodeIfPresent(String.self, forKey: .sync)
+            syncIntervalMilliseconds = try c.decodeIfPresent(Int.self, forKey: .syncIntervalMilliseconds)
+        }
+
+        func configuration(source: String) throws -> StorageConfiguration {
+            let interval = syncIntervalMilliseconds ?? 50
+            guard (1...10_000).contains(interval) else {
+                throw ConfigurationError("\(source): storage.syncIntervalMilliseconds must be between 1 and 10000")
+            }
+            switch sync ?? "always" {
+            case "always":
+                guard syncIntervalMilliseconds == nil else {
+                    throw ConfigurationError(
+                        "\(source): storage.syncIntervalMilliseconds applies to sync: batched only")
+                }
+                return StorageConfiguration(sync: .always)
+            case "batched": return StorageConfiguration(sync: .batched(intervalMilliseconds: interval))
+            case let other:
+                throw ConfigurationError("\(source): storage.sync '\(other)' is not always or batched")
+            }
         }
     }
 

@@ -31,6 +31,7 @@ extension OriginHTTPHandler {
         case .notMedia: 415
         case .unprocessable: 422
         case .aheadOfClock: 429
+        case .notPersisted: 507
         }
     }
 

@@ -23,7 +23,9 @@ struct StateJournalTests {
         return try MediaPlaylist.parse(String(decoding: bytes.array, as: UTF8.self))
     }
 
-    @Test func restartContinuesAboveTheLastMSNWithADiscontinuityAndMonotonicPDT() throws {
+    /// The segment store restores the window (see `DurableRestartTests`); when it is lost, the journal alone still
+    /// keeps MSNs, discontinuity sequence and PDT going forward.
+    @Test func withoutTheSegmentStoreARestartContinuesAboveTheLastMSNWithADiscontinuityAndMonotonicPDT() throws {
         let clock = ManualClock()
         var generators = try ["360p", "180p"].map {
             ($0, try TestStreamGenerator(profile: TestSourceProfile.named($0)!, segmentDuration: 2))
@@ -42,6 +44,7 @@ struct StateJournalTests {
         let before = try playlist(origin!, "360p")
         let lastBefore = before.mediaSequence + UInt64(before.segments.count) - 1
         origin = nil  // the process ends
+        try FileManager.default.removeItem(atPath: directory + "/store")  // and its segment store is lost
         clock.advance(seconds: 30)  // down for 30 s
         let restarted = try makeOrigin(clock: clock)
         #expect(restarted.channel(named: "ch")?.snapshot.renditions["360p"]?.playlist == nil)

@@ -1,0 +1,167 @@
+import MediaProbe
+import SharedBytes
+
+/// Restoring a channel from its durable store after a restart (SIGTERM or kill -9): the same MSNs, URIs, PDTs,
+/// discontinuity sequence numbers and bytes as before, held entries back in their open slots, corrupt or missing
+/// segments as GAP entries. The time the origin was down becomes GAP entries when the owner ticks next, exactly like
+/// an encoder outage, and every rendition's next segment starts a discontinuity.
+extension ChannelState {
+    /// How many of the newest closed slots a restart restores: the live window and the removed entries that must stay
+    /// downloadable after it (about one more window), plus a margin.
+    package static func restoreDepth(_ configuration: ChannelConfiguration) -> Int {
+        let segments: Int
+        switch configuration.window {
+        case .segments(let count): segments = max(count, 1)
+        case .seconds(let seconds): segments = Int((seconds / max(configuration.segmentDuration, 0.1)).rounded(.up))
+        }
+        return 2 * max(segments, 3) + 4
+    }
+
+    /// The first MSN of a channel restored from `stored`: its oldest restored slot, or its oldest held entry.
+    package static func firstRestoredMSN(_ stored: StoredChannel) -> UInt64? {
+        stored.slots.first?.msn ?? stored.renditions.compactMap { $0.records.first?.msn }.min()
+    }
+
+    /// Restores the renditions, windows, held entries and slot timeline kept in the store. Call on a new state
+    /// whose `firstMSN` is `firstRestoredMSN(stored)`, before configured renditions are added.
+    /// - Parameters:
+    ///   - targetDuration: EXT-X-TARGETDURATION as the journal recorded it; nil derives it from the restored EXTINFs.
+    ///   - now: shared-clock time (starts the retention of entries the restored window slides out).
+    package mutating func restore(_ stored: StoredChannel, targetDuration recorded: Int?, nowMilliseconds now: Int64) {
+        if targetDuration == nil {
+            let longest = stored.renditions.flatMap(\.records).map(\.durationMilliseconds).max()
+            targetDuration = recorded ?? longest.map { max(Int((Double($0) / 1000).rounded()), 1) }
+        }
+        let slotsByMSN = Dictionary(stored.slots.map { ($0.msn, $0) }, uniquingKeysWith: { first, _ in first })
+        let lastClosed = stored.slots.last
+        for rendition in stored.renditions {
+            if index[rendition.name] == nil { addRendition(rendition.name) }
+            guard let position = index[rendition.name] else { continue }
+            restoreRendition(rendition, position: position, slots: slotsByMSN, lastClosed: lastClosed, now: now)
+        }
+        if let lastClosed {
+            closedThrough = lastClosed.msn
+            publishedDiscontinuityDomain = lastClosed.discontinuitySequence
+            slots = [
+                lastClosed.msn: Slot(
+                    programDateTimeMilliseconds: lastClosed.programDateTimeMilliseconds,
+                    durationMilliseconds: lastClosed.durationMilliseconds)
+            ]
+        }
+        // Held entries take their slots back (the first rendition's record gives the slot's PDT and length).
+        for rendition in renditions {
+            for entry in rendition.held where slots[entry.msn] == nil {
+                slots[entry.msn] = Slot(
+                    programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
+                    durationMilliseconds: entry.durationMilliseconds)
+            }
+        }
+        let ends = renditions.compactMap { $0.lastEntry?.endMilliseconds } + [lastClosed?.endMilliseconds].compactMap { $0 }
+        if let end = ends.max() { minimumProgramDateTime = max(minimumProgramDateTime ?? end, end) }
+        journalDirty = true
+    }
+
+    private mutating func restoreRendition(
+        _ stored: StoredRendition, position: Int, slots: [UInt64: SlotRecord], lastClosed: SlotRecord?,
+        now: Int64
+    ) {
+        var rendition = renditions[position]
+        for (version, bytes) in stored.initSections.sorted(by: { $0.key < $1.key }) {
+            let probed = bytes.withUnsafeBytes { raw in
+                Result { () throws(ProbeError) in try MediaProbe.probeInitSection(raw) }
+            }
+            guard case .success(let info) = probed else { continue }
+            rendition.initSections[version] = InitSection(version: version, bytes: bytes, info: info)
+            rendition.currentInitVersion = version
+        }
+        rendition.window = LiveWindow(
+            length: configuration.window, targetDuration: targetDuration ?? rendition.window.targetDuration,
+            discontinuitySequence: rendition.window.discontinuitySequence)
+        rendition.held = []
+        renditions[position] = rendition
+        let records = stored.records.sorted { $0.msn < $1.msn }
+        var listedStarted = false
+        for record in records {
+            let closed = lastClosed.map { record.msn <= $0.msn } ?? false
+            let slot = slots[record.msn]
+            let discontinuity = closed ? (slot?.discontinuity ?? record.discontinuity) : record.discontinuity
+            if closed, !listedStarted {
+                listedStarted = true
+                // The head's EXT-X-DISCONTINUITY-SEQUENCE: its slot's domain, less its own discontinuity.
+                let domain = slot?.discontinuitySequence ?? renditions[position].window.discontinuitySequence
+                renditions[position].window = LiveWindow(
+                    length: configuration.window, targetDuration: renditions[position].window.targetDuration,
+                    discontinuitySequence: domain - (discontinuity && domain > 0 ? 1 : 0))
+            }
+            if closed, let last = renditions[position].window.lastMSN, record.msn != last + 1 {
+                continue  // a hole cannot be listed; the store returns consecutive records
+            }
+            let entry = restoredEntry(record, bytes: stored.bytes[record.msn], discontinuity: discontinuity, position: position)
+            if closed {
+                renditions[position].window.append(entry, nowMilliseconds: now)
+            } else {
+                renditions[position].held.append(entry)
+            }
+        }
+        renditions[position].pendingDiscontinuity = true
+        renditions[position].gapFill = .idle
+        renditions[position].lastAppendMilliseconds = now
+        renditions[position].restoreFacts()
+        if renditions[position].hasStarted, renditions[position].feed == .waiting {
+            renditions[position].feed = .dropped(sinceMilliseconds: now)
+        }
+    }
+
+    /// The window entry of a stored record: a segment with its verified bytes, else a GAP (a GAP record, or a
+    /// segment that is corrupt, missing or was never persisted), with a filler where the channel makes them.
+    private mutating func restoredEntry(
+        _ record: SegmentRecord, bytes: SharedBytes?, discontinuity: Bool, position: Int
+    ) -> WindowEntry {
+        if record.kind == .segment, let bytes {
+            if let ticks = record.mediaEndTicks { renditions[position].lastMediaEnd = (ticks, record.mediaTimescale) }
+            renditions[position].container = record.container
+            renditions[position].gapFill = .idle
+            return WindowEntry(
+                msn: record.msn, durationMilliseconds: record.durationMilliseconds,
+                programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
+                content: .segment(bytes, startsWithKeyframe: record.startsWithKeyframe), container: record.container,
+                initSectionVersion: record.initSectionVersion)
+        }
+        let slot = Slot(
+            programDateTimeMilliseconds: record.programDateTimeMilliseconds,
+            durationMilliseconds: record.durationMilliseconds)
+        return WindowEntry(
+            msn: record.msn, durationMilliseconds: record.durationMilliseconds,
+            programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
+            content: .gap(filler: fillerSegment(position: position, slot: slot)),
+            container: renditions[position].container ?? record.container,
+            initSectionVersion: record.initSectionVersion)
+    }
+}
+
+extension RenditionState {
+    /// After a restore: what the rendition knows of its media (tracks for the multivariant playlist, bit rates,
+    /// independence) comes from the restored segments.
+    mutating func restoreFacts() {
+        let segments = (window.retained.map(\.entry) + window.entries + held).filter { !$0.isGap }
+        var statistics = RenditionStatistics()
+        for entry in segments {
+            guard let bytes = entry.bytes, entry.durationMilliseconds > 0 else { continue }
+            statistics.totalBytes += Int64(bytes.count)
+            statistics.totalMilliseconds += entry.durationMilliseconds
+            statistics.peakBitrate = max(
+                statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / entry.durationMilliseconds))
+            if case .segment(_, let keyframe) = entry.content, !keyframe { allSegmentsIndependent = false }
+        }
+        self.statistics.totalBytes = statistics.totalBytes
+        self.statistics.totalMilliseconds = statistics.totalMilliseconds
+        self.statistics.peakBitrate = statistics.peakBitrate
+        guard let newest = segments.last, let bytes = newest.bytes else { return }
+        container = newest.container
+        let initSection = newest.initSectionVersion.flatMap { initSections[$0]?.info }
+        let probed = bytes.withUnsafeBytes { raw in
+            Result { () throws(ProbeError) in try MediaProbe.probeSegment(raw, initSection: initSection) }
+        }
+        if case .success(let info) = probed { tracks = info.tracks }
+    }
+}

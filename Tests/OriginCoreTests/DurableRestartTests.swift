@@ -1,0 +1,188 @@
+import Foundation
+import HLSPlaylist
+import IngestLoop
+import Logging
+import OriginCore
+import SharedBytes
+import TestSource
+import TestSupport
+import Testing
+
+/// Segments are durable before they are acknowledged; a restart (kill -9 or not) restores every channel's window
+/// from the store: same MSNs, URIs, PDTs, discontinuity sequences and bytes, before any encoder pushes again.
+@Suite("Durable store: a restart players do not notice")
+struct DurableRestartTests {
+    let directory: String
+    let clock = ManualClock()
+    var generators: [String: TestStreamGenerator] = [:]
+    let renditions = ["360p", "180p"]
+
+    init() throws {
+        directory = try TemporaryDirectory.make("durable").path
+        for rendition in renditions {
+            generators[rendition] = try TestStreamGenerator(
+                profile: TestSourceProfile.named(rendition)!, segmentDuration: 2)
+        }
+    }
+
+    /// A new origin process on the data directory (the previous one is simply dropped: nothing is flushed, as after
+    /// kill -9).
+    func start(autoCreate: Bool = true, configured: Bool = true) throws -> Origin {
+        var channel = ChannelConfiguration(name: "ch", renditions: renditions.map { .init(name: $0) })
+        channel.window = .segments(6)
+        return try Origin(
+            configuration: OriginConfiguration(
+                channels: configured ? [channel] : [], ingest: IngestConfiguration(autoCreate: autoCreate),
+                dataDirectory: directory),
+            clock: clock, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    /// Lets 2 s pass and pushes one segment to each rendition not in `dropping` (their media is lost), then ticks.
+    mutating func slot(_ origin: Origin, dropping: [String] = []) throws {
+        clock.advance(seconds: 2)
+        for rendition in renditions {
+            let bytes = SharedBytes(generators[rendition]!.nextSegment().bytes)
+            guard !dropping.contains(rendition) else { continue }
+            _ = try origin.ingest(channel: "ch", rendition: rendition, fileName: "s.ts", body: bytes)
+        }
+        origin.tick()
+    }
+
+    func text(_ origin: Origin, _ rendition: String) -> String? {
+        origin.channel(named: "ch")?.snapshot.renditions[rendition]?.playlist.map {
+            String(decoding: $0.array, as: UTF8.self)
+        }
+    }
+
+    func playlist(_ origin: Origin, _ rendition: String) throws -> MediaPlaylist {
+        try MediaPlaylist.parse(try #require(text(origin, rendition)))
+    }
+
+    func entries(_ origin: Origin, _ rendition: String) -> [WindowEntry] {
+        origin.channel(named: "ch")?.snapshot.renditions[rendition]?.entries ?? []
+    }
+
+    @Test mutating func aRestartListsTheSameWindowWithTheSameBytes() throws {
+        var origin: Origin? = try start()
+        for n in 0..<12 { try slot(origin!, dropping: n == 5 || n == 6 ? ["180p"] : []) }
+        let before = renditions.map { (text(origin!, $0), entries(origin!, $0)) }
+        origin = nil
+        let restarted = try start()
+        for (i, rendition) in renditions.enumerated() {
+            let (beforeText, beforeEntries) = before[i]
+            #expect(text(restarted, rendition) == beforeText, "\(rendition): the playlist changed across the restart")
+            let after = try #require(restarted.channel(named: "ch")?.snapshot.renditions[rendition])
+            #expect(beforeEntries.count > 6, "retained entries were compared too")
+            for entry in beforeEntries {
+                let restored = try #require(after.entry(msn: entry.msn), "\(rendition) msn \(entry.msn) lost")
+                #expect(restored.bytes == entry.bytes, "\(rendition) msn \(entry.msn): bytes differ")
+                #expect(restored.isGap == entry.isGap)
+                #expect(restored.programDateTimeMilliseconds == entry.programDateTimeMilliseconds)
+                #expect(restored.durationMilliseconds == entry.durationMilliseconds)
+            }
+        }
+        let gaps = try playlist(restarted, "180p").segments.filter(\.gap).count
+        #expect(gaps == 2, "the encoder outage's GAP entries are restored as GAP entries")
+    }
+
+    @Test mutating func downtimeBecomesGapEntriesAndTheReturningEncoderStartsADiscontinuity() throws {
+        var origin: Origin? = try start()
+        for _ in 0..<8 { try slot(origin!) }
+        let before = try playlist(origin!, "360p")
+        let lastBefore = before.mediaSequence + UInt64(before.segments.count) - 1
+        origin = nil
+        clock.advance(seconds: 10)
+        let restarted = try start()
+        for rendition in renditions {
+            let listed = try playlist(restarted, rendition)
+            let last = listed.mediaSequence + UInt64(listed.segments.count) - 1
+            #expect(last >= lastBefore + 4, "\(rendition): 10 s down should be at least 4 GAP entries")
+            let downtime = listed.segments.suffix(Int(last - lastBefore))
+            #expect(downtime.allSatisfy(\.gap), "\(rendition): the downtime is GAP entries")
+            #expect(listed.segments.first(where: \.gap).map { _ in true } == true)
+        }
+        try slot(restarted)
+        try slot(restarted)
+        for rendition in renditions {
+            let listed = try playlist(restarted, rendition)
+            let firstNew = try #require(listed.segments.firstIndex { !$0.gap && $0.discontinuity })
+            #expect(firstNew > 0 && listed.segments[firstNew - 1].gap)
+            // PDT never goes back along the playlist.
+            let dates = listed.segments.compactMap(\.programDateTime?.millisecondsSince1970)
+            #expect(zip(dates, dates.dropFirst()).allSatisfy { $0 < $1 })
+        }
+    }
+
+    @Test mutating func anAcknowledgedSegmentInAnOpenSlotSurvivesACrash() throws {
+        var origin: Origin? = try start()
+        for _ in 0..<4 { try slot(origin!) }
+        clock.advance(seconds: 2)
+        let bytes = SharedBytes(generators["360p"]!.nextSegment().bytes)
+        let receipt = try origin!.ingest(channel: "ch", rendition: "360p", fileName: "s.ts", body: bytes)
+        let msn = try #require(receipt.msn)
+        #expect(origin!.channel(named: "ch")?.snapshot.renditions["360p"]?.entry(msn: msn) == nil, "still held")
+        origin = nil
+        let restarted = try start()
+        clock.advance(seconds: 3)  // the slot's deadline passes: 180p gets a GAP, the slot is published
+        restarted.tick()
+        let entry = try #require(restarted.channel(named: "ch")?.snapshot.renditions["360p"]?.entry(msn: msn))
+        #expect(entry.bytes == bytes)
+        let gap = try #require(restarted.channel(named: "ch")?.snapshot.renditions["180p"]?.entry(msn: msn))
+        #expect(gap.isGap)
+    }
+
+    @Test mutating func aCorruptSegmentIsNeverServedAndBecomesAGap() throws {
+        var origin: Origin? = try start()
+        for _ in 0..<6 { try slot(origin!) }
+        let before = entries(origin!, "360p")
+        origin = nil
+        // Flip one byte in the middle of the 360p chunk files: one segment's bytes no longer match their CRC.
+        let data = directory + "/store/ch/360p/data"
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: data).sorted()
+        let chunk = try #require(chunks.last.map { data + "/" + $0 })
+        var contents = try #require(FileManager.default.contents(atPath: chunk))
+        let middle = contents.count / 2
+        contents[middle] ^= 0xFF
+        try contents.write(to: URL(fileURLWithPath: chunk))
+        let restarted = try start()
+        let after = try #require(restarted.channel(named: "ch")?.snapshot.renditions["360p"])
+        var gaps = 0
+        for entry in before {
+            guard let restored = after.entry(msn: entry.msn) else { continue }
+            if restored.isGap {
+                gaps += 1
+            } else {
+                #expect(restored.bytes == entry.bytes, "msn \(entry.msn): a segment is served with other bytes")
+            }
+        }
+        #expect(gaps == 1, "exactly the corrupt segment becomes a GAP")
+    }
+
+    @Test mutating func aChannelCreatedByPushesIsRestoredBeforeAnyPush() throws {
+        var origin: Origin? = try start(configured: false)
+        for _ in 0..<5 { try slot(origin!) }
+        let before = renditions.map { text(origin!, $0) }
+        origin = nil
+        let restarted = try start(configured: false)
+        #expect(renditions.map { text(restarted, $0) } == before)
+        #expect(restarted.channel(named: "ch")?.snapshot.multivariantPlaylist != nil)
+        #expect(restarted.channel(named: "ch")?.renditionNames == renditions)
+    }
+
+    @Test mutating func aLongDowntimeStartsAboveEveryStoredMSNWithoutRestoringTheWindow() throws {
+        var origin: Origin? = try start()
+        for _ in 0..<6 { try slot(origin!) }
+        let before = try playlist(origin!, "360p")
+        let lastBefore = before.mediaSequence + UInt64(before.segments.count) - 1
+        origin = nil
+        clock.advance(seconds: 3600)
+        let restarted = try start()
+        #expect(text(restarted, "360p") == nil, "nothing from an hour ago is listed")
+        try slot(restarted)
+        try slot(restarted)
+        let after = try playlist(restarted, "360p")
+        #expect(after.mediaSequence > lastBefore)
+        #expect(after.segments.first?.discontinuity == true)
+        #expect(after.discontinuitySequence >= before.discontinuitySequence)
+    }
+}
