@@ -98,7 +98,7 @@ struct DurableRestartTests {
             let last = listed.mediaSequence + UInt64(listed.segments.count) - 1
             #expect(last >= lastBefore + 4, "\(rendition): 10 s down should be at least 4 GAP entries")
             let downtime = listed.segments.suffix(Int(last - lastBefore))
-            #expect(downtime.allSatisfy(\.gap), "\(rendition): the downtime is GAP entries")
+            #expect(downtime.allSatisfy { $0.gap }, "\(rendition): the downtime is GAP entries")
             #expect(listed.segments.first(where: \.gap).map { _ in true } == true)
         }
         try slot(restarted)
