@@ -46,6 +46,19 @@ public struct ScheduledOutage: Sendable, Hashable {
     }
 }
 
+/// DVR: how much of a channel's past its store keeps for start-over and catch-up playlists (`?start=`, `&end=`).
+public struct DVRConfiguration: Sendable, Hashable {
+    /// Hours kept on disk behind the live edge.
+    public var hours: Double
+
+    public init(hours: Double) {
+        self.hours = hours
+    }
+
+    /// `hours` in whole milliseconds.
+    public var milliseconds: Int64 { Int64((hours * 3_600_000).rounded()) }
+}
+
 /// A channel's settings. Defaults are what an auto-created channel gets.
 public struct ChannelConfiguration: Sendable, Hashable {
     /// URL name of the channel.
@@ -73,6 +86,9 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
     /// Default: false.
     public var legacyCueTags: Bool = false
+    /// DVR retention. Default: nil = off (the store keeps what the live window and a restart need; start-over and
+    /// catch-up reach only that far).
+    public var dvr: DVRConfiguration?
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,

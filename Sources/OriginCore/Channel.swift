@@ -439,7 +439,7 @@ public final class Channel: Sendable {
         else { return }
         let depth = UInt64(ChannelState.restoreDepth(configuration))
         do {
-            try store.evict(below: floor > depth ? floor - depth : 0)
+            try store.evict(below: dvrEvictionFloor(liveFloor: floor > depth ? floor - depth : 0, nowMilliseconds: now))
         } catch {
             noteStorageFailure("eviction failed: \(error)")
         }

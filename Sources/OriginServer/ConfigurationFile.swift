@@ -244,9 +244,10 @@ public enum ConfigurationFile {
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
+        var dvr: DVRModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
-            case legacyCueTags
+            case legacyCueTags, dvr
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -261,6 +262,7 @@ public enum ConfigurationFile {
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
             legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
+            dvr = try c.decodeIfPresent(DVRModel.self, forKey: .dvr)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -283,6 +285,7 @@ public enum ConfigurationFile {
                 channel.gapResponse = response
             }
             channel.legacyCueTags = legacyCueTags ?? false
+            channel.dvr = dvr.map { DVRConfiguration(hours: $0.hours) }
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)
@@ -300,6 +303,17 @@ public enum ConfigurationFile {
                     everySeconds: $0.every)
             }
             return channel
+        }
+    }
+
+    /// `dvr: {hours: H}` of a channel or of `ingest.defaults`.
+    struct DVRModel: Decodable {
+        var hours: Double
+        enum CodingKeys: String, CodingKey, CaseIterable { case hours }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            hours = try c.decode(Double.self, forKey: .hours)
         }
     }
 
@@ -338,6 +352,9 @@ public enum ConfigurationFile {
             default: break
             }
             if let grace = channel.gracePeriod, grace < 0 { throw fail("\(label): gracePeriod must be >= 0") }
+            if let dvr = channel.dvr, !(dvr.hours > 0 && dvr.hours <= 720) {
+                throw fail("\(label): dvr.hours must be above 0 and at most 720")
+            }
             for outage in channel.scheduledOutages {
                 guard channel.source == .testSource else {
                     throw fail("\(label): outages are simulated by the built-in test source only")

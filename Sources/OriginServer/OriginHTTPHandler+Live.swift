@@ -15,6 +15,7 @@ extension OriginHTTPHandler {
         guard path.count == 2 || path.count == 3, let channel = origin.channel(named: path[path.startIndex]) else {
             return respond(.text(404, "unknown channel or path\n"))
         }
+        if !request.query.isEmpty, let answer = dvr(request, channel: channel, path: path) { return answer }
         let snapshot = channel.snapshot
         let second = path[path.startIndex + 1]
         if path.count == 2 {
@@ -60,6 +61,9 @@ extension OriginHTTPHandler {
             let entry = rendition.entry(msn: msn),
             Substring(file.utf8[file.utf8.index(after: dot)...]) == entry.container.segmentFileExtension
         else {
+            if let stored = storedSegment(request, channel: channel, rendition: rendition.name, file: file) {
+                return stored
+            }
             var response = HTTPResponse.text(404, "no segment '\(file)' in rendition '\(rendition.name)'\n")
             // A future segment appears soon: let nothing cache the miss.
             response.headers.append(name: "Cache-Control", value: "no-cache")
