@@ -64,9 +64,11 @@ public struct DVRInterval: Sendable, Hashable {
         case startOver
         /// `start=-S`: a sliding window of the last S seconds (no PLAYLIST-TYPE; its head moves), EXT-X-START at T.
         case sliding
-        /// `start=T&end=E`, E at or before the live edge: VOD + ENDLIST of the slots overlapping [T, E).
+        /// `start=T&end=E`, E at or before the live edge (by the event grace): VOD + ENDLIST of the slots
+        /// overlapping [T, E).
         case catchUp
-        /// `start=T&end=E`, E after the live edge: EVENT that gets ENDLIST once the slot containing E is closed.
+        /// `start=T&end=E`, E after the live edge (or passed within the event grace): EVENT that gets ENDLIST once
+        /// the slot containing E is closed.
         case event
     }
 
@@ -187,9 +189,14 @@ public struct DVRQuery: Sendable, Hashable {
     /// - Parameters:
     ///   - window: what the store holds; nil when it holds no closed slot yet.
     ///   - now: the shared clock, ms since the epoch.
+    ///   - eventGrace: how long after the live edge passed E the answer stays an EVENT (that now ends with
+    ///     ENDLIST) before it becomes VOD: a player that loaded the EVENT while E was ahead reloads within it and sees
+    ///     the playlist type it started with (RFC 8216 section 6.2.1 lets an EVENT playlist only grow).
     /// - Throws: `.malformed` when `end <= start`; `.outsideWindow` when T is before the horizon or after now, or
     ///   there is no window.
-    public func resolve(in window: DVRWindow?, nowMilliseconds now: Int64) throws(DVRQueryError) -> DVRInterval {
+    public func resolve(
+        in window: DVRWindow?, nowMilliseconds now: Int64, eventGraceMilliseconds eventGrace: Int64 = 0
+    ) throws(DVRQueryError) -> DVRInterval {
         let start = start.milliseconds(nowMilliseconds: now)
         let end = end?.milliseconds(nowMilliseconds: now)
         if let end, end <= start {
@@ -218,7 +225,7 @@ public struct DVRQuery: Sendable, Hashable {
             return DVRInterval(kind: .startOver, startMilliseconds: start)
         }
         return DVRInterval(
-            kind: end <= window.liveEdgeMilliseconds ? .catchUp : .event, startMilliseconds: start,
+            kind: end + eventGrace <= window.liveEdgeMilliseconds ? .catchUp : .event, startMilliseconds: start,
             endMilliseconds: end)
     }
 

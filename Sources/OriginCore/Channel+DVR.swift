@@ -83,7 +83,8 @@ extension Channel {
             throw DVRQueryError(kind: .outsideWindow, message: "unknown rendition '\(rendition)' of channel '\(name)'")
         }
         let now = clock.nowMilliseconds()
-        let interval = try query.resolve(in: source.window, nowMilliseconds: now)
+        let interval = try query.resolve(
+            in: source.window, nowMilliseconds: now, eventGraceMilliseconds: Self.eventGrace(live.targetDuration))
         guard let selection = interval.selection(in: source) else {
             throw DVRQueryError(kind: .outsideWindow, message: "start: the channel has no DVR window yet")
         }
@@ -119,7 +120,9 @@ extension Channel {
     /// - Throws: as ``dvrMediaPlaylist(_:rendition:cache:)``, and `.outsideWindow` before the channel has media.
     public func dvrMultivariantPlaylist(_ query: DVRQuery) throws(DVRQueryError) -> String {
         let source = try dvrRecords()
-        let interval = try query.resolve(in: source.window, nowMilliseconds: clock.nowMilliseconds())
+        let interval = try query.resolve(
+            in: source.window, nowMilliseconds: clock.nowMilliseconds(),
+            eventGraceMilliseconds: Self.eventGrace(snapshot.renditions.values.first?.targetDuration ?? 2))
         guard let multivariant = snapshot.multivariantPlaylist else {
             throw DVRQueryError(kind: .outsideWindow, message: "channel '\(name)' has no media yet")
         }
@@ -136,6 +139,10 @@ extension Channel {
         }
         return (bytes, found.0.container, found.0.programDateTimeMilliseconds + found.0.durationMilliseconds)
     }
+
+    /// How long an `end` that the live edge passed still answers EVENT (then with ENDLIST) rather than VOD: five
+    /// target durations, so a player that started on the EVENT sees its ENDLIST on a reload, not a new type.
+    static func eventGrace(_ targetDuration: Int) -> Int64 { Int64(max(targetDuration, 1)) * 5000 }
 
     /// The lowest MSN eviction may free up to: `liveFloor`, or lower to keep `dvr.hours` behind now.
     func dvrEvictionFloor(liveFloor: UInt64, nowMilliseconds now: Int64) -> UInt64 {

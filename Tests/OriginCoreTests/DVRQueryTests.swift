@@ -119,6 +119,17 @@ struct DVRQueryTests {
             .resolve(in: Self.window, nowMilliseconds: Self.now)
         #expect(event.kind == .event)
         #expect(event.playlistType == .event)
+        // Within the grace after the edge passed E, still an EVENT (a player that started on it keeps its type).
+        let justPassed = try DVRQuery(
+            start: start, end: .absolute(milliseconds: Self.window.liveEdgeMilliseconds - 999)
+        )
+        .resolve(in: Self.window, nowMilliseconds: Self.now, eventGraceMilliseconds: 1000)
+        #expect(justPassed.kind == .event)
+        let longPassed = try DVRQuery(
+            start: start, end: .absolute(milliseconds: Self.window.liveEdgeMilliseconds - 1000)
+        )
+        .resolve(in: Self.window, nowMilliseconds: Self.now, eventGraceMilliseconds: 1000)
+        #expect(longPassed.kind == .catchUp)
     }
 
     @Test("end <= start is malformed")
