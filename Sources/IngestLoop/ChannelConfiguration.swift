@@ -46,19 +46,6 @@ public struct ScheduledOutage: Sendable, Hashable {
     }
 }
 
-/// DVR: how much of a channel's past its store keeps for start-over and catch-up playlists (`?start=`, `&end=`).
-public struct DVRConfiguration: Sendable, Hashable {
-    /// Hours kept on disk behind the live edge.
-    public var hours: Double
-
-    public init(hours: Double) {
-        self.hours = hours
-    }
-
-    /// `hours` in whole milliseconds.
-    public var milliseconds: Int64 { Int64((hours * 3_600_000).rounded()) }
-}
-
 /// A channel's settings. Defaults are what an auto-created channel gets.
 public struct ChannelConfiguration: Sendable, Hashable {
     /// URL name of the channel.
@@ -86,8 +73,8 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
     /// Default: false.
     public var legacyCueTags: Bool = false
-    /// DVR retention. Default: nil = off (the store keeps what the live window and a restart need; start-over and
-    /// catch-up reach only that far).
+    /// Time-shift: how much of the channel the durable store keeps beyond the live window (start-over, catch-up,
+    /// segments served from disk). Default: nil = only what the window and a restart need.
     public var dvr: DVRConfiguration?
 
     public init(
@@ -104,6 +91,19 @@ public struct ChannelConfiguration: Sendable, Hashable {
         self.gracePeriod = gracePeriod
         self.gapResponse = gapResponse
     }
+}
+
+/// How much of a channel the durable store keeps for time-shift.
+public struct DVRConfiguration: Sendable, Hashable {
+    /// Hours of the channel kept on disk (positive).
+    public var hours: Double
+
+    public init(hours: Double) {
+        self.hours = hours
+    }
+
+    /// `hours` in milliseconds.
+    public var milliseconds: Int64 { Int64(hours * 3_600_000) }
 }
 
 extension ChannelConfiguration {

@@ -72,6 +72,9 @@ public struct SegmentRecord: Sendable, Hashable {
         self.mediaEndTicks = mediaEndTicks
         self.mediaTimescale = mediaTimescale
     }
+
+    /// End of the entry on the PDT timeline.
+    public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 }
 
 /// One closed slot of a channel (the same MSN in every rendition), written when the slot is published: what a

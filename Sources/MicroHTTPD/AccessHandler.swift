@@ -220,9 +220,9 @@ private func answer(
         // Draining: the client should not send another request on this connection.
         response.headers.append(name: "Connection", value: "close")
     }
-    let handle = MHDResponseBuilder.make(response)
+    let (handle, status) = MHDResponseBuilder.make(response)
     defer { MHD_destroy_response(handle) }
-    return queue(handle, status: response.status, connection, context)
+    return queue(handle, status: status, connection, context)
 }
 
 private func queue(

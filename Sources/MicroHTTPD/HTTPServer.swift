@@ -172,6 +172,15 @@ public final class HTTPServer: Sendable {
                 "could not start the HTTP server on \(config.host) port \(config.port): \(reason)")
         }
         context.deadlines.start()
+        let features =
+            "sendfile: \(FileRegion.sendsWithSendfile); read at explicit offsets (shared descriptors safe): "
+            + "\(FileRegion.readsAtExplicitOffsets)"
+        context.logger.info(
+            "MicroHTTPD: file bodies go out with \(features)",
+            metadata: [
+                "http.sendfile": "\(FileRegion.sendsWithSendfile)",
+                "http.shared_fd": "\(FileRegion.readsAtExplicitOffsets)",
+            ])
         return (daemon, Int(CMicroHTTPDShims_bound_port(daemon)))
     }
 }

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Glibc
 import SharedBytes
 
 /// A response built once and queued for many requests, e.g. a playlist served to thousands of players.
@@ -15,9 +16,10 @@ public final class PreparedResponse: @unchecked Sendable {
     public let response: HTTPResponse
 
     /// Builds the libmicrohttpd response now.
+    /// Builds the libmicrohttpd response now. A file body for which no descriptor can be had (e.g. the process is
+    /// out of descriptors) becomes a 503 answer, one whose file is shorter than the body a 500, and `status` says so.
     public init(_ response: HTTPResponse) {
-        handle = MHDResponseBuilder.make(response)
-        status = response.status
+        (handle, status) = MHDResponseBuilder.make(response)
         self.response = response
     }
 
@@ -31,10 +33,12 @@ public final class PreparedResponse: @unchecked Sendable {
     deinit { MHD_destroy_response(handle) }
 }
 
-/// Turns an `HTTPResponse` into an MHD_Response* over the body's memory.
+/// Turns an `HTTPResponse` into an MHD_Response* over the body's memory or file.
 enum MHDResponseBuilder {
-    /// A new MHD response with one reference owned by the caller. Traps only if libmicrohttpd is out of memory.
-    static func make(_ response: HTTPResponse) -> OpaquePointer {
+    /// A new MHD response with one reference owned by the caller, and the status to queue it with: the response's
+    /// own, 503 when its file body could get no descriptor, or 500 when the file is shorter than the body. Traps only
+    /// if libmicrohttpd is out of memory.
+    static func make(_ response: HTTPResponse) -> (handle: OpaquePointer, status: Int) {
         let created: OpaquePointer?
         switch response.body {
         case .empty:
@@ -43,13 +47,39 @@ enum MHDResponseBuilder {
             created = zeroCopy(bytes, range: 0..<bytes.count)
         case .slice(let bytes, let range):
             created = zeroCopy(bytes, range: range.clamped(to: 0..<bytes.count))
+        case .file(let region, let range):
+            let range = range.clamped(to: 0..<region.count)
+            if range.isEmpty {
+                created = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+            } else {
+                // libmicrohttpd closes the descriptor it is given when it destroys the response.
+                let descriptor = region.descriptorForResponse()
+                guard descriptor >= 0 else { return make(noDescriptor(errno)) }
+                let offset = region.range.lowerBound + range.lowerBound
+                // libmicrohttpd stalls (neither sends nor closes) when the file ends before the body: refuse here.
+                var status = stat()
+                guard fstat(descriptor, &status) == 0, Int(status.st_size) >= offset + range.count else {
+                    close(descriptor)
+                    return make(.text(500, "the file behind this response is shorter than the response\n"))
+                }
+                created = MHD_create_response_from_fd_at_offset64(UInt64(range.count), descriptor, UInt64(offset))
+                // nil only when out of memory (offsets as large as Int pass its checks): the fd was not taken.
+                if created == nil { close(descriptor) }
+            }
         }
         guard let handle = created else { fatalError("libmicrohttpd could not create a response (out of memory)") }
         for field in response.headers where !HTTPHeaders.namesMatch(field.name, "Content-Length") {
             // MHD refuses names or values with line breaks; such a header is dropped.
             _ = MHD_add_response_header(handle, field.name, field.value)
         }
-        return handle
+        return (handle, response.status)
+    }
+
+    /// The answer when a file body could get no descriptor: the client should retry shortly.
+    private static func noDescriptor(_ error: Int32) -> HTTPResponse {
+        .text(
+            503, "cannot open the file for this response: \(String(cString: strerror(error)))\n",
+            headers: ["Retry-After": "1", "Cache-Control": "no-store"])
     }
 
     private static func zeroCopy(_ bytes: SharedBytes, range: Range<Int>) -> OpaquePointer? {

@@ -1,9 +1,10 @@
 import SharedBytes
 
-/// Bytes that do not change under their validators (an ETag, optionally a modification time), and the answer to a
-/// GET or HEAD of them: conditional requests (If-None-Match, If-Modified-Since -> 304), byte ranges (Range, If-Range
-/// -> 206 or 416) and gzip negotiation (Accept-Encoding, Vary). The caller decides the bytes, the content type and
-/// the caching policy; everything HTTP says about answering for them is here.
+/// Bytes that do not change under their validators (an ETag, optionally a modification time), in memory or in a file
+/// region, and the answer to a GET or HEAD of them: conditional requests (If-None-Match, If-Modified-Since -> 304),
+/// byte ranges (Range, If-Range -> 206 or 416) and gzip negotiation (Accept-Encoding, Vary; never for file bodies).
+/// The caller decides the bytes, the content type and the caching policy; everything HTTP says about answering for
+/// them is here.
 public struct StaticRepresentation: Sendable {
     /// How the representation is offered.
     public enum Delivery: Sendable {
@@ -15,8 +16,9 @@ public struct StaticRepresentation: Sendable {
         case byteRanges
     }
 
-    /// The representation's bytes.
-    public var bytes: SharedBytes
+    /// The representation's bytes: in memory (`.bytes`, `.slice`) or in a file (`.file`). A 206 answers with a part
+    /// of it, without copying.
+    public var body: HTTPBody
     /// Content-Type.
     public var contentType: String
     /// Cache-Control.
@@ -28,12 +30,22 @@ public struct StaticRepresentation: Sendable {
     /// How the representation is offered.
     public var delivery: Delivery
 
-    /// Creates a representation.
+    /// Creates a representation of bytes in memory.
     public init(
         bytes: SharedBytes, contentType: String, cacheControl: String, etag: String, lastModifiedSeconds: Int64?,
         delivery: Delivery
     ) {
-        self.bytes = bytes
+        self.init(
+            body: .bytes(bytes), contentType: contentType, cacheControl: cacheControl, etag: etag,
+            lastModifiedSeconds: lastModifiedSeconds, delivery: delivery)
+    }
+
+    /// Creates a representation of any body, e.g. `.file(region)` for bytes libmicrohttpd sends from a file.
+    public init(
+        body: HTTPBody, contentType: String, cacheControl: String, etag: String, lastModifiedSeconds: Int64?,
+        delivery: Delivery
+    ) {
+        self.body = body
         self.contentType = contentType
         self.cacheControl = cacheControl
         self.etag = etag
@@ -55,9 +67,10 @@ public struct StaticRepresentation: Sendable {
     }
 
     /// The answer to a GET or HEAD of this representation.
-    /// - Parameter gzipped: the gzip form of `bytes` for a `.compressible` delivery (nil if there is none, e.g.
-    ///   zlib failed); called only when the client accepts gzip and the answer has a body. Callers usually keep
-    ///   the form they made (see `Gzip.compress(_:level:)`).
+    /// - Parameter gzipped: the gzip form of the body for a `.compressible` delivery (nil if there is none, e.g.
+    ///   zlib failed); called only when the client accepts gzip, the answer has a body and that body is not a file
+    ///   (file bodies are always sent as they are). Callers usually keep the form they made (see
+    ///   `Gzip.compress(_:level:)`).
     public func response(to request: HTTPRequestHead, gzipped: () -> SharedBytes? = { nil }) -> HTTPResponse {
         var headers: HTTPHeaders = ["Content-Type": contentType, "Cache-Control": cacheControl, "ETag": etag]
         if delivery == .byteRanges { headers.append(name: "Accept-Ranges", value: "bytes") }
@@ -68,11 +81,11 @@ public struct StaticRepresentation: Sendable {
         if Self.noneMatch(request, etag: etag) { return HTTPResponse(status: 304, headers: headers) }
         switch delivery {
         case .compressible:
-            if ContentCoding.acceptsGzip(request), let compressed = gzipped() {
+            if !body.isFile, ContentCoding.acceptsGzip(request), let compressed = gzipped() {
                 headers.append(name: "Content-Encoding", value: "gzip")
                 return HTTPResponse(status: 200, headers: headers, body: .bytes(compressed))
             }
-            return HTTPResponse(status: 200, headers: headers, body: .bytes(bytes))
+            return HTTPResponse(status: 200, headers: headers, body: body)
         case .byteRanges:
             return rangeResponse(to: request, headers: headers)
         }
@@ -88,16 +101,16 @@ public struct StaticRepresentation: Sendable {
         }
         // If-Range with another validator: send the whole representation.
         let rangeHeader = request.headers["If-Range"].map { $0 == etag } ?? true ? request.headers["Range"] : nil
-        switch ByteRangeRequest.resolve(rangeHeader, length: bytes.count) {
+        let length = body.count
+        switch ByteRangeRequest.resolve(rangeHeader, length: length) {
         case .whole:
-            return HTTPResponse(status: 200, headers: headers, body: .bytes(bytes))
+            return HTTPResponse(status: 200, headers: headers, body: body)
         case .partial(let range):
-            headers.append(
-                name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(bytes.count)")
-            return HTTPResponse(status: 206, headers: headers, body: .slice(bytes, range))
+            headers.append(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)")
+            return HTTPResponse(status: 206, headers: headers, body: body.subrange(range))
         case .unsatisfiable:
-            var response = HTTPResponse.text(416, "range not satisfiable: the resource has \(bytes.count) bytes\n")
-            response.headers.append(name: "Content-Range", value: "bytes */\(bytes.count)")
+            var response = HTTPResponse.text(416, "range not satisfiable: the resource has \(length) bytes\n")
+            response.headers.append(name: "Content-Range", value: "bytes */\(length)")
             return response
         }
     }

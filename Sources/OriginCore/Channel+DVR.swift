@@ -3,7 +3,6 @@ import IngestLoop
 import Markers
 import MediaProbe
 import Persistence
-import SharedBytes
 import Synchronization
 
 /// Rendered DVR playlist blocks of every channel, least recently used out once over a byte budget.
@@ -129,30 +128,9 @@ extension Channel {
         return interval.passThrough(multivariant: multivariant.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
     }
 
-    /// A segment older than the live window and its retention, from the store (DVR playlists list them): its
-    /// verified bytes, container and end on the PDT timeline; nil when the store has no intact segment there.
-    public func storedSegment(
-        rendition: String, msn: UInt64
-    ) -> (bytes: SharedBytes, container: MediaContainer, endMilliseconds: Int64)? {
-        guard let store, let found = try? store.segment(rendition: rendition, msn: msn), let bytes = found.1 else {
-            return nil
-        }
-        return (bytes, found.0.container, found.0.programDateTimeMilliseconds + found.0.durationMilliseconds)
-    }
-
     /// How long an `end` that the live edge passed still answers EVENT (then with ENDLIST) rather than VOD: five
     /// target durations, so a player that started on the EVENT sees its ENDLIST on a reload, not a new type.
     static func eventGrace(_ targetDuration: Int) -> Int64 { Int64(max(targetDuration, 1)) * 5000 }
-
-    /// The lowest MSN eviction may free up to: `liveFloor`, or lower to keep `dvr.hours` behind now.
-    func dvrEvictionFloor(liveFloor: UInt64, nowMilliseconds now: Int64) -> UInt64 {
-        guard let dvr = configuration.dvr, let store, let range = try? store.slotRange() else { return liveFloor }
-        let keepFrom = now - dvr.milliseconds
-        if keepFrom < range.oldest.programDateTimeMilliseconds { return min(liveFloor, range.oldest.msn) }
-        if keepFrom >= range.newest.endMilliseconds { return liveFloor }
-        let msn = (try? store.slot(containing: keepFrom))?.msn ?? range.oldest.msn
-        return min(liveFloor, msn)
-    }
 
     /// Markers ending before this PDT may be pruned (ms): the live window's start, or the DVR horizon when earlier.
     func dvrMarkerFloor(windowStartMilliseconds windowStart: Int64) -> Int64 {

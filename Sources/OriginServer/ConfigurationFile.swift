@@ -154,6 +154,15 @@ public enum ConfigurationFile {
         }
     }
 
+    struct DVRModel: Decodable {
+        var hours: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case hours }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            hours = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Double.self, forKey: .hours)
+        }
+    }
+
     struct StorageModel: Decodable {
         var sync: String?
         var syncIntervalMilliseconds: Int?
@@ -285,7 +294,12 @@ public enum ConfigurationFile {
                 channel.gapResponse = response
             }
             channel.legacyCueTags = legacyCueTags ?? false
-            channel.dvr = dvr.map { DVRConfiguration(hours: $0.hours) }
+            if let dvr {
+                guard let hours = dvr.hours, hours > 0, hours <= 24 * 366 else {
+                    throw ConfigurationError("\(file): channel '\(name)': dvr.hours must be a positive number of hours")
+                }
+                channel.dvr = DVRConfiguration(hours: hours)
+            }
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)
@@ -303,17 +317,6 @@ public enum ConfigurationFile {
                     everySeconds: $0.every)
             }
             return channel
-        }
-    }
-
-    /// `dvr: {hours: H}` of a channel or of `ingest.defaults`.
-    struct DVRModel: Decodable {
-        var hours: Double
-        enum CodingKeys: String, CodingKey, CaseIterable { case hours }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            hours = try c.decode(Double.self, forKey: .hours)
         }
     }
 
@@ -352,9 +355,6 @@ public enum ConfigurationFile {
             default: break
             }
             if let grace = channel.gracePeriod, grace < 0 { throw fail("\(label): gracePeriod must be >= 0") }
-            if let dvr = channel.dvr, !(dvr.hours > 0 && dvr.hours <= 720) {
-                throw fail("\(label): dvr.hours must be above 0 and at most 720")
-            }
             for outage in channel.scheduledOutages {
                 guard channel.source == .testSource else {
                     throw fail("\(label): outages are simulated by the built-in test source only")

@@ -33,23 +33,6 @@ extension OriginHTTPHandler {
         }
     }
 
-    /// A segment that left the live window but is still in the store (listed by DVR playlists): `{msn}.{ext}`,
-    /// canonical names only; nil when the store has none.
-    func storedSegment(
-        _ request: HTTPRequestHead, channel: Channel, rendition: String, file: String
-    ) -> HTTPRequestAction? {
-        guard let dot = file.lastIndex(of: "."), case let number = file[..<dot], !number.isEmpty, number.count <= 20,
-            number.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            number.count == 1 || !number.hasPrefix("0"), let msn = UInt64(number),
-            let stored = channel.storedSegment(rendition: rendition, msn: msn),
-            file[file.index(after: dot)...] == stored.container.segmentFileExtension
-        else { return nil }
-        return respond(
-            serveImmutable(
-                request, bytes: stored.bytes, contentType: stored.container.contentType,
-                etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: stored.endMilliseconds))
-    }
-
     /// A DVR playlist: validators from its text, gzip when accepted.
     private func dvrPlaylist(
         _ request: HTTPRequestHead, text: String, maxAge: Int, modifiedMilliseconds: Int64

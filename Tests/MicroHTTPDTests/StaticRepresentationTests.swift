@@ -21,6 +21,7 @@ struct StaticRepresentationTests {
         case .empty: ""
         case .bytes(let bytes): String(decoding: bytes.withUnsafeBytes { Array($0) }, as: UTF8.self)
         case .slice(let bytes, let range): String(decoding: bytes.withUnsafeBytes { Array($0[range]) }, as: UTF8.self)
+        case .file: "(a file region)"
         }
     }
 

@@ -113,11 +113,7 @@ struct ConfigurationFileTests {
         ("server:\n  connectionMemoryKiB: 2\n", "test.yaml: connectionMemoryKiB must be between 4 and 1024"),
         (
             "channels:\n  - name: a\n    dvr: { hours: 0 }\n",
-            "test.yaml: channel 'a': dvr.hours must be above 0 and at most 720"
-        ),
-        (
-            "ingest:\n  defaults:\n    dvr: { hours: 721 }\n",
-            "test.yaml: ingest.defaults: dvr.hours must be above 0 and at most 720"
+            "test.yaml: channel 'a': dvr.hours must be a positive number of hours"
         ),
     ])
     func badValuesAreRefusedWithAClearMessage(text: String, message: String) throws {
