@@ -430,6 +430,59 @@ public final class ChannelStore: Sendable {
         return try result.get()
     }
 
+    /// A rendition's valid segment records with MSNs in [from, through], by MSN, without their bytes (DVR
+    /// playlists); absent and corrupt records are left out.
+    public func segments(rendition: String, from: UInt64, through: UInt64) throws(StoreError) -> [UInt64: SegmentRecord]
+    {
+        guard from <= through else { return [:] }
+        let result: Result<[UInt64: SegmentRecord], StoreError> = files.withLock { files in
+            do throws(StoreError) {
+                let start = max(from, files.horizon)
+                guard start <= through, files.renditionOrder.contains(rendition) else { return .success([:]) }
+                var records: [UInt64: SegmentRecord] = [:]
+                for decoded in try readSegmentRecords(rendition: rendition, from: start, through: through, &files) {
+                    if let record = decoded.record, record.msn >= start, record.msn <= through {
+                        records[record.msn] = record
+                    }
+                }
+                return .success(records)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The oldest and the newest valid slot records at or above the horizon (the DVR window); nil when there are
+    /// none.
+    public func slotRange() throws(StoreError) -> (oldest: SlotRecord, newest: SlotRecord)? {
+        let result: Result<(oldest: SlotRecord, newest: SlotRecord)?, StoreError> = files.withLock { files in
+            do throws(StoreError) {
+                guard let newest = try newestSlotLocked(&files)?.slot else { return .success(nil) }
+                for epoch in try epochNumbers(directory + "/slots", suffix: ".slots").sorted()
+                where (epoch + 1) << Self.epochShift > files.horizon {
+                    let bytes = try readEpoch(IndexKey(rendition: nil, epoch: epoch), &files)
+                    var index = 0
+                    while (index + 1) * StoreRecordCoding.slotRecordSize <= bytes.count {
+                        let msn = (epoch << Self.epochShift) + UInt64(index)
+                        let position = index * StoreRecordCoding.slotRecordSize
+                        let decoded = bytes.withUnsafeBytes {
+                            StoreRecordCoding.decodeSlot(UnsafeRawBufferPointer(rebasing: $0[position...]))
+                        }
+                        if msn >= files.horizon, let slot = decoded.record, slot.msn == msn {
+                            return .success((slot, newest))
+                        }
+                        index += 1
+                    }
+                }
+                return .success((newest, newest))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// The slot whose [PDT, PDT + duration) contains `programDateTimeMilliseconds` (binary search over the slot
     /// records); nil if no stored slot contains it.
     public func slot(containing programDateTimeMilliseconds: Int64) throws(StoreError) -> SlotRecord? {
