@@ -553,7 +553,7 @@ public struct StoredSegmentAnswer: Sendable {
 
 extension Channel {
     /// Most segments whose CRC check is remembered (then the memory starts over: they are checked again).
-    static let verifiedSegmentLimit = 1 << 18
+    static let verifiedSegmentLimit = 1 << 15
 
     /// A segment of the rendition from the durable store (the disk tier), nil if the store does not have it or
     /// its bytes fail their check (logged, counted). The first request reads and checks the bytes; later ones are
