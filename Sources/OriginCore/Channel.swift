@@ -71,6 +71,8 @@ public final class Channel: Sendable {
     let storageWriteFailures = Atomic<Int>(0)
     /// When the store last freed what the live window no longer needs (shared clock, ms).
     private let lastEviction = Atomic<Int64>(0)
+    /// The origin's recordings: their intervals pin the channel's stored slots (see `Channel+Recordings.swift`).
+    let recordings: RecordingStore?
     /// Stored segments whose bytes passed their check, with their chunk file (served from it from then on).
     let verified = Mutex<[StoredSegmentKey: (SegmentRecord, String)]>([:])
 
@@ -82,9 +84,10 @@ public final class Channel: Sendable {
     ///   - store: the channel's durable segment store; nil keeps segments in memory only.
     public init(
         configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil,
-        markers: MarkerStore? = nil, store: ChannelStore? = nil
+        markers: MarkerStore? = nil, store: ChannelStore? = nil, recordings: RecordingStore? = nil
     ) {
         self.name = configuration.name
+        self.recordings = recordings
         self.configuration = configuration
         self.clock = clock
         self.journal = journal
@@ -464,7 +467,7 @@ public final class Channel: Sendable {
                 // Keep `dvr.hours` of slots: evict below the slot that was live that long ago.
                 below = min(below, try store.slot(containing: now - dvr.milliseconds)?.msn ?? 0)
             }
-            try store.evict(below: below)
+            try evictUnpinned(store, below: below)
         } catch {
             noteStorageFailure("eviction failed: \(error)")
         }
