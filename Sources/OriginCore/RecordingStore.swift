@@ -102,7 +102,8 @@ public final class RecordingStore: Sendable {
         let journal = RecordingJournal(dataDirectory: dataDirectory)
         let (manifests, unreadable) = journal.loadAll()
         for (path, reason) in unreadable {
-            logger.error("recording manifest unreadable: not served", metadata: ["path": "\(path)", "reason": "\(reason)"])
+            logger.error(
+                "recording manifest unreadable: not served", metadata: ["path": "\(path)", "reason": "\(reason)"])
         }
         if !manifests.isEmpty {
             logger.info("recordings restored", metadata: ["hls.recordings": "\(manifests.count)"])
@@ -187,7 +188,8 @@ public final class RecordingStore: Sendable {
                 "recording created",
                 metadata: [
                     "hls.channel": "\(channel)", "hls.recording": "\(manifest.id)",
-                    "start": "\(Self.date(manifest.startMilliseconds))", "end": "\(Self.date(manifest.endMilliseconds))",
+                    "start": "\(Self.date(manifest.startMilliseconds))",
+                    "end": "\(Self.date(manifest.endMilliseconds))",
                 ])
         }
         return (manifest, created)
@@ -235,7 +237,8 @@ public final class RecordingStore: Sendable {
                 "recording finished",
                 metadata: [
                     "hls.channel": "\(manifest.channel)", "hls.recording": "\(id)",
-                    "hls.msns": "\(contents.firstMSN.map(String.init) ?? "-")...\(contents.lastMSN.map(String.init) ?? "-")",
+                    "hls.msns":
+                        "\(contents.firstMSN.map(String.init) ?? "-")...\(contents.lastMSN.map(String.init) ?? "-")",
                 ])
             return manifest
         }

@@ -128,7 +128,8 @@ enum RecordingRequestBody {
         case nil:
             throw RecordingError(.invalid, field: field, "\(field): required (ISO 8601 date or epoch seconds)")
         case let other?:
-            throw RecordingError(.invalid, field: field, "\(field): must be a string or a number, not \(other.typeName)")
+            throw RecordingError(
+                .invalid, field: field, "\(field): must be a string or a number, not \(other.typeName)")
         }
         do throws(DVRQueryError) {
             return (text, try DVRQuery.time(text, argument: field).milliseconds(nowMilliseconds: now))

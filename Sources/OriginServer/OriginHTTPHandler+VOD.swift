@@ -67,7 +67,8 @@ extension OriginHTTPHandler {
             number.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             number.count == 1 || !number.hasPrefix("0"), let msn = UInt64(number),
             let first = contents.firstMSN, let last = contents.lastMSN, (first...last).contains(msn),
-            file[file.index(after: dot)...] == (MediaContainer(rawValue: summary.container) ?? .mpegTS)
+            file[file.index(after: dot)...]
+                == (MediaContainer(rawValue: summary.container) ?? .mpegTS)
                 .segmentFileExtension,
             let stored = channel.storedSegment(rendition: summary.name, msn: msn)
         else {

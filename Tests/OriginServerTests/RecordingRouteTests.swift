@@ -50,7 +50,8 @@ final class RecordingStack {
         try server.start()
         port = server.boundPort
         for rendition in renditions {
-            generators[rendition] = try TestStreamGenerator(profile: TestSourceProfile.named(rendition)!, segmentDuration: 2)
+            generators[rendition] = try TestStreamGenerator(
+                profile: TestSourceProfile.named(rendition)!, segmentDuration: 2)
         }
     }
 
@@ -62,6 +63,8 @@ final class RecordingStack {
 
     func get(_ target: String) throws -> RawHTTPResponse { try request("GET", target) }
 
+    func playlistText360p() throws -> String { try get("/live/ch/360p/index.m3u8").text }
+
     /// Lets 2 s pass, pushes the next segment of every rendition, then runs the ingest loop once.
     func slot() throws {
         clock.advance(seconds: 2)
@@ -69,7 +72,9 @@ final class RecordingStack {
             let bytes = generators[rendition]!.nextSegment().bytes
             let response = try RawHTTPConnection(port: port).request(
                 "PUT", "/ingest/ch/\(rendition)/s.ts", body: bytes)
-            guard response.status == 201 else { throw TestFailure("push answered \(response.status): \(response.text)") }
+            guard response.status == 201 else {
+                throw TestFailure("push answered \(response.status): \(response.text)")
+            }
             pushed[rendition, default: []].append(bytes)
         }
         origin.tick()
@@ -239,7 +244,8 @@ struct RecordingRouteTests {
             #expect(playlist.endList)
             #expect(playlist.mediaSequence == 2)
             #expect(playlist.segments.map(\.uri) == ["2.ts", "3.ts", "4.ts", "5.ts"])
-            #expect(playlist.segments.map { $0.programDateTime?.millisecondsSince1970 } == (2...5).map { stack.pdt($0) })
+            #expect(
+                playlist.segments.map { $0.programDateTime?.millisecondsSince1970 } == (2...5).map { stack.pdt($0) })
             #expect(playlist.start?.timeOffset == 0.5)
             #expect(playlist.segments[1].dateRanges.map(\.id) == ["ad"], "the copied marker")
             for msn in 2...5 {
@@ -253,6 +259,27 @@ struct RecordingRouteTests {
         }
         #expect(try stack.get("/vod/clip/720p/index.m3u8").status == 404)
         #expect(try stack.request("POST", "/vod/clip/index.m3u8", body: "x").status == 405)
+    }
+
+    @Test func markersOfAnUnfinishedRecordingStayUntilTheyAreCopied() throws {
+        let stack = try Self.stack()
+        try stack.slot()
+        try stack.noteFirstPDT()
+        try stack.slots(2)
+        #expect(try stack.post(id: "long", start: stack.pdt(1), end: stack.pdt(30)).status == 201)
+        let marker = try stack.request(
+            "POST", "/admin/channels/ch/dateranges",
+            body: "{\"id\":\"early-ad\",\"startDate\":\"\(RecordingStack.iso(stack.pdt(2)))\",\"duration\":2}")
+        #expect(marker.status == 201, "\(marker.text)")
+        try stack.slots(20)
+        let channel = try #require(stack.origin.channel(named: "ch"))
+        #expect(!(try stack.playlistText360p().contains("early-ad")), "the marker left the live window")
+        #expect(channel.marker(id: "early-ad") != nil, "kept in the book: the recording has not copied it yet")
+        try stack.slots(30)
+        #expect(channel.marker(id: "early-ad") == nil, "pruned once the recording copied it")
+        let playlist = try MediaPlaylist.parse(try stack.get("/vod/long/360p/index.m3u8").text)
+        #expect(playlist.segments.flatMap(\.dateRanges).map(\.id) == ["early-ad"])
+        #expect(playlist.segments.count == 29)
     }
 
     @Test func pinnedSlotsAreNotEvictedWhateverTheDVRWindow() throws {
