@@ -3,13 +3,13 @@ import HLSPlaylist
 import IngestLoop
 import Logging
 import MicroHTTPD
-import Persistence
 import TestSource
 import TestSupport
 import Testing
 
 @testable import OriginCore
 @testable import OriginServer
+@testable import Persistence
 
 /// An origin with a data directory behind a real HTTP server on 127.0.0.1, on a manual clock that a restarted
 /// origin can continue: channel `ch` (push, 2 s segments, a live window of 3 segments, no DVR).
@@ -193,6 +193,25 @@ struct RecordingRouteTests {
         } catch {
             #expect(error.reason == .tooMany)
         }
+    }
+
+    @Test func manifestsRoundTripAndUnreadableOnesAreLeftOut() throws {
+        let directory = try TemporaryDirectory.make("recording-journal").path
+        let journal = RecordingJournal(dataDirectory: directory)
+        let manifest = RecordingManifest(
+            id: "a", channel: "ch", requestedStart: "1767225600", requestedEnd: "-10",
+            startMilliseconds: 1_767_225_600_000,
+            endMilliseconds: 1_767_225_610_000, createdMilliseconds: 1_767_225_590_000)
+        try journal.save(manifest)
+        try Data("{\"format\": \"other\"}".utf8).write(to: URL(fileURLWithPath: journal.path(id: "b")))
+        let (loaded, unreadable) = journal.loadAll()
+        #expect(loaded == [manifest])
+        #expect(unreadable.map(\.path) == [journal.path(id: "b")])
+        try journal.remove(id: "a")
+        try journal.remove(id: "a")
+        #expect(journal.loadAll().manifests.isEmpty)
+        #expect(RecordingJournal.isOutOfSpace(DurableWriteError("fsync x: " + String(cString: strerror(ENOSPC)))))
+        #expect(!RecordingJournal.isOutOfSpace(DurableWriteError("fsync x: " + String(cString: strerror(EIO)))))
     }
 
     @Test func deleteAnswers204ThenTheRecordingIsGone() throws {
