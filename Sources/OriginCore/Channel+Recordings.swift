@@ -29,6 +29,15 @@ extension Channel {
         try result.get()
     }
 
+    /// The first MSN a recording of the channel pins (nothing at or above it is evicted); nil when none pins a
+    /// stored slot. (`evictUnpinned` checks again while it evicts.)
+    func pinnedFloor() -> UInt64? {
+        guard let store, let recordings else { return nil }
+        return recordings.evicting(channel: name) { oldestStart in
+            oldestStart.flatMap { try? Self.firstPinnedMSN(store, startMilliseconds: $0) }
+        }
+    }
+
     /// The MSN of the slot containing `start`, or of a slot before it when `start` falls between two slots (MSNs
     /// skipped at a restart: probed back 1 s, 2 s, 4 s ...); the oldest slot when `start` is before it; nil when
     /// `start` is after every slot (a scheduled recording pins nothing stored yet).
