@@ -325,6 +325,24 @@ struct RecordingRouteTests {
         #expect(try pinned.get("/vod/ahead/180p/30.ts").body == pinned.pushed["180p"]![30])
     }
 
+    @Test func byteLimitEvictionStopsAtAPinnedSlot() throws {
+        let pinned = try Self.stack(dvrHours: 1)
+        let unpinned = try Self.stack(dvrHours: 1)
+        for stack in [pinned, unpinned] {
+            try stack.slot()
+            try stack.noteFirstPDT()
+            try stack.slots(30)
+        }
+        #expect(try pinned.post(id: "keep", start: pinned.pdt(5), end: pinned.pdt(8)).status == 201)
+        for stack in [pinned, unpinned] {
+            #expect(stack.origin.channel(named: "ch")?.evictOldest(until: 0) == false, "the live window stays")
+        }
+        #expect(unpinned.horizon > 20, "without a recording everything below the live window goes")
+        #expect(pinned.horizon <= 5, "nothing from the recording's first slot on: horizon \(pinned.horizon)")
+        try pinned.slots(5)
+        #expect(try pinned.get("/vod/keep/360p/5.ts").body == pinned.pushed["360p"]![5])
+    }
+
     @Test func recordingsSurviveARestartWithTheSamePlaylistsAndBytes() throws {
         let directory = try TemporaryDirectory.make("recordings-restart").path
         let clock = ManualClock()
