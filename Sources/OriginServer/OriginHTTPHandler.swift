@@ -21,6 +21,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let preparedLive = LiveResponseStore()
     /// Rendered blocks of DVR playlists (`?start=`), shared by threads.
     let dvrBlocks = DVRPlaylistCache()
+    /// Gzip forms of recent DVR playlists.
+    let dvrGzip = DVRGzipCache()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
