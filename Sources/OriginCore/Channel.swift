@@ -50,6 +50,8 @@ public final class Channel: Sendable {
     /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
+    /// `RecordingStore.writer` -> `RecordingStore.eviction` -> `ChannelStore.files`, `RecordingStore.visible`;
+    /// `Channel.state` is never held while taking a `RecordingStore` lock.
     let state: Mutex<ChannelState>
     /// The latest snapshot; held only to copy or swap one reference.
     private let published: Mutex<ChannelSnapshot>
