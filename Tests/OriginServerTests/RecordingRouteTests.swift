@@ -258,6 +258,9 @@ struct RecordingRouteTests {
             let response = try stack.get("/vod/clip/\(rendition)/index.m3u8")
             #expect(response.status == 200)
             #expect(response.header("Content-Type") == "application/vnd.apple.mpegurl")
+            let gzipped = try RawHTTPConnection(port: stack.port).request(
+                "GET", "/vod/clip/\(rendition)/index.m3u8", headers: [("Accept-Encoding", "gzip")])
+            #expect(gzipped.header("Content-Encoding") == "gzip")
             let playlist = try MediaPlaylist.parse(response.text)
             #expect(playlist.playlistType == .vod)
             #expect(playlist.endList)
