@@ -50,6 +50,8 @@ public final class Channel: Sendable {
     /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
+    /// `RecordingStore.writer` -> `RecordingStore.eviction` -> `ChannelStore.files`, `RecordingStore.visible`;
+    /// `Channel.state` is never held while taking a `RecordingStore` lock.
     let state: Mutex<ChannelState>
     /// The latest snapshot; held only to copy or swap one reference.
     private let published: Mutex<ChannelSnapshot>
@@ -71,6 +73,8 @@ public final class Channel: Sendable {
     let storageWriteFailures = Atomic<Int>(0)
     /// When the store last freed what the live window no longer needs (shared clock, ms).
     private let lastEviction = Atomic<Int64>(0)
+    /// The origin's recordings: their intervals pin the channel's stored slots (see `Channel+Recordings.swift`).
+    let recordings: RecordingStore?
     /// Stored segments whose bytes passed their check, with their chunk file (served from it from then on).
     let verified = Mutex<[StoredSegmentKey: (SegmentRecord, String)]>([:])
 
@@ -82,9 +86,10 @@ public final class Channel: Sendable {
     ///   - store: the channel's durable segment store; nil keeps segments in memory only.
     public init(
         configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil,
-        markers: MarkerStore? = nil, store: ChannelStore? = nil
+        markers: MarkerStore? = nil, store: ChannelStore? = nil, recordings: RecordingStore? = nil
     ) {
         self.name = configuration.name
+        self.recordings = recordings
         self.configuration = configuration
         self.clock = clock
         self.journal = journal
@@ -465,7 +470,7 @@ public final class Channel: Sendable {
                 // Keep `dvr.hours` of slots: evict below the slot that was live that long ago.
                 below = min(below, try store.slot(containing: now - dvr.milliseconds)?.msn ?? 0)
             }
-            try store.evict(below: min(below, evictionCeiling(hotFloor: floor)))
+            try evictUnpinned(store, below: min(below, evictionCeiling(hotFloor: floor)))
         } catch {
             noteStorageFailure("eviction failed: \(error)")
         }
@@ -474,7 +479,7 @@ public final class Channel: Sendable {
 
     /// Nothing at or above this MSN is ever evicted: the oldest MSN still listed or retained.
     func evictionCeiling(hotFloor: UInt64) -> UInt64 {
-        hotFloor
+        min(hotFloor, pinnedFloor() ?? hotFloor)
     }
 
     /// The PDT of the oldest slot the store holds (the oldest time-shift point); nil without a store or slots.
@@ -497,7 +502,7 @@ public final class Channel: Sendable {
             let next = min(below + Self.evictionStepSlots, ceiling)
             guard next > below else { return false }
             do {
-                try store.evict(below: next)
+                try evictUnpinned(store, below: next)
             } catch {
                 noteStorageFailure("eviction failed: \(error)")
                 return false

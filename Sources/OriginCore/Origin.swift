@@ -69,6 +69,8 @@ public final class Origin: Sendable {
     private let lastFlush = Atomic<Int64>(0)
     /// When the store's byte limits were last enforced (shared clock, ms).
     private let lastLimitCheck = Atomic<Int64>(0)
+    /// The recordings (live-to-VOD) of every channel, loaded from `recordings/` (see `Origin+Recordings.swift`).
+    public let recordings: RecordingStore
 
     /// The channels by name, and their names in configuration (then creation) order.
     private struct ChannelDirectory {
@@ -94,6 +96,8 @@ public final class Origin: Sendable {
                 maximumSegmentsPerChunk: configuration.storage.segmentsPerChunk)
         }
         self.store = store
+        let recordings = RecordingStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
+        self.recordings = recordings
         var channels = ChannelDirectory()
         var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
@@ -103,7 +107,7 @@ public final class Origin: Sendable {
             let channel = Channel(
                 configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
                 markers: Self.markerStore(channelConfiguration.name, configuration, logger),
-                store: try store?.channel(channelConfiguration.name))
+                store: try store?.channel(channelConfiguration.name), recordings: recordings)
             channels.byName[channel.name] = channel
             channels.order.append(channel.name)
             if channelConfiguration.source == .testSource {
@@ -120,7 +124,7 @@ public final class Origin: Sendable {
             let channel = Channel(
                 configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
                 journal: journal, markers: Self.markerStore(name, configuration, logger),
-                store: try store?.channel(name))
+                store: try store?.channel(name), recordings: recordings)
             channels.byName[name] = channel
             channels.order.append(name)
         }
@@ -223,7 +227,8 @@ public final class Origin: Sendable {
             }
             let built = Channel(
                 configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
-                journal: journal, markers: Self.markerStore(name, configuration, logger), store: channelStore)
+                journal: journal, markers: Self.markerStore(name, configuration, logger), store: channelStore,
+                recordings: recordings)
             let (inserted, winner) = directory.withLock { directory -> (Bool, Channel) in
                 if let raced = directory.byName[name] { return (false, raced) }
                 directory.byName[name] = built
@@ -274,6 +279,7 @@ public final class Origin: Sendable {
         let feeds = feeds.withLock { Array($0.values) }
         for feed in feeds { feed.tick() }
         for channel in allChannels { channel.tick() }
+        finishRecordings()
         flushStoreIfDue()
         enforceStorageLimitsIfDue()
     }

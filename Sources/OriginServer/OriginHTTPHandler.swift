@@ -49,6 +49,9 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         case "live":
             if let refused = onlyReading(request) { return refuse(request, refused) }
             return live(request, rest)
+        case "vod":
+            if let refused = onlyReading(request) { return refuse(request, refused) }
+            return vod(request, rest)
         case "ingest": return ingest(request, Array(rest))
         case "admin": return admin(request, Array(rest))
         case "healthz" where rest.isEmpty:
