@@ -154,18 +154,45 @@ public enum ConfigurationFile {
         }
     }
 
+    struct DVRModel: Decodable {
+        var hours: Double?
+        var maxBytes: Int64?
+        enum CodingKeys: String, CodingKey, CaseIterable { case hours, maxBytes }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            hours = try c.decodeIfPresent(Double.self, forKey: .hours)
+            maxBytes = try c.decodeIfPresent(Int64.self, forKey: .maxBytes)
+        }
+    }
+
     struct StorageModel: Decodable {
         var sync: String?
         var syncIntervalMilliseconds: Int?
-        enum CodingKeys: String, CodingKey, CaseIterable { case sync, syncIntervalMilliseconds }
+        var maxBytes: Int64?
+        var minFreeBytes: Int64?
+        enum CodingKeys: String, CodingKey, CaseIterable { case sync, syncIntervalMilliseconds, maxBytes, minFreeBytes }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             sync = try c.decodeIfPresent(String.self, forKey: .sync)
             syncIntervalMilliseconds = try c.decodeIfPresent(Int.self, forKey: .syncIntervalMilliseconds)
+            maxBytes = try c.decodeIfPresent(Int64.self, forKey: .maxBytes)
+            minFreeBytes = try c.decodeIfPresent(Int64.self, forKey: .minFreeBytes)
         }
 
         func configuration(source: String) throws -> StorageConfiguration {
+            var storage = try syncPolicy(source: source)
+            if let maxBytes, maxBytes <= 0 { throw ConfigurationError("\(source): storage.maxBytes must be positive") }
+            if let minFreeBytes, minFreeBytes < 0 {
+                throw ConfigurationError("\(source): storage.minFreeBytes must be >= 0")
+            }
+            storage.maxBytes = maxBytes
+            storage.minFreeBytes = minFreeBytes
+            return storage
+        }
+
+        private func syncPolicy(source: String) throws -> StorageConfiguration {
             let interval = syncIntervalMilliseconds ?? 50
             guard (1...10_000).contains(interval) else {
                 throw ConfigurationError("\(source): storage.syncIntervalMilliseconds must be between 1 and 10000")
@@ -244,9 +271,10 @@ public enum ConfigurationFile {
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
+        var dvr: DVRModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
-            case legacyCueTags
+            case legacyCueTags, dvr
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -261,6 +289,7 @@ public enum ConfigurationFile {
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
             legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
+            dvr = try c.decodeIfPresent(DVRModel.self, forKey: .dvr)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -283,6 +312,15 @@ public enum ConfigurationFile {
                 channel.gapResponse = response
             }
             channel.legacyCueTags = legacyCueTags ?? false
+            if let dvr {
+                guard let hours = dvr.hours, hours > 0, hours <= 24 * 366 else {
+                    throw ConfigurationError("\(file): channel '\(name)': dvr.hours must be a positive number of hours")
+                }
+                if let maxBytes = dvr.maxBytes, maxBytes <= 0 {
+                    throw ConfigurationError("\(file): channel '\(name)': dvr.maxBytes must be positive")
+                }
+                channel.dvr = DVRConfiguration(hours: hours, maxBytes: dvr.maxBytes)
+            }
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)

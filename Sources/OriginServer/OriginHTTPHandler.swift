@@ -19,6 +19,10 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let liveCache = LiveAnswerCache()
     /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.
     let preparedLive = LiveResponseStore()
+    /// Rendered blocks of DVR playlists (`?start=`), shared by threads.
+    let dvrBlocks = DVRPlaylistCache()
+    /// Gzip forms of recent DVR playlists.
+    let dvrGzip = DVRGzipCache()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
@@ -45,6 +49,9 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         case "live":
             if let refused = onlyReading(request) { return refuse(request, refused) }
             return live(request, rest)
+        case "vod":
+            if let refused = onlyReading(request) { return refuse(request, refused) }
+            return vod(request, rest)
         case "ingest": return ingest(request, Array(rest))
         case "admin": return admin(request, Array(rest))
         case "healthz" where rest.isEmpty:
