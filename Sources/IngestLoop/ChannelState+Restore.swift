@@ -1,3 +1,4 @@
+import GapFiller
 import MediaProbe
 import SharedBytes
 
@@ -81,7 +82,10 @@ extension ChannelState {
         renditions[position] = rendition
         let records = stored.records.sorted { $0.msn < $1.msn }
         var listedStarted = false
-        for record in records {
+        for (offset, record) in records.enumerated() {
+            if record.kind != .segment || stored.bytes[record.msn] == nil {
+                primeFiller(position: position, after: offset, records: records, stored: stored)
+            }
             let closed = lastClosed.map { record.msn <= $0.msn } ?? false
             let slot = slots[record.msn]
             let discontinuity = closed ? (slot?.discontinuity ?? record.discontinuity) : record.discontinuity
@@ -110,6 +114,41 @@ extension ChannelState {
         if renditions[position].hasStarted, renditions[position].feed == .waiting {
             renditions[position].feed = .dropped(sinceMilliseconds: now)
         }
+    }
+
+    /// A GAP restored before any real segment of the rendition (the segments before it left the restored range) has
+    /// no segment to continue: its filler continues the newest real segment before the range (read from further back
+    /// in the store), else ends where the first real segment after it starts. Either way its URL answers a filler as
+    /// it did before the restart.
+    private mutating func primeFiller(position: Int, after offset: Int, records: [SegmentRecord], stored: StoredRendition)
+    {
+        guard configuration.gapResponse == .filler, case .idle = renditions[position].gapFill else { return }
+        let rendition = renditions[position]
+        let hasEarlierSegment =
+            rendition.held.contains { !$0.isGap } || rendition.window.entries.contains { !$0.isGap }
+            || !rendition.window.retained.isEmpty
+        guard !hasEarlierSegment else { return }
+        func usable(_ record: SegmentRecord) -> Bool {
+            record.kind == .segment && record.container == .mpegTS && record.mediaTimescale == 90_000
+                && record.mediaEndTicks != nil
+        }
+        let template: (record: SegmentRecord, bytes: SharedBytes, mediaEnd: Int64, programDateTimeEnd: Int64)
+        if let before = stored.segmentBeforeRecords, usable(before.record), let end = before.record.mediaEndTicks {
+            template = (before.record, before.bytes, end, before.record.endMilliseconds)
+        } else if let next = records[(offset + 1)...].first(where: { usable($0) && stored.bytes[$0.msn] != nil }),
+            let end = next.mediaEndTicks, let bytes = stored.bytes[next.msn]
+        {
+            template = (next, bytes, end - next.durationMilliseconds * 90, next.programDateTimeMilliseconds)
+        } else {
+            return
+        }
+        let source = rendition.gapFillerSource ?? KeyframeGapFillerSource()
+        let made = template.bytes.withUnsafeBytes { raw in
+            Result { () throws(GapFillerError) in try source.makeFiller(after: raw) }
+        }
+        guard case .success(let filler) = made else { return }
+        renditions[position].gapFill = .filling(
+            filler, mediaEnd: template.mediaEnd, programDateTimeEnd: template.programDateTimeEnd)
     }
 
     /// The window entry of a stored record: a segment with its verified bytes, else a GAP (a GAP record, or a

@@ -135,6 +135,9 @@ public struct StoredRendition: Sendable {
     public var bytes: [UInt64: SharedBytes]
     /// fMP4 initialization sections by version.
     public var initSections: [Int: SharedBytes]
+    /// When `records` start with GAP entries: the newest real segment before them (read from further back in the
+    /// store), which their fillers continue. nil if there is none or it is not needed.
+    public var segmentBeforeRecords: (record: SegmentRecord, bytes: SharedBytes)?
 
     public init(name: String, records: [SegmentRecord], bytes: [UInt64: SharedBytes], initSections: [Int: SharedBytes])
     {

@@ -171,12 +171,36 @@ public final class Channel: Sendable {
     ) -> StoredChannel? {
         guard let store else { return nil }
         do {
-            return try store.load(depth: ChannelState.restoreDepth(configuration))
+            guard var stored = try store.load(depth: ChannelState.restoreDepth(configuration)) else { return nil }
+            for index in stored.renditions.indices {
+                stored.renditions[index].segmentBeforeRecords = Self.segmentBefore(stored.renditions[index], in: store)
+            }
+            return stored
         } catch {
             note = "segment store unreadable at start (\(error)); sequence numbers continue from the journal"
             logger.error("segment store unreadable", metadata: ["reason": "\(error)"])
             return nil
         }
+    }
+
+    /// Most MSNs searched back for the real segment that fillers of a restored outage continue.
+    static let fillerSearchDepth: UInt64 = 1800
+
+    /// For a rendition whose restored records start with GAP entries: the newest real segment before them.
+    private static func segmentBefore(
+        _ rendition: StoredRendition, in store: ChannelStore
+    ) -> (record: SegmentRecord, bytes: SharedBytes)? {
+        guard let first = rendition.records.first, first.kind != .segment || rendition.bytes[first.msn] == nil else {
+            return nil
+        }
+        var msn = first.msn
+        let lowest = first.msn > fillerSearchDepth ? first.msn - fillerSearchDepth : 0
+        while msn > lowest {
+            msn -= 1
+            guard let (record, bytes) = try? store.segment(rendition: rendition.name, msn: msn) else { return nil }
+            if record.kind == .segment, let bytes { return (record, bytes) }
+        }
+        return nil
     }
 
     /// Slots of the nominal length between the end of what the store holds and now.

@@ -186,4 +186,20 @@ struct DurableRestartTests {
         #expect(after.segments.first?.discontinuity == true)
         #expect(after.discontinuitySequence >= before.discontinuitySequence)
     }
+
+    @Test mutating func gapEntriesOfAnOutageLongerThanTheRestoredRangeStillAnswerFillers() throws {
+        var origin: Origin? = try start()
+        for n in 0..<30 { try slot(origin!, dropping: n >= 6 ? ["180p"] : []) }
+        let before = entries(origin!, "180p")
+        #expect(!before.isEmpty && before.allSatisfy { $0.isGap && $0.filler != nil }, "an outage with fillers")
+        origin = nil
+        let restarted = try start()
+        let after = try #require(restarted.channel(named: "ch")?.snapshot.renditions["180p"])
+        for entry in before {
+            let restored = try #require(after.entry(msn: entry.msn), "msn \(entry.msn) lost")
+            #expect(restored.isGap)
+            let filler = try #require(restored.filler, "msn \(entry.msn): its URL answers 404 after the restart")
+            #expect(filler.count % 188 == 0 && filler.array.first == 0x47, "a transport stream")
+        }
+    }
 }
