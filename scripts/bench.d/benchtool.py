@@ -375,10 +375,12 @@ def latency_rendition(port, directory, names, index, start, queue):
 
 def command_held(args):
     """Sum of the segment bytes the origin holds in memory: listed entries plus the removed ones it still retains
-    (their count from the admin status; a HEAD below the window would also find what the store serves from disk)."""
+    (their count from the admin status; a HEAD below the window would also find what the store serves from disk).
+    Also the GAPs written and segments refused (a feed that fell behind real time) over all renditions."""
     client = Client(args.port)
     status, body = client.request("GET", "/admin/channels")
-    retained = {(c["name"], r["name"]): r["retainedSegments"] for c in json.loads(body) for r in c["renditions"]}
+    statuses = [(c["name"], r) for c in json.loads(body) for r in c["renditions"]]
+    retained = {(name, r["name"]): r["retainedSegments"] for name, r in statuses}
     total, segments = 0, 0
     for channel in range(args.channels):
         for rendition in args.renditions.split(","):
@@ -398,7 +400,9 @@ def command_held(args):
                 if response.status == 200:
                     total += int(response.getheader("Content-Length"))
                     segments += 1
-    print(f"bytes={total} segments={segments}")
+    gaps = sum(r["gapsWritten"] for _, r in statuses)
+    rejected = sum(r["segmentsRejected"] for _, r in statuses)
+    print(f"bytes={total} segments={segments} gaps={gaps} rejected={rejected}")
 
 
 # ---------------------------------------------------------------------------------------------------- process
