@@ -1,7 +1,7 @@
 extension MediaPlaylist {
     /// Tags that apply to the whole playlist or to features this model does not carry; read and dropped.
     static let ignoredTags: Set<String> = [
-        "EXT-X-ALLOW-CACHE", "EXT-X-START", "EXT-X-SERVER-CONTROL", "EXT-X-PART-INF", "EXT-X-I-FRAMES-ONLY",
+        "EXT-X-ALLOW-CACHE", "EXT-X-SERVER-CONTROL", "EXT-X-PART-INF", "EXT-X-I-FRAMES-ONLY",
         "EXT-X-PART", "EXT-X-PRELOAD-HINT", "EXT-X-RENDITION-REPORT", "EXT-X-SKIP",
     ]
     /// Multivariant playlist tags: a media playlist that contains one is refused (RFC 8216 section 4.3).
@@ -16,6 +16,8 @@ extension MediaPlaylist {
     /// comments, spaces around a line); strict where RFC 8216 is: `#EXTM3U` first, EXTINF before every URI,
     /// EXT-X-TARGETDURATION present, no playlist tag twice, attribute lists per section 4.2, no multivariant tags,
     /// `{$name}` references defined earlier by EXT-X-DEFINE.
+    ///
+    /// EXT-X-START is read into ``start`` (TIME-OFFSET required, PRECISE=NO when absent).
     ///
     /// Segment tags (DISCONTINUITY, MAP, PROGRAM-DATE-TIME, BYTERANGE, GAP, DATERANGE) attach to the next URI; MAP
     /// carries over to later segments until the next MAP. Any other unknown `#EXT` tag is kept, as written, in the
@@ -90,6 +92,13 @@ private struct MediaPlaylistParser {
         case "EXT-X-ENDLIST":
             try once(tag.name, line: number)
             playlist.endList = true
+        case "EXT-X-START":
+            try once(tag.name, line: number)
+            let attributes = try TagAttributes(tag: tag, line: number)
+            guard let offset = try attributes.decimal("TIME-OFFSET", allowNegative: true) else {
+                throw attributes.error("TIME-OFFSET is required")
+            }
+            playlist.start = StartOffset(timeOffset: offset, precise: try attributes.yesNo("PRECISE") ?? false)
         case "EXT-X-DEFINE":
             let attributes = try TagAttributes(tag: tag, line: number)
             playlist.definitions.append(try variables.define(attributes, allowImport: true))

@@ -24,14 +24,31 @@ extension MediaPlaylist {
     /// The playlist text, byte for byte as documented in docs/hls-playlist.md; every line ends with `\n`.
     ///
     /// Header: EXTM3U, VERSION (``minimumVersion``), TARGETDURATION, MEDIA-SEQUENCE, DISCONTINUITY-SEQUENCE,
-    /// PLAYLIST-TYPE, INDEPENDENT-SEGMENTS, DEFINEs. Per segment: DATERANGEs, DISCONTINUITY, MAP (on the first
+    /// PLAYLIST-TYPE, INDEPENDENT-SEGMENTS, START, DEFINEs. Per segment: DATERANGEs, DISCONTINUITY, MAP (on the first
     /// segment with a map and whenever it differs from the previous segment's), PROGRAM-DATE-TIME, extra tags,
     /// BYTERANGE, GAP, EXTINF (three decimals), URI. ENDLIST last. Values are not checked here.
     public func render() -> String {
         var text = ""
         text.reserveCapacity(160 + segments.count * 96)
+        renderHeader(into: &text, version: minimumVersion)
+        var previousMap: MediaInitializationSection?
+        for segment in segments {
+            segment.render(into: &text, previousMap: &previousMap)
+        }
+        if endList {
+            text += "#EXT-X-ENDLIST\n"
+        }
+        return text
+    }
+
+    /// Appends the header lines of ``render()`` (EXTM3U to the DEFINEs), for a renderer that assembles the segment
+    /// lines itself (the DVR playlists, from cached blocks).
+    /// - Parameters:
+    ///   - text: where the lines go.
+    ///   - version: EXT-X-VERSION; ``render()`` passes ``minimumVersion``.
+    public func renderHeader(into text: inout String, version: Int) {
         text += "#EXTM3U\n"
-        text += "#EXT-X-VERSION:\(minimumVersion)\n"
+        text += "#EXT-X-VERSION:\(version)\n"
         text += "#EXT-X-TARGETDURATION:\(targetDuration)\n"
         text += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
         text += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n"
@@ -41,44 +58,51 @@ extension MediaPlaylist {
         if independentSegments {
             text += "#EXT-X-INDEPENDENT-SEGMENTS\n"
         }
+        if let start {
+            text += "#EXT-X-START:TIME-OFFSET=" + NumberFormatting.fixed3(start.timeOffset)
+            text += start.precise ? ",PRECISE=YES\n" : ",PRECISE=NO\n"
+        }
         for definition in definitions {
             text += definition.renderedTag + "\n"
         }
-        var previousMap: MediaInitializationSection?
-        for segment in segments {
-            for dateRange in segment.dateRanges {
-                text += dateRange.renderedTag + "\n"
-            }
-            if segment.discontinuity {
-                text += "#EXT-X-DISCONTINUITY\n"
-            }
-            if let map = segment.map, map != previousMap {
-                text += "#EXT-X-MAP:URI=" + AttributeList.quoted(map.uri)
-                if let byteRange = map.byteRange {
-                    text += ",BYTERANGE=" + AttributeList.quoted(byteRange.rendered)
-                }
-                text += "\n"
-                previousMap = map
-            }
-            if let programDateTime = segment.programDateTime {
-                text += "#EXT-X-PROGRAM-DATE-TIME:" + programDateTime.formatted + "\n"
-            }
-            for tag in segment.extraTags {
-                text += tag + "\n"
-            }
-            if let byteRange = segment.byteRange {
-                text += "#EXT-X-BYTERANGE:" + byteRange.rendered + "\n"
-            }
-            if segment.gap {
-                text += "#EXT-X-GAP\n"
-            }
-            text += "#EXTINF:" + NumberFormatting.fixed3(segment.duration) + "," + segment.title + "\n"
-            text += segment.uri + "\n"
+    }
+}
+
+extension MediaSegment {
+    /// Appends the segment's lines as ``MediaPlaylist/render()`` writes them.
+    /// - Parameters:
+    ///   - text: where the lines go.
+    ///   - previousMap: the EXT-X-MAP in force before this segment (nil before the first); EXT-X-MAP is written when
+    ///     the segment's differs, and `previousMap` is updated.
+    public func render(into text: inout String, previousMap: inout MediaInitializationSection?) {
+        for dateRange in dateRanges {
+            text += dateRange.renderedTag + "\n"
         }
-        if endList {
-            text += "#EXT-X-ENDLIST\n"
+        if discontinuity {
+            text += "#EXT-X-DISCONTINUITY\n"
         }
-        return text
+        if let map, map != previousMap {
+            text += "#EXT-X-MAP:URI=" + AttributeList.quoted(map.uri)
+            if let byteRange = map.byteRange {
+                text += ",BYTERANGE=" + AttributeList.quoted(byteRange.rendered)
+            }
+            text += "\n"
+            previousMap = map
+        }
+        if let programDateTime {
+            text += "#EXT-X-PROGRAM-DATE-TIME:" + programDateTime.formatted + "\n"
+        }
+        for tag in extraTags {
+            text += tag + "\n"
+        }
+        if let byteRange {
+            text += "#EXT-X-BYTERANGE:" + byteRange.rendered + "\n"
+        }
+        if gap {
+            text += "#EXT-X-GAP\n"
+        }
+        text += "#EXTINF:" + NumberFormatting.fixed3(duration) + "," + title + "\n"
+        text += uri + "\n"
     }
 }
 

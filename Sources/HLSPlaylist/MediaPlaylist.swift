@@ -4,6 +4,21 @@ public enum PlaylistType: String, Sendable, Hashable {
     case vod = "VOD"
 }
 
+/// EXT-X-START: where a client should start playing the playlist (RFC 8216 section 4.3.5.2).
+public struct StartOffset: Sendable, Hashable {
+    /// TIME-OFFSET in seconds: from the start of the playlist when positive or zero, from the end of its last
+    /// segment when negative. Rendered with three decimals.
+    public var timeOffset: Double
+    /// PRECISE=YES: start at exactly `timeOffset` (skipping what comes before it in its segment); NO: start at the
+    /// beginning of the segment containing it.
+    public var precise: Bool
+
+    public init(timeOffset: Double, precise: Bool = false) {
+        self.timeOffset = timeOffset
+        self.precise = precise
+    }
+}
+
 /// An EXT-X-DEFINE tag (RFC 8216bis section 4.4.2.3): exactly one of the three forms.
 public enum VariableDefinition: Sendable, Hashable {
     case value(name: String, value: String)
@@ -25,6 +40,8 @@ public struct MediaPlaylist: Sendable, Hashable {
     public var playlistType: PlaylistType?
     /// EXT-X-ENDLIST.
     public var endList: Bool
+    /// EXT-X-START (nil: none, clients choose where to start).
+    public var start: StartOffset?
     /// EXT-X-DEFINE tags.
     public var definitions: [VariableDefinition]
     /// The segments in order; the first has number `mediaSequence`.
@@ -33,7 +50,7 @@ public struct MediaPlaylist: Sendable, Hashable {
     public init(
         targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,
         independentSegments: Bool = false, playlistType: PlaylistType? = nil, endList: Bool = false,
-        definitions: [VariableDefinition] = [], segments: [MediaSegment] = []
+        start: StartOffset? = nil, definitions: [VariableDefinition] = [], segments: [MediaSegment] = []
     ) {
         self.targetDuration = targetDuration
         self.mediaSequence = mediaSequence
@@ -41,6 +58,7 @@ public struct MediaPlaylist: Sendable, Hashable {
         self.independentSegments = independentSegments
         self.playlistType = playlistType
         self.endList = endList
+        self.start = start
         self.definitions = definitions
         self.segments = segments
     }

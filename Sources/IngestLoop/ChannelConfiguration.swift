@@ -73,6 +73,9 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
     /// Default: false.
     public var legacyCueTags: Bool = false
+    /// Time-shift: how much of the channel the durable store keeps beyond the live window (start-over, catch-up,
+    /// segments served from disk). Default: nil = only what the window and a restart need.
+    public var dvr: DVRConfiguration?
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
@@ -88,6 +91,19 @@ public struct ChannelConfiguration: Sendable, Hashable {
         self.gracePeriod = gracePeriod
         self.gapResponse = gapResponse
     }
+}
+
+/// How much of a channel the durable store keeps for time-shift.
+public struct DVRConfiguration: Sendable, Hashable {
+    /// Hours of the channel kept on disk (positive).
+    public var hours: Double
+
+    public init(hours: Double) {
+        self.hours = hours
+    }
+
+    /// `hours` in milliseconds.
+    public var milliseconds: Int64 { Int64(hours * 3_600_000) }
 }
 
 extension ChannelConfiguration {

@@ -142,6 +142,33 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     /// What happened to the state and marker journals (restored, unreadable, write failures), if anything.
     public let journal: String?
     public let renditions: [RenditionStatus]
+    /// The channel's durable store; nil without one.
+    public var storage: StorageStatus? = nil
+}
+
+/// The state of a channel's durable store, as the admin API and metrics report it.
+public struct StorageStatus: Sendable, Codable, Hashable {
+    /// `ok`, or `degraded` while writes fail (pushes are refused with 507 meanwhile).
+    public let state: String
+    /// The newest failure while degraded.
+    public let reason: String?
+    /// When the failures started (ISO 8601), while degraded.
+    public let since: String?
+    /// Bytes the channel's store holds on disk.
+    public let bytes: Int64
+    /// Failed store writes since the start.
+    public let writeFailures: Int
+    /// Lowest MSN still in the store (older ones were evicted).
+    public let horizonMSN: UInt64
+
+    public init(state: String, reason: String?, since: String?, bytes: Int64, writeFailures: Int, horizonMSN: UInt64) {
+        self.state = state
+        self.reason = reason
+        self.since = since
+        self.bytes = bytes
+        self.writeFailures = writeFailures
+        self.horizonMSN = horizonMSN
+    }
 }
 
 /// Rendition status as the admin API reports it.

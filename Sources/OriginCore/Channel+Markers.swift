@@ -47,8 +47,9 @@ extension Channel {
     /// Removes markers that ended before the window (with a grace of two target durations, so legacy cue tags
     /// placed by a marker's end leave with their segment). Called by `tick()`.
     func pruneMarkers() {
-        let (windowStart, target) = state.withLock { ($0.markerWindowStartMilliseconds, $0.targetDuration ?? 1) }
-        guard let windowStart else { return }
+        let (liveStart, target) = state.withLock { ($0.markerWindowStartMilliseconds, $0.targetDuration ?? 1) }
+        guard let liveStart else { return }
+        let windowStart = dvrMarkerFloor(windowStartMilliseconds: liveStart)
         let book = markers.book
         // Cheap check first: most ticks prune nothing and must not take the writer lock.
         let grace = Int64(target) * 2000

@@ -41,7 +41,7 @@ public final class Channel: Sendable {
     /// The settings the channel was created with.
     public let configuration: ChannelConfiguration
     let clock: any OriginClock
-    private let logger: Logger
+    let logger: Logger
     /// The ingest loop's state. Every change takes this lock once and, still holding it, carries out what the
     /// state asks for: the journal write, then rendering and publishing the snapshot.
     ///
@@ -64,10 +64,15 @@ public final class Channel: Sendable {
 
     /// The channel's durable segment store; nil keeps segments in memory only.
     let store: ChannelStore?
-    /// The newest storage failure, until a write succeeds again (shown in the channel status, logged).
-    let storageFailure: Mutex<String?>
+    /// The newest storage failure and when failures started, until a write succeeds again (shown in the channel
+    /// status and metrics, logged).
+    let storageFailure: Mutex<(message: String, sinceMilliseconds: Int64)?>
+    /// Failed store writes since the start.
+    let storageWriteFailures = Atomic<Int>(0)
     /// When the store last freed what the live window no longer needs (shared clock, ms).
     private let lastEviction = Atomic<Int64>(0)
+    /// Stored segments whose bytes passed their check, with their chunk file (served from it from then on).
+    let verified = Mutex<[StoredSegmentKey: (SegmentRecord, String)]>([:])
 
     /// Creates a channel with the configured renditions, continuing from its store (the window as it was) or, when
     /// there is nothing to restore, from its journal (sequence numbers only).
@@ -124,7 +129,7 @@ public final class Channel: Sendable {
             }
         }
         journalNote = Mutex(note)
-        storageFailure = Mutex(storageNote)
+        storageFailure = Mutex(storageNote.map { ($0, now) })
         self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
         initial.keepsStoreRecords = store != nil
@@ -342,19 +347,34 @@ public final class Channel: Sendable {
     /// Records a storage failure: logged as an error when it starts, shown in the channel status until a write
     /// succeeds again.
     func noteStorageFailure(_ message: String) {
+        storageWriteFailures.add(1, ordering: .relaxed)
+        let now = clock.nowMilliseconds()
         let first = storageFailure.withLock { failure -> Bool in
-            defer { failure = message }
+            defer { failure = (message, failure?.sinceMilliseconds ?? now) }
             return failure == nil
         }
         if first { logger.error("durable store failing", metadata: ["reason": "\(message)"]) }
     }
 
+    /// Called after a store write succeeded: a degraded store is healthy again.
     private func clearStorageFailure() {
+        guard storageFailure.withLock({ $0 != nil }) else { return }
         let cleared = storageFailure.withLock { failure -> String? in
             defer { failure = nil }
-            return failure
+            return failure?.message
         }
         if let cleared { logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"]) }
+    }
+
+    /// The store's part of the channel status; nil without a store.
+    private func storageStatus() -> StorageStatus? {
+        guard let store else { return nil }
+        let failure = storageFailure.withLock { $0 }
+        return StorageStatus(
+            state: failure == nil ? "ok" : "degraded", reason: failure?.message,
+            since: failure.map { ProgramDateTime(millisecondsSince1970: $0.sinceMilliseconds).formatted },
+            bytes: store.bytesOnDisk, writeFailures: storageWriteFailures.load(ordering: .relaxed),
+            horizonMSN: store.horizon)
     }
 
     private func receipt(
@@ -438,8 +458,13 @@ public final class Channel: Sendable {
             lastEviction.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
         else { return }
         let depth = UInt64(ChannelState.restoreDepth(configuration))
+        var below = floor > depth ? floor - depth : 0
         do {
-            try store.evict(below: floor > depth ? floor - depth : 0)
+            if let dvr = configuration.dvr {
+                // Keep `dvr.hours` of slots: evict below the slot that was live that long ago.
+                below = min(below, try store.slot(containing: now - dvr.milliseconds)?.msn ?? 0)
+            }
+            try store.evict(below: below)
         } catch {
             noteStorageFailure("eviction failed: \(error)")
         }
@@ -448,9 +473,11 @@ public final class Channel: Sendable {
     /// Status for the admin API and metrics.
     public func status() -> ChannelStatus {
         let now = clock.nowMilliseconds()
-        let notes = [journalNote.withLock { $0 }, markers.writeFailure, storageFailure.withLock { $0 }].compactMap { $0 }
+        let notes = [journalNote.withLock { $0 }, markers.writeFailure].compactMap { $0 }
         let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
-        return state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
+        var status = state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
+        status.storage = storageStatus()
+        return status
     }
 
     /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot. Called under
@@ -465,4 +492,64 @@ public final class Channel: Sendable {
     /// The version of the latest snapshot, without taking a lock: an answer derived from a snapshot stays valid
     /// while this is that snapshot's `version` (the HTTP layer's per-thread caches check it on every hit).
     public var publishedVersion: UInt64 { publishedVersionValue.load(ordering: .acquiring) }
+}
+
+/// A segment that left the live window (and its retention) but is still in the durable store.
+public struct StoredSegmentAnswer: Sendable {
+    /// How the bytes are served.
+    public enum Body: Sendable {
+        /// Read (and checked) just now: the first request for the segment since the start.
+        case bytes(SharedBytes)
+        /// Checked before: served from the chunk file (`path`, byte `range`) without copying.
+        case file(path: String, range: Range<Int>)
+    }
+
+    /// The segment's record (MSN, PDT, EXTINF, container).
+    public let record: SegmentRecord
+    public let body: Body
+}
+
+extension Channel {
+    /// Most segments whose CRC check is remembered (then the memory starts over: they are checked again).
+    static let verifiedSegmentLimit = 1 << 18
+
+    /// A segment of the rendition from the durable store (the disk tier), nil if the store does not have it or
+    /// its bytes fail their check (logged, counted). The first request reads and checks the bytes; later ones are
+    /// served from the file.
+    public func storedSegment(rendition: String, msn: UInt64) -> StoredSegmentAnswer? {
+        guard let store else { return nil }
+        let key = StoredSegmentKey(rendition: rendition, msn: msn)
+        if let (record, path) = verified.withLock({ $0[key] }) {
+            guard let location = record.location else { return nil }
+            let start = Int(location.offset)
+            return StoredSegmentAnswer(record: record, body: .file(path: path, range: start..<start + Int(location.length)))
+        }
+        let found: (SegmentRecord, SharedBytes?)?
+        do {
+            found = try store.segment(rendition: rendition, msn: msn)
+        } catch {
+            noteStorageFailure("segment read failed: \(error)")
+            return nil
+        }
+        guard let (record, bytes) = found, record.kind == .segment, let location = record.location else { return nil }
+        guard let bytes else {
+            logger.error(
+                "stored segment failed its check and is not served",
+                metadata: ["hls.rendition": "\(rendition)", "hls.msn": "\(msn)"])
+            return nil
+        }
+        if let path = try? store.rendition(rendition).chunkPath(location.chunk) {
+            verified.withLock { verified in
+                if verified.count >= Self.verifiedSegmentLimit { verified.removeAll() }
+                verified[key] = (record, path)
+            }
+        }
+        return StoredSegmentAnswer(record: record, body: .bytes(bytes))
+    }
+}
+
+/// A rendition's MSN, as the key of checked stored segments.
+struct StoredSegmentKey: Hashable {
+    let rendition: String
+    let msn: UInt64
 }

@@ -67,14 +67,18 @@ public final class Origin: Sendable {
     /// Creates the configured channels and their test source feeds, restoring each from the data directory; with
     /// auto-create on, channels that were created by pushes in an earlier run are restored too (they answer before
     /// any encoder pushes again).
-    public init(configuration: OriginConfiguration, clock: any OriginClock, logger: Logger) throws {
+    /// - Parameter storeFileIO: the file operations of the segment store (tests inject faults through it).
+    public init(
+        configuration: OriginConfiguration, clock: any OriginClock, logger: Logger,
+        storeFileIO: any StoreFileIO = PosixFileIO()
+    ) throws {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
         let journal = try configuration.dataDirectory.map { try StateJournal(directory: $0 + "/channels") }
         self.journal = journal
         let store = try configuration.dataDirectory.map {
-            try SegmentStore(directory: $0 + "/store", sync: configuration.storage.sync)
+            try SegmentStore(directory: $0 + "/store", sync: configuration.storage.sync, io: storeFileIO)
         }
         self.store = store
         var channels = ChannelDirectory()
@@ -278,6 +282,13 @@ public final class Origin: Sendable {
     /// Writes every channel's state journal now (graceful shutdown).
     public func flushJournals() {
         for channel in allChannels { channel.flushJournal() }
+        if let store, case .batched = configuration.storage.sync {
+            do {
+                _ = try store.flush()
+            } catch {
+                logger.error("durable store flush failed", metadata: ["reason": "\(error)"])
+            }
+        }
     }
 
     /// Ticks every `interval` until the task is cancelled.

@@ -154,6 +154,15 @@ public enum ConfigurationFile {
         }
     }
 
+    struct DVRModel: Decodable {
+        var hours: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case hours }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            hours = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Double.self, forKey: .hours)
+        }
+    }
+
     struct StorageModel: Decodable {
         var sync: String?
         var syncIntervalMilliseconds: Int?
@@ -244,9 +253,10 @@ public enum ConfigurationFile {
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
+        var dvr: DVRModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
-            case legacyCueTags
+            case legacyCueTags, dvr
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -261,6 +271,7 @@ public enum ConfigurationFile {
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
             legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
+            dvr = try c.decodeIfPresent(DVRModel.self, forKey: .dvr)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -283,6 +294,12 @@ public enum ConfigurationFile {
                 channel.gapResponse = response
             }
             channel.legacyCueTags = legacyCueTags ?? false
+            if let dvr {
+                guard let hours = dvr.hours, hours > 0, hours <= 24 * 366 else {
+                    throw ConfigurationError("\(file): channel '\(name)': dvr.hours must be a positive number of hours")
+                }
+                channel.dvr = DVRConfiguration(hours: hours)
+            }
             if let window {
                 switch (window.segments, window.seconds) {
                 case (let count?, nil): channel.window = .segments(count)

@@ -49,6 +49,18 @@ enum MetricsExposition {
         family(
             "hlsorigin_peak_bitrate_bits", "gauge", "Highest segment bit rate seen (BANDWIDTH).",
             perRendition { "\($0.peakBitrate)" })
+        let stored = statuses.compactMap { status in status.storage.map { (status.name, $0) } }
+        if !stored.isEmpty {
+            family(
+                "hlsorigin_storage_bytes", "gauge", "Bytes the channel's durable store holds on disk.",
+                stored.map { ("{channel=\"\($0.0)\"}", "\($0.1.bytes)") })
+            family(
+                "hlsorigin_storage_degraded", "gauge", "1 while the channel's store writes fail (pushes get 507).",
+                stored.map { ("{channel=\"\($0.0)\"}", $0.1.state == "ok" ? "0" : "1") })
+            family(
+                "hlsorigin_storage_write_failures_total", "counter", "Failed writes to the channel's durable store.",
+                stored.map { ("{channel=\"\($0.0)\"}", "\($0.1.writeFailures)") })
+        }
         return out
     }
 }

@@ -15,6 +15,7 @@ extension OriginHTTPHandler {
         guard path.count == 2 || path.count == 3, let channel = origin.channel(named: path[path.startIndex]) else {
             return respond(.text(404, "unknown channel or path\n"))
         }
+        if !request.query.isEmpty, let answer = dvr(request, channel: channel, path: path) { return answer }
         let snapshot = channel.snapshot
         let second = path[path.startIndex + 1]
         if path.count == 2 {
@@ -56,14 +57,22 @@ extension OriginHTTPHandler {
         guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), case let number = file.utf8[..<dot],
             !number.isEmpty, number.count <= 20,
             number.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            number.count == 1 || number.first != UInt8(ascii: "0"), let msn = UInt64(Substring(number)),
-            let entry = rendition.entry(msn: msn),
-            Substring(file.utf8[file.utf8.index(after: dot)...]) == entry.container.segmentFileExtension
+            number.count == 1 || number.first != UInt8(ascii: "0"), let msn = UInt64(Substring(number))
         else {
-            var response = HTTPResponse.text(404, "no segment '\(file)' in rendition '\(rendition.name)'\n")
-            // A future segment appears soon: let nothing cache the miss.
-            response.headers.append(name: "Cache-Control", value: "no-cache")
-            return respond(response)
+            return respond(Self.noSegment(file, rendition: rendition.name))
+        }
+        let fileExtension = Substring(file.utf8[file.utf8.index(after: dot)...])
+        guard let entry = rendition.entry(msn: msn) else {
+            // Not in memory: the durable store may still have it (time-shift, or just past retention).
+            guard let stored = channel.storedSegment(rendition: rendition.name, msn: msn),
+                fileExtension == stored.record.container.segmentFileExtension
+            else {
+                return respond(Self.noSegment(file, rendition: rendition.name))
+            }
+            return respond(storedSegmentResponse(request, stored, file: file, rendition: rendition.name))
+        }
+        guard fileExtension == entry.container.segmentFileExtension else {
+            return respond(Self.noSegment(file, rendition: rendition.name))
         }
         if let bytes = entry.bytes, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
             let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
@@ -86,6 +95,37 @@ extension OriginHTTPHandler {
             serveImmutable(
                 request, bytes: bytes, contentType: entry.container.contentType, etag: "\"\(instanceTag)-\(msn)\"",
                 modifiedMilliseconds: entry.endMilliseconds))
+    }
+
+    /// The 404 of a segment URL that names nothing.
+    static func noSegment(_ file: String, rendition: String) -> HTTPResponse {
+        var response = HTTPResponse.text(404, "no segment '\(file)' in rendition '\(rendition)'\n")
+        // A future segment appears soon: let nothing cache the miss.
+        response.headers.append(name: "Cache-Control", value: "no-cache")
+        return response
+    }
+
+    /// A segment from the durable store: from the chunk file with sendfile once its bytes were checked, else the
+    /// bytes just read and checked. Same headers as a segment in memory.
+    func storedSegmentResponse(
+        _ request: HTTPRequestHead, _ stored: StoredSegmentAnswer, file: String, rendition: String
+    ) -> HTTPResponse {
+        let record = stored.record
+        let body: HTTPBody
+        switch stored.body {
+        case .bytes(let bytes): body = .bytes(bytes)
+        case .file(let path, let range):
+            // The chunk can be evicted between the lookup and here.
+            guard let region = try? FileRegion(path: path, range: range) else {
+                return Self.noSegment(file, rendition: rendition)
+            }
+            body = .file(region)
+        }
+        return StaticRepresentation(
+            body: body, contentType: record.container.contentType, cacheControl: Self.immutable,
+            etag: "\"\(instanceTag)-\(record.msn)\"", lastModifiedSeconds: record.endMilliseconds / 1000,
+            delivery: .byteRanges
+        ).response(to: request)
     }
 
     /// What a prepared response answers: a GET without conditions, with or without gzip.

@@ -19,6 +19,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let liveCache = LiveAnswerCache()
     /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.
     let preparedLive = LiveResponseStore()
+    /// Rendered blocks of DVR playlists (`?start=`), shared by threads.
+    let dvrBlocks = DVRPlaylistCache()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {

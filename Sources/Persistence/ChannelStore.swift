@@ -6,8 +6,9 @@ import Synchronization
 
 /// One channel in the store: its slot records, its renditions (in creation order) and their segment records.
 ///
-/// Records are written once at their MSN's position and never rewritten; index files are found by listing their
-/// directory, so nothing is scanned from MSN 0.
+/// Records are written once at their MSN's position (only a restart after a torn, never acknowledged write reuses
+/// positions above what it restored); index files are found by listing their directory, so nothing is scanned from
+/// MSN 0.
 public final class ChannelStore: Sendable {
     /// MSNs per index file (an "epoch").
     static let msnsPerEpoch: UInt64 = 4096
@@ -44,6 +45,10 @@ public final class ChannelStore: Sendable {
         var horizon: UInt64
         /// Chunks were cut back to their referenced bytes (done by the first `load`).
         var chunksRepaired = false
+        /// Index files created ahead of need.
+        var prepared: Set<IndexKey> = []
+        /// Directories with index files created since their last sync (`.always` syncs them before returning).
+        var unsyncedDirectories: Set<String> = []
     }
 
     init(name: String, directory: String, context: StoreContext) throws(StoreError) {
@@ -89,8 +94,9 @@ public final class ChannelStore: Sendable {
         if let existing = files.renditions[name] { return existing }
         if !files.renditionOrder.contains(name) {
             let order = files.renditionOrder + [name]
-            try context.io.replaceDurably(
-                directory + "/renditions.txt", with: Array(order.joined(separator: "\n").utf8) + [0x0A])
+            diskBytes.add(
+                try context.io.replaceDurablyCounting(
+                    directory + "/renditions.txt", with: Array(order.joined(separator: "\n").utf8) + [0x0A]))
             files.renditionOrder = order
         }
         let store = try RenditionStore(
@@ -110,35 +116,47 @@ public final class ChannelStore: Sendable {
         let result: Result<Void, StoreError> = files.withLock { files in
             do throws(StoreError) {
                 var written: [IndexKey: StoreFile] = [:]
-                var newDirectories: Set<String> = []
+                if !files.lastSlotKnown {
+                    files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
+                    files.lastSlotKnown = true
+                }
+                // The previous slot of this pass, or the newest one an earlier pass wrote without an error.
+                var previousSlot = files.lastSlotMSN
                 for record in records {
                     switch record {
                     case .segment(let rendition, let segment):
                         _ = try renditionLocked(rendition, &files)
                         let key = IndexKey(rendition: rendition, epoch: segment.msn >> Self.epochShift)
-                        let file = try indexFile(key, create: true, &files, newDirectories: &newDirectories)
+                        let file = try indexFile(key, create: true, &files)
                         try context.io.write(
                             file, bytes: StoreRecordCoding.encode(segment), at: Self.position(segment.msn, key))
                         written[key] = file
+                        prepareNextIndexFile(after: key, msn: segment.msn, &files)
                     case .slot(let slot):
-                        if !files.lastSlotKnown {
-                            files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
-                            files.lastSlotKnown = true
-                        }
-                        let afterSkip = files.lastSlotMSN.map { slot.msn > $0 + 1 } ?? false
-                        files.lastSlotMSN = max(files.lastSlotMSN ?? slot.msn, slot.msn)
+                        // A slot that does not follow the previous one (MSNs skipped, or a failed write left a
+                        // hole) is marked; so is the channel's first: nothing below it is missing.
+                        let afterSkip = previousSlot.map { slot.msn != $0 + 1 } ?? true
+                        previousSlot = slot.msn
                         let key = IndexKey(rendition: nil, epoch: slot.msn >> Self.epochShift)
-                        let file = try indexFile(key, create: true, &files, newDirectories: &newDirectories)
+                        let file = try indexFile(key, create: true, &files)
                         try context.io.write(
                             file, bytes: StoreRecordCoding.encode(slot, afterSkip: afterSkip),
                             at: Self.position(slot.msn, key))
                         written[key] = file
+                        prepareNextIndexFile(after: key, msn: slot.msn, &files)
                     }
                 }
                 if durable {
                     for file in written.values { try context.io.syncData(file) }
-                    for directory in newDirectories { try context.io.syncDirectory(directory) }
+                    // Names of new index files (kept until a sync succeeds, also across failed passes).
+                    for directory in files.unsyncedDirectories.sorted() {
+                        try context.io.syncDirectory(directory)
+                        files.unsyncedDirectories.remove(directory)
+                    }
+                } else {
+                    files.unsyncedDirectories.removeAll()
                 }
+                files.lastSlotMSN = previousSlot
                 return .success(())
             } catch {
                 return .failure(error)
@@ -226,7 +244,8 @@ public final class ChannelStore: Sendable {
     /// The slots to restore. The walk goes down from the highest valid slot record. A run of slots that sits on an
     /// absent record (all zero) without following a skip is the unacknowledged part of a write that a crash tore:
     /// never listed, so it is dropped (zeroed) and the walk continues below it. A corrupt record (bit rot) ends the
-    /// run instead: the slots above it were listed, and going below would reuse their MSNs.
+    /// run instead: the slots above it were listed, and going below would reuse their MSNs. The walk looks
+    /// `max(64, depth)` slots further down than it returns, so a tear just under the newest slots is seen.
     private func restoredSlots(depth: Int, _ files: inout Files) throws(StoreError) -> [SlotRecord] {
         let epochs = try epochNumbers(directory + "/slots", suffix: ".slots").filter {
             ($0 + 1) << Self.epochShift > files.horizon
@@ -256,21 +275,42 @@ public final class ChannelStore: Sendable {
             files.lastSlotKnown = true
             return []
         }
+        // The lowest valid slot, found only when a torn run needs it.
+        var lowest: UInt64?
+        func lowestSlot() throws(StoreError) -> UInt64 {
+            var msn = bottom
+            while msn < top.slot.msn {
+                if case .valid(let stored) = try slot(at: msn), stored.slot.msn == msn { return msn }
+                // Skip the run of all-zero records after `msn` in its file at once.
+                let epoch = msn >> Self.epochShift
+                let start = Int(msn & (Self.msnsPerEpoch - 1)) + 1
+                let next = cache?.bytes.withUnsafeBytes { raw in
+                    Self.firstNonZeroRecord(raw, from: start, size: StoreRecordCoding.slotRecordSize)
+                }
+                msn = (epoch << Self.epochShift) + UInt64(next ?? Int(Self.msnsPerEpoch))
+            }
+            return top.slot.msn
+        }
         var run: [StoredSlot] = [top]
         var dropped: [UInt64] = []
         var msn = top.slot.msn
-        walk: while run.count < depth && !run.last!.afterSkip && msn > bottom {
+        let lookBelow = max(64, depth)
+        walk: while run.count < depth + lookBelow && msn > bottom {
             msn -= 1
             switch try slot(at: msn) {
             case .valid(let stored) where stored.slot.msn == msn:
                 run.append(stored)
             case .corrupt, .valid:
                 break walk
+            case .absent where run.last!.afterSkip:
+                // MSNs skipped on purpose, or a write that failed (and was not acknowledged): the run is complete.
+                break walk
             case .absent:
-                // Torn: look for the next valid slot below; if there is none, keep this run.
+                // Torn: look for the next valid slot below (not below the lowest one); if there is none, keep this run.
+                if lowest == nil { lowest = try lowestSlot() }
                 var below = msn
                 var next: StoredSlot?
-                while below > bottom {
+                while below > max(bottom, lowest ?? msn) {
                     below -= 1
                     if case .valid(let stored) = try slot(at: below), stored.slot.msn == below {
                         next = stored
@@ -286,10 +326,9 @@ public final class ChannelStore: Sendable {
         if !dropped.isEmpty {
             let zero = [UInt8](repeating: 0, count: StoreRecordCoding.slotRecordSize)
             var written: [IndexKey: StoreFile] = [:]
-            var newDirectories: Set<String> = []
             for msn in dropped {
                 let key = IndexKey(rendition: nil, epoch: msn >> Self.epochShift)
-                let file = try indexFile(key, create: false, &files, newDirectories: &newDirectories)
+                let file = try indexFile(key, create: false, &files)
                 try context.io.write(file, bytes: zero, at: Self.position(msn, key))
                 written[key] = file
             }
@@ -297,7 +336,7 @@ public final class ChannelStore: Sendable {
         }
         files.lastSlotMSN = run.first?.slot.msn
         files.lastSlotKnown = true
-        return run.reversed().map(\.slot)
+        return run.prefix(depth).reversed().map(\.slot)
     }
 
     /// Reads the bytes of every `.segment` record and keeps those that pass their length and CRC checks.
@@ -391,6 +430,59 @@ public final class ChannelStore: Sendable {
         return try result.get()
     }
 
+    /// A rendition's valid segment records with MSNs in [from, through], by MSN, without their bytes (DVR
+    /// playlists); absent and corrupt records are left out.
+    public func segments(rendition: String, from: UInt64, through: UInt64) throws(StoreError) -> [UInt64: SegmentRecord]
+    {
+        guard from <= through else { return [:] }
+        let result: Result<[UInt64: SegmentRecord], StoreError> = files.withLock { files in
+            do throws(StoreError) {
+                let start = max(from, files.horizon)
+                guard start <= through, files.renditionOrder.contains(rendition) else { return .success([:]) }
+                var records: [UInt64: SegmentRecord] = [:]
+                for decoded in try readSegmentRecords(rendition: rendition, from: start, through: through, &files) {
+                    if let record = decoded.record, record.msn >= start, record.msn <= through {
+                        records[record.msn] = record
+                    }
+                }
+                return .success(records)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The oldest and the newest valid slot records at or above the horizon (the DVR window); nil when there are
+    /// none.
+    public func slotRange() throws(StoreError) -> (oldest: SlotRecord, newest: SlotRecord)? {
+        let result: Result<(oldest: SlotRecord, newest: SlotRecord)?, StoreError> = files.withLock { files in
+            do throws(StoreError) {
+                guard let newest = try newestSlotLocked(&files)?.slot else { return .success(nil) }
+                for epoch in try epochNumbers(directory + "/slots", suffix: ".slots").sorted()
+                where (epoch + 1) << Self.epochShift > files.horizon {
+                    let bytes = try readEpoch(IndexKey(rendition: nil, epoch: epoch), &files)
+                    var index = 0
+                    while (index + 1) * StoreRecordCoding.slotRecordSize <= bytes.count {
+                        let msn = (epoch << Self.epochShift) + UInt64(index)
+                        let position = index * StoreRecordCoding.slotRecordSize
+                        let decoded = bytes.withUnsafeBytes {
+                            StoreRecordCoding.decodeSlot(UnsafeRawBufferPointer(rebasing: $0[position...]))
+                        }
+                        if msn >= files.horizon, let slot = decoded.record, slot.msn == msn {
+                            return .success((slot, newest))
+                        }
+                        index += 1
+                    }
+                }
+                return .success((newest, newest))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// The slot whose [PDT, PDT + duration) contains `programDateTimeMilliseconds` (binary search over the slot
     /// records); nil if no stored slot contains it.
     public func slot(containing programDateTimeMilliseconds: Int64) throws(StoreError) -> SlotRecord? {
@@ -399,9 +491,11 @@ public final class ChannelStore: Sendable {
                 let epochs = try epochNumbers(directory + "/slots", suffix: ".slots").filter {
                     ($0 + 1) << Self.epochShift > files.horizon
                 }
-                guard let lowestEpoch = epochs.min(), let top = try newestSlotLocked(&files)?.slot else {
-                    return .success(nil)
+                if !files.lastSlotKnown {
+                    files.lastSlotMSN = try newestSlotLocked(&files)?.slot.msn
+                    files.lastSlotKnown = true
                 }
+                guard let lowestEpoch = epochs.min(), let topMSN = files.lastSlotMSN else { return .success(nil) }
                 var cache: [UInt64: [UInt8]] = [:]
                 // The first valid slot at or above `msn` (and at most `limit`).
                 func firstSlot(from msn: UInt64, through limit: UInt64) throws(StoreError) -> SlotRecord? {
@@ -426,11 +520,11 @@ public final class ChannelStore: Sendable {
                     return nil
                 }
                 guard
-                    var low = try firstSlot(from: max(lowestEpoch << Self.epochShift, files.horizon), through: top.msn),
+                    var low = try firstSlot(from: max(lowestEpoch << Self.epochShift, files.horizon), through: topMSN),
                     programDateTimeMilliseconds >= low.programDateTimeMilliseconds
                 else { return .success(nil) }
                 // Invariant: `low` starts at or before the PDT; find the last such slot.
-                var high = top.msn
+                var high = topMSN
                 while low.msn < high {
                     let middle = low.msn + (high - low.msn + 1) / 2
                     if let probe = try firstSlot(from: middle, through: high),
@@ -458,8 +552,9 @@ public final class ChannelStore: Sendable {
         let result: Result<Void, StoreError> = files.withLock { files in
             do throws(StoreError) {
                 guard msn > files.horizon else { return .success(()) }
-                try context.io.replaceDurably(
-                    directory + "/horizon.json", with: Array("{\"evictedBelowMSN\": \(msn)}\n".utf8))
+                diskBytes.add(
+                    try context.io.replaceDurablyCounting(
+                        directory + "/horizon.json", with: Array("{\"evictedBelowMSN\": \(msn)}\n".utf8)))
                 files.horizon = msn
                 let doomedEpochs = { (epoch: UInt64) in (epoch + 1) << Self.epochShift <= msn }
                 // Chunks: keep every chunk from the lowest one a record at or above the horizon uses.
@@ -494,7 +589,8 @@ public final class ChannelStore: Sendable {
         try result.get()
     }
 
-    /// Bytes on disk for this channel (status, quotas): measured at open, then tracked.
+    /// Bytes on disk for this channel (status, quotas): file sizes (index files at their reserved size), measured
+    /// at open, then tracked.
     public var bytesOnDisk: Int64 { diskBytes.current }
 
     /// Everything below this MSN may have been evicted.
@@ -515,7 +611,7 @@ public final class ChannelStore: Sendable {
     /// The open index file for `key`; nil-free: creates it (reserving its full size) if `create`, else throws
     /// ENOENT for a missing file.
     private func indexFile(
-        _ key: IndexKey, create: Bool, _ files: inout Files, newDirectories: inout Set<String>
+        _ key: IndexKey, create: Bool, _ files: inout Files
     )
         throws(StoreError) -> StoreFile
     {
@@ -529,8 +625,9 @@ public final class ChannelStore: Sendable {
         } catch  where error.errno == ENOENT && create {
             file = try context.io.open(path, create: true)
             let reserved = key.rendition == nil ? Self.slotEpochBytes : Self.segmentEpochBytes
-            if (try? context.io.preallocate(file, length: reserved)) != nil { diskBytes.add(reserved) }
-            newDirectories.insert(parentDirectory(of: path))
+            try? context.io.preallocate(file, length: reserved)
+            diskBytes.add(reserved)
+            files.unsyncedDirectories.insert(parentDirectory(of: path))
         }
         files.open[key] = file
         if files.open.count > Self.maximumOpenIndexFiles,
@@ -544,6 +641,17 @@ public final class ChannelStore: Sendable {
         return file
     }
 
+    /// Once an index file is half full, creates (and reserves) the next one, so that its records still land when
+    /// the disk fills up later. Best effort: a failure here fails nothing.
+    private func prepareNextIndexFile(
+        after key: IndexKey, msn: UInt64, _ files: inout Files
+    ) {
+        guard msn & (Self.msnsPerEpoch - 1) >= Self.msnsPerEpoch / 2 else { return }
+        let next = IndexKey(rendition: key.rendition, epoch: key.epoch + 1)
+        guard files.prepared.insert(next).inserted else { return }
+        _ = try? indexFile(next, create: true, &files)
+    }
+
     private func removeIndexFile(_ key: IndexKey, _ files: inout Files) throws(StoreError) {
         if let file = files.open.removeValue(forKey: key) {
             context.io.close(file)
@@ -551,7 +659,7 @@ public final class ChannelStore: Sendable {
         }
         let path = path(key)
         if let file = try? context.io.open(path, create: false) {
-            diskBytes.add(-((try? context.io.size(file)) ?? 0))
+            diskBytes.add(-Self.countedSize(path, (try? context.io.size(file)) ?? 0))
             context.io.close(file)
         }
         try context.io.remove(path)
@@ -559,10 +667,9 @@ public final class ChannelStore: Sendable {
 
     /// The bytes of an index file (up to its size), empty if it does not exist.
     private func readEpoch(_ key: IndexKey, _ files: inout Files) throws(StoreError) -> [UInt8] {
-        var ignored: Set<String> = []
         let file: StoreFile
         do {
-            file = try indexFile(key, create: false, &files, newDirectories: &ignored)
+            file = try indexFile(key, create: false, &files)
         } catch  where error.errno == ENOENT {
             return []
         }
@@ -584,10 +691,9 @@ public final class ChannelStore: Sendable {
             let key = IndexKey(rendition: rendition, epoch: epoch)
             let low = max(from, epoch << Self.epochShift)
             let high = min(through, (epoch << Self.epochShift) + Self.msnsPerEpoch - 1)
-            var ignored: Set<String> = []
             var bytes: [UInt8] = []
             do {
-                let file = try indexFile(key, create: false, &files, newDirectories: &ignored)
+                let file = try indexFile(key, create: false, &files)
                 bytes = try context.io.read(
                     file, count: Int(high - low + 1) * StoreRecordCoding.segmentRecordSize,
                     at: Self.position(low, key))
@@ -648,6 +754,20 @@ public final class ChannelStore: Sendable {
         return nil
     }
 
+    /// The index of the first record at or after `index` that is not all zero (the record count if none).
+    static func firstNonZeroRecord(_ bytes: UnsafeRawBufferPointer, from index: Int, size: Int) -> Int {
+        var current = index
+        while (current + 1) * size <= bytes.count {
+            var combined: UInt64 = 0
+            for offset in stride(from: current * size, to: (current + 1) * size, by: 8) {
+                combined |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            }
+            if combined != 0 { return current }
+            current += 1
+        }
+        return Int(msnsPerEpoch)
+    }
+
     /// The epoch numbers of the index files in a directory.
     private func epochNumbers(_ directory: String, suffix: String) throws(StoreError) -> [UInt64] {
         try context.io.list(directory).compactMap { name in
@@ -655,13 +775,20 @@ public final class ChannelStore: Sendable {
         }
     }
 
-    /// The total size of the files under `directory`.
+    /// The bytes a file counts for: its size, and for an index file at least the size reserved for it.
+    private static func countedSize(_ path: String, _ size: Int64) -> Int64 {
+        if path.hasSuffix(".idx") { return max(size, segmentEpochBytes) }
+        if path.hasSuffix(".slots") { return max(size, slotEpochBytes) }
+        return size
+    }
+
+    /// The total size of the files under `directory` (index files at their reserved size).
     private static func measure(_ directory: String, io: any StoreFileIO) throws(StoreError) -> Int64 {
         var total: Int64 = 0
         for name in try io.list(directory) {
             let path = directory + "/" + name
             if let file = try? io.open(path, create: false) {
-                total += (try? io.size(file)) ?? 0
+                total += countedSize(path, (try? io.size(file)) ?? 0)
                 io.close(file)
             } else {
                 total += try measure(path, io: io)

@@ -6,7 +6,7 @@ import Synchronization
 
 /// One rendition's bytes in the store: chunk files of segments back to back, and its fMP4 init sections.
 public final class RenditionStore: Sendable {
-    /// A chunk holds at most this many segments...
+    /// A chunk holds at most this many segments (by default)...
     public static let maximumSegmentsPerChunk = 256
     /// ... and at most this many bytes (a single larger segment gets a chunk of its own).
     public static let maximumChunkBytes: Int64 = 256 << 20
@@ -16,7 +16,10 @@ public final class RenditionStore: Sendable {
     let directory: String
     private let context: StoreContext
     private let bytesOnDisk: ByteCounter
+    /// Held alone (never with another store lock), by `stage` only.
     private let writer: Mutex<ChunkWriter>
+    /// The chunk the writer appends to, -1 if none: readable without the writer's lock (eviction spares it).
+    private let writingChunk = Atomic<Int64>(-1)
     /// Chunk number to file name (`7.ts`), for reading; the writer adds its new chunks.
     private let chunkNames: Mutex<[UInt32: String]>
     /// The newest chunk that existed when the store was opened (the writer never appends to it): the one a crash
@@ -65,7 +68,7 @@ public final class RenditionStore: Sendable {
             do throws(StoreError) {
                 let length = Int64(bytes.count)
                 if writer.file == nil || writer.container != container
-                    || writer.segments >= Self.maximumSegmentsPerChunk
+                    || writer.segments >= context.maximumSegmentsPerChunk
                     || (writer.segments > 0 && writer.size + length > Self.maximumChunkBytes)
                 {
                     if let old = writer.file { io.close(old) }
@@ -76,11 +79,21 @@ public final class RenditionStore: Sendable {
                     writer.file = file
                     writer.nextChunk = number + 1
                     writer.chunk = number
+                    writingChunk.store(Int64(number), ordering: .sequentiallyConsistent)
                     writer.container = container
                     writer.size = 0
                     writer.segments = 0
                     chunkNames.withLock { $0[number] = fileName }
-                    if durable { try io.syncDirectory(directory + "/data") }
+                    if durable {
+                        do throws(StoreError) {
+                            try io.syncDirectory(directory + "/data")
+                        } catch {
+                            // The chunk's name may not be durable: the next stage starts another chunk.
+                            io.close(file)
+                            writer.file = nil
+                            throw error
+                        }
+                    }
                 }
                 let file = writer.file!
                 let offset = writer.size
@@ -96,6 +109,7 @@ public final class RenditionStore: Sendable {
                     try? io.truncate(file, to: offset)
                     io.close(file)
                     writer.file = nil
+                    writingChunk.store(-1, ordering: .sequentiallyConsistent)
                     throw error
                 }
                 writer.size += length
@@ -131,7 +145,10 @@ public final class RenditionStore: Sendable {
     func chunks() -> [UInt32: String] { chunkNames.withLock { $0 } }
 
     /// The chunk the writer appends to (nil before the first stage).
-    func currentChunk() -> UInt32? { writer.withLock { $0.file == nil ? nil : $0.chunk } }
+    func currentChunk() -> UInt32? {
+        let chunk = writingChunk.load(ordering: .sequentiallyConsistent)
+        return chunk < 0 ? nil : UInt32(chunk)
+    }
 
     /// Removes chunk files below `chunk` (never the writer's); returns the bytes freed.
     func removeChunks(below chunk: UInt32) throws(StoreError) -> Int64 {
@@ -174,8 +191,7 @@ public final class RenditionStore: Sendable {
 
     /// Writes fMP4 initialization section `version` durably (temporary file, sync, rename, directory sync).
     public func writeInitSection(version: Int, bytes: SharedBytes) throws(StoreError) {
-        try context.io.replaceDurably(directory + "/init/\(version).mp4", with: bytes.array)
-        bytesOnDisk.add(Int64(bytes.count))
+        bytesOnDisk.add(try context.io.replaceDurablyCounting(directory + "/init/\(version).mp4", with: bytes.array))
     }
 
     /// The stored fMP4 initialization sections by version.

@@ -17,10 +17,13 @@ final class StoreContext: Sendable {
     let sync: StorageSyncPolicy
     /// The last sequence number handed out by `ChannelStore.append` (assigned after its writes completed).
     let writtenSequence = Atomic<UInt64>(0)
+    /// A chunk holds at most this many segments.
+    let maximumSegmentsPerChunk: Int
 
-    init(io: any StoreFileIO, sync: StorageSyncPolicy) {
+    init(io: any StoreFileIO, sync: StorageSyncPolicy, maximumSegmentsPerChunk: Int) {
         self.io = io
         self.sync = sync
+        self.maximumSegmentsPerChunk = maximumSegmentsPerChunk
     }
 
     var syncsEachWrite: Bool { sync == .always }
@@ -50,17 +53,26 @@ public final class SegmentStore: Sendable {
     let context: StoreContext
     private let channels = Mutex<[String: ChannelStore]>([:])
 
-    /// Opens (and creates if needed) the store in `directory`.
-    public init(directory: String, sync: StorageSyncPolicy, io: any StoreFileIO = PosixFileIO()) throws(StoreError) {
+    /// Opens (and creates if needed) the store in `directory`. A chunk file holds at most `maximumSegmentsPerChunk`
+    /// segments (and 256 MiB).
+    public init(
+        directory: String, sync: StorageSyncPolicy, io: any StoreFileIO = PosixFileIO(),
+        maximumSegmentsPerChunk: Int = RenditionStore.maximumSegmentsPerChunk
+    ) throws(StoreError) {
         var path = directory
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         self.directory = path
         self.sync = sync
-        self.context = StoreContext(io: io, sync: sync)
-        var current = path.hasPrefix("/") ? "" : "."
+        self.context = StoreContext(io: io, sync: sync, maximumSegmentsPerChunk: max(1, maximumSegmentsPerChunk))
+        // Each directory created here is made durable in its parent.
+        var parent = path.hasPrefix("/") ? "/" : "."
         for component in path.split(separator: "/") {
-            current += "/" + component
-            try io.makeDirectory(current)
+            let current = (parent == "/" ? "" : parent) + "/" + component
+            if try !io.list(parent).contains(String(component)) {
+                try io.makeDirectory(current)
+                try io.syncDirectory(parent)
+            }
+            parent = current
         }
     }
 

@@ -130,6 +130,17 @@ extension StoreFileIO {
         try syncDirectory(parentDirectory(of: path))
     }
 
+    /// `replaceDurably`, returning how many bytes the file grew by (negative if it shrank).
+    func replaceDurablyCounting(_ path: String, with bytes: [UInt8]) throws(StoreError) -> Int64 {
+        var old: Int64 = 0
+        if let file = try? open(path, create: false) {
+            old = (try? size(file)) ?? 0
+            close(file)
+        }
+        try replaceDurably(path, with: bytes)
+        return Int64(bytes.count) - old
+    }
+
     /// Creates `path` and its missing parents below `root` (which must exist), syncing each parent whose entries
     /// changed.
     func makeDirectories(_ path: String, below root: String) throws(StoreError) {

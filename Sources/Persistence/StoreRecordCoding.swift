@@ -53,8 +53,8 @@ public enum StoreRecordCoding {
     private static let flagMediaEnd: UInt8 = 1 << 4
     // Slot record flags (byte 24).
     private static let slotFlagDiscontinuity: UInt8 = 1 << 0
-    /// Set by the store on a slot whose MSN does not follow the previous slot it wrote: the MSNs between were skipped
-    /// on purpose (downtime), so a hole below this slot is not a torn write.
+    /// Set by the store on a slot whose MSN does not follow the previous slot it wrote (or on the channel's first):
+    /// the MSNs between were skipped on purpose (downtime), so a hole below this slot is not a torn write.
     static let slotFlagAfterSkip: UInt8 = 1 << 1
 
     /// Layout (offsets): kind 0, flags 1, container 2, format 3, EXTINF ms u32 4, MSN u64 8, PDT ms i64 16, chunk u32
@@ -92,7 +92,7 @@ public enum StoreRecordCoding {
     public static func decodeSegment(_ bytes: UnsafeRawBufferPointer) -> DecodedRecord<SegmentRecord> {
         precondition(bytes.count >= segmentRecordSize)
         let record = UnsafeRawBufferPointer(rebasing: bytes[0..<segmentRecordSize])
-        if record.allSatisfy({ $0 == 0 }) { return .absent }
+        if isZero(record) { return .absent }
         guard crcMatches(record), record[3] == segmentFormat, let kind = SegmentRecord.Kind(rawValue: record[0]),
             let container = container(record[2])
         else { return .corrupt }
@@ -152,7 +152,7 @@ public enum StoreRecordCoding {
     static func decodeSlotWithFlags(_ bytes: UnsafeRawBufferPointer) -> DecodedRecord<StoredSlot> {
         precondition(bytes.count >= slotRecordSize)
         let record = UnsafeRawBufferPointer(rebasing: bytes[0..<slotRecordSize])
-        if record.allSatisfy({ $0 == 0 }) { return .absent }
+        if isZero(record) { return .absent }
         guard crcMatches(record), record[24] & ~(slotFlagDiscontinuity | slotFlagAfterSkip) == 0 else {
             return .corrupt
         }
@@ -186,6 +186,15 @@ public enum StoreRecordCoding {
         case 5: .webVTT
         default: nil
         }
+    }
+
+    /// True if every byte is zero (records are multiples of 8 bytes).
+    private static func isZero(_ record: UnsafeRawBufferPointer) -> Bool {
+        var combined: UInt64 = 0
+        for offset in stride(from: 0, to: record.count, by: 8) {
+            combined |= record.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        }
+        return combined == 0
     }
 
     private static func sealCRC(_ bytes: inout [UInt8]) {

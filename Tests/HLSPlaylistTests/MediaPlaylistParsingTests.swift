@@ -139,6 +139,7 @@ struct MediaPlaylistParsingTests {
             endOnNext: true)
         let expected = MediaPlaylist(
             targetDuration: 4, mediaSequence: .max, discontinuitySequence: 12, playlistType: .event,
+            start: StartOffset(timeOffset: -12),
             segments: [
                 MediaSegment(
                     uri: "seg 1.m4s", duration: 3.5, title: "title, with comma", discontinuity: true, gap: true,
@@ -290,6 +291,10 @@ struct MediaPlaylistParsingTests {
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\r#EXTINF:2,\n", 2, "a CR not followed by LF"),
         ("#EXTM3U\na\u{0}b\n", 2, "control character 0x0"),
         ("#EXTM3U\na\u{85}b\n", 2, "C1 control character"),
+        ("#EXTM3U\n#EXT-X-START:PRECISE=YES\n", 2, "#EXT-X-START: TIME-OFFSET is required"),
+        ("#EXTM3U\n#EXT-X-START:TIME-OFFSET=ten\n", 2, "#EXT-X-START: TIME-OFFSET must be a decimal number"),
+        ("#EXTM3U\n#EXT-X-START:TIME-OFFSET=1,PRECISE=MAYBE\n", 2, "#EXT-X-START: PRECISE must be YES or NO"),
+        ("#EXTM3U\n#EXT-X-START:TIME-OFFSET=1\n#EXT-X-START:TIME-OFFSET=2\n", 3, "#EXT-X-START appears twice"),
     ]
 
     @Test("invalid playlists fail with the line and the reason", arguments: invalid)

@@ -137,6 +137,29 @@ struct MediaPlaylistRenderingTests {
                 """)
     }
 
+    @Test("EXT-X-START after the playlist type: signed offset with three decimals, PRECISE always written")
+    func startOffset() throws {
+        var playlist = MediaPlaylist(
+            targetDuration: 2, mediaSequence: 40, independentSegments: true, playlistType: .event,
+            start: StartOffset(timeOffset: 3.25, precise: true))
+        #expect(
+            playlist.render() == """
+                #EXTM3U
+                #EXT-X-VERSION:3
+                #EXT-X-TARGETDURATION:2
+                #EXT-X-MEDIA-SEQUENCE:40
+                #EXT-X-DISCONTINUITY-SEQUENCE:0
+                #EXT-X-PLAYLIST-TYPE:EVENT
+                #EXT-X-INDEPENDENT-SEGMENTS
+                #EXT-X-START:TIME-OFFSET=3.250,PRECISE=YES
+
+                """)
+        playlist.start = StartOffset(timeOffset: -12)
+        #expect(playlist.render().contains("\n#EXT-X-START:TIME-OFFSET=-12.000,PRECISE=NO\n"))
+        let parsed = try MediaPlaylist.parse("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-START:TIME-OFFSET=-0.5\n")
+        #expect(parsed.start == StartOffset(timeOffset: -0.5, precise: false))
+    }
+
     @Test(
         "minimum version table",
         arguments: [

@@ -19,7 +19,7 @@ struct MediaPlaylistRoundTripTests {
             }),
         MediaPlaylist(
             targetDuration: 4, mediaSequence: 7, independentSegments: true, playlistType: .event, endList: true,
-            definitions: [.value(name: "v", value: "1")],
+            start: StartOffset(timeOffset: 1.5, precise: true), definitions: [.value(name: "v", value: "1")],
             segments: [
                 MediaSegment(uri: "7.m4s", duration: 4, map: mapA),
                 MediaSegment(
@@ -41,7 +41,7 @@ struct MediaPlaylistRoundTripTests {
                 MediaSegment(uri: "10.m4s", duration: 0.001, map: mapA),
             ]),
         MediaPlaylist(
-            targetDuration: 10, playlistType: .vod, endList: true,
+            targetDuration: 10, playlistType: .vod, endList: true, start: StartOffset(timeOffset: -25.125),
             definitions: [.import(name: "tok"), .queryParameter(name: "q")],
             segments: [MediaSegment(uri: "a.ts?t={$tok}", duration: 9.999)]),
     ]

@@ -63,6 +63,7 @@ struct ConfigurationFileTests {
         ("channels:\n  - name: a\n    window: { segment: 3 }\n", "segment"),
         ("channels:\n  - name: a\n    renditions:\n      - name: r\n        profil: 360p\n", "profil"),
         ("ingest:\n  defaults:\n    targetDurationn: 2\n", "targetDurationn"),
+        ("channels:\n  - name: a\n    dvr: { hour: 2 }\n", "hour"),
     ])
     func unknownKeysAreRefusedByName(text: String, key: String) throws {
         let message = try #require(Self.refusal(text))
@@ -110,6 +111,10 @@ struct ConfigurationFileTests {
         ),
         ("ingest:\n  maxSegmentBytes: 0\n", "test.yaml: maxSegmentBytes must be positive"),
         ("server:\n  connectionMemoryKiB: 2\n", "test.yaml: connectionMemoryKiB must be between 4 and 1024"),
+        (
+            "channels:\n  - name: a\n    dvr: { hours: 0 }\n",
+            "test.yaml: channel 'a': dvr.hours must be a positive number of hours"
+        ),
     ])
     func badValuesAreRefusedWithAClearMessage(text: String, message: String) throws {
         #expect(Self.refusal(text) == message)
@@ -128,6 +133,19 @@ struct ConfigurationFileTests {
         } catch let error as ConfigurationError {
             #expect(error.message == "cannot read configuration file '/nonexistent/hlsorigin.yaml'")
         }
+    }
+}
+
+@Suite("Configuration: DVR")
+struct DVRConfigurationTests {
+    @Test func dvrHoursAreReadPerChannelAndForAutoCreatedChannelsAndDefaultOff() throws {
+        let configuration = try ConfigurationFile.parse(
+            "ingest:\n  defaults:\n    dvr: { hours: 24 }\nchannels:\n  - name: a\n    dvr: { hours: 1.5 }\n"
+                + "  - name: b\n")
+        #expect(configuration.origin.ingest.autoCreatedChannel.dvr == DVRConfiguration(hours: 24))
+        #expect(configuration.origin.channels.map(\.dvr) == [DVRConfiguration(hours: 1.5), nil])
+        #expect(configuration.origin.channels.first?.dvr?.milliseconds == 5_400_000)
+        #expect(try ConfigurationFile.parse("logLevel: info\n").origin.ingest.autoCreatedChannel.dvr == nil)
     }
 }
 

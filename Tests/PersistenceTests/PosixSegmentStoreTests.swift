@@ -14,6 +14,7 @@ struct PosixSegmentStoreTests {
         defer { try? FileManager.default.removeItem(atPath: (root as NSString).deletingLastPathComponent) }
         let base: UInt64 = 1 << 40
         var written: [UInt64: SharedBytes] = [:]
+        var trackedBytes: Int64 = 0
         do {
             let store = try SegmentStore(directory: root, sync: .always)
             let channel = try store.channel("news")
@@ -53,10 +54,13 @@ struct PosixSegmentStoreTests {
             }
             _ = audio
             #expect(channel.bytesOnDisk > 10_000)
+            trackedBytes = channel.bytesOnDisk
         }
         let reopened = try SegmentStore(directory: root, sync: .always)
         #expect(reopened.channelNames() == ["news"])
         let channel = try reopened.channel("news")
+        // What was tracked while writing is what a fresh count finds.
+        #expect(channel.bytesOnDisk == trackedBytes)
         let stored = try #require(try channel.load(depth: 5))
         #expect(stored.slots.map(\.msn) == Array((base + 4)...(base + 8)))
         #expect(stored.slots.first?.discontinuity == false)

@@ -1,0 +1,51 @@
+import IngestLoop
+import MicroHTTPD
+import OriginCore
+import SharedBytes
+
+/// `?start=T[&end=E]` on `/live/{channel}/index.m3u8` and `/live/{channel}/{rendition}/index.m3u8`: start-over and
+/// catch-up playlists from the channel's store.
+extension OriginHTTPHandler {
+    /// The DVR answer to a playlist GET or HEAD with `start` or `end`; nil when the request is not one (no such
+    /// argument, not a playlist, unknown rendition: the live route answers).
+    func dvr(_ request: HTTPRequestHead, channel: Channel, path: ArraySlice<String>) -> HTTPRequestAction? {
+        guard path.last == "index.m3u8", path.count == 2 || path.count == 3 else { return nil }
+        do throws(DVRQueryError) {
+            guard let query = try DVRQuery.parse(request.query) else { return nil }
+            if path.count == 2 {
+                let text = try channel.dvrMultivariantPlaylist(query)
+                return respond(
+                    dvrPlaylist(
+                        request, text: text, maxAge: configuration.multivariantMaxAge,
+                        modifiedMilliseconds: channel.snapshot.multivariantModifiedMilliseconds))
+            }
+            let rendition = path[path.startIndex + 1]
+            guard channel.snapshot.renditions[rendition] != nil else { return nil }
+            let answer = try channel.dvrMediaPlaylist(query, rendition: rendition, cache: dvrBlocks)
+            return respond(
+                dvrPlaylist(
+                    request, text: answer.text, maxAge: answer.maxAge, modifiedMilliseconds: answer.modifiedMilliseconds
+                ))
+        } catch {
+            var response = HTTPResponse.text(error.kind == .malformed ? 400 : 404, error.message + "\n")
+            response.headers.append(name: "Cache-Control", value: "no-cache")
+            return respond(response)
+        }
+    }
+
+    /// A DVR playlist: validators from its text, gzip when accepted.
+    private func dvrPlaylist(
+        _ request: HTTPRequestHead, text: String, maxAge: Int, modifiedMilliseconds: Int64
+    ) -> HTTPResponse {
+        let bytes = SharedBytes(string: text)
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in text.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01B3
+        }
+        return StaticRepresentation(
+            bytes: bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(max(maxAge, 0))",
+            etag: "\"\(instanceTag)-dvr-\(String(hash, radix: 36))\"", lastModifiedSeconds: modifiedMilliseconds / 1000,
+            delivery: .compressible
+        ).response(to: request) { Gzip.compress(bytes, level: 1) }
+    }
+}
