@@ -112,20 +112,22 @@ def command_push_segments(args):
 
 
 def command_await_disk(args):
-    """Waits until `--path` (a segment of a push channel with DVR) has left its playlist and, `--retention` seconds
-    later, the window's retention; then GETs it once more and prints `ok` if the bytes equal `--file`, else
+    """Waits until `--path` (`/live/{channel}/{rendition}/{msn}.ts` of a push channel with DVR whose later slots are
+    GAPs) has left its playlist and the window's retention (the admin status counts no retained segment: GAPs are
+    not retained, so it was the only one); then GETs it once more and prints `ok` if the bytes equal `--file`, else
     `missing <status>` (the origin has no disk route)."""
     client = Client(args.port)
-    directory, name = args.path.rsplit("/", 1)
+    _, _, channel, rendition, name = args.path.split("/")
     deadline = time.time() + args.wait
     while True:
-        status, playlist = client.request("GET", f"{directory}/index.m3u8")
-        if status == 200 and name.encode() not in playlist:
+        status, playlist = client.request("GET", f"/live/{channel}/{rendition}/index.m3u8")
+        _, body = client.request("GET", f"/admin/channels/{channel}")
+        retained = next(r["retainedSegments"] for r in json.loads(body)["renditions"] if r["name"] == rendition)
+        if status == 200 and name.encode() not in playlist and retained == 0:
             break
         if time.time() > deadline:
-            raise SystemExit(f"{args.path} still listed after {args.wait} s")
+            raise SystemExit(f"{args.path} still listed or retained after {args.wait} s")
         time.sleep(0.25)
-    time.sleep(args.retention)
     status, served = client.request("GET", args.path)
     expected = open(args.file, "rb").read()
     print("ok" if status == 200 and served == expected else f"missing {status}")
@@ -486,8 +488,7 @@ def main():
     p = sub.add_parser("push-segments"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--root")
     p.add_argument("--channel", default="seg")
     p = sub.add_parser("await-disk"); p.add_argument("--port", type=int); p.add_argument("--path")
-    p.add_argument("--file")
-    p.add_argument("--retention", type=float, default=10); p.add_argument("--wait", type=float, default=60)
+    p.add_argument("--file"); p.add_argument("--wait", type=float, default=60)
     p = sub.add_parser("push-window"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--count", type=int, default=600)
     p = sub.add_parser("mirror"); p.add_argument("--port", type=int); p.add_argument("--path"); p.add_argument("--root")
     p.add_argument("--segments", type=int, default=6); p.add_argument("--wait", type=float, default=30)
