@@ -97,9 +97,13 @@ public struct ChannelConfiguration: Sendable, Hashable {
 public struct DVRConfiguration: Sendable, Hashable {
     /// Hours of the channel kept on disk (positive).
     public var hours: Double
+    /// At most this many bytes of the channel on disk: the oldest time-shift goes first (never what is listed).
+    /// Default: nil = no limit of the channel's own (`storage.maxBytes` still applies).
+    public var maxBytes: Int64?
 
-    public init(hours: Double) {
+    public init(hours: Double, maxBytes: Int64? = nil) {
         self.hours = hours
+        self.maxBytes = maxBytes
     }
 
     /// `hours` in milliseconds.

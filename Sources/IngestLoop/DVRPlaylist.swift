@@ -159,7 +159,8 @@ public struct DVRSelection: Sendable, Hashable {
 
 extension DVRInterval {
     /// The MSNs that answer the interval now: from the slot containing T (the next one when T falls in a hole, the
-    /// newest when T is past the live edge) to the live edge, or to the slot containing the last ms before E; ENDLIST once that slot is closed.
+    /// newest when T is past the live edge) to the live edge, or to the slot containing the last ms before E;
+    /// ENDLIST once that slot is closed.
     /// - Parameter source: the channel's closed slots.
     /// - Returns: nil when there is no closed slot.
     public func selection(in source: some DVRRecordSource) -> DVRSelection? {

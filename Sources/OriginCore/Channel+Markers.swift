@@ -49,7 +49,7 @@ extension Channel {
     func pruneMarkers() {
         let (liveStart, target) = state.withLock { ($0.markerWindowStartMilliseconds, $0.targetDuration ?? 1) }
         guard let liveStart else { return }
-        let windowStart = dvrMarkerFloor(windowStartMilliseconds: liveStart)
+        let windowStart = recordingMarkerFloor(dvrMarkerFloor(windowStartMilliseconds: liveStart))
         let book = markers.book
         // Cheap check first: most ticks prune nothing and must not take the writer lock.
         let grace = Int64(target) * 2000

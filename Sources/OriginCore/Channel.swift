@@ -50,6 +50,8 @@ public final class Channel: Sendable {
     /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
+    /// `RecordingStore.writer` -> `RecordingStore.eviction` -> `ChannelStore.files`, `RecordingStore.visible`;
+    /// `Channel.state` is never held while taking a `RecordingStore` lock.
     let state: Mutex<ChannelState>
     /// The latest snapshot; held only to copy or swap one reference.
     private let published: Mutex<ChannelSnapshot>
@@ -71,6 +73,8 @@ public final class Channel: Sendable {
     let storageWriteFailures = Atomic<Int>(0)
     /// When the store last freed what the live window no longer needs (shared clock, ms).
     private let lastEviction = Atomic<Int64>(0)
+    /// The origin's recordings: their intervals pin the channel's stored slots (see `Channel+Recordings.swift`).
+    let recordings: RecordingStore?
     /// Stored segments whose bytes passed their check, with their chunk file (served from it from then on).
     let verified = Mutex<[StoredSegmentKey: (SegmentRecord, String)]>([:])
 
@@ -82,9 +86,10 @@ public final class Channel: Sendable {
     ///   - store: the channel's durable segment store; nil keeps segments in memory only.
     public init(
         configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil,
-        markers: MarkerStore? = nil, store: ChannelStore? = nil
+        markers: MarkerStore? = nil, store: ChannelStore? = nil, recordings: RecordingStore? = nil
     ) {
         self.name = configuration.name
+        self.recordings = recordings
         self.configuration = configuration
         self.clock = clock
         self.journal = journal
@@ -449,8 +454,9 @@ public final class Channel: Sendable {
     /// How often the store frees what no rendition keeps any more.
     static let evictionIntervalMilliseconds: Int64 = 10_000
 
-    /// Frees the store's files below the oldest MSN any rendition still lists or retains (no DVR yet: the store
-    /// keeps what a restart restores). Outside the state lock; at most once per interval.
+    /// Frees the store's files below the oldest MSN any rendition still lists or retains (less the restore depth),
+    /// or, with `dvr`, below the slot that was live `dvr.hours` ago; then, over `dvr.maxBytes`, the oldest slots until
+    /// under it. Outside the state lock; at most once per interval.
     private func evictStore(below floor: UInt64?, nowMilliseconds now: Int64) {
         guard let store, let floor else { return }
         let last = lastEviction.load(ordering: .relaxed)
@@ -464,11 +470,52 @@ public final class Channel: Sendable {
                 // Keep `dvr.hours` of slots: evict below the slot that was live that long ago.
                 below = min(below, try store.slot(containing: now - dvr.milliseconds)?.msn ?? 0)
             }
-            try store.evict(below: below)
+            try evictUnpinned(store, below: min(below, evictionCeiling(hotFloor: floor)))
         } catch {
             noteStorageFailure("eviction failed: \(error)")
         }
+        if let limit = configuration.dvr?.maxBytes { evictOldest(until: limit) }
     }
+
+    /// Nothing at or above this MSN is ever evicted: the oldest MSN still listed or retained.
+    func evictionCeiling(hotFloor: UInt64) -> UInt64 {
+        min(hotFloor, pinnedFloor() ?? hotFloor)
+    }
+
+    /// The PDT of the oldest slot the store holds (the oldest time-shift point); nil without a store or slots.
+    public var oldestStoredProgramDateTime: Int64? {
+        (try? store?.slotRange())??.oldest.programDateTimeMilliseconds
+    }
+
+    /// Bytes the channel's store holds on disk (0 without a store).
+    public var storedBytes: Int64 { store?.bytesOnDisk ?? 0 }
+
+    /// Evicts the oldest stored slots until the store holds at most `limit` bytes, never an MSN still listed or
+    /// retained (nor one a recording pins). Returns false if it could not get under the limit.
+    @discardableResult
+    public func evictOldest(until limit: Int64) -> Bool {
+        guard let store, store.bytesOnDisk > limit else { return true }
+        guard let hotFloor = state.withLock({ $0.oldestKeptMSN }) else { return false }
+        let ceiling = evictionCeiling(hotFloor: hotFloor)
+        guard var below = (try? store.slotRange())??.oldest.msn else { return false }
+        while store.bytesOnDisk > limit {
+            let next = min(below + Self.evictionStepSlots, ceiling)
+            guard next > below else { return false }
+            do {
+                try evictUnpinned(store, below: next)
+            } catch {
+                noteStorageFailure("eviction failed: \(error)")
+                return false
+            }
+            below = next
+        }
+        logger.info(
+            "oldest time-shift evicted for space", metadata: ["hls.msn": "\(below)", "limit": "\(limit)"])
+        return true
+    }
+
+    /// Slots evicted per step when the store is over a byte limit (whole chunks go once all their slots are below).
+    static let evictionStepSlots: UInt64 = 64
 
     /// Status for the admin API and metrics.
     public func status() -> ChannelStatus {
@@ -511,7 +558,7 @@ public struct StoredSegmentAnswer: Sendable {
 
 extension Channel {
     /// Most segments whose CRC check is remembered (then the memory starts over: they are checked again).
-    static let verifiedSegmentLimit = 1 << 18
+    static let verifiedSegmentLimit = 1 << 15
 
     /// A segment of the rendition from the durable store (the disk tier), nil if the store does not have it or
     /// its bytes fail their check (logged, counted). The first request reads and checks the bytes; later ones are

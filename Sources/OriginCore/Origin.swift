@@ -1,3 +1,4 @@
+import Glibc
 import HLSPlaylist
 import IngestLoop
 import Logging
@@ -33,9 +34,18 @@ public struct OriginConfiguration: Sendable {
 public struct StorageConfiguration: Sendable, Hashable {
     /// When a write is made durable. Default: `.always` (before the push is answered and before anything is listed).
     public var sync: StorageSyncPolicy
+    /// At most this many bytes in the whole store: the globally oldest time-shift goes first, never what a channel
+    /// lists. Default: nil = no limit.
+    public var maxBytes: Int64?
+    /// Keep at least this much free on the store's file system, evicting as for `maxBytes`. Default: nil.
+    public var minFreeBytes: Int64?
+    /// Segments per chunk file (whole chunks are what eviction frees). Default: 256; tests use small chunks.
+    public var segmentsPerChunk = 256
 
-    public init(sync: StorageSyncPolicy = .always) {
+    public init(sync: StorageSyncPolicy = .always, maxBytes: Int64? = nil, minFreeBytes: Int64? = nil) {
         self.sync = sync
+        self.maxBytes = maxBytes
+        self.minFreeBytes = minFreeBytes
     }
 }
 
@@ -57,6 +67,10 @@ public final class Origin: Sendable {
     private let store: SegmentStore?
     /// When the batched store was last flushed (shared clock, ms).
     private let lastFlush = Atomic<Int64>(0)
+    /// When the store's byte limits were last enforced (shared clock, ms).
+    private let lastLimitCheck = Atomic<Int64>(0)
+    /// The recordings (live-to-VOD) of every channel, loaded from `recordings/` (see `Origin+Recordings.swift`).
+    public let recordings: RecordingStore
 
     /// The channels by name, and their names in configuration (then creation) order.
     private struct ChannelDirectory {
@@ -78,9 +92,12 @@ public final class Origin: Sendable {
         let journal = try configuration.dataDirectory.map { try StateJournal(directory: $0 + "/channels") }
         self.journal = journal
         let store = try configuration.dataDirectory.map {
-            try SegmentStore(directory: $0 + "/store", sync: configuration.storage.sync, io: storeFileIO)
+            try SegmentStore(directory: $0 + "/store", sync: configuration.storage.sync, io: storeFileIO,
+                maximumSegmentsPerChunk: configuration.storage.segmentsPerChunk)
         }
         self.store = store
+        let recordings = RecordingStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
+        self.recordings = recordings
         var channels = ChannelDirectory()
         var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
@@ -90,7 +107,7 @@ public final class Origin: Sendable {
             let channel = Channel(
                 configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
                 markers: Self.markerStore(channelConfiguration.name, configuration, logger),
-                store: try store?.channel(channelConfiguration.name))
+                store: try store?.channel(channelConfiguration.name), recordings: recordings)
             channels.byName[channel.name] = channel
             channels.order.append(channel.name)
             if channelConfiguration.source == .testSource {
@@ -107,7 +124,7 @@ public final class Origin: Sendable {
             let channel = Channel(
                 configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
                 journal: journal, markers: Self.markerStore(name, configuration, logger),
-                store: try store?.channel(name))
+                store: try store?.channel(name), recordings: recordings)
             channels.byName[name] = channel
             channels.order.append(name)
         }
@@ -210,7 +227,8 @@ public final class Origin: Sendable {
             }
             let built = Channel(
                 configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
-                journal: journal, markers: Self.markerStore(name, configuration, logger), store: channelStore)
+                journal: journal, markers: Self.markerStore(name, configuration, logger), store: channelStore,
+                recordings: recordings)
             let (inserted, winner) = directory.withLock { directory -> (Bool, Channel) in
                 if let raced = directory.byName[name] { return (false, raced) }
                 directory.byName[name] = built
@@ -261,7 +279,52 @@ public final class Origin: Sendable {
         let feeds = feeds.withLock { Array($0.values) }
         for feed in feeds { feed.tick() }
         for channel in allChannels { channel.tick() }
+        finishRecordings()
         flushStoreIfDue()
+        enforceStorageLimitsIfDue()
+    }
+
+    /// When the store's limits were last enforced (shared clock, ms).
+    private static let limitInterval: Int64 = 10_000
+
+    /// Over `storage.maxBytes`, or under `storage.minFreeBytes` free: evicts the oldest time-shift of the channel
+    /// whose stored history starts earliest, channel after channel, until under (never anything listed).
+    private func enforceStorageLimitsIfDue() {
+        guard store != nil, let directory = configuration.dataDirectory,
+            configuration.storage.maxBytes != nil || configuration.storage.minFreeBytes != nil
+        else { return }
+        let now = clock.nowMilliseconds()
+        let last = lastLimitCheck.load(ordering: .relaxed)
+        guard now - last >= Self.limitInterval,
+            lastLimitCheck.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return }
+        var channels = allChannels.compactMap { channel in
+            channel.oldestStoredProgramDateTime.map { (channel, $0) }
+        }.sorted { $0.1 < $1.1 }
+        while let excess = storageExcess(directory: directory), excess > 0, !channels.isEmpty {
+            let (oldest, _) = channels.removeFirst()
+            _ = oldest.evictOldest(until: max(0, oldest.storedBytes - excess))
+        }
+        if let excess = storageExcess(directory: directory), excess > 0 {
+            logger.warning(
+                "store over its limit with only live windows left", metadata: ["excess_bytes": "\(excess)"])
+        }
+    }
+
+    /// How many bytes must go to meet `storage.maxBytes` and `storage.minFreeBytes`; nil or <= 0 when within.
+    private func storageExcess(directory: String) -> Int64? {
+        var excess: Int64 = 0
+        if let limit = configuration.storage.maxBytes {
+            excess = max(excess, allChannels.reduce(0) { $0 + $1.storedBytes } - limit)
+        }
+        if let minimum = configuration.storage.minFreeBytes {
+            var stats = statvfs()
+            if statvfs(directory, &stats) == 0 {
+                let free = Int64(stats.f_bavail) * Int64(stats.f_frsize)
+                excess = max(excess, minimum - free)
+            }
+        }
+        return excess
     }
 
     /// With `sync: batched`, makes everything the store wrote durable once per interval.

@@ -156,25 +156,43 @@ public enum ConfigurationFile {
 
     struct DVRModel: Decodable {
         var hours: Double?
-        enum CodingKeys: String, CodingKey, CaseIterable { case hours }
+        var maxBytes: Int64?
+        enum CodingKeys: String, CodingKey, CaseIterable { case hours, maxBytes }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
-            hours = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Double.self, forKey: .hours)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            hours = try c.decodeIfPresent(Double.self, forKey: .hours)
+            maxBytes = try c.decodeIfPresent(Int64.self, forKey: .maxBytes)
         }
     }
 
     struct StorageModel: Decodable {
         var sync: String?
         var syncIntervalMilliseconds: Int?
-        enum CodingKeys: String, CodingKey, CaseIterable { case sync, syncIntervalMilliseconds }
+        var maxBytes: Int64?
+        var minFreeBytes: Int64?
+        enum CodingKeys: String, CodingKey, CaseIterable { case sync, syncIntervalMilliseconds, maxBytes, minFreeBytes }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             sync = try c.decodeIfPresent(String.self, forKey: .sync)
             syncIntervalMilliseconds = try c.decodeIfPresent(Int.self, forKey: .syncIntervalMilliseconds)
+            maxBytes = try c.decodeIfPresent(Int64.self, forKey: .maxBytes)
+            minFreeBytes = try c.decodeIfPresent(Int64.self, forKey: .minFreeBytes)
         }
 
         func configuration(source: String) throws -> StorageConfiguration {
+            var storage = try syncPolicy(source: source)
+            if let maxBytes, maxBytes <= 0 { throw ConfigurationError("\(source): storage.maxBytes must be positive") }
+            if let minFreeBytes, minFreeBytes < 0 {
+                throw ConfigurationError("\(source): storage.minFreeBytes must be >= 0")
+            }
+            storage.maxBytes = maxBytes
+            storage.minFreeBytes = minFreeBytes
+            return storage
+        }
+
+        private func syncPolicy(source: String) throws -> StorageConfiguration {
             let interval = syncIntervalMilliseconds ?? 50
             guard (1...10_000).contains(interval) else {
                 throw ConfigurationError("\(source): storage.syncIntervalMilliseconds must be between 1 and 10000")
@@ -298,7 +316,10 @@ public enum ConfigurationFile {
                 guard let hours = dvr.hours, hours > 0, hours <= 24 * 366 else {
                     throw ConfigurationError("\(file): channel '\(name)': dvr.hours must be a positive number of hours")
                 }
-                channel.dvr = DVRConfiguration(hours: hours)
+                if let maxBytes = dvr.maxBytes, maxBytes <= 0 {
+                    throw ConfigurationError("\(file): channel '\(name)': dvr.maxBytes must be positive")
+                }
+                channel.dvr = DVRConfiguration(hours: hours, maxBytes: dvr.maxBytes)
             }
             if let window {
                 switch (window.segments, window.seconds) {

@@ -8,7 +8,7 @@ extension OriginHTTPHandler {
     static let adminBodyLimit = 64 * 1024
 
     func admin(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
-        if request.method == "OPTIONS" { return respond(preflight(methods: "GET, POST, PATCH, OPTIONS")) }
+        if request.method == "OPTIONS" { return respond(preflight(methods: "GET, POST, PATCH, DELETE, OPTIONS")) }
         if let token = configuration.adminToken {
             guard Self.bearerMatches(request, token: token) else {
                 return respond(Self.unauthorized("admin API requires a valid bearer token"))
@@ -33,6 +33,8 @@ extension OriginHTTPHandler {
             }
         case (_, 3...4) where path[2] == "dateranges":
             return dateRanges(request, channel: path[1], Array(path.dropFirst(3)))
+        case (_, 3...4) where path[2] == "recordings":
+            return recordings(request, channel: path[1], Array(path.dropFirst(3)))
         case (_, 1...2):
             fallthrough
         case (_, 3) where path[2] == "outage":

@@ -21,6 +21,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let preparedLive = LiveResponseStore()
     /// Rendered blocks of DVR playlists (`?start=`), shared by threads.
     let dvrBlocks = DVRPlaylistCache()
+    /// Gzip forms of recent DVR playlists.
+    let dvrGzip = DVRGzipCache()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
@@ -47,6 +49,9 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         case "live":
             if let refused = onlyReading(request) { return refuse(request, refused) }
             return live(request, rest)
+        case "vod":
+            if let refused = onlyReading(request) { return refuse(request, refused) }
+            return vod(request, rest)
         case "ingest": return ingest(request, Array(rest))
         case "admin": return admin(request, Array(rest))
         case "healthz" where rest.isEmpty:

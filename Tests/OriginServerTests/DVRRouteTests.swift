@@ -145,6 +145,21 @@ struct DVRRouteTests {
         #expect(firsts.count == 1)
     }
 
+    @Test("DVR playlists are gzipped when accepted (the same text twice) and answer 304 to their ETag")
+    func gzipAndValidators() throws {
+        let target = "/live/ch/360p/index.m3u8?start=\(Self.epoch(horizon))&end=\(Self.epoch(horizon + 8_000))"
+        let plain = try stack.get(target)
+        #expect(plain.status == 200)
+        for _ in 0..<2 {
+            let gzipped = try stack.get(target, headers: [("Accept-Encoding", "gzip")])
+            #expect(gzipped.status == 200)
+            #expect(gzipped.header("Content-Encoding") == "gzip")
+            #expect(TestGunzip.decompress(gzipped.body) == plain.body)
+        }
+        let etag = try #require(plain.header("ETag"))
+        #expect(try stack.get(target, headers: [("If-None-Match", etag)]).status == 304)
+    }
+
     @Test("malformed values answer 400, starts outside the window 404, other arguments alone the live playlist")
     func refusals() throws {
         let junk = try stack.get("/live/ch/360p/index.m3u8?start=yesterday")

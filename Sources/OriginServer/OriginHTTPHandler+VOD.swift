@@ -1,0 +1,94 @@
+import MediaProbe
+import MicroHTTPD
+import OriginCore
+import Persistence
+import SharedBytes
+
+/// `/vod/{id}/...`: a finished recording. `index.m3u8` is the channel's multivariant playlist as it was when the
+/// recording finished; `{rendition}/index.m3u8` its VOD playlist (EXT-X-PLAYLIST-TYPE:VOD, EXT-X-ENDLIST, the copied
+/// markers); `{rendition}/{msn}.{ext}` and `{rendition}/init-{v}.mp4` come from the channel's store. Before the
+/// recording finished every path answers 404 `recording '{id}' finishes at {end}`.
+extension OriginHTTPHandler {
+    /// How long VOD playlists may be cached: they never change, but a recording can be deleted.
+    static let vodPlaylistMaxAge = 3600
+
+    /// A GET or HEAD under `/vod` (the caller answers other methods).
+    func vod(_ request: HTTPRequestHead, _ path: ArraySlice<String>) -> HTTPRequestAction {
+        guard path.count == 2 || path.count == 3, let id = path.first else {
+            return respond(.text(404, "not found: try /vod/{id}/index.m3u8\n"))
+        }
+        let recording: RecordingManifest
+        let channel: Channel
+        do throws(RecordingError) {
+            (recording, channel) = try origin.finishedRecording(id: id)
+        } catch {
+            var response = HTTPResponse.text(404, error.message + "\n")
+            response.headers.append(name: "Cache-Control", value: "no-cache")
+            return respond(response)
+        }
+        guard let contents = recording.contents, contents.firstMSN != nil else {
+            return respond(.text(404, "recording '\(id)' holds no media\n"))
+        }
+        let etagBase = "\(instanceTag)-vod-\(id)-\(contents.finishedMilliseconds)"
+        let second = path[path.startIndex + 1]
+        if path.count == 2 {
+            guard second == "index.m3u8", let multivariant = contents.multivariantPlaylist else {
+                return respond(.text(404, "unknown path in recording '\(id)'\n"))
+            }
+            return respond(
+                vodPlaylist(
+                    request, text: multivariant, etag: "\"\(etagBase)-m\"",
+                    modifiedMilliseconds: contents.finishedMilliseconds))
+        }
+        guard let summary = contents.renditions.first(where: { $0.name == second }) else {
+            return respond(.text(404, "unknown rendition '\(second)' of recording '\(id)'\n"))
+        }
+        let file = path[path.startIndex + 2]
+        if file == "index.m3u8" {
+            guard let text = channel.vodMediaPlaylist(recording, rendition: summary.name, cache: dvrBlocks) else {
+                return respond(.text(404, "rendition '\(summary.name)' of recording '\(id)' has no playlist\n"))
+            }
+            return respond(
+                vodPlaylist(
+                    request, text: text, etag: "\"\(etagBase)-\(summary.name)\"",
+                    modifiedMilliseconds: contents.finishedMilliseconds))
+        }
+        if file.hasPrefix("init-"), file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
+            file == "init-\(version).mp4", summary.initSectionVersions.contains(version),
+            let section = channel.storedInitSection(rendition: summary.name, version: version)
+        {
+            return respond(
+                serveImmutable(
+                    request, bytes: section, contentType: "video/mp4", etag: "\"\(etagBase)-init-\(version)\"",
+                    modifiedMilliseconds: nil))
+        }
+        // Only the canonical name `{msn}.{ext}` of an MSN of the recording.
+        guard let dot = file.lastIndex(of: "."), case let number = file[..<dot], !number.isEmpty, number.count <= 20,
+            number.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            number.count == 1 || !number.hasPrefix("0"), let msn = UInt64(number),
+            let first = contents.firstMSN, let last = contents.lastMSN, (first...last).contains(msn),
+            file[file.index(after: dot)...]
+                == (MediaContainer(rawValue: summary.container) ?? .mpegTS)
+                .segmentFileExtension,
+            let stored = channel.storedSegment(rendition: summary.name, msn: msn)
+        else {
+            return respond(.text(404, "no segment '\(file)' in rendition '\(summary.name)' of recording '\(id)'\n"))
+        }
+        return respond(storedSegmentResponse(request, stored, file: file, rendition: summary.name))
+    }
+
+    /// A VOD playlist: fixed text, validators, gzip when accepted (the gzip form is kept with the DVR playlists').
+    private func vodPlaylist(
+        _ request: HTTPRequestHead, text: String, etag: String, modifiedMilliseconds: Int64
+    ) -> HTTPResponse {
+        let bytes = SharedBytes(string: text)
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in text.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01B3
+        }
+        return StaticRepresentation(
+            bytes: bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(Self.vodPlaylistMaxAge)",
+            etag: etag, lastModifiedSeconds: modifiedMilliseconds / 1000, delivery: .compressible
+        ).response(to: request) { dvrGzip.gzipped(bytes, hash: hash) }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import IngestLoop
+import Logging
+import OriginCore
+import SharedBytes
+import TestSource
+import TestSupport
+import Testing
+
+/// Byte limits on the store: the oldest time-shift goes first, never anything a channel lists or retains.
+@Suite("Durable store: byte limits evict the oldest time-shift first")
+struct StorageLimitTests {
+    let clock = ManualClock()
+
+    func origin(channels: [String], dvrMaxBytes: Int64? = nil, maxBytes: Int64? = nil) throws -> Origin {
+        let configured = channels.map { name in
+            var channel = ChannelConfiguration(name: name, renditions: [.init(name: "360p")])
+            channel.window = .segments(3)
+            channel.dvr = DVRConfiguration(hours: 1, maxBytes: dvrMaxBytes)
+            return channel
+        }
+        var storage = StorageConfiguration(maxBytes: maxBytes)
+        storage.segmentsPerChunk = 4
+        return try Origin(
+            configuration: OriginConfiguration(
+                channels: configured, dataDirectory: try TemporaryDirectory.make("limits").path, storage: storage),
+            clock: clock, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    /// Pushes one 2-second slot to each named channel.
+    func slot(_ origin: Origin, _ channels: [String], _ generator: inout TestStreamGenerator) throws {
+        clock.advance(seconds: 2)
+        let bytes = SharedBytes(generator.nextSegment().bytes)
+        for channel in channels {
+            _ = try origin.ingest(channel: channel, rendition: "360p", fileName: "s.ts", body: bytes)
+        }
+        origin.tick()
+    }
+
+    @Test func aChannelOverItsDVRByteLimitLosesItsOldestSlotsButNothingListed() throws {
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+        let segmentBytes = Int64(generator.nextSegment().bytes.count)
+        let limit = segmentBytes * 20
+        let origin = try origin(channels: ["a"], dvrMaxBytes: limit)
+        for _ in 0..<60 { try slot(origin, ["a"], &generator) }
+        let channel = try #require(origin.channel(named: "a"))
+        let storage = try #require(channel.status().storage)
+        #expect(storage.bytes <= limit, "store holds \(storage.bytes) bytes, limit \(limit)")
+        #expect(storage.horizonMSN > 0, "the oldest slots went")
+        #expect(channel.storedSegment(rendition: "360p", msn: 0) == nil)
+        // Everything listed or retained is still served from memory or the store.
+        let snapshot = try #require(channel.snapshot.renditions["360p"])
+        for entry in snapshot.entries {
+            #expect(entry.bytes != nil || channel.storedSegment(rendition: "360p", msn: entry.msn) != nil)
+        }
+        // The newest time-shift below the window is still on disk.
+        let oldestListed = try #require(snapshot.entries.first?.msn)
+        #expect(channel.storedSegment(rendition: "360p", msn: oldestListed - 1) != nil)
+    }
+
+    @Test func overTheStoreLimitTheChannelWithTheOldestHistoryGivesFirst() throws {
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+        let segmentBytes = Int64(generator.nextSegment().bytes.count)
+        let origin = try origin(channels: ["old", "new"], maxBytes: segmentBytes * 40)
+        for _ in 0..<40 { try slot(origin, ["old"], &generator) }
+        for _ in 0..<10 { try slot(origin, ["old", "new"], &generator) }
+        clock.advance(seconds: 10)  // limits are enforced every 10 s
+        origin.tick()
+        let old = try #require(origin.channel(named: "old")?.status().storage)
+        let new = try #require(origin.channel(named: "new")?.status().storage)
+        #expect(old.bytes + new.bytes <= segmentBytes * 40, "within the limit")
+        #expect(old.horizonMSN > 0, "the channel with the oldest history was evicted")
+        #expect(new.horizonMSN == 0, "the newer channel kept everything")
+    }
+}
