@@ -86,22 +86,51 @@ def push(port, path, data):
 
 
 def command_push_segments(args):
-    """PUTs the padded 1 MiB and 100 KiB segments to channel `seg` and mirrors them into nginx's root. Both are
-    pushed before either is fetched: a slot is published once every started rendition of the channel has filled it."""
+    """PUTs the padded 1 MiB and 100 KiB segments to `--channel` and mirrors them into nginx's root (if given). Both
+    are pushed before either is fetched: a slot is published once every started rendition of the channel has filled
+    it."""
     client = Client(args.port)
     pushed = []
     for rendition in ("1m", "100k"):
         data = open(os.path.join(args.media, f"{rendition}.ts"), "rb").read()
-        status, body = client.request("PUT", f"/ingest/seg/{rendition}/0.ts", data)
+        status, body = client.request("PUT", f"/ingest/{args.channel}/{rendition}/0.ts", data)
         if status >= 300:
-            raise SystemExit(f"PUT seg/{rendition}: {status} {body!r}")
+            raise SystemExit(f"PUT {args.channel}/{rendition}: {status} {body!r}")
         pushed.append((rendition, data, int(re.search(rb"msn (\d+)", body).group(1))))
     for rendition, data, msn in pushed:
-        path = f"/live/seg/{rendition}/{msn}.ts"
-        status, served = client.request("GET", path)
+        path = f"/live/{args.channel}/{rendition}/{msn}.ts"
+        deadline = time.time() + 10
+        while True:  # the slot is published once its closing pass has been synced
+            status, served = client.request("GET", path)
+            if status == 200 or time.time() > deadline:
+                break
+            time.sleep(0.01)
         assert status == 200 and served == data, f"GET {path}: {status}, {len(served)} bytes"
-        write_file(args.root, path, served)
+        if args.root:
+            write_file(args.root, path, served)
         print(f"{rendition}={path} {len(served)}")
+
+
+def command_await_disk(args):
+    """Waits until `--path` (`/live/{channel}/{rendition}/{msn}.ts` of a push channel with DVR whose later slots are
+    GAPs) has left its playlist and the window's retention (the admin status counts no retained segment: GAPs are
+    not retained, so it was the only one); then GETs it once more and prints `ok` if the bytes equal `--file`, else
+    `missing <status>` (the origin has no disk route)."""
+    client = Client(args.port)
+    _, _, channel, rendition, name = args.path.split("/")
+    deadline = time.time() + args.wait
+    while True:
+        status, playlist = client.request("GET", f"/live/{channel}/{rendition}/index.m3u8")
+        _, body = client.request("GET", f"/admin/channels/{channel}")
+        retained = next(r["retainedSegments"] for r in json.loads(body)["renditions"] if r["name"] == rendition)
+        if status == 200 and name.encode() not in playlist and retained == 0:
+            break
+        if time.time() > deadline:
+            raise SystemExit(f"{args.path} still listed or retained after {args.wait} s")
+        time.sleep(0.25)
+    status, served = client.request("GET", args.path)
+    expected = open(args.file, "rb").read()
+    print("ok" if status == 200 and served == expected else f"missing {status}")
 
 
 def command_push_window(args):
@@ -258,7 +287,8 @@ def pump(selector, pending, request, answered, errors):
 def command_latency(args):
     """20 renditions pushed at once, at real time (2 s segments, starts staggered over 1 s), each the only rendition
     of its channel (lat00 ... lat19): for each segment, the time from the last byte of the PUT sent to the first
-    playlist GET (on another keep-alive connection) that lists a new segment.
+    playlist GET (on another keep-alive connection) that lists a new segment, and to the PUT's answer (the client
+    waits for either in `select` on the PUT's socket, so the answer's time is exact to the poll's round trip).
 
     One process per rendition, so the clients neither share a GIL nor fall behind real time; between polls a
     client sleeps 0.2 ms (a poll is one loopback round trip, ~0.1 ms), so 20 pollers do not take the cores from
@@ -274,10 +304,11 @@ def command_latency(args):
                  for index in range(args.renditions)]
     for process in processes:
         process.start()
-    results, failures, late = [], [], 0
+    results, answers, failures, late = [], [], [], 0
     for _ in processes:
-        rendition_results, rendition_failures, rendition_late = queue.get()
+        rendition_results, rendition_answers, rendition_failures, rendition_late = queue.get()
         results += rendition_results
+        answers += rendition_answers
         failures += rendition_failures
         late += rendition_late
     for process in processes:
@@ -285,20 +316,25 @@ def command_latency(args):
     for failure in failures[:5]:
         log(failure)
     results.sort()
-    p = lambda q: results[min(len(results) - 1, int(q * len(results)))] if results else float("nan")
-    print(json.dumps({"count": len(results), "failures": len(failures), "late": late, "p50": p(0.50),
-                      "p99": p(0.99), "max": results[-1] if results else float("nan")}))
+    answers.sort()
+    p = lambda values, q: values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+    print(json.dumps({"count": len(results), "failures": len(failures), "late": late, "p50": p(results, 0.50),
+                      "p99": p(results, 0.99), "max": results[-1] if results else float("nan"),
+                      "answer_p50": p(answers, 0.50), "answer_p99": p(answers, 0.99),
+                      "answer_max": answers[-1] if answers else float("nan")}))
 
 
 def latency_rendition(port, directory, names, index, start, queue):
-    """One rendition of figure 4, in a process of its own: puts `[results ms], [failures], late PUTs` on `queue`."""
+    """One rendition of figure 4, in a process of its own: puts `[listed ms], [answered ms], [failures], late PUTs`
+    on `queue`."""
+    import select
     segments = [open(os.path.join(directory, n), "rb").read() for n in names]
     name = f"lat{index:02d}"
     put = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     get = Client(port)
     playlist_path = f"/live/{name}/r/index.m3u8"
     last_uri = None
-    results, failures, late = [], [], 0
+    results, answers, failures, late = [], [], [], 0
     for k, data in enumerate(segments):
         delay = start + index * 0.05 + 2.0 * k - time.time()
         if delay > 0:
@@ -310,7 +346,7 @@ def latency_rendition(port, directory, names, index, start, queue):
         put.endheaders()
         put.send(data)
         sent = time.perf_counter()
-        seen = None
+        seen, answered = None, None
         while time.perf_counter() - sent < 5:
             status, playlist = get.request("GET", playlist_path)
             if status == 200:
@@ -319,39 +355,46 @@ def latency_rendition(port, directory, names, index, start, queue):
                     seen = time.perf_counter()
                     last_uri = uri
                     break
-            time.sleep(0.0002)
+            if answered is None:
+                if select.select([put.sock], [], [], 0.0002)[0]:
+                    answered = time.perf_counter()
+            else:
+                time.sleep(0.0002)
         response = put.getresponse()
+        if answered is None:
+            answered = time.perf_counter()
         body = response.read()
         if response.status != 201 or seen is None:
             failures.append(f"{name} segment {k}: PUT {response.status} {body.decode(errors='replace').strip()}")
         else:
             results.append((seen - sent) * 1000)
-    queue.put((results, failures, late))
+            answers.append((answered - sent) * 1000)
+    queue.put((results, answers, failures, late))
 
 
 # ---------------------------------------------------------------------------------------------------- bytes held
 
 
 def command_held(args):
-    """Sum of the segment bytes the origin holds: listed entries plus removed ones still downloadable."""
+    """Sum of the segment bytes the origin holds in memory: listed entries plus the removed ones it still retains
+    (their count from the admin status; a HEAD below the window would also find what the store serves from disk).
+    Also the GAPs written and segments refused (a feed that fell behind real time) over all renditions."""
     client = Client(args.port)
+    status, body = client.request("GET", "/admin/channels")
+    statuses = [(c["name"], r) for c in json.loads(body) for r in c["renditions"]]
+    retained = {(name, r["name"]): r["retainedSegments"] for name, r in statuses}
     total, segments = 0, 0
     for channel in range(args.channels):
         for rendition in args.renditions.split(","):
-            base = f"/live/{args.prefix}{channel:03d}/{rendition}"
+            name = f"{args.prefix}{channel:03d}"
+            base = f"/live/{name}/{rendition}"
             status, playlist = client.request("GET", f"{base}/index.m3u8")
             if status != 200:
                 continue
             sequence = int(re.search(rb"#EXT-X-MEDIA-SEQUENCE:(\d+)", playlist).group(1))
             uris = [line for line in playlist.decode().splitlines() if line and not line.startswith("#")]
             msns = [int(u.split(".")[0]) for u in uris]
-            msn = sequence - 1
-            while msn >= 0:  # retained entries below the window
-                status, _ = client.request("HEAD", f"{base}/{msn}.ts")
-                if status != 200:
-                    break
-                msns.append(msn)
-                msn -= 1
+            msns += range(max(0, sequence - retained.get((name, rendition), 0)), sequence)
             for msn in msns:
                 client.connection.request("HEAD", f"{base}/{msn}.ts")
                 response = client.connection.getresponse()
@@ -359,7 +402,9 @@ def command_held(args):
                 if response.status == 200:
                     total += int(response.getheader("Content-Length"))
                     segments += 1
-    print(f"bytes={total} segments={segments}")
+    gaps = sum(r["gapsWritten"] for _, r in statuses)
+    rejected = sum(r["segmentsRejected"] for _, r in statuses)
+    print(f"bytes={total} segments={segments} gaps={gaps} rejected={rejected}")
 
 
 # ---------------------------------------------------------------------------------------------------- process
@@ -410,7 +455,7 @@ def command_table(args):
         of = lambda server, key: median([r[key] for r in wrk if r["label"] == label and r["server"] == server])
         errors = sum(r["errors"] for r in wrk if r["label"] == label)
         n = len([r for r in wrk if r["label"] == label and r["server"] == "hlsorigin"])
-        if label.startswith("2."):
+        if label.startswith(("2.", "7.")):
             h, g = of("hlsorigin", "bps"), of("nginx", "bps")
             rows.append((label, f"{human_bytes(h)}/s", f"{human_bytes(g)}/s", ratio(h, g), n, errors))
         else:
@@ -441,6 +486,9 @@ def main():
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("media"); p.add_argument("directory")
     p = sub.add_parser("push-segments"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--root")
+    p.add_argument("--channel", default="seg")
+    p = sub.add_parser("await-disk"); p.add_argument("--port", type=int); p.add_argument("--path")
+    p.add_argument("--file"); p.add_argument("--wait", type=float, default=60)
     p = sub.add_parser("push-window"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--count", type=int, default=600)
     p = sub.add_parser("mirror"); p.add_argument("--port", type=int); p.add_argument("--path"); p.add_argument("--root")
     p.add_argument("--segments", type=int, default=6); p.add_argument("--wait", type=float, default=30)
