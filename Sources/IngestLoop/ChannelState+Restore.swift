@@ -57,7 +57,8 @@ extension ChannelState {
                     durationMilliseconds: entry.durationMilliseconds)
             }
         }
-        let ends = renditions.compactMap { $0.lastEntry?.endMilliseconds } + [lastClosed?.endMilliseconds].compactMap { $0 }
+        let ends =
+            renditions.compactMap { $0.lastEntry?.endMilliseconds } + [lastClosed?.endMilliseconds].compactMap { $0 }
         if let end = ends.max() { minimumProgramDateTime = max(minimumProgramDateTime ?? end, end) }
         journalDirty = true
     }
@@ -100,7 +101,8 @@ extension ChannelState {
             if closed, let last = renditions[position].window.lastMSN, record.msn != last + 1 {
                 continue  // a hole cannot be listed; the store returns consecutive records
             }
-            let entry = restoredEntry(record, bytes: stored.bytes[record.msn], discontinuity: discontinuity, position: position)
+            let entry = restoredEntry(
+                record, bytes: stored.bytes[record.msn], discontinuity: discontinuity, position: position)
             if closed {
                 renditions[position].window.append(entry, nowMilliseconds: now)
             } else {
@@ -120,8 +122,9 @@ extension ChannelState {
     /// no segment to continue: its filler continues the newest real segment before the range (read from further back
     /// in the store), else ends where the first real segment after it starts. Either way its URL answers a filler as
     /// it did before the restart.
-    private mutating func primeFiller(position: Int, after offset: Int, records: [SegmentRecord], stored: StoredRendition)
-    {
+    private mutating func primeFiller(
+        position: Int, after offset: Int, records: [SegmentRecord], stored: StoredRendition
+    ) {
         guard configuration.gapResponse == .filler, case .idle = renditions[position].gapFill else { return }
         let rendition = renditions[position]
         let hasEarlierSegment =

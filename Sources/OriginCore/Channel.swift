@@ -207,7 +207,8 @@ public final class Channel: Sendable {
     private static func downtimeSlots(
         _ stored: StoredChannel, configuration: ChannelConfiguration, nowMilliseconds now: Int64
     ) -> Int {
-        let ends = stored.renditions.compactMap { $0.records.last?.endMilliseconds }
+        let ends =
+            stored.renditions.compactMap { $0.records.last?.endMilliseconds }
             + [stored.slots.last?.endMilliseconds].compactMap { $0 }
         guard let end = ends.max() else { return 0 }
         return Int(max(0, now - end) / max(configuration.segmentDurationMilliseconds, 1))
@@ -593,7 +594,8 @@ extension Channel {
         if let (record, path) = verified.withLock({ $0[key] }) {
             guard let location = record.location else { return nil }
             let start = Int(location.offset)
-            return StoredSegmentAnswer(record: record, body: .file(path: path, range: start..<start + Int(location.length)))
+            return StoredSegmentAnswer(
+                record: record, body: .file(path: path, range: start..<start + Int(location.length)))
         }
         let found: (SegmentRecord, SharedBytes?)?
         do {

@@ -92,7 +92,8 @@ public final class Origin: Sendable {
         let journal = try configuration.dataDirectory.map { try StateJournal(directory: $0 + "/channels") }
         self.journal = journal
         let store = try configuration.dataDirectory.map {
-            try SegmentStore(directory: $0 + "/store", sync: configuration.storage.sync, io: storeFileIO,
+            try SegmentStore(
+                directory: $0 + "/store", sync: configuration.storage.sync, io: storeFileIO,
                 maximumSegmentsPerChunk: configuration.storage.segmentsPerChunk)
         }
         self.store = store
@@ -133,8 +134,9 @@ public final class Origin: Sendable {
     }
 
     /// The settings of a channel created by a push.
-    private static func autoCreatedSettings(_ name: String, _ configuration: OriginConfiguration) -> ChannelConfiguration
-    {
+    private static func autoCreatedSettings(
+        _ name: String, _ configuration: OriginConfiguration
+    ) -> ChannelConfiguration {
         var settings = configuration.ingest.autoCreatedChannel
         settings.name = name
         settings.source = .push

@@ -18,7 +18,9 @@ final class FillingDisk: StoreFileIO {
     let full = Atomic<Bool>(false)
 
     private func check(_ what: String) throws(StoreError) {
-        if full.load(ordering: .relaxed) { throw StoreError(errno: ENOSPC, message: "\(what): No space left on device") }
+        if full.load(ordering: .relaxed) {
+            throw StoreError(errno: ENOSPC, message: "\(what): No space left on device")
+        }
     }
 
     func open(_ path: String, create: Bool) throws(StoreError) -> StoreFile {
@@ -30,7 +32,8 @@ final class FillingDisk: StoreFileIO {
         try check("write \(file.path)")
         try posix.write(file, bytes, at: offset)
     }
-    func read(_ file: StoreFile, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StoreError) -> Int {
+    func read(_ file: StoreFile, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StoreError) -> Int
+    {
         try posix.read(file, into: buffer, at: offset)
     }
     func size(_ file: StoreFile) throws(StoreError) -> Int64 { try posix.size(file) }
@@ -72,7 +75,8 @@ struct FullDiskTests {
         func push() -> Result<IngestReceipt, IngestError> {
             Result { () throws(IngestError) in
                 try origin.ingest(
-                    channel: "ch", rendition: "360p", fileName: "s.ts", body: SharedBytes(generator.nextSegment().bytes))
+                    channel: "ch", rendition: "360p", fileName: "s.ts", body: SharedBytes(generator.nextSegment().bytes)
+                )
             }
         }
         for _ in 0..<4 {
@@ -102,7 +106,8 @@ struct FullDiskTests {
         #expect(degraded.reason?.contains("No space left") == true)
         #expect(degraded.writeFailures >= 3)
         let listed = try MediaPlaylist.parse(
-            String(decoding: try #require(origin.channel(named: "ch")?.snapshot.renditions["360p"]?.playlist).array,
+            String(
+                decoding: try #require(origin.channel(named: "ch")?.snapshot.renditions["360p"]?.playlist).array,
                 as: UTF8.self))
         #expect(listed.segments.suffix(3).allSatisfy { $0.gap }, "the refused slots are GAP entries")
 
