@@ -148,8 +148,9 @@ extension Channel {
     }
 }
 
-/// The store's records under the cache's rendition key (`channel/rendition`), read by the rendition's own name.
-private struct RenamedSource: DVRRecordSource {
+/// The store's records under a cache key other than the rendition's name (`channel/rendition` for DVR playlists,
+/// `vod/{id}/{rendition}` for recordings), read by the rendition's own name.
+struct RenamedSource: DVRRecordSource {
     let source: StoreDVRRecords
     let rendition: String
 

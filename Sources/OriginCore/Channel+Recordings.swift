@@ -156,7 +156,7 @@ extension Channel {
         var hasher = Hasher()
         hasher.combine(book)
         let revision = hasher.finalize()
-        let source = RecordingSource(source: StoreDVRRecords(store: store), rendition: rendition)
+        let source = RenamedSource(source: StoreDVRRecords(store: store), rendition: rendition)
         return cache.withCache { blocks in
             DVRPlaylist.render(
                 selection: selection, options: options, source: source, markers: book, revision: revision,
@@ -183,19 +183,5 @@ extension Channel {
             let book = try? JSONDecoder().decode(MarkerBook.self, from: data)
         else { return MarkerBook() }
         return book
-    }
-}
-
-/// The store's records under a recording's cache key (`vod/{id}/{rendition}`), read by the rendition's own name.
-private struct RecordingSource: DVRRecordSource {
-    let source: StoreDVRRecords
-    let rendition: String
-
-    var oldestSlot: SlotRecord? { source.oldestSlot }
-    var newestSlot: SlotRecord? { source.newestSlot }
-    func slot(endingAfter milliseconds: Int64) -> SlotRecord? { source.slot(endingAfter: milliseconds) }
-    func slots(from: UInt64, through: UInt64) -> [SlotRecord] { source.slots(from: from, through: through) }
-    func segments(rendition _: String, from: UInt64, through: UInt64) -> [UInt64: SegmentRecord] {
-        source.segments(rendition: rendition, from: from, through: through)
     }
 }

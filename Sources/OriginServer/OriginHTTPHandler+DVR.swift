@@ -38,15 +38,25 @@ extension OriginHTTPHandler {
     private func dvrPlaylist(
         _ request: HTTPRequestHead, text: String, maxAge: Int, modifiedMilliseconds: Int64
     ) -> HTTPResponse {
+        renderedPlaylist(request, text: text, maxAge: maxAge, modifiedMilliseconds: modifiedMilliseconds) {
+            "\"\(instanceTag)-dvr-\(String($0, radix: 36))\""
+        }
+    }
+
+    /// A playlist rendered for this request (DVR, VOD): Cache-Control, ETag (from the text's hash unless the caller
+    /// knows a better one), conditional GET, and its gzip form kept by hash.
+    func renderedPlaylist(
+        _ request: HTTPRequestHead, text: String, maxAge: Int, modifiedMilliseconds: Int64,
+        etag: (_ hash: UInt64) -> String
+    ) -> HTTPResponse {
         let bytes = SharedBytes(string: text)
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a
         for byte in text.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01B3
         }
         return StaticRepresentation(
             bytes: bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(max(maxAge, 0))",
-            etag: "\"\(instanceTag)-dvr-\(String(hash, radix: 36))\"", lastModifiedSeconds: modifiedMilliseconds / 1000,
-            delivery: .compressible
+            etag: etag(hash), lastModifiedSeconds: modifiedMilliseconds / 1000, delivery: .compressible
         ).response(to: request) { dvrGzip.gzipped(bytes, hash: hash) }
     }
 }

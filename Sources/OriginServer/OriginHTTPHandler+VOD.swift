@@ -81,14 +81,8 @@ extension OriginHTTPHandler {
     private func vodPlaylist(
         _ request: HTTPRequestHead, text: String, etag: String, modifiedMilliseconds: Int64
     ) -> HTTPResponse {
-        let bytes = SharedBytes(string: text)
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in text.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01B3
-        }
-        return StaticRepresentation(
-            bytes: bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(Self.vodPlaylistMaxAge)",
-            etag: etag, lastModifiedSeconds: modifiedMilliseconds / 1000, delivery: .compressible
-        ).response(to: request) { dvrGzip.gzipped(bytes, hash: hash) }
+        renderedPlaylist(
+            request, text: text, maxAge: Self.vodPlaylistMaxAge, modifiedMilliseconds: modifiedMilliseconds
+        ) { _ in etag }
     }
 }
