@@ -12,30 +12,26 @@ extension Channel {
     /// Evicts below `below`, lowered to the first slot of the oldest recording of the channel (scheduled ones too),
     /// so no slot overlapping a recording is freed whatever the DVR window. Runs under the recordings' eviction lock,
     /// so a recording created meanwhile cannot lose its first slots between its horizon check and its pin.
-    func evictUnpinned(_ store: ChannelStore, below: UInt64) throws(StoreError) {
-        guard let recordings else { return try store.evict(below: below) }
-        let result: Result<Void, StoreError> = recordings.evicting(channel: name) { oldestStart in
+    /// Returns the floor it evicted below (`below`, or lower where a recording pins).
+    @discardableResult
+    func evictUnpinned(_ store: ChannelStore, below: UInt64) throws(StoreError) -> UInt64 {
+        guard let recordings else {
+            try store.evict(below: below)
+            return below
+        }
+        let result: Result<UInt64, StoreError> = recordings.evicting(channel: name) { oldestStart in
             do throws(StoreError) {
                 var floor = below
                 if let oldestStart, let pinned = try Self.firstPinnedMSN(store, startMilliseconds: oldestStart) {
                     floor = min(floor, pinned)
                 }
                 try store.evict(below: floor)
-                return .success(())
+                return .success(floor)
             } catch {
                 return .failure(error)
             }
         }
-        try result.get()
-    }
-
-    /// The first MSN a recording of the channel pins (nothing at or above it is evicted); nil when none pins a
-    /// stored slot. (`evictUnpinned` checks again while it evicts.)
-    func pinnedFloor() -> UInt64? {
-        guard let store, let recordings else { return nil }
-        return recordings.evicting(channel: name) { oldestStart in
-            oldestStart.flatMap { try? Self.firstPinnedMSN(store, startMilliseconds: $0) }
-        }
+        return try result.get()
     }
 
     /// The MSN of the slot containing `start`, or of a slot before it when `start` falls between two slots (MSNs

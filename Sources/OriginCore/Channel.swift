@@ -495,16 +495,11 @@ public final class Channel: Sendable {
                 // Keep `dvr.hours` of slots: evict below the slot that was live that long ago.
                 below = min(below, try store.slot(containing: now - dvr.milliseconds)?.msn ?? 0)
             }
-            try evictUnpinned(store, below: min(below, evictionCeiling(hotFloor: floor)))
+            try evictUnpinned(store, below: min(below, floor))
         } catch {
             noteStorageFailure("eviction failed: \(error)")
         }
         if let limit = configuration.dvr?.maxBytes { evictOldest(until: limit) }
-    }
-
-    /// Nothing at or above this MSN is ever evicted: the oldest MSN still listed or retained.
-    func evictionCeiling(hotFloor: UInt64) -> UInt64 {
-        min(hotFloor, pinnedFloor() ?? hotFloor)
     }
 
     /// The PDT of the oldest slot the store holds (the oldest time-shift point); nil without a store or slots.
@@ -520,19 +515,20 @@ public final class Channel: Sendable {
     @discardableResult
     public func evictOldest(until limit: Int64) -> Bool {
         guard let store, store.bytesOnDisk > limit else { return true }
+        // Nothing at or above the oldest MSN still listed or retained goes; `evictUnpinned` keeps what recordings pin.
         guard let hotFloor = state.withLock({ $0.oldestKeptMSN }) else { return false }
-        let ceiling = evictionCeiling(hotFloor: hotFloor)
         guard var below = (try? store.slotRange())??.oldest.msn else { return false }
         while store.bytesOnDisk > limit {
-            let next = min(below + Self.evictionStepSlots, ceiling)
+            let next = min(below + Self.evictionStepSlots, hotFloor)
             guard next > below else { return false }
             do {
-                try evictUnpinned(store, below: next)
+                let evicted = try evictUnpinned(store, below: next)
+                guard evicted > below else { return false }  // a recording pins what is left
+                below = evicted
             } catch {
                 noteStorageFailure("eviction failed: \(error)")
                 return false
             }
-            below = next
         }
         logger.info(
             "oldest time-shift evicted for space", metadata: ["hls.msn": "\(below)", "limit": "\(limit)"])
