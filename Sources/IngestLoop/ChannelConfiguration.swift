@@ -20,10 +20,57 @@ public struct RenditionConfiguration: Sendable, Hashable {
     public var name: String
     /// Test source profile (only for `.testSource` channels); defaults to the rendition name.
     public var testSourceProfile: String?
+    /// Makes the rendition an alternate audio rendition (`EXT-X-MEDIA:TYPE=AUDIO`) in this group. Default: nil (a
+    /// variant, or an audio member of the probe's default group when it carries audio only).
+    public var audio: MediaGroupMembership?
+    /// Makes the rendition a subtitle rendition (`EXT-X-MEDIA:TYPE=SUBTITLES`) in this group. Default: nil.
+    public var subtitles: MediaGroupMembership?
 
-    public init(name: String, testSourceProfile: String? = nil) {
+    public init(
+        name: String, testSourceProfile: String? = nil, audio: MediaGroupMembership? = nil,
+        subtitles: MediaGroupMembership? = nil
+    ) {
         self.name = name
         self.testSourceProfile = testSourceProfile
+        self.audio = audio
+        self.subtitles = subtitles
+    }
+}
+
+/// A rendition's place in an `EXT-X-MEDIA` group (audio or subtitles), from the configuration or the encoder's
+/// multivariant hint.
+public struct MediaGroupMembership: Sendable, Hashable {
+    /// GROUP-ID.
+    public var group: String
+    /// LANGUAGE, an RFC 5646 tag (`en`, `fr-CA`); nil: none.
+    public var language: String?
+    /// NAME, unique in the group; nil: derived (the language's own name, else the rendition name).
+    public var name: String?
+    /// DEFAULT=YES (at most one per group).
+    public var isDefault: Bool
+    /// AUTOSELECT. Default: true.
+    public var autoselect: Bool
+    /// FORCED (subtitles only). Default: false.
+    public var forced: Bool
+    /// Subtitles: the media rendition whose timeline the cues follow (`lo` for `lo-vtt`); nil: the rendition name
+    /// without its `-vtt` suffix, if that rendition exists.
+    public var parent: String?
+    /// Subtitles: the MPEGTS value (90 kHz) of the `X-TIMESTAMP-MAP` the origin writes into WebVTT segments that
+    /// carry none; nil: derived from the parent's container.
+    public var timestampOffset: Int64?
+
+    public init(
+        group: String, language: String? = nil, name: String? = nil, isDefault: Bool = false, autoselect: Bool = true,
+        forced: Bool = false, parent: String? = nil, timestampOffset: Int64? = nil
+    ) {
+        self.group = group
+        self.language = language
+        self.name = name
+        self.isDefault = isDefault
+        self.autoselect = autoselect
+        self.forced = forced
+        self.parent = parent
+        self.timestampOffset = timestampOffset
     }
 }
 
@@ -76,6 +123,11 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// Time-shift: how much of the channel the durable store keeps beyond the live window (start-over, catch-up,
     /// segments served from disk). Default: nil = only what the window and a restart need.
     public var dvr: DVRConfiguration?
+    /// Also offer each audio group's default rendition as an audio-only variant (audio-only clients). Default: false.
+    public var audioOnlyVariant: Bool = false
+    /// How long a slot waits for subtitle renditions after every media (audio/video) rendition filled it; after it
+    /// a subtitle rendition that missed the slot gets an empty cue segment. Default: nil = min(TD/2, 1 s).
+    public var followerWaitMilliseconds: Int64?
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,

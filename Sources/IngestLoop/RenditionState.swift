@@ -48,6 +48,15 @@ public struct RenditionStatistics: Sendable, Hashable {
     }
 }
 
+/// What a rendition carries, fixed when it is created: media fills slots; subtitles follow them.
+public enum RenditionRole: Sendable, Hashable {
+    /// Audio and/or video: every started media rendition must fill a slot (or get a GAP) before it closes.
+    case media
+    /// Subtitles (WebVTT or IMSC1): never holds a slot open longer than the follower wait; `parent` is the media
+    /// rendition whose timeline its cues follow.
+    case subtitles(parent: String?)
+}
+
 /// An fMP4 initialization section as served at `init-{version}.mp4`.
 public struct InitSection: Sendable {
     public let version: Int
@@ -58,6 +67,8 @@ public struct InitSection: Sendable {
 /// Everything the channel keeps about one rendition.
 package struct RenditionState: Sendable {
     package let name: String
+    /// Media or subtitles; set at creation, never changes.
+    package var role: RenditionRole = .media
     var window: LiveWindow
     /// Container of the rendition's segments, fixed by the first one.
     var container: MediaContainer?

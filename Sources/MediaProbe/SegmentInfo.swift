@@ -98,6 +98,10 @@ public struct SegmentInfo: Sendable, Hashable {
     public var startsWithPATAndPMT: Bool
     /// Size of the segment in bytes.
     public var byteCount: Int
+    /// CEA-608/708 caption channels found in the video's SEI (H.264/HEVC); empty when none or not video.
+    public var closedCaptions: [ClosedCaptionChannel] = []
+    /// WebVTT only: the segment's `X-TIMESTAMP-MAP`, nil when it has none.
+    public var webVTTTimestampMap: WebVTTTimestampMap?
 
     public init(
         container: MediaContainer, tracks: [TrackInfo], startTime: MediaTime, duration: MediaTime,
@@ -110,6 +114,42 @@ public struct SegmentInfo: Sendable, Hashable {
         self.startsWithKeyframe = startsWithKeyframe
         self.startsWithPATAndPMT = startsWithPATAndPMT
         self.byteCount = byteCount
+    }
+}
+
+/// A caption channel carried in video SEI: CEA-608 `CC1`...`CC4`, CEA-708 `SERVICE1`...`SERVICE63`
+/// (the INSTREAM-ID of `EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS`).
+public struct ClosedCaptionChannel: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// `CC1`...`CC4` or `SERVICE1`...`SERVICE63`.
+    public let instreamID: String
+    /// CEA-608 channel 1...4.
+    public static func cea608(_ channel: Int) -> ClosedCaptionChannel {
+        ClosedCaptionChannel(instreamID: "CC\(channel)")
+    }
+    /// CEA-708 service 1...63.
+    public static func cea708(service: Int) -> ClosedCaptionChannel {
+        ClosedCaptionChannel(instreamID: "SERVICE\(service)")
+    }
+    public var description: String { instreamID }
+    /// CC channels first, then services, each in number order.
+    public static func < (a: ClosedCaptionChannel, b: ClosedCaptionChannel) -> Bool {
+        let key = { (c: ClosedCaptionChannel) -> (Int, Int) in
+            c.instreamID.hasPrefix("CC")
+                ? (0, Int(c.instreamID.dropFirst(2)) ?? 0) : (1, Int(c.instreamID.dropFirst(7)) ?? 0)
+        }
+        return key(a) < key(b)
+    }
+}
+
+/// `X-TIMESTAMP-MAP=MPEGTS:{mpegts},LOCAL:{local}` of a WebVTT segment: cue time `local` is media time `mpegts`.
+public struct WebVTTTimestampMap: Sendable, Hashable {
+    /// 90 kHz MPEG-2 time (33 bits).
+    public var mpegts: Int64
+    /// Cue time in milliseconds.
+    public var localMilliseconds: Int64
+    public init(mpegts: Int64, localMilliseconds: Int64) {
+        self.mpegts = mpegts
+        self.localMilliseconds = localMilliseconds
     }
 }
 
