@@ -13,4 +13,17 @@ public enum OriginNames {
                 || byte == 0x5F || byte == 0x2D
         }
     }
+
+    /// Suffix of the subtitle rendition the origin derives from a media rendition's WebVTT pushes.
+    public static let subtitleSuffix = "-vtt"
+
+    /// The rendition a push really belongs to: ffmpeg pushes a variant's WebVTT segments and playlist under the
+    /// video rendition's path (`lo/index3.vtt`, `lo/index_vtt.m3u8`); they go to the subtitle rendition `lo-vtt`.
+    /// Every other file stays with `rendition`.
+    public static func rendition(_ rendition: String, forFile fileName: String) -> String {
+        guard !rendition.hasSuffix(subtitleSuffix),
+            fileName.hasSuffix(".vtt") || fileName.hasSuffix("_vtt.m3u8")
+        else { return rendition }
+        return rendition + subtitleSuffix
+    }
 }
