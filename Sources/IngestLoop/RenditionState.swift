@@ -41,6 +41,8 @@ public struct RenditionStatistics: Sendable, Hashable {
     /// Playlist hints refused (not a playlist, or larger than `Origin.maxHintBytes`); not counted in
     /// `segmentsRejected`, but named in `lastRejection`.
     public var hintsRefused: Int = 0
+    /// Subtitle renditions: empty cue segments written for slots media delivered while the rendition sent none.
+    public var emptyCueSegments: Int = 0
 
     /// Average bit rate of everything accepted (AVERAGE-BANDWIDTH).
     public var averageBitrate: Int {
@@ -69,6 +71,14 @@ package struct RenditionState: Sendable {
     package let name: String
     /// Media or subtitles; set at creation, never changes.
     package var role: RenditionRole = .media
+    /// The role is fixed (by the configuration, the name, or the first push); until then the first push decides.
+    var roleDecided = false
+    /// Media renditions: the MSNs of the newest pushed file numbers (`index7.ts` -> 7), newest last, at most
+    /// `recentFileNumberLimit`; a WebVTT segment of the same number pairs with the MSN.
+    var recentFileNumbers: [(number: Int, msn: UInt64)] = []
+    /// WebVTT renditions: the store records of held entries, written when their slot closes (their PDT and EXTINF
+    /// are the slot's, known then).
+    var heldRecords: [UInt64: SegmentRecord] = [:]
     var window: LiveWindow
     /// Container of the rendition's segments, fixed by the first one.
     var container: MediaContainer?
@@ -108,6 +118,25 @@ package struct RenditionState: Sendable {
 
     /// MSN of the newest entry, listed or not.
     var lastMSN: UInt64? { held.last?.msn ?? window.lastMSN }
+
+    /// How many pushed file numbers a media rendition remembers for pairing WebVTT segments.
+    static let recentFileNumberLimit = 16
+
+    /// True for a subtitle rendition (WebVTT or IMSC1): a follower that never holds a slot open for long.
+    var isFollower: Bool {
+        if case .subtitles = role { true } else { false }
+    }
+
+    /// The media rendition whose timeline a subtitle rendition follows.
+    var parent: String? {
+        if case .subtitles(let parent) = role { parent } else { nil }
+    }
+
+    /// True if the rendition has an entry (held or listed) for `msn`.
+    func hasEntry(msn: UInt64) -> Bool {
+        if let last = window.lastMSN, msn <= last { return true }
+        return held.contains { $0.msn == msn }
+    }
 
     /// The newest entry, held or listed.
     var lastEntry: WindowEntry? { held.last ?? window.entries.last }
