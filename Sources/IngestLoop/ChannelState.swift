@@ -483,7 +483,7 @@ package struct ChannelState: Sendable {
             {
                 break
             }
-            if !started.allSatisfy({ $0.hasEntry(msn: next) }) {
+            if !started.allSatisfy({ $0.fills(msn: next) }) {
                 let filledAt = slot.mediaFilledAt ?? now
                 if slot.mediaFilledAt == nil {
                     slot.mediaFilledAt = now
@@ -684,6 +684,7 @@ extension ChannelState {
         let parentPosition = rendition.parent.flatMap { index[$0] }
         let lowestOpen = max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
         var msn: UInt64
+        var placedByMedia = true
         if let map = info.webVTTTimestampMap, let parentPosition,
             let mapped = mappedMSN(map, parent: parentPosition, rendition: rendition.name)
         {
@@ -696,10 +697,19 @@ extension ChannelState {
         {
             msn = paired.msn
         } else {
+            placedByMedia = false
             msn = rendition.lastMSN.map { $0 + 1 } ?? max(slots.keys.max() ?? lowestOpen, lowestOpen)
         }
+        let wanted = msn
         msn = max(msn, lowestOpen)
+        if placedByMedia, msn == wanted, renditions[position].displacedMSNs.remove(msn) != nil {
+            // The cue of this slot arrived: the late cue held here gives way (it is never listed).
+            renditions[position].held.removeAll { $0.msn == msn }
+            renditions[position].heldRecords[msn] = nil
+            renditions[position].statistics.lateCuesSuperseded += 1
+        }
         while renditions[position].hasEntry(msn: msn) { msn += 1 }
+        if msn != wanted { renditions[position].displacedMSNs.insert(msn) }
         let mediaStarted = renditions.contains { !$0.isFollower && $0.hasStarted }
         if slots[msn] == nil {
             if let newest = slots.keys.max(), msn > newest + 1 {
@@ -786,6 +796,7 @@ extension ChannelState {
             msn: held.msn, durationMilliseconds: slot.durationMilliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: held.discontinuity,
             content: held.content, container: held.container, initSectionVersion: nil)
+        renditions[position].displacedMSNs.remove(held.msn)
         if var record = renditions[position].heldRecords.removeValue(forKey: held.msn) {
             record.programDateTimeMilliseconds = entry.programDateTimeMilliseconds
             record.durationMilliseconds = entry.durationMilliseconds

@@ -43,6 +43,9 @@ public struct RenditionStatistics: Sendable, Hashable {
     public var hintsRefused: Int = 0
     /// Subtitle renditions: empty cue segments written for slots media delivered while the rendition sent none.
     public var emptyCueSegments: Int = 0
+    /// Subtitle renditions: late cue files (their slot had closed, so they were held for the next one) dropped
+    /// unlisted because the cue file paired with that next slot arrived.
+    public var lateCuesSuperseded: Int = 0
 
     /// Average bit rate of everything accepted (AVERAGE-BANDWIDTH).
     public var averageBitrate: Int {
@@ -79,6 +82,9 @@ package struct RenditionState: Sendable {
     /// WebVTT renditions: the store records of held entries, written when their slot closes (their PDT and EXTINF
     /// are the slot's, known then).
     var heldRecords: [UInt64: SegmentRecord] = [:]
+    /// WebVTT renditions: held entries of late cues, moved past their closed slot. The cue paired with the slot
+    /// such an entry holds supersedes it (else one late cue would push every later cue one slot late for good).
+    var displacedMSNs: Set<UInt64> = []
     var window: LiveWindow
     /// Container of the rendition's segments, fixed by the first one.
     var container: MediaContainer?
@@ -131,6 +137,10 @@ package struct RenditionState: Sendable {
     var parent: String? {
         if case .subtitles(let parent) = role { parent } else { nil }
     }
+
+    /// True if the rendition delivered its own entry for `msn`: a late cue held there does not count (the slot
+    /// still waits the follower wait for its own cue).
+    func fills(msn: UInt64) -> Bool { hasEntry(msn: msn) && !displacedMSNs.contains(msn) }
 
     /// True if the rendition has an entry (held or listed) for `msn`.
     func hasEntry(msn: UInt64) -> Bool {
