@@ -84,7 +84,8 @@ struct SubtitleFollowerTests {
             #expect(x.programDateTime == y.programDateTime, sourceLocation: sourceLocation)
             #expect(x.duration == y.duration, sourceLocation: sourceLocation)
             #expect(x.gap == y.gap, "GAP differs at \(y.uri)", sourceLocation: sourceLocation)
-            #expect(x.discontinuity == y.discontinuity, "discontinuity differs at \(y.uri)", sourceLocation: sourceLocation)
+            #expect(
+                x.discontinuity == y.discontinuity, "discontinuity differs at \(y.uri)", sourceLocation: sourceLocation)
         }
     }
 
@@ -191,7 +192,8 @@ struct SubtitleFollowerTests {
         stream.clock.advance(seconds: 2)
         let video = try stream.push("index5.ts", SharedBytes(stream.generator.nextSegment().bytes))
         let pts = try #require(stream.startPTS[4]).advanced(by: 180_000)
-        let body = SharedBytes(Array("WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:\(pts),LOCAL:00:00:00.000\n\n00:00.100 --> 00:00.900\nHi\n".utf8))
+        let body = SharedBytes(
+            Array("WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:\(pts),LOCAL:00:00:00.000\n\n00:00.100 --> 00:00.900\nHi\n".utf8))
         let cue = try stream.push("cues.vtt", body)
         #expect(cue.msn == video.msn)
         stream.origin.tick()
@@ -271,7 +273,8 @@ struct SubtitleFollowerTests {
                 ], dataDirectory: directory), clock: clock,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let snapshot = try #require(restarted.channel(named: "ch")?.snapshot)
-        #expect(snapshot.renditions["180p-vtt"]?.playlist.map { String(decoding: $0.array, as: UTF8.self) } == textBefore)
+        #expect(
+            snapshot.renditions["180p-vtt"]?.playlist.map { String(decoding: $0.array, as: UTF8.self) } == textBefore)
         #expect(snapshot.renditions["180p"]?.playlist.map { String(decoding: $0.array, as: UTF8.self) } == videoBefore)
         let after = try #require(snapshot.renditions["180p-vtt"])
         for entry in before {
@@ -297,7 +300,8 @@ struct SubtitleFollowerTests {
         let stream = try Subtitled()
         try stream.slot(cue: false)
         do {
-            try stream.push("index1.vtt", SharedBytes(Array("WEBVTT\n\n00:01.000 --> 00:02.000\n".utf8) + [0xFF, 0xFE]))
+            try stream.push(
+                "index1.vtt", SharedBytes(Array("WEBVTT\n\n00:01.000 --> 00:02.000\n".utf8) + [0xFF, 0xFE]))
             Issue.record("non-UTF-8 WebVTT was accepted")
         } catch {
             #expect(error.reason == .unprocessable)
