@@ -11,13 +11,13 @@ struct WebVTTSegmentTests {
         let pushed = SharedBytes(Array("WEBVTT - ffmpeg\n\n00:02.022 --> 00:02.821\nHello\n".utf8))
         #expect(
             Self.text(WebVTTSegment.withTimestampMap(pushed, mpegts: 126_000))
-                == "WEBVTT - ffmpeg\nX-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000\n\n00:02.022 --> 00:02.821\nHello\n"
-        )
+                == "WEBVTT - ffmpeg\nX-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000\n\n"
+                + "00:02.022 --> 00:02.821\nHello\n")
         let crlf = SharedBytes(Array("\u{FEFF}WEBVTT\r\n\r\n00:01.000 --> 00:02.000\r\nHi\r\n".utf8))
         #expect(
             Self.text(WebVTTSegment.withTimestampMap(crlf, mpegts: 0))
-                == "\u{FEFF}WEBVTT\r\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\r\n\r\n00:01.000 --> 00:02.000\r\nHi\r\n"
-        )
+                == "\u{FEFF}WEBVTT\r\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\r\n\r\n"
+                + "00:01.000 --> 00:02.000\r\nHi\r\n")
         #expect(
             Self.text(WebVTTSegment.withTimestampMap(SharedBytes(Array("WEBVTT".utf8)), mpegts: 5))
                 == "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:5,LOCAL:00:00:00.000\n")
