@@ -94,7 +94,8 @@ extension OriginHTTPHandler {
         }
         return respond(
             serveImmutable(
-                request, bytes: bytes, contentType: Self.segmentContentType(entry, of: rendition), etag: "\"\(instanceTag)-\(msn)\"",
+                request, bytes: bytes, contentType: Self.segmentContentType(entry, of: rendition),
+                etag: "\"\(instanceTag)-\(msn)\"",
                 modifiedMilliseconds: entry.endMilliseconds))
     }
 

@@ -17,7 +17,8 @@ struct SubtitleFollowerTests {
     /// `180p-vtt`.
     final class Subtitled {
         let clock = ManualClock()
-        let origin: Origin
+        var origin: Origin
+        let directory: String?
         var generator: TestStreamGenerator
         /// The next file number ffmpeg would give.
         var number = 0
@@ -25,13 +26,23 @@ struct SubtitleFollowerTests {
         var startPTS: [Int: Int64] = [:]
 
         init(directory: String? = nil, followerWait: Int64? = nil) throws {
+            self.directory = directory
+            origin = try Self.start(directory: directory, followerWait: followerWait, clock: clock)
+            generator = try TestStreamGenerator(profile: TestSourceProfile.named("180p")!, segmentDuration: 2)
+        }
+
+        static func start(directory: String?, followerWait: Int64? = nil, clock: ManualClock) throws -> Origin {
             var channel = ChannelConfiguration(name: "ch", renditions: [RenditionConfiguration(name: "180p")])
             channel.window = .segments(6)
             channel.followerWaitMilliseconds = followerWait
-            origin = try Origin(
+            return try Origin(
                 configuration: OriginConfiguration(channels: [channel], dataDirectory: directory), clock: clock,
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-            generator = try TestStreamGenerator(profile: TestSourceProfile.named("180p")!, segmentDuration: 2)
+        }
+
+        /// A new origin process on the same data directory (nothing flushed, as after kill -9).
+        func restart() throws {
+            origin = try Self.start(directory: directory, clock: clock)
         }
 
         var channel: Channel { origin.channel(named: "ch")! }
@@ -252,36 +263,34 @@ struct SubtitleFollowerTests {
     }
 
     @Test func aRestartRestoresTheSubtitleRenditionWithIdenticalBytes() throws {
-        let directory = try TemporaryDirectory.make("subtitles").path
-        var origin: Subtitled? = try Subtitled(directory: directory)
-        for n in 0..<10 { try origin!.slot(cue: n % 3 == 0) }
-        let clock = origin!.clock
-        let textBefore = origin!.text("180p-vtt")
-        let videoBefore = origin!.text("180p")
-        let before = origin!.entries("180p-vtt")
-        #expect(before.contains { Self.text($0.bytes)?.contains("Cue") == false })
-        origin = nil
-        let restarted = try Origin(
-            configuration: OriginConfiguration(
-                channels: [
-                    {
-                        var channel = ChannelConfiguration(
-                            name: "ch", renditions: [RenditionConfiguration(name: "180p")])
-                        channel.window = .segments(6)
-                        return channel
-                    }()
-                ], dataDirectory: directory), clock: clock,
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let snapshot = try #require(restarted.channel(named: "ch")?.snapshot)
-        #expect(
-            snapshot.renditions["180p-vtt"]?.playlist.map { String(decoding: $0.array, as: UTF8.self) } == textBefore)
-        #expect(snapshot.renditions["180p"]?.playlist.map { String(decoding: $0.array, as: UTF8.self) } == videoBefore)
-        let after = try #require(snapshot.renditions["180p-vtt"])
+        let stream = try Subtitled(directory: try TemporaryDirectory.make("subtitles").path)
+        for n in 0..<10 { try stream.slot(cue: n % 3 == 0) }
+        let textBefore = stream.text("180p-vtt")
+        let videoBefore = stream.text("180p")
+        let before = stream.entries("180p-vtt")
+        #expect(before.contains { Self.text($0.bytes)?.contains("Cue") == false }, "empty cue segments were stored")
+        try stream.restart()
+        #expect(stream.text("180p-vtt") == textBefore)
+        #expect(stream.text("180p") == videoBefore)
+        let after = try #require(stream.channel.snapshot.renditions["180p-vtt"])
         for entry in before {
             let restored = try #require(after.entry(msn: entry.msn))
             #expect(restored.bytes == entry.bytes, "msn \(entry.msn): bytes differ")
             #expect(restored.isGap == entry.isGap)
         }
+    }
+
+    @Test func afterARestartBothRenditionsResumeWithTheSameDiscontinuity() throws {
+        let stream = try Subtitled(directory: try TemporaryDirectory.make("subtitles").path)
+        for _ in 0..<8 { try stream.slot() }
+        stream.clock.advance(seconds: 6)
+        try stream.restart()
+        for _ in 0..<4 { try stream.slot() }
+        let video = try stream.playlist("180p")
+        let subtitles = try stream.playlist("180p-vtt")
+        #expect(video.segments.contains { $0.gap }, "the downtime is listed as GAP entries")
+        #expect(video.segments.contains { $0.discontinuity })
+        Self.expectAligned(video, subtitles)
     }
 
     @Test func ffmpegSubtitlePlaylistAndCuesUnderTheVideoPathGoToTheSubtitleRendition() throws {
