@@ -680,6 +680,11 @@ extension ChannelState {
         position: Int, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, fileNumber: Int?,
         nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
+        if targetDuration == nil, renditions.allSatisfy(\.isFollower) {
+            // A channel of subtitles only: EXT-X-TARGETDURATION from the nominal segment duration (with media, the
+            // first media segment fixes it).
+            _ = fixTargetDuration(configuration.segmentDurationMilliseconds * 1000)
+        }
         let rendition = renditions[position]
         let parentPosition = rendition.parent.flatMap { index[$0] }
         let lowestOpen = max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)

@@ -77,6 +77,7 @@ struct ContainerContentTypeTests {
         stack.origin.tick()
         let listed = try stack.get("/live/subs/lo-vtt/index.m3u8")
         #expect(listed.text.contains("\n0.vtt\n"), "\(listed.status) \(listed.text)")
+        #expect(listed.text.contains("#EXT-X-TARGETDURATION:2\n"), "subtitles only: the nominal segment duration")
         let served = try stack.get("/live/subs/lo-vtt/0.vtt")
         #expect(served.status == 200)
         #expect(served.header("Content-Type") == "text/vtt; charset=utf-8")
