@@ -3,7 +3,65 @@ import Markers
 import MediaProbe
 import SharedBytes
 
+/// The encoder's multivariant hint as a channel keeps it: the newest valid one, and what happened to hints so far.
+package struct MultivariantHintState: Sendable, Hashable {
+    /// The newest valid hint (validated and normalized); journaled.
+    package var hint: MultivariantHint?
+    /// Hints read.
+    package var read = 0
+    /// Hints refused (invalid or too large).
+    package var refused = 0
+    /// Hint statements the configuration overrode (the configuration wins).
+    package var contradictions = 0
+}
+
 extension ChannelState {
+    /// Keeps the encoder's multivariant hint, replacing an earlier one; it is applied to renditions as they deliver.
+    /// - Returns: what the configuration overrides in it (the configuration wins; counted and returned for the log).
+    package mutating func adoptMultivariantHint(_ hint: MultivariantHint) -> [String] {
+        var contradictions: [String] = []
+        for member in hint.members {
+            guard let configured = configuration.renditions.first(where: { $0.name == member.rendition }) else {
+                continue
+            }
+            let stated = member.kind == .audio ? configured.audio : configured.subtitles
+            let other = member.kind == .audio ? configured.subtitles : configured.audio
+            if let other {
+                contradictions.append(
+                    "\(member.rendition): the hint says \(member.kind.rawValue), the configuration says group "
+                        + "\(other.group)")
+            } else if let stated,
+                stated.group != member.group || stated.language != member.language
+                    || (stated.name ?? member.name) != member.name || stated.isDefault != member.isDefault
+            {
+                contradictions.append(
+                    "\(member.rendition): the hint says group \(member.group) NAME \(member.name), the configuration "
+                        + "says group \(stated.group)\(stated.name.map { " NAME \($0)" } ?? "")")
+            }
+        }
+        multivariantHint.hint = hint
+        multivariantHint.read += 1
+        multivariantHint.contradictions += contradictions.count
+        journalDirty = true
+        return contradictions
+    }
+
+    /// Counts a refused multivariant hint (the previous one, if any, stays).
+    package mutating func refuseMultivariantHint() {
+        multivariantHint.refused += 1
+    }
+
+    /// The channel's rendition layout now: configuration, then the hint, then what the renditions delivered.
+    package func layout() -> RenditionLayout {
+        RenditionLayout.resolve(
+            configured: configuration.renditions, hint: multivariantHint.hint,
+            renditions: renditions.map { rendition in
+                let isSubtitles = if case .subtitles = rendition.role { true } else { false }
+                return LayoutRendition(name: rendition.name, tracks: rendition.tracks, isSubtitles: isSubtitles)
+            },
+            audioOnlyVariant: configuration.audioOnlyVariant)
+    }
+
     /// Stores an initialization section for a rendition; returns its version.
     package mutating func adoptInitSection(rendition name: String, bytes: SharedBytes, info: InitSectionInfo) -> Int? {
         guard let position = index[name] else { return nil }
@@ -81,7 +139,7 @@ extension ChannelState {
 
     /// Status of the channel and its renditions.
     package func status(name: String, nowMilliseconds now: Int64, journalNote: String? = nil) -> ChannelStatus {
-        ChannelStatus(
+        var status = ChannelStatus(
             name: name,
             source: configuration.source == .push ? "push" : "test-source",
             targetDuration: targetDuration,
@@ -129,6 +187,13 @@ extension ChannelState {
                     hintsRead: rendition.statistics.hintsRead,
                     hintsRefused: rendition.statistics.hintsRefused)
             })
+        if multivariantHint.read + multivariantHint.refused > 0 {
+            status.multivariantHints = MultivariantHintStatus(
+                read: multivariantHint.read, refused: multivariantHint.refused,
+                contradictions: multivariantHint.contradictions,
+                members: multivariantHint.hint?.members.map(\.rendition) ?? [])
+        }
+        return status
     }
 }
 
@@ -144,6 +209,20 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     public let renditions: [RenditionStatus]
     /// The channel's durable store; nil without one.
     public var storage: StorageStatus? = nil
+    /// What happened to the encoder's multivariant hints; nil when none came.
+    public var multivariantHints: MultivariantHintStatus? = nil
+}
+
+/// The encoder's multivariant hints as the admin API reports them.
+public struct MultivariantHintStatus: Sendable, Codable, Hashable {
+    /// Hints read.
+    public let read: Int
+    /// Hints refused (400): not a multivariant playlist, a bad URI, NAME or DEFAULT twice in a group, a bad LANGUAGE.
+    public let refused: Int
+    /// Statements of read hints the configuration overrode.
+    public let contradictions: Int
+    /// The renditions the current hint places in groups.
+    public let members: [String]
 }
 
 /// The state of a channel's durable store, as the admin API and metrics report it.
