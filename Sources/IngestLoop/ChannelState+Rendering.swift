@@ -116,10 +116,42 @@ extension ChannelState {
             multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots)
     }
 
-    /// The multivariant playlist: one variant per rendition that has media, in configuration order.
-    func multivariant() -> MultivariantPlaylist? {
-        let started = renditions.filter { !$0.tracks.isEmpty }
+    /// The multivariant playlist of the renditions that delivered media: grouped by the rendition layout (video
+    /// variants referencing audio and subtitle groups), else one variant per rendition in channel order (radio,
+    /// video with muxed audio). Every render passes `MultivariantPlaylist.validate()` (asserted in debug builds).
+    package func multivariant() -> MultivariantPlaylist? {
+        guard renditions.contains(where: { !$0.tracks.isEmpty }) else { return nil }
+        let layout = layout()
+        let playlist = layout.isGrouped ? groupedMultivariant(layout) : oneVariantPerRendition()
+        assert(playlist?.validate().isEmpty ?? true, "multivariant playlist breaks rule 35: \(playlist!.validate())")
+        return playlist
+    }
+
+    /// The CLOSED-CAPTIONS group of the channel: one member per caption channel found in a video rendition.
+    static let closedCaptionsGroup = "cc"
+
+    /// Caption channels found in any video rendition, in INSTREAM-ID order.
+    private func captionChannels(in videos: [RenditionState]) -> [ClosedCaptionChannel] {
+        Set(videos.filter { $0.tracks.contains { $0.kind == .video } }.flatMap(\.closedCaptions)).sorted()
+    }
+
+    private func captionRenditions(_ channels: [ClosedCaptionChannel]) -> [Rendition] {
+        channels.map { channel in
+            Rendition(
+                type: .closedCaptions, groupID: Self.closedCaptionsGroup, name: channel.instreamID, isDefault: false,
+                autoselect: true, instreamID: channel.instreamID)
+        }
+    }
+
+    /// Today's rule: one variant per media rendition that has media, in channel order.
+    private func oneVariantPerRendition() -> MultivariantPlaylist? {
+        let started = renditions.filter { rendition in
+            guard !rendition.tracks.isEmpty else { return false }
+            if case .subtitles = rendition.role { return false }
+            return !rendition.tracks.allSatisfy { $0.kind == .subtitles }
+        }
         guard !started.isEmpty else { return nil }
+        let captions = captionChannels(in: started)
         let variants = started.map { rendition -> VariantStream in
             let video = rendition.tracks.first { $0.kind == .video }
             let statistics = rendition.statistics
@@ -128,13 +160,93 @@ extension ChannelState {
                 bandwidth: max(statistics.peakBitrate, 1),
                 averageBandwidth: max(statistics.averageBitrate, 1),
                 codecs: rendition.tracks.compactMap(\.codec),
-                resolution: video.flatMap { track in
-                    track.width.flatMap { width in track.height.map { Resolution(width: width, height: $0) } }
-                },
-                frameRate: video?.frameRate)
+                resolution: video.flatMap(Self.resolution),
+                frameRate: video?.frameRate,
+                closedCaptions: captions.isEmpty ? nil : .group(Self.closedCaptionsGroup))
         }
         return MultivariantPlaylist(
-            independentSegments: started.allSatisfy(\.allSegmentsIndependent), variants: variants)
+            independentSegments: started.allSatisfy(\.allSegmentsIndependent), renditions: captionRenditions(captions),
+            variants: variants)
+    }
+
+    /// Video variants referencing the layout's groups: each video rendition once per (audio group, subtitle group)
+    /// pair, audio groups varying slowest; BANDWIDTH and AVERAGE-BANDWIDTH add the largest audio and subtitle rate
+    /// of the groups, CODECS the groups' audio codecs (and `stpp.ttml.im1t` for IMSC, never `wvtt`).
+    private func groupedMultivariant(_ layout: RenditionLayout) -> MultivariantPlaylist {
+        let byName = Dictionary(renditions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let videos = layout.videoVariants.compactMap { byName[$0] }
+        let captions = captionChannels(in: videos)
+        let closedCaptions: ClosedCaptionsReference =
+            captions.isEmpty ? .none : .group(Self.closedCaptionsGroup)
+        var media: [Rendition] = []
+        for group in layout.groups {
+            for member in group.members {
+                let audio = byName[member.rendition]?.tracks.first { $0.kind == .audio }
+                media.append(
+                    Rendition(
+                        type: group.type, groupID: group.id, name: member.name, uri: "\(member.rendition)/index.m3u8",
+                        language: member.language, isDefault: member.isDefault, autoselect: member.autoselect,
+                        channels: group.type == .audio ? "\(audio?.channelCount ?? 2)" : nil,
+                        forced: group.type == .subtitles ? member.forced : nil))
+            }
+        }
+        media += captionRenditions(captions)
+        func largest(_ group: MediaGroup?, _ rate: (RenditionStatistics) -> Int) -> Int {
+            group?.members.compactMap { byName[$0.rendition].map { rate($0.statistics) } }.max() ?? 0
+        }
+        func audioCodecs(_ group: MediaGroup?) -> [String] {
+            var codecs: [String] = []
+            for member in group?.members ?? [] {
+                for track in byName[member.rendition]?.tracks ?? [] where track.kind == .audio {
+                    if let codec = track.codec, !codecs.contains(codec) { codecs.append(codec) }
+                }
+            }
+            return codecs
+        }
+        let audioGroups: [MediaGroup?] = layout.groups.filter { $0.type == .audio }.map(Optional.some)
+        let subtitleGroups: [MediaGroup?] = layout.groups.filter { $0.type == .subtitles }.map(Optional.some)
+        var variants: [VariantStream] = []
+        for audio in audioGroups.isEmpty ? [nil] : audioGroups {
+            for subtitles in subtitleGroups.isEmpty ? [nil] : subtitleGroups {
+                for video in videos {
+                    let track = video.tracks.first { $0.kind == .video }
+                    let peak = video.statistics.peakBitrate + largest(audio, \.peakBitrate)
+                        + largest(subtitles, \.peakBitrate)
+                    let average = video.statistics.averageBitrate + largest(audio, \.averageBitrate)
+                        + largest(subtitles, \.averageBitrate)
+                    let videoCodecs = video.tracks.filter { $0.kind == .video }.compactMap(\.codec)
+                    variants.append(
+                        VariantStream(
+                            uri: "\(video.name)/index.m3u8", bandwidth: max(peak, 1),
+                            averageBandwidth: max(average, 1),
+                            codecs: videoCodecs + audioCodecs(audio)
+                                + (subtitles?.isIMSC == true ? ["stpp.ttml.im1t"] : []),
+                            resolution: track.flatMap(Self.resolution), frameRate: track?.frameRate,
+                            audioGroup: audio?.id, subtitlesGroup: subtitles?.id, closedCaptions: closedCaptions))
+                }
+            }
+        }
+        if layout.audioOnlyVariants {
+            for case let group? in audioGroups {
+                guard let member = group.members.first(where: \.isDefault), let audio = byName[member.rendition]
+                else { continue }
+                variants.append(
+                    VariantStream(
+                        uri: "\(audio.name)/index.m3u8", bandwidth: max(audio.statistics.peakBitrate, 1),
+                        averageBandwidth: max(audio.statistics.averageBitrate, 1),
+                        codecs: audio.tracks.filter { $0.kind == .audio }.compactMap(\.codec), audioGroup: group.id,
+                        closedCaptions: captions.isEmpty ? .none : nil))
+            }
+        }
+        let members =
+            layout.videoVariants + layout.groups.filter { $0.type == .audio }.flatMap { $0.members.map(\.rendition) }
+        return MultivariantPlaylist(
+            independentSegments: members.allSatisfy { byName[$0]?.allSegmentsIndependent ?? true }, renditions: media,
+            variants: variants)
+    }
+
+    private static func resolution(_ track: TrackInfo) -> Resolution? {
+        track.width.flatMap { width in track.height.map { Resolution(width: width, height: $0) } }
     }
 
     /// Status of the channel and its renditions.

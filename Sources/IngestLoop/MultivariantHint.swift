@@ -84,7 +84,6 @@ public struct MultivariantHint: Sendable, Hashable, Codable {
     /// Validates and normalizes a parsed multivariant playlist (see ``read(_:)-(Array<UInt8>)``).
     public static func read(_ playlist: MultivariantPlaylist) throws(MultivariantHintError) -> MultivariantHint {
         var hint = MultivariantHint()
-        var groupKinds: [String: MemberKind] = [:]
         for rendition in playlist.renditions {
             let kind: MemberKind
             switch rendition.type {
@@ -93,36 +92,45 @@ public struct MultivariantHint: Sendable, Hashable, Codable {
             case .video, .closedCaptions: continue
             }
             guard let uri = rendition.uri else { continue }  // muxed into the variants: nothing to place
-            let name = try renditionName(uri)
-            if let language = rendition.language, !isLanguageTag(language) {
-                throw MultivariantHintError("LANGUAGE \"\(language)\" of \(uri) is not an RFC 5646 tag")
-            }
-            if let previous = groupKinds[rendition.groupID], previous != kind {
-                throw MultivariantHintError("GROUP-ID \"\(rendition.groupID)\" is used for audio and subtitles")
-            }
-            groupKinds[rendition.groupID] = kind
-            guard hint.member(for: name) == nil else {
-                throw MultivariantHintError("rendition \(name) is listed twice")
-            }
-            let inGroup = hint.members.filter { $0.group == rendition.groupID }
-            if inGroup.contains(where: { $0.name == rendition.name }) {
-                throw MultivariantHintError(
-                    "NAME \"\(rendition.name)\" appears twice in GROUP-ID \"\(rendition.groupID)\"")
-            }
-            if rendition.isDefault, inGroup.contains(where: \.isDefault) {
-                throw MultivariantHintError("two DEFAULT=YES in GROUP-ID \"\(rendition.groupID)\"")
-            }
             hint.members.append(
                 Member(
-                    rendition: name, kind: kind, group: rendition.groupID, name: rendition.name,
+                    rendition: try renditionName(uri), kind: kind, group: rendition.groupID, name: rendition.name,
                     language: rendition.language, isDefault: rendition.isDefault, autoselect: true))
         }
+        try validateGroups(hint.members)
         for variant in playlist.variants {
             let name = try renditionName(variant.uri)
             if !hint.variants.contains(name) { hint.variants.append(name) }
         }
         hint.normalizeNames()
         return hint
+    }
+
+    /// Checks group members as rule 35 asks, for hints and configured memberships alike: LANGUAGE an RFC 5646 tag,
+    /// a rendition in one group only, a GROUP-ID for one TYPE only, NAME unique in a group, at most one DEFAULT=YES
+    /// in a group.
+    public static func validateGroups(_ members: [Member]) throws(MultivariantHintError) {
+        var seen: [Member] = []
+        for member in members {
+            if let language = member.language, !isLanguageTag(language) {
+                throw MultivariantHintError(
+                    "LANGUAGE \"\(language)\" of \(member.rendition) is not an RFC 5646 tag")
+            }
+            if seen.contains(where: { $0.rendition == member.rendition }) {
+                throw MultivariantHintError("rendition \(member.rendition) is listed twice")
+            }
+            if seen.contains(where: { $0.group == member.group && $0.kind != member.kind }) {
+                throw MultivariantHintError("GROUP-ID \"\(member.group)\" is used for audio and subtitles")
+            }
+            let inGroup = seen.filter { $0.group == member.group }
+            if inGroup.contains(where: { $0.name == member.name }) {
+                throw MultivariantHintError("NAME \"\(member.name)\" appears twice in GROUP-ID \"\(member.group)\"")
+            }
+            if member.isDefault, inGroup.contains(where: \.isDefault) {
+                throw MultivariantHintError("two DEFAULT=YES in GROUP-ID \"\(member.group)\"")
+            }
+            seen.append(member)
+        }
     }
 
     /// ffmpeg's generated NAMEs (`audio_N`, `subtitle_N`) become the language's own name, else the rendition name;
