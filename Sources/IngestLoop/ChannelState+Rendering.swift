@@ -235,7 +235,7 @@ extension ChannelState {
                         uri: "\(audio.name)/index.m3u8", bandwidth: max(audio.statistics.peakBitrate, 1),
                         averageBandwidth: max(audio.statistics.averageBitrate, 1),
                         codecs: audio.tracks.filter { $0.kind == .audio }.compactMap(\.codec), audioGroup: group.id,
-                        closedCaptions: captions.isEmpty ? .none : nil))
+                        closedCaptions: captions.isEmpty ? ClosedCaptionsReference.none : nil))
             }
         }
         let members =

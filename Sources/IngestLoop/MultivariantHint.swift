@@ -112,7 +112,7 @@ public struct MultivariantHint: Sendable, Hashable, Codable {
     public static func validateGroups(_ members: [Member]) throws(MultivariantHintError) {
         var seen: [Member] = []
         for member in members {
-            if let language = member.language, !isLanguageTag(language) {
+            if let language = member.language, !MultivariantPlaylist.isLanguageTag(language) {
                 throw MultivariantHintError(
                     "LANGUAGE \"\(language)\" of \(member.rendition) is not an RFC 5646 tag")
             }
@@ -165,17 +165,6 @@ public struct MultivariantHint: Sendable, Hashable, Codable {
                 "URI \"\(uri)\" is not {rendition}/{file}.m3u8 relative to the channel (\(OriginNames.rule))")
         }
         return OriginNames.rendition(parts[0], forFile: parts[1])
-    }
-
-    /// True for an RFC 5646 tag as HLS uses them: `[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*`.
-    public static func isLanguageTag(_ tag: String) -> Bool {
-        let subtags = tag.split(separator: "-", omittingEmptySubsequences: false)
-        guard let primary = subtags.first, (2...3).contains(primary.count),
-            primary.allSatisfy({ $0.isASCII && $0.isLetter })
-        else { return false }
-        return subtags.dropFirst().allSatisfy { subtag in
-            (1...8).contains(subtag.count) && subtag.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        }
     }
 }
 
