@@ -210,9 +210,11 @@ extension ChannelState {
             for subtitles in subtitleGroups.isEmpty ? [nil] : subtitleGroups {
                 for video in videos {
                     let track = video.tracks.first { $0.kind == .video }
-                    let peak = video.statistics.peakBitrate + largest(audio, \.peakBitrate)
+                    let peak =
+                        video.statistics.peakBitrate + largest(audio, \.peakBitrate)
                         + largest(subtitles, \.peakBitrate)
-                    let average = video.statistics.averageBitrate + largest(audio, \.averageBitrate)
+                    let average =
+                        video.statistics.averageBitrate + largest(audio, \.averageBitrate)
                         + largest(subtitles, \.averageBitrate)
                     let videoCodecs = video.tracks.filter { $0.kind == .video }.compactMap(\.codec)
                     variants.append(

@@ -139,7 +139,9 @@ public struct MultivariantHint: Sendable, Hashable, Codable {
         for position in members.indices where Self.isGeneratedName(members[position].name) {
             let member = members[position]
             var name = member.language.flatMap(LanguageNames.endonym) ?? member.rendition
-            let taken = members.contains { $0.group == member.group && $0.rendition != member.rendition && $0.name == name }
+            let taken = members.contains {
+                $0.group == member.group && $0.rendition != member.rendition && $0.name == name
+            }
             if taken { name = member.rendition }
             members[position].name = name
         }

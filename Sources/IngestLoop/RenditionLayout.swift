@@ -158,8 +158,12 @@ public struct RenditionLayout: Sendable, Hashable {
         case "ac-3": return "-ac3"
         case "ec-3": return "-ec3"
         default:
-            return "-" + String(codec.lowercased().unicodeScalars.filter { $0.isASCII && $0.properties.isAlphabetic
-                || ("0"..."9").contains($0) }.map(Character.init))
+            return "-"
+                + String(
+                    codec.lowercased().unicodeScalars.filter {
+                        $0.isASCII && $0.properties.isAlphabetic
+                            || ("0"..."9").contains($0)
+                    }.map(Character.init))
         }
     }
 

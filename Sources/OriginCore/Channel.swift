@@ -476,7 +476,8 @@ public final class Channel: Sendable {
             return contradictions
         }
         for contradiction in contradictions {
-            logger.warning("multivariant hint overridden by the configuration", metadata: ["reason": "\(contradiction)"])
+            logger.warning(
+                "multivariant hint overridden by the configuration", metadata: ["reason": "\(contradiction)"])
         }
         return contradictions
     }

@@ -202,9 +202,9 @@ public final class Origin: Sendable {
     /// normalized (``MultivariantHint``), then kept by the channel, which applies it to its renditions as they
     /// deliver (the configuration wins). A valid hint for a channel that does not exist creates it when auto-create
     /// is on; an invalid one is refused with `invalidHint` and changes nothing.
-    public func ingestMultivariantHint(channel channelName: String, body: SharedBytes) throws(IngestError)
-        -> IngestReceipt
-    {
+    public func ingestMultivariantHint(
+        channel channelName: String, body: SharedBytes
+    ) throws(IngestError) -> IngestReceipt {
         guard OriginNames.isValid(channelName) else { throw .invalidName("channel", channelName) }
         let existing = self.channel(named: channelName)
         let hint: MultivariantHint

@@ -42,7 +42,7 @@ struct MultivariantHintTests {
         let hint = try Self.read(
             """
             #EXTM3U
-            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="audio_0",LANGUAGE="x-klingon",URI="tlh/index.m3u8"
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="audio_0",LANGUAGE="tlh",URI="tlh/index.m3u8"
             #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="Commentary",LANGUAGE="en",URI="com/index.m3u8"
             #EXT-X-STREAM-INF:BANDWIDTH=1
             v/index.m3u8

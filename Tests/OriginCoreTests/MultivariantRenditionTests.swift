@@ -1,8 +1,9 @@
 import Foundation
 import HLSPlaylist
-@testable import IngestLoop
 import MediaProbe
 import Testing
+
+@testable import IngestLoop
 
 /// `ChannelState.multivariant()` on the rendition layout: byte-exact text from hand-set statistics, every render
 /// valid under rule 35.
@@ -17,9 +18,16 @@ struct MultivariantRenditionTests {
         configure(&configuration)
         var state = ChannelState(configuration: configuration, firstMSN: 0)
         let video = { (codec: String, width: Int, height: Int) in
-            [TrackInfo(kind: .video, codec: codec, width: width, height: height, frameRate: 30, trackID: 256, timescale: 90000)]
+            [
+                TrackInfo(
+                    kind: .video, codec: codec, width: width, height: height, frameRate: 30, trackID: 256,
+                    timescale: 90000)
+            ]
         }
-        let mono = [TrackInfo(kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 1, trackID: 257, timescale: 90000)]
+        let mono = [
+            TrackInfo(
+                kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 1, trackID: 257, timescale: 90000)
+        ]
         let renditions: [(String, [TrackInfo], Int, Int)] = [
             ("hi", video("avc1.42c01e", 640, 360), 2_115_000, 2_050_000),
             ("lo", video("avc1.42c00d", 320, 180), 752_000, 700_000),
@@ -127,7 +135,8 @@ struct MultivariantRenditionTests {
         #expect(contradictions.count == 1)
         #expect(state.status(name: "demux", nowMilliseconds: 0).multivariantHints?.contradictions == 1)
         let text = try Self.render(state)
-        #expect(text.contains("NAME=\"Anglais\",LANGUAGE=\"en\",DEFAULT=NO"))
+        // No configured member is DEFAULT: the group's first member becomes it (players need one to start with).
+        #expect(text.contains("NAME=\"Anglais\",LANGUAGE=\"en\",DEFAULT=YES"))
         #expect(text.contains("NAME=\"Français\",LANGUAGE=\"fr\",DEFAULT=NO"))
     }
 
@@ -148,7 +157,8 @@ struct MultivariantRenditionTests {
     }
 
     @Test func aJournalWithoutAHintStillLoads() throws {
-        let older = #"{"version":1,"channel":"demux","msnReservedThrough":31,"renditions":{},"writtenAtMilliseconds":5}"#
+        let older =
+            #"{"version":1,"channel":"demux","msnReservedThrough":31,"renditions":{},"writtenAtMilliseconds":5}"#
         let record = try JSONDecoder().decode(ChannelJournalRecord.self, from: Data(older.utf8))
         #expect(record.multivariantHint == nil)
         #expect(record.msnReservedThrough == 31)

@@ -8,14 +8,19 @@ import Testing
 @Suite("Rendition layout")
 struct RenditionLayoutTests {
     static func video(_ name: String, audio: Bool = false) -> LayoutRendition {
-        var tracks = [TrackInfo(kind: .video, codec: "avc1.42c01e", width: 640, height: 360, trackID: 256, timescale: 90000)]
-        if audio { tracks.append(TrackInfo(kind: .audio, codec: "mp4a.40.2", channelCount: 2, trackID: 257, timescale: 90000)) }
+        var tracks = [
+            TrackInfo(kind: .video, codec: "avc1.42c01e", width: 640, height: 360, trackID: 256, timescale: 90000)
+        ]
+        if audio {
+            tracks.append(TrackInfo(kind: .audio, codec: "mp4a.40.2", channelCount: 2, trackID: 257, timescale: 90000))
+        }
         return LayoutRendition(name: name, tracks: tracks)
     }
 
     static func audio(_ name: String, codec: String = "mp4a.40.2") -> LayoutRendition {
         LayoutRendition(
-            name: name, tracks: [TrackInfo(kind: .audio, codec: codec, channelCount: 2, trackID: 257, timescale: 90000)])
+            name: name, tracks: [TrackInfo(kind: .audio, codec: codec, channelCount: 2, trackID: 257, timescale: 90000)]
+        )
     }
 
     static func subtitles(_ name: String, codec: String = "wvtt") -> LayoutRendition {
