@@ -11,8 +11,9 @@ extension MultivariantPlaylist {
     ///
     /// EXTM3U, VERSION (only when ``minimumVersion`` > 1), INDEPENDENT-SEGMENTS, DEFINEs, then one EXT-X-MEDIA per
     /// rendition (TYPE, GROUP-ID, NAME, LANGUAGE, DEFAULT, AUTOSELECT, FORCED, CHANNELS, INSTREAM-ID,
-    /// CHARACTERISTICS, URI; DEFAULT and AUTOSELECT always as YES/NO, FORCED only for SUBTITLES), then per variant EXT-X-STREAM-INF (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, FRAME-RATE
-    /// with three decimals, AUDIO, SUBTITLES, CLOSED-CAPTIONS; each only when set) and its URI line.
+    /// CHARACTERISTICS, URI; DEFAULT and AUTOSELECT always as YES/NO, FORCED only for SUBTITLES), then per variant
+    /// EXT-X-STREAM-INF (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, FRAME-RATE with three decimals, AUDIO,
+    /// SUBTITLES, CLOSED-CAPTIONS as a quoted group or NONE; each only when set) and its URI line.
     public func render() -> String {
         var text = "#EXTM3U\n"
         let version = minimumVersion
