@@ -301,11 +301,12 @@ extension ChannelState {
                     hintsRead: rendition.statistics.hintsRead,
                     hintsRefused: rendition.statistics.hintsRefused)
             })
-        if multivariantHint.read + multivariantHint.refused > 0 {
+        let notes = layout().contradictions
+        if multivariantHint.read + multivariantHint.refused > 0 || !notes.isEmpty {
             status.multivariantHints = MultivariantHintStatus(
                 read: multivariantHint.read, refused: multivariantHint.refused,
                 contradictions: multivariantHint.contradictions,
-                members: multivariantHint.hint?.members.map(\.rendition) ?? [])
+                members: multivariantHint.hint?.members.map(\.rendition) ?? [], layoutNotes: notes)
         }
         return status
     }
@@ -337,6 +338,9 @@ public struct MultivariantHintStatus: Sendable, Codable, Hashable {
     public let contradictions: Int
     /// The renditions the current hint places in groups.
     public let members: [String]
+    /// Why the layout departs from the hint or the configuration now (the configuration wins, the probe overrules,
+    /// muxed audio keeps one variant per rendition); empty when it does not.
+    public var layoutNotes: [String] = []
 }
 
 /// The state of a channel's durable store, as the admin API and metrics report it.

@@ -133,7 +133,10 @@ struct MultivariantRenditionTests {
         }
         let contradictions = state.adoptMultivariantHint(Self.ffmpegHint)
         #expect(contradictions.count == 1)
-        #expect(state.status(name: "demux", nowMilliseconds: 0).multivariantHints?.contradictions == 1)
+        let status = try #require(state.status(name: "demux", nowMilliseconds: 0).multivariantHints)
+        #expect(status.contradictions == 1)
+        #expect(status.layoutNotes.count == 1)
+        #expect(status.layoutNotes.first?.contains("hint for en") == true)
         let text = try Self.render(state)
         // No configured member is DEFAULT: the group's first member becomes it (players need one to start with).
         #expect(text.contains("NAME=\"Anglais\",LANGUAGE=\"en\",DEFAULT=YES"))
