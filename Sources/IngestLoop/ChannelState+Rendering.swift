@@ -216,7 +216,9 @@ extension ChannelState {
                     let average =
                         video.statistics.averageBitrate + largest(audio, \.averageBitrate)
                         + largest(subtitles, \.averageBitrate)
-                    let videoCodecs = video.tracks.filter { $0.kind == .video }.compactMap(\.codec)
+                    // The video rendition's own codecs: its video, and its muxed audio if it carries any.
+                    let videoCodecs = video.tracks.filter { $0.kind == .video || $0.kind == .audio }.compactMap(
+                        \.codec)
                     variants.append(
                         VariantStream(
                             uri: "\(video.name)/index.m3u8", bandwidth: max(peak, 1),

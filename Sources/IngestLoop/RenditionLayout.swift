@@ -80,12 +80,14 @@ public struct RenditionLayout: Sendable, Hashable {
         let started = renditions.filter { !$0.tracks.isEmpty }
         let configuration = Dictionary(configured.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let videos = started.filter { $0.hasVideo && !$0.carriesSubtitles }
-        if videos.contains(where: { $0.tracks.contains { $0.kind == .audio } }) {
-            let alternates = started.filter { $0.isAudioOnly || $0.carriesSubtitles }
-            if !alternates.isEmpty {
-                layout.contradictions.append(
-                    "video renditions carry muxed audio: every rendition stays a variant of its own")
-            }
+        // Video with muxed audio can still reference subtitle groups; alternate audio beside muxed audio would need
+        // a URI-less EXT-X-MEDIA for the muxed track (out of scope), so such a channel keeps one variant per rendition.
+        if videos.contains(where: { $0.tracks.contains { $0.kind == .audio } }),
+            started.contains(where: { $0.isAudioOnly && !$0.carriesSubtitles })
+        {
+            layout.contradictions.append(
+                "video renditions carry muxed audio beside audio-only renditions: every rendition stays a variant "
+                    + "of its own")
             return layout
         }
         var audio: [(group: String, member: MediaGroupMember, codec: String?)] = []

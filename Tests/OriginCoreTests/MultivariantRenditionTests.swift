@@ -187,4 +187,29 @@ struct MultivariantRenditionTests {
 
                 """)
     }
+
+    @Test func muxedVideoReferencesTheSubtitleGroupWithItsOwnAudioCodec() throws {
+        var state = ChannelState(configuration: ChannelConfiguration(name: "news"), firstMSN: 0)
+        state.addRendition("360p")
+        state.renditions[state.index["360p"]!].tracks = [
+            TrackInfo(kind: .video, codec: "avc1.64001e", width: 640, height: 360, trackID: 256, timescale: 90000),
+            TrackInfo(kind: .audio, codec: "mp4a.40.2", channelCount: 2, trackID: 257, timescale: 90000),
+        ]
+        state.renditions[state.index["360p"]!].statistics.peakBitrate = 1_000_000
+        state.addRendition("360p-vtt")
+        state.renditions[state.index["360p-vtt"]!].tracks = [
+            TrackInfo(kind: .subtitles, codec: "wvtt", trackID: 1, timescale: 90000)
+        ]
+        state.renditions[state.index["360p-vtt"]!].role = .subtitles(parent: "360p")
+        state.renditions[state.index["360p-vtt"]!].statistics.peakBitrate = 400
+        #expect(
+            try Self.render(state) == """
+                #EXTM3U
+                #EXT-X-INDEPENDENT-SEGMENTS
+                #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="360p-vtt",DEFAULT=NO,AUTOSELECT=YES,FORCED=NO,URI="360p-vtt/index.m3u8"
+                #EXT-X-STREAM-INF:BANDWIDTH=1000400,AVERAGE-BANDWIDTH=1,CODECS="avc1.64001e,mp4a.40.2",RESOLUTION=640x360,SUBTITLES="subs",CLOSED-CAPTIONS=NONE
+                360p/index.m3u8
+
+                """)
+    }
 }

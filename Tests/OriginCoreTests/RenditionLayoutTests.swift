@@ -127,6 +127,15 @@ struct RenditionLayoutTests {
         #expect(muxedAndAudio.contradictions.count == 1)
     }
 
+    @Test func muxedVideoStillReferencesSubtitles() {
+        let layout = RenditionLayout.resolve(
+            configured: [], hint: nil, renditions: [Self.video("360p", audio: true), Self.subtitles("360p-vtt")])
+        #expect(layout.isGrouped)
+        #expect(layout.videoVariants == ["360p"])
+        #expect(Self.summary(layout) == ["SUBTITLES subs: 360p-vtt \"360p-vtt\" -"])
+        #expect(layout.contradictions.isEmpty)
+    }
+
     @Test func oneGroupPerCodecAndIMSCApart() {
         let renditions = [
             Self.video("hi"), Self.audio("en"), Self.audio("en51", codec: "ac-3"), Self.audio("fr51", codec: "ec-3"),
