@@ -305,6 +305,19 @@ struct SubtitleFollowerTests {
         #expect(stream.channel.renditionNames == ["180p", "180p-vtt"])
     }
 
+    @Test func theMultivariantOffersTheSubtitleRenditionToTheVideo() throws {
+        let stream = try Subtitled()
+        for n in 0..<4 { try stream.slot(cue: n % 2 == 0) }
+        let bytes = try #require(stream.channel.snapshot.multivariantPlaylist)
+        let text = String(decoding: bytes.array, as: UTF8.self)
+        #expect(
+            text.contains(
+                "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"subs\",NAME=\"180p-vtt\",DEFAULT=NO,AUTOSELECT=YES,FORCED=NO,"
+                    + "URI=\"180p-vtt/index.m3u8\"\n"), "\(text)")
+        #expect(text.contains("SUBTITLES=\"subs\""), "\(text)")
+        #expect(!text.contains("\n180p-vtt/index.m3u8"), "subtitles are never a variant")
+    }
+
     @Test func nonUTF8WebVTTIsRefused() throws {
         let stream = try Subtitled()
         try stream.slot(cue: false)
