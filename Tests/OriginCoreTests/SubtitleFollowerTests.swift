@@ -166,6 +166,8 @@ struct SubtitleFollowerTests {
         try stream.slot(cue: false)  // number 5
         stream.clock.advance(seconds: 0.6)
         stream.origin.tick()
+        let superseded = try #require(stream.channel.status().renditions.first { $0.name == "180p-vtt" })
+            .lateCuesSuperseded  // 1: cue 0 came after its slot closed, when 180p-vtt did not exist yet
         let late = try stream.push("index5.vtt", Subtitled.cue(5))
         // Number 6 arrives with its cue: the cue of the slot wins, so later cues are not pushed one slot late.
         try stream.slot()
@@ -174,6 +176,8 @@ struct SubtitleFollowerTests {
         #expect(Self.text(cues.first { $0.msn == late.msn! }?.bytes)?.hasSuffix("Cue 6\n") == true)
         #expect(Self.text(cues.first { $0.msn == late.msn! + 1 }?.bytes)?.hasSuffix("Cue 7\n") == true)
         #expect(!cues.contains { Self.text($0.bytes)?.hasSuffix("Cue 5\n") == true })
+        let status = try #require(stream.channel.status().renditions.first { $0.name == "180p-vtt" })
+        #expect(status.lateCuesSuperseded == superseded + 1)
     }
 
     @Test func sparseCuesNeverHoldTheWindowAndListEmptyCueSegments() throws {
@@ -186,6 +190,10 @@ struct SubtitleFollowerTests {
         let texts = stream.entries("180p-vtt").map { Self.text($0.bytes) ?? "" }
         #expect(texts.contains { $0.contains("Cue") })
         #expect(texts.contains { $0 == "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000\n\n" })
+        let status = try #require(stream.channel.status().renditions.first { $0.name == "180p-vtt" })
+        #expect(status.role == "subtitles")
+        #expect(status.emptyCueSegments >= 14, "four of every five slots had no cue file")
+        #expect(status.gapsWritten == 0)
         // The newest slot with video closes one follower wait (1 s) after its media, not at its deadline.
         stream.clock.advance(seconds: 2)
         let receipt = try stream.push("index99.ts", SharedBytes(stream.generator.nextSegment().bytes))
