@@ -43,13 +43,40 @@ struct ProgramTables {
         try reader.skip(programInfoLength)
         var streams: [Stream] = []
         while reader.remaining > 4 {
-            let streamType = try reader.readUInt8()
+            var streamType = try reader.readUInt8()
             let pid = Int(try reader.readUInt16() & 0x1FFF)
             let infoLength = Int(try reader.readUInt16() & 0x0FFF)
-            try reader.skip(infoLength)
+            let descriptors = try reader.readRange(infoLength)
+            if streamType == 0x06, let audio = Self.dolbyStreamType(descriptors: descriptors, in: bytes) {
+                streamType = audio
+            }
             streams.append(Stream(pid: pid, streamType: streamType))
         }
         self.streams = streams
+    }
+
+    /// DVB carries AC-3 / E-AC-3 as private PES (stream type 0x06) tagged by an AC-3 (0x6A) or enhanced AC-3
+    /// (0x7A) descriptor, or a registration descriptor (0x05) `AC-3` / `EAC3`: the ATSC stream type (0x81 / 0x87)
+    /// it stands for, nil when none.
+    private static func dolbyStreamType(descriptors: Range<Int>, in bytes: UnsafeRawBufferPointer) -> UInt8? {
+        var offset = descriptors.lowerBound
+        while offset + 2 <= descriptors.upperBound {
+            let tag = bytes[offset]
+            let length = Int(bytes[offset + 1])
+            let body = offset + 2
+            guard body + length <= descriptors.upperBound else { return nil }
+            switch tag {
+            case 0x6A: return 0x81
+            case 0x7A: return 0x87
+            case 0x05 where length >= 4:
+                let identifier = FourCC.string(bytes, at: body)
+                if identifier == "AC-3" { return 0x81 }
+                if identifier == "EAC3" { return 0x87 }
+            default: break
+            }
+            offset = body + length
+        }
+        return nil
     }
 
     /// The byte range (table_id ... CRC) of the first section with `tableID` on `pid`. The section must lie in the

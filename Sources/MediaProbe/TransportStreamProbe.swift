@@ -84,13 +84,18 @@ enum TransportStreamProbe {
         }
         let start = MPEGTimestamp.wrapped(lowest)
         let hasVideo = streams.contains { $0.kind == .video }
-        return SegmentInfo(
+        var info = SegmentInfo(
             container: .mpegTS, tracks: streams.map(\.trackInfo),
             startTime: MediaTime(ticks: start, timescale: 90000),
             duration: MediaTime(ticks: highest + lastDuration - lowest, timescale: 90000),
             startsWithKeyframe: hasVideo ? primary.kind == .video && primary.firstPESIsKeyframe : true,
             startsWithPATAndPMT: packets.count >= 2 && packets[0].pid == 0 && packets[1].pid == tables.pmtPID,
             byteCount: bytes.count)
+        if primary.kind == .video {
+            var captions = primary.captions
+            info.closedCaptions = captions.finish()
+        }
+        return info
     }
 }
 
