@@ -186,6 +186,17 @@ struct CaptionSEITests {
         }
     }
 
+    /// libx264 re-encoded the test source's captions profile with `-a53cc` (scripts/make-probe-fixtures, step 9):
+    /// SEI written by a third party, in MPEG-TS (Annex B) and fMP4 (length-prefixed samples).
+    @Test func x264CaptionsAreFoundInTransportStreamAndFragmentedMP4() throws {
+        let ts = try MediaProbe.probeSegment(Fixture.bytes("ts-h264-cc1.ts"))
+        #expect(ts.closedCaptions == [.cea608(1)])
+        let initSection = try Fixture.initSection("fmp4-h264-cc1-init.mp4")
+        let fmp4 = try MediaProbe.probeSegment(Fixture.bytes("fmp4-h264-cc1-0.m4s"), initSection: initSection)
+        #expect(fmp4.closedCaptions == [.cea608(1)])
+        #expect(fmp4.startsWithKeyframe)
+    }
+
     @Test func captionFreeSegmentsGiveNoChannels() throws {
         #expect(try MediaProbe.probeSegment(Fixture.bytes("ts-h264-aac-0.ts")).closedCaptions == [])
         #expect(try MediaProbe.probeSegment(Fixture.bytes("ts-hevc-aac.ts")).closedCaptions == [])
