@@ -30,6 +30,41 @@ struct AC3ProbeTests {
         #expect(segment.tracks.first?.channelCount == 6)
     }
 
+    /// DVB signals AC-3 / E-AC-3 as private data (stream type 0x06) with a descriptor: the fixture's PMT is rewritten
+    /// to stream type 0x06 with its `AC-3` / `EAC3` registration descriptor, or an enhanced AC-3 descriptor (0x7A).
+    @Test(arguments: [
+        ("ts-ac3-5.1.ts", nil, "ac-3"), ("ts-eac3-5.1.ts", nil, "ec-3"),
+        ("ts-eac3-5.1.ts", [0x7A, 0x04, 0x00, 0x00, 0x00, 0x00], "ec-3"),
+        ("ts-ac3-5.1.ts", [0x6A, 0x04, 0x00, 0x00, 0x00, 0x00], "ac-3"),
+        ("ts-ac3-5.1.ts", [0x0A, 0x04, 0x65, 0x6E, 0x67, 0x00], nil),
+    ] as [(String, [UInt8]?, String?)])
+    func privateStreamWithADolbyDescriptorIsAC3(file: String, descriptor: [UInt8]?, codec: String?) throws {
+        var bytes = try Fixture.bytes(file)
+        // PMT packet 2: header, pointer field, section from byte 381; stream_type at 393, its 6-byte ES_info at 398.
+        try #require(bytes[393] == 0x81 || bytes[393] == 0x87)
+        bytes[393] = 0x06
+        if let descriptor { bytes.replaceSubrange(398..<404, with: descriptor) }
+        let crc = Self.crc32MPEG2(bytes[381..<404])
+        bytes.replaceSubrange(404..<408, with: (0..<4).map { UInt8(truncatingIfNeeded: crc >> (24 - 8 * $0)) })
+        if let codec {
+            let info = try MediaProbe.probeSegment(bytes)
+            #expect(info.tracks.first?.codec == codec)
+            #expect(info.tracks.first?.channelCount == 6)
+        } else {
+            // A language descriptor alone says nothing about the payload: the stream stays data, so no media.
+            #expect(throws: ProbeError.self) { try MediaProbe.probeSegment(bytes) }
+        }
+    }
+
+    static func crc32MPEG2(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte) << 24
+            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04C1_1DB7 : crc << 1 }
+        }
+        return crc
+    }
+
     @Test func syncframeHeaderFields() throws {
         // AC-3, 48 kHz, frmsizecod 0x1C (384 kbit/s = 768 words), bsid 8, acmod 7 (3/2), cmixlev and surmixlev
         // (2 bits each), lfeon 1.
