@@ -58,10 +58,14 @@ enum FragmentedMP4SegmentProbe {
                 present[index].frameRate = Double(present[index].timescale) / Double(duration)
             }
         }
-        let primary = present.first { $0.kind == .video } ?? present.first { $0.kind == .audio }
+        // Subtitle tracks (IMSC1 `stpp`, `wvtt`) lead only in a segment without video or audio; their sample
+        // durations come from trun or trex like audio's.
+        let primary =
+            present.first { $0.kind == .video } ?? present.first { $0.kind == .audio }
+            ?? present.first { $0.kind == .subtitles }
         guard let primary, let track = totals[primary.trackID], let startTime = track.startTime else {
             throw ProbeError(
-                "fMP4 segment: no video or audio track fragment found (track IDs in segment: "
+                "fMP4 segment: no video, audio or subtitle track fragment found (track IDs in segment: "
                     + "\(order.map(String.init).joined(separator: ", ")); in init section: "
                     + "\(initInfo.tracks.map { String($0.trackID) }.joined(separator: ", ")))")
         }
