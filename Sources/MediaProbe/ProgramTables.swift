@@ -2,7 +2,11 @@
 struct ProgramTables {
     struct Stream {
         var pid: Int
+        /// The PMT's stream_type.
         var streamType: UInt8
+        /// For DVB private data (0x06) that a descriptor marks as AC-3 or E-AC-3: the ATSC type it stands for
+        /// (0x81 / 0x87); else `streamType`.
+        var payloadType: UInt8
     }
 
     var pmtPID: Int
@@ -43,14 +47,12 @@ struct ProgramTables {
         try reader.skip(programInfoLength)
         var streams: [Stream] = []
         while reader.remaining > 4 {
-            var streamType = try reader.readUInt8()
+            let streamType = try reader.readUInt8()
             let pid = Int(try reader.readUInt16() & 0x1FFF)
             let infoLength = Int(try reader.readUInt16() & 0x0FFF)
             let descriptors = try reader.readRange(infoLength)
-            if streamType == 0x06, let audio = Self.dolbyStreamType(descriptors: descriptors, in: bytes) {
-                streamType = audio
-            }
-            streams.append(Stream(pid: pid, streamType: streamType))
+            let dolby = streamType == 0x06 ? Self.dolbyStreamType(descriptors: descriptors, in: bytes) : nil
+            streams.append(Stream(pid: pid, streamType: streamType, payloadType: dolby ?? streamType))
         }
         self.streams = streams
     }
