@@ -23,7 +23,7 @@ package enum PushedMedia: Sendable {
         case .fragmentedMP4Init: return probeInitSection(body)
         case .mpegTS, .fragmentedMP4Segment, .adts: return probeSegment(body, initSection: initSection)
         case .webVTT:
-            if let problem = WebVTTSegment.utf8Problem(body) { return .failure(.unprocessable(problem)) }
+            // The probe refuses text that is not UTF-8, lacks the signature, is over 1 MiB or has a bad map.
             return probeSegment(body, initSection: nil)
         case nil:
             return .failure(
@@ -49,12 +49,7 @@ package enum PushedMedia: Sendable {
     /// `webVTTTimestampMap`; other media is returned unchanged.
     package func withWebVTTTimestampMap(mpegts: Int64) -> PushedMedia {
         guard case .segment(let bytes, var info) = self, info.container == .webVTT else { return self }
-        guard !WebVTTSegment.hasTimestampMap(bytes) else {
-            if info.webVTTTimestampMap == nil {
-                info.webVTTTimestampMap = WebVTTTimestampMap(mpegts: info.startTime.ticks, localMilliseconds: 0)
-            }
-            return .segment(bytes, info)
-        }
+        guard info.webVTTTimestampMap == nil else { return self }
         let served = WebVTTSegment.withTimestampMap(bytes, mpegts: mpegts)
         info.byteCount = served.count
         info.webVTTTimestampMap = nil

@@ -46,9 +46,4 @@ struct WebVTTSegmentTests {
         #expect(WebVTTSegment.fileNumber("index.m3u8") == nil)
         #expect(WebVTTSegment.fileNumber("init_0.mp4") == 0)
     }
-
-    @Test func textThatIsNotUTF8IsRefused() {
-        #expect(WebVTTSegment.utf8Problem(SharedBytes(Array("WEBVTT\n\nÉté\n".utf8))) == nil)
-        #expect(WebVTTSegment.utf8Problem(SharedBytes(Array("WEBVTT\n\n".utf8) + [0xC3, 0x28])) != nil)
-    }
 }
