@@ -155,21 +155,29 @@ package struct ChannelState: Sendable {
     /// The MPEGTS of the `X-TIMESTAMP-MAP` written into a WebVTT rendition's segments that carry none (and into its
     /// empty cue segments): the configured `timestampOffset`, else the parent container's offset (126000 under an
     /// MPEG-TS parent, 0 under fMP4 or without a parent).
-    package func webVTTTimestampOffset(rendition name: String) -> Int64 {
-        index[name].map { timestampOffset(position: $0) } ?? 0
+    /// - Parameter announcedContainers: containers the renditions' pushes announced by file name, used while the
+    ///   parent has not delivered yet (its `.ts` body may still be streaming when the small `.vtt` completes).
+    package func webVTTTimestampOffset(
+        rendition name: String, announcedContainers: [String: MediaContainer] = [:]
+    ) -> Int64 {
+        index[name].map { timestampOffset(position: $0, announcedContainers: announcedContainers) } ?? 0
     }
 
-    func timestampOffset(position: Int) -> Int64 {
+    /// The MPEGTS value of the X-TIMESTAMP-MAP the origin writes into a subtitle rendition's WebVTT: configured,
+    /// else 126000 under an MPEG-TS parent (ffmpeg's muxer delay), else 0. The parent's container is its own, else
+    /// what its pushes announced, else that of the channel's other media renditions (delivered, then announced).
+    func timestampOffset(position: Int, announcedContainers: [String: MediaContainer] = [:]) -> Int64 {
         let rendition = renditions[position]
         if let configured = configuration.renditions.first(where: { $0.name == rendition.name })?.subtitles?
             .timestampOffset
         {
             return configured
         }
-        guard let parent = rendition.parent, let parentPosition = index[parent] else { return 0 }
+        guard let parent = rendition.parent else { return 0 }
         let container =
-            renditions[parentPosition].container
+            index[parent].flatMap { renditions[$0].container } ?? announcedContainers[parent]
             ?? renditions.first { !$0.isFollower && $0.container != nil }?.container
+            ?? announcedContainers.first { !$0.key.hasSuffix(OriginNames.subtitleSuffix) }?.value
         return container == .mpegTS ? WebVTTSegment.mpegTSParentOffset : 0
     }
 

@@ -310,23 +310,34 @@ public final class Channel: Sendable {
 
     /// Takes what the probe made of a push: a refusal is counted in the rendition's status.
     func accept(
-        _ probed: Result<PushedMedia, IngestError>, rendition: String, fileName: String? = nil
+        _ probed: Result<PushedMedia, IngestError>, rendition: String, fileName: String? = nil,
+        announcedContainers: [String: MediaContainer] = [:]
     ) throws(IngestError) -> IngestReceipt {
         switch probed {
-        case .success(let media): return try accept(media, rendition: rendition, fileName: fileName)
+        case .success(let media):
+            return try accept(
+                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers)
         case .failure(let error): throw recordRejection(rendition: rendition, error)
         }
     }
 
     /// Takes probed media into the rendition: one pass under the state lock changes the state, writes the journal
     /// if due and publishes.
-    /// - Parameter fileName: the pushed file's name (its number pairs WebVTT segments with their parent's).
-    func accept(_ media: PushedMedia, rendition: String, fileName: String? = nil) throws(IngestError) -> IngestReceipt {
+    /// - Parameters:
+    ///   - fileName: the pushed file's name (its number pairs WebVTT segments with their parent's).
+    ///   - announcedContainers: containers the renditions' pushes announced by file name (`Origin.announcePush`),
+    ///     for a WebVTT segment whose parent has not delivered yet.
+    func accept(
+        _ media: PushedMedia, rendition: String, fileName: String? = nil,
+        announcedContainers: [String: MediaContainer] = [:]
+    ) throws(IngestError) -> IngestReceipt {
         let now = clock.nowMilliseconds()
         var media = media
         if case .segment(_, let info) = media, info.container == .webVTT {
             // The served (stored, CRC'd) bytes carry the map: its offset depends on the parent, read under the lock.
-            let offset = state.withLock { $0.webVTTTimestampOffset(rendition: rendition) }
+            let offset = state.withLock {
+                $0.webVTTTimestampOffset(rendition: rendition, announcedContainers: announcedContainers)
+            }
             media = media.withWebVTTTimestampMap(mpegts: offset)
         }
         switch media {

@@ -62,6 +62,13 @@ public final class Origin: Sendable {
     private let directory: Mutex<ChannelDirectory>
     /// Test source feeds by channel; held alone, like `directory`.
     private let feeds: Mutex<[String: TestSourceFeed]>
+    /// The container each rendition's pushes announce by their file names (`channel/rendition` -> container), noted
+    /// when a push starts, before its body arrives; held alone. A WebVTT segment that completes before its parent's
+    /// first segment does still gets the parent's X-TIMESTAMP-MAP offset from it (ffmpeg streams the `.ts` body
+    /// for the whole segment and the small `.vtt` ends at the same moment).
+    private let announcedContainers = Mutex<[String: MediaContainer]>([:])
+    /// At most this many renditions' announced containers are kept (names come from outside).
+    static let announcedContainerLimit = 4096
     private let journal: StateJournal?
     /// The durable segment store; nil without a data directory.
     private let store: SegmentStore?
@@ -197,7 +204,38 @@ public final class Origin: Sendable {
             probed
             ?? PushedMedia.probe(
                 fileName: fileName, body: body, initSection: channel.currentInitSection(rendition))
-        return try channel.accept(media, rendition: rendition, fileName: fileName)
+        let announced = fileName.hasSuffix(".vtt") ? announcedContainers(channel: channelName) : [:]
+        return try channel.accept(media, rendition: rendition, fileName: fileName, announcedContainers: announced)
+    }
+
+    /// Notes the container a push's file name announces (`.ts`: MPEG-TS; `.m4s`, `.mp4`: fMP4) when its head arrives,
+    /// before the body: the first announcement of a rendition is kept.
+    public func announcePush(channel: String, rendition: String, fileName: String) {
+        let container: MediaContainer
+        if fileName.hasSuffix(".ts") {
+            container = .mpegTS
+        } else if fileName.hasSuffix(".m4s") || fileName.hasSuffix(".mp4") {
+            container = .fragmentedMP4Segment
+        } else {
+            return
+        }
+        let key = channel + "/" + rendition
+        announcedContainers.withLock { announced in
+            guard announced[key] == nil, announced.count < Self.announcedContainerLimit else { return }
+            announced[key] = container
+        }
+    }
+
+    /// The containers announced for a channel's renditions, by rendition.
+    func announcedContainers(channel: String) -> [String: MediaContainer] {
+        let prefix = channel + "/"
+        return announcedContainers.withLock { announced in
+            var found: [String: MediaContainer] = [:]
+            for (key, container) in announced where key.hasPrefix(prefix) {
+                found[String(key.dropFirst(prefix.count))] = container
+            }
+            return found
+        }
     }
 
     /// Takes an encoder's multivariant playlist (`PUT /ingest/{channel}/master.m3u8`): read, validated and

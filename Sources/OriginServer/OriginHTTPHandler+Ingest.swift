@@ -21,6 +21,7 @@ extension OriginHTTPHandler {
         switch request.method {
         case "PUT", "POST":
             let limit = configuration.origin.ingest.maxSegmentBytes
+            origin.announcePush(channel: channel, rendition: rendition, fileName: file)
             return .receiveBody(limit: limit) { [self] body in
                 do throws(IngestError) {
                     let receipt = try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body)

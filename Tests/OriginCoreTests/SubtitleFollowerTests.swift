@@ -326,6 +326,27 @@ struct SubtitleFollowerTests {
         #expect(!text.contains("\n180p-vtt/index.m3u8"), "subtitles are never a variant")
     }
 
+    /// ffmpeg streams each `.ts` body for the whole segment; the small `.vtt` of the same segment can complete
+    /// first, before the parent rendition (or the channel) exists. The parent's announced push still decides the map.
+    @Test(arguments: [true, false])
+    func aCueFileBeforeItsParentsFirstSegmentGetsTheOffsetTheParentsPushAnnounced(announced: Bool) throws {
+        let clock = ManualClock(microseconds: 1_700_000_000_000_000)
+        let origin = try Origin(
+            configuration: OriginConfiguration(channels: []), clock: clock,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("180p")!, segmentDuration: 2)
+        if announced { origin.announcePush(channel: "auto", rendition: "lo", fileName: "index0.ts") }
+        _ = try origin.ingest(channel: "auto", rendition: "lo", fileName: "index0.vtt", body: Subtitled.cue(0))
+        let segment = SharedBytes(generator.nextSegment().bytes)
+        _ = try origin.ingest(channel: "auto", rendition: "lo", fileName: "index0.ts", body: segment)
+        clock.advance(seconds: 2)
+        origin.tick()
+        let channel = try #require(origin.channel(named: "auto"))
+        let cue = try #require(channel.snapshot.renditions["lo-vtt"]?.entries.first)
+        let map = announced ? "MPEGTS:126000" : "MPEGTS:0,"
+        #expect(Self.text(cue.bytes)?.contains("X-TIMESTAMP-MAP=\(map)") == true, "\(Self.text(cue.bytes) ?? "")")
+    }
+
     @Test func nonUTF8WebVTTIsRefused() throws {
         let stream = try Subtitled()
         try stream.slot(cue: false)
