@@ -148,6 +148,21 @@ struct IMSCSubtitleTests {
         #expect(subtitles.segments.allSatisfy { !$0.discontinuity }, "\(stream.text("imsc") ?? "")")
     }
 
+    @Test func anOutageKeepsGapsAndTheDiscontinuityOnTheSameMSNsAsVideo() throws {
+        let stream = try Stream()
+        try stream.slot()
+        try stream.slot()
+        stream.clock.advance(seconds: 6)  // the encoder is away: video and subtitles miss three slots
+        stream.origin.tick()
+        try stream.slot()
+        try stream.slot()
+        let video = try stream.playlist("180p")
+        let subtitles = try stream.playlist("imsc")
+        #expect(video.segments.contains { $0.gap })
+        #expect(video.segments.filter(\.discontinuity).count == 1, "\(stream.text("180p") ?? "")")
+        SubtitleFollowerTests.expectAligned(video, subtitles)
+    }
+
     @Test func aRestartRestoresTheIMSCRendition() throws {
         let stream = try Stream(directory: try TemporaryDirectory.make("imsc").path)
         for _ in 0..<4 { try stream.slot() }
