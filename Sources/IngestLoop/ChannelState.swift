@@ -360,9 +360,14 @@ package struct ChannelState: Sendable {
         let formatChanged =
             (rendition.container.map { $0 != info.container } ?? false)
             || (!rendition.tracks.isEmpty && rendition.tracks.map(\.codec) != codecs)
+        // A subtitle rendition resuming after its own GAP (the encoder sent no fragment for a slot while media did)
+        // continues the slot timeline: a discontinuity here would be taken by every rendition at this MSN, video
+        // included. In an outage the media renditions start the discontinuity.
+        let resumesAfterSubtitleGap = rendition.isSubtitles && rendition.lastWasGap
         let discontinuity =
             rendition.pendingDiscontinuity
-            || (rendition.hasStarted && (!continuous || rendition.lastWasGap || formatChanged))
+            || (rendition.hasStarted
+                && (formatChanged || (!resumesAfterSubtitleGap && (!continuous || rendition.lastWasGap))))
         return (start, continuous, discontinuity)
     }
 
@@ -656,6 +661,9 @@ struct RenditionFacts {
     let pendingDiscontinuity: Bool
     let hasStarted: Bool
     let currentInitVersion: Int?
+    /// Subtitles (IMSC1 reaches `accept`): a hole in them is no discontinuity of their own (see
+    /// `placeOnMediaTimeline`).
+    let isSubtitles: Bool
 }
 
 extension RenditionState {
@@ -663,7 +671,8 @@ extension RenditionState {
         RenditionFacts(
             lastMSN: lastMSN, lastMediaEnd: lastMediaEnd, roundingCarry: roundingCarry,
             container: container, tracks: tracks, lastWasGap: lastEntry?.isGap ?? false,
-            pendingDiscontinuity: pendingDiscontinuity, hasStarted: hasStarted, currentInitVersion: currentInitVersion)
+            pendingDiscontinuity: pendingDiscontinuity, hasStarted: hasStarted, currentInitVersion: currentInitVersion,
+            isSubtitles: isFollower)
     }
 
     /// Stores an initialization section; returns its version (a new one only if the bytes changed).
