@@ -67,7 +67,9 @@ function collectCues() {
         const track = list[i];
         const key = `${track.kind}/${track.label}/${track.language}`;
         const known = (state.cues[key] ||= []);
-        for (const cue of track.cues || []) {
+        const cues = track.cues || [];
+        for (let j = 0; j < cues.length; j++) {
+            const cue = cues[j];
             if (!known.some((c) => c.start === cue.startTime && c.text === cue.text)) {
                 known.push({ start: cue.startTime, end: cue.endTime, text: cue.text });
             }

@@ -113,10 +113,18 @@ def summarize(samples, switched):
     audio switch."""
 
     def span(part):
-        times = [s["currentTime"] for s in part if s["currentTime"] is not None]
+        # Seconds played: currentTime's forward steps no larger than the wall time between the samples plus 0.5 s
+        # (a player's seek to the live edge is not playing).
+        played = 0.0
+        for before, after in zip(part, part[1:]):
+            if before["currentTime"] is None or after["currentTime"] is None:
+                continue
+            step = after["currentTime"] - before["currentTime"]
+            if 0 < step <= after["t"] - before["t"] + 0.5:
+                played += step
         audio = [s["audioBytes"] for s in part if s["audioBytes"] is not None]
         return {
-            "played": round(max(times) - min(times), 3) if times else 0,
+            "played": round(played, 3),
             "audioBytes": (max(audio) - min(audio)) if audio else None,
             "audioPeak": max((s["audioPeak"] for s in part), default=0),
         }
