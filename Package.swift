@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "MicroHTTPDTests",
             dependencies: ["MicroHTTPD", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"]),
+        .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),

@@ -17,7 +17,7 @@ extension MultivariantPlaylist {
     /// Strict on `#EXTM3U` first, attribute lists, required attributes (EXT-X-MEDIA: TYPE, GROUP-ID, NAME;
     /// EXT-X-STREAM-INF: BANDWIDTH and a URI line after it), no media playlist tags, EXT-X-DEFINE (no IMPORT here)
     /// and `{$name}` references. Unknown tags and attributes are ignored, as are I-frame streams, session data and
-    /// keys, which this model does not carry. `CLOSED-CAPTIONS=NONE` reads as no closed-captions group.
+    /// keys, which this model does not carry. `CLOSED-CAPTIONS=NONE` reads as ``ClosedCaptionsReference/none``.
     /// - Parameter text: the playlist text.
     /// - Throws: ``PlaylistParseError`` with the 1-based line number.
     public static func parse(_ text: String) throws(PlaylistParseError) -> MultivariantPlaylist {
@@ -96,7 +96,10 @@ extension MultivariantPlaylist {
             language: try attributes.quoted("LANGUAGE", variables: variables),
             isDefault: try attributes.yesNo("DEFAULT") ?? false,
             autoselect: try attributes.yesNo("AUTOSELECT") ?? false,
-            channels: try attributes.quoted("CHANNELS", variables: variables))
+            channels: try attributes.quoted("CHANNELS", variables: variables),
+            forced: try attributes.yesNo("FORCED"),
+            instreamID: try attributes.quoted("INSTREAM-ID", variables: variables),
+            characteristics: try attributes.quoted("CHARACTERISTICS", variables: variables))
     }
 
     private static func variant(
@@ -123,9 +126,9 @@ extension MultivariantPlaylist {
         variant.subtitlesGroup = try attributes.quoted("SUBTITLES", variables: variables)
         if let raw = attributes.values["CLOSED-CAPTIONS"] {
             if raw == "NONE" {
-                variant.closedCaptionsGroup = nil
-            } else {
-                variant.closedCaptionsGroup = try attributes.quoted("CLOSED-CAPTIONS", variables: variables)
+                variant.closedCaptions = ClosedCaptionsReference.none
+            } else if let group = try attributes.quoted("CLOSED-CAPTIONS", variables: variables) {
+                variant.closedCaptions = .group(group)
             }
         }
         return variant

@@ -1,15 +1,19 @@
 extension MultivariantPlaylist {
-    /// The lowest EXT-X-VERSION the playlist's features allow: 1, 8 with any EXT-X-DEFINE, 11 with QUERYPARAM.
+    /// The lowest EXT-X-VERSION the playlist's features allow: 1, 7 with an INSTREAM-ID `SERVICEn`, 8 with any
+    /// EXT-X-DEFINE, 11 with QUERYPARAM (EXT-X-MEDIA, AUDIO and SUBTITLES need none: RFC 8216 section 7).
     public var minimumVersion: Int {
-        definitions.reduce(1) { max($0, $1.minimumVersion) }
+        let definitionsVersion = definitions.reduce(1) { max($0, $1.minimumVersion) }
+        let usesServices = renditions.contains { $0.instreamID?.hasPrefix("SERVICE") == true }
+        return max(definitionsVersion, usesServices ? 7 : 1)
     }
 
     /// The playlist text; every line ends with `\n`.
     ///
     /// EXTM3U, VERSION (only when ``minimumVersion`` > 1), INDEPENDENT-SEGMENTS, DEFINEs, then one EXT-X-MEDIA per
-    /// rendition (TYPE, GROUP-ID, NAME, LANGUAGE, DEFAULT, AUTOSELECT, CHANNELS, URI; DEFAULT and AUTOSELECT always
-    /// as YES/NO), then per variant EXT-X-STREAM-INF (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, FRAME-RATE
-    /// with three decimals, AUDIO, SUBTITLES, CLOSED-CAPTIONS; each only when set) and its URI line.
+    /// rendition (TYPE, GROUP-ID, NAME, LANGUAGE, DEFAULT, AUTOSELECT, FORCED, CHANNELS, INSTREAM-ID,
+    /// CHARACTERISTICS, URI; DEFAULT and AUTOSELECT always as YES/NO, FORCED only for SUBTITLES), then per variant
+    /// EXT-X-STREAM-INF (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, FRAME-RATE with three decimals, AUDIO,
+    /// SUBTITLES, CLOSED-CAPTIONS as a quoted group or NONE; each only when set) and its URI line.
     public func render() -> String {
         var text = "#EXTM3U\n"
         let version = minimumVersion
@@ -44,8 +48,17 @@ extension Rendition {
         }
         text += ",DEFAULT=" + (isDefault ? "YES" : "NO")
         text += ",AUTOSELECT=" + (autoselect ? "YES" : "NO")
+        if type == .subtitles, let forced {
+            text += ",FORCED=" + (forced ? "YES" : "NO")
+        }
         if let channels {
             text += ",CHANNELS=" + AttributeList.quoted(channels)
+        }
+        if let instreamID {
+            text += ",INSTREAM-ID=" + AttributeList.quoted(instreamID)
+        }
+        if let characteristics {
+            text += ",CHARACTERISTICS=" + AttributeList.quoted(characteristics)
         }
         if let uri {
             text += ",URI=" + AttributeList.quoted(uri)
@@ -76,8 +89,10 @@ extension VariantStream {
         if let subtitlesGroup {
             text += ",SUBTITLES=" + AttributeList.quoted(subtitlesGroup)
         }
-        if let closedCaptionsGroup {
-            text += ",CLOSED-CAPTIONS=" + AttributeList.quoted(closedCaptionsGroup)
+        switch closedCaptions {
+        case nil: break
+        case .some(.none): text += ",CLOSED-CAPTIONS=NONE"
+        case .some(.group(let group)): text += ",CLOSED-CAPTIONS=" + AttributeList.quoted(group)
         }
         return text
     }

@@ -20,14 +20,15 @@ public struct VariantStream: Sendable, Hashable {
     public var frameRate: Double?
     /// GROUP-ID of the audio EXT-X-MEDIA group this variant uses.
     public var audioGroup: String?
+    /// GROUP-ID of the subtitles EXT-X-MEDIA group this variant uses.
     public var subtitlesGroup: String?
-    /// CLOSED-CAPTIONS: a group id, or nil for none rendered.
-    public var closedCaptionsGroup: String?
+    /// CLOSED-CAPTIONS: a group id or `NONE`; nil renders no attribute.
+    public var closedCaptions: ClosedCaptionsReference?
 
     public init(
         uri: String, bandwidth: Int, averageBandwidth: Int? = nil, codecs: [String] = [],
         resolution: Resolution? = nil, frameRate: Double? = nil, audioGroup: String? = nil,
-        subtitlesGroup: String? = nil, closedCaptionsGroup: String? = nil
+        subtitlesGroup: String? = nil, closedCaptions: ClosedCaptionsReference? = nil
     ) {
         self.uri = uri
         self.bandwidth = bandwidth
@@ -37,8 +38,18 @@ public struct VariantStream: Sendable, Hashable {
         self.frameRate = frameRate
         self.audioGroup = audioGroup
         self.subtitlesGroup = subtitlesGroup
-        self.closedCaptionsGroup = closedCaptionsGroup
+        self.closedCaptions = closedCaptions
     }
+}
+
+/// The value of EXT-X-STREAM-INF's CLOSED-CAPTIONS attribute (RFC 8216 section 4.3.4.2).
+///
+/// Beware `closedCaptions = .none` on an optional: write `ClosedCaptionsReference.none` to mean `NONE`.
+public enum ClosedCaptionsReference: Sendable, Hashable {
+    /// The enumerated string `NONE`: no variant of the playlist carries closed captions.
+    case none
+    /// The GROUP-ID of a CLOSED-CAPTIONS EXT-X-MEDIA group.
+    case group(String)
 }
 
 /// EXT-X-MEDIA TYPE.
@@ -60,10 +71,17 @@ public struct Rendition: Sendable, Hashable {
     public var autoselect: Bool
     /// CHANNELS (audio), e.g. "2".
     public var channels: String?
+    /// FORCED (SUBTITLES only; rendered only for them), nil for no attribute.
+    public var forced: Bool?
+    /// INSTREAM-ID (CLOSED-CAPTIONS only): `CC1`...`CC4` or `SERVICE1`...`SERVICE63`.
+    public var instreamID: String?
+    /// CHARACTERISTICS: comma-separated Uniform Type Identifiers, passed through as given.
+    public var characteristics: String?
 
     public init(
         type: RenditionType, groupID: String, name: String, uri: String? = nil, language: String? = nil,
-        isDefault: Bool = false, autoselect: Bool = false, channels: String? = nil
+        isDefault: Bool = false, autoselect: Bool = false, channels: String? = nil, forced: Bool? = nil,
+        instreamID: String? = nil, characteristics: String? = nil
     ) {
         self.type = type
         self.groupID = groupID
@@ -73,6 +91,9 @@ public struct Rendition: Sendable, Hashable {
         self.isDefault = isDefault
         self.autoselect = autoselect
         self.channels = channels
+        self.forced = forced
+        self.instreamID = instreamID
+        self.characteristics = characteristics
     }
 }
 

@@ -19,7 +19,7 @@ struct MultivariantPlaylistTests {
             VariantStream(
                 uri: "1080p/index.m3u8", bandwidth: 6_000_000, averageBandwidth: 5_000_000,
                 codecs: ["avc1.640028", "mp4a.40.2"], resolution: Resolution(width: 1920, height: 1080),
-                frameRate: 29.97, audioGroup: "aac", subtitlesGroup: "subs", closedCaptionsGroup: "cc"),
+                frameRate: 29.97, audioGroup: "aac", subtitlesGroup: "subs", closedCaptions: .group("cc")),
             VariantStream(
                 uri: "360p/index.m3u8", bandwidth: 900_000, codecs: ["avc1.4d401e", "mp4a.40.2"],
                 resolution: Resolution(width: 640, height: 360), frameRate: 25, audioGroup: "aac"),
@@ -104,7 +104,8 @@ struct MultivariantPlaylistTests {
                     variants: [
                         VariantStream(
                             uri: "https://cdn.example/low.m3u8", bandwidth: 1_280_000,
-                            codecs: ["avc1.4d401f", "mp4a.40.2"], audioGroup: "a")
+                            codecs: ["avc1.4d401f", "mp4a.40.2"], audioGroup: "a",
+                            closedCaptions: ClosedCaptionsReference.none)
                     ]))
     }
 
