@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSPlaylist
 import TestSupport
 import Testing
 
@@ -37,6 +38,8 @@ extension EndToEnd {
                     return response.status == 200 && !multivariant.media(type: "CLOSED-CAPTIONS").isEmpty
                 }
                 print("closed captions: the multivariant playlist\n\(multivariant.text)")
+                let validation = try MultivariantPlaylist.parse(multivariant.text).validate()
+                #expect(validation.isEmpty, "validate(): \(validation)")
                 let captions = multivariant.media(type: "CLOSED-CAPTIONS")
                 #expect(captions.count == 1 && captions.first?["INSTREAM-ID"] == "CC1", "\(multivariant.text)")
                 #expect(captions.first?["URI"] == nil, "a CLOSED-CAPTIONS rendition has no URI: \(multivariant.text)")

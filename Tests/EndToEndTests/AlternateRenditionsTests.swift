@@ -198,6 +198,11 @@ extension EndToEnd {
         /// CLOSED-CAPTIONS=NONE and audio in CODECS. Returns the problems.
         static func problems(of multivariant: Multivariant, subtitles: Bool, container: Container) -> [String] {
             var problems: [String] = []
+            do {
+                problems += try MultivariantPlaylist.parse(multivariant.text).validate().map { "validate(): \($0)" }
+            } catch {
+                problems.append("does not parse: \(error)")
+            }
             let audio = multivariant.media(type: "AUDIO")
             if audio.count != 2 { problems.append("\(audio.count) AUDIO renditions, expected 2") }
             let groups = Set(audio.compactMap { $0["GROUP-ID"] })
