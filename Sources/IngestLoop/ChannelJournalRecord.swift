@@ -12,6 +12,9 @@ public struct ChannelJournalRecord: Codable, Sendable, Hashable {
     public var targetDuration: Int?
     /// When this record was written (ms since the epoch, shared clock).
     public var writtenAtMilliseconds: Int64
+    /// The encoder's multivariant hint (validated, normalized), so a restart renders the same multivariant
+    /// playlist; nil without one and in older journals.
+    public var multivariantHint: MultivariantHint? = nil
 }
 
 /// Per-rendition part of the journal.

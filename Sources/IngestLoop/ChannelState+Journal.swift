@@ -20,7 +20,7 @@ extension ChannelState {
         }
         return ChannelJournalRecord(
             channel: configuration.name, msnReservedThrough: max(msnReservedBelow ?? 1, 1) - 1, renditions: records,
-            targetDuration: targetDuration, writtenAtMilliseconds: now)
+            targetDuration: targetDuration, writtenAtMilliseconds: now, multivariantHint: multivariantHint.hint)
     }
 
     /// A record to write if the journal must be written now: at once when an MSN beyond the reservation exists
@@ -43,6 +43,7 @@ extension ChannelState {
     /// new segment carries EXT-X-DISCONTINUITY, and PDT never goes back.
     package mutating func restore(_ record: ChannelJournalRecord) {
         restoredRenditions = record.renditions
+        multivariantHint.hint = record.multivariantHint
         minimumProgramDateTime = record.renditions.values.compactMap(\.lastProgramDateTimeEndMilliseconds).max()
         for position in renditions.indices { applyRestored(position: position) }
     }

@@ -3,7 +3,65 @@ import Markers
 import MediaProbe
 import SharedBytes
 
+/// The encoder's multivariant hint as a channel keeps it: the newest valid one, and what happened to hints so far.
+package struct MultivariantHintState: Sendable, Hashable {
+    /// The newest valid hint (validated and normalized); journaled.
+    package var hint: MultivariantHint?
+    /// Hints read.
+    package var read = 0
+    /// Hints refused (invalid or too large).
+    package var refused = 0
+    /// Hint statements the configuration overrode (the configuration wins).
+    package var contradictions = 0
+}
+
 extension ChannelState {
+    /// Keeps the encoder's multivariant hint, replacing an earlier one; it is applied to renditions as they deliver.
+    /// - Returns: what the configuration overrides in it (the configuration wins; counted and returned for the log).
+    package mutating func adoptMultivariantHint(_ hint: MultivariantHint) -> [String] {
+        var contradictions: [String] = []
+        for member in hint.members {
+            guard let configured = configuration.renditions.first(where: { $0.name == member.rendition }) else {
+                continue
+            }
+            let stated = member.kind == .audio ? configured.audio : configured.subtitles
+            let other = member.kind == .audio ? configured.subtitles : configured.audio
+            if let other {
+                contradictions.append(
+                    "\(member.rendition): the hint says \(member.kind.rawValue), the configuration says group "
+                        + "\(other.group)")
+            } else if let stated,
+                stated.group != member.group || stated.language != member.language
+                    || (stated.name ?? member.name) != member.name || stated.isDefault != member.isDefault
+            {
+                contradictions.append(
+                    "\(member.rendition): the hint says group \(member.group) NAME \(member.name), the configuration "
+                        + "says group \(stated.group)\(stated.name.map { " NAME \($0)" } ?? "")")
+            }
+        }
+        multivariantHint.hint = hint
+        multivariantHint.read += 1
+        multivariantHint.contradictions += contradictions.count
+        journalDirty = true
+        return contradictions
+    }
+
+    /// Counts a refused multivariant hint (the previous one, if any, stays).
+    package mutating func refuseMultivariantHint() {
+        multivariantHint.refused += 1
+    }
+
+    /// The channel's rendition layout now: configuration, then the hint, then what the renditions delivered.
+    package func layout() -> RenditionLayout {
+        RenditionLayout.resolve(
+            configured: configuration.renditions, hint: multivariantHint.hint,
+            renditions: renditions.map { rendition in
+                let isSubtitles = if case .subtitles = rendition.role { true } else { false }
+                return LayoutRendition(name: rendition.name, tracks: rendition.tracks, isSubtitles: isSubtitles)
+            },
+            audioOnlyVariant: configuration.audioOnlyVariant)
+    }
+
     /// Stores an initialization section for a rendition; returns its version.
     package mutating func adoptInitSection(rendition name: String, bytes: SharedBytes, info: InitSectionInfo) -> Int? {
         guard let position = index[name] else { return nil }
@@ -58,10 +116,42 @@ extension ChannelState {
             multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots)
     }
 
-    /// The multivariant playlist: one variant per rendition that has media, in configuration order.
-    func multivariant() -> MultivariantPlaylist? {
-        let started = renditions.filter { !$0.tracks.isEmpty }
+    /// The multivariant playlist of the renditions that delivered media: grouped by the rendition layout (video
+    /// variants referencing audio and subtitle groups), else one variant per rendition in channel order (radio,
+    /// video with muxed audio). Every render passes `MultivariantPlaylist.validate()` (asserted in debug builds).
+    package func multivariant() -> MultivariantPlaylist? {
+        guard renditions.contains(where: { !$0.tracks.isEmpty }) else { return nil }
+        let layout = layout()
+        let playlist = layout.isGrouped ? groupedMultivariant(layout) : oneVariantPerRendition()
+        assert(playlist?.validate().isEmpty ?? true, "multivariant playlist breaks rule 35: \(playlist!.validate())")
+        return playlist
+    }
+
+    /// The CLOSED-CAPTIONS group of the channel: one member per caption channel found in a video rendition.
+    static let closedCaptionsGroup = "cc"
+
+    /// Caption channels found in any video rendition, in INSTREAM-ID order.
+    private func captionChannels(in videos: [RenditionState]) -> [ClosedCaptionChannel] {
+        Set(videos.filter { $0.tracks.contains { $0.kind == .video } }.flatMap(\.closedCaptions)).sorted()
+    }
+
+    private func captionRenditions(_ channels: [ClosedCaptionChannel]) -> [Rendition] {
+        channels.map { channel in
+            Rendition(
+                type: .closedCaptions, groupID: Self.closedCaptionsGroup, name: channel.instreamID, isDefault: false,
+                autoselect: true, instreamID: channel.instreamID)
+        }
+    }
+
+    /// Today's rule: one variant per media rendition that has media, in channel order.
+    private func oneVariantPerRendition() -> MultivariantPlaylist? {
+        let started = renditions.filter { rendition in
+            guard !rendition.tracks.isEmpty else { return false }
+            if case .subtitles = rendition.role { return false }
+            return !rendition.tracks.allSatisfy { $0.kind == .subtitles }
+        }
         guard !started.isEmpty else { return nil }
+        let captions = captionChannels(in: started)
         let variants = started.map { rendition -> VariantStream in
             let video = rendition.tracks.first { $0.kind == .video }
             let statistics = rendition.statistics
@@ -70,18 +160,102 @@ extension ChannelState {
                 bandwidth: max(statistics.peakBitrate, 1),
                 averageBandwidth: max(statistics.averageBitrate, 1),
                 codecs: rendition.tracks.compactMap(\.codec),
-                resolution: video.flatMap { track in
-                    track.width.flatMap { width in track.height.map { Resolution(width: width, height: $0) } }
-                },
-                frameRate: video?.frameRate)
+                resolution: video.flatMap(Self.resolution),
+                frameRate: video?.frameRate,
+                closedCaptions: captions.isEmpty ? nil : .group(Self.closedCaptionsGroup))
         }
         return MultivariantPlaylist(
-            independentSegments: started.allSatisfy(\.allSegmentsIndependent), variants: variants)
+            independentSegments: started.allSatisfy(\.allSegmentsIndependent), renditions: captionRenditions(captions),
+            variants: variants)
+    }
+
+    /// Video variants referencing the layout's groups: each video rendition once per (audio group, subtitle group)
+    /// pair, audio groups varying slowest; BANDWIDTH and AVERAGE-BANDWIDTH add the largest audio and subtitle rate
+    /// of the groups, CODECS the groups' audio codecs (and `stpp.ttml.im1t` for IMSC, never `wvtt`).
+    private func groupedMultivariant(_ layout: RenditionLayout) -> MultivariantPlaylist {
+        let byName = Dictionary(renditions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let videos = layout.videoVariants.compactMap { byName[$0] }
+        let captions = captionChannels(in: videos)
+        let closedCaptions: ClosedCaptionsReference =
+            captions.isEmpty ? .none : .group(Self.closedCaptionsGroup)
+        var media: [Rendition] = []
+        for group in layout.groups {
+            for member in group.members {
+                let audio = byName[member.rendition]?.tracks.first { $0.kind == .audio }
+                media.append(
+                    Rendition(
+                        type: group.type, groupID: group.id, name: member.name, uri: "\(member.rendition)/index.m3u8",
+                        language: member.language, isDefault: member.isDefault, autoselect: member.autoselect,
+                        channels: group.type == .audio ? "\(audio?.channelCount ?? 2)" : nil,
+                        forced: group.type == .subtitles ? member.forced : nil))
+            }
+        }
+        media += captionRenditions(captions)
+        func largest(_ group: MediaGroup?, _ rate: (RenditionStatistics) -> Int) -> Int {
+            group?.members.compactMap { byName[$0.rendition].map { rate($0.statistics) } }.max() ?? 0
+        }
+        func audioCodecs(_ group: MediaGroup?) -> [String] {
+            var codecs: [String] = []
+            for member in group?.members ?? [] {
+                for track in byName[member.rendition]?.tracks ?? [] where track.kind == .audio {
+                    if let codec = track.codec, !codecs.contains(codec) { codecs.append(codec) }
+                }
+            }
+            return codecs
+        }
+        let audioGroups: [MediaGroup?] = layout.groups.filter { $0.type == .audio }.map(Optional.some)
+        let subtitleGroups: [MediaGroup?] = layout.groups.filter { $0.type == .subtitles }.map(Optional.some)
+        var variants: [VariantStream] = []
+        for audio in audioGroups.isEmpty ? [nil] : audioGroups {
+            for subtitles in subtitleGroups.isEmpty ? [nil] : subtitleGroups {
+                for video in videos {
+                    let track = video.tracks.first { $0.kind == .video }
+                    let peak =
+                        video.statistics.peakBitrate + largest(audio, \.peakBitrate)
+                        + largest(subtitles, \.peakBitrate)
+                    let average =
+                        video.statistics.averageBitrate + largest(audio, \.averageBitrate)
+                        + largest(subtitles, \.averageBitrate)
+                    // The video rendition's own codecs: its video, and its muxed audio if it carries any.
+                    let videoCodecs = video.tracks.filter { $0.kind == .video || $0.kind == .audio }.compactMap(
+                        \.codec)
+                    variants.append(
+                        VariantStream(
+                            uri: "\(video.name)/index.m3u8", bandwidth: max(peak, 1),
+                            averageBandwidth: max(average, 1),
+                            codecs: videoCodecs + audioCodecs(audio)
+                                + (subtitles?.isIMSC == true ? ["stpp.ttml.im1t"] : []),
+                            resolution: track.flatMap(Self.resolution), frameRate: track?.frameRate,
+                            audioGroup: audio?.id, subtitlesGroup: subtitles?.id, closedCaptions: closedCaptions))
+                }
+            }
+        }
+        if layout.audioOnlyVariants {
+            for case let group? in audioGroups {
+                guard let member = group.members.first(where: \.isDefault), let audio = byName[member.rendition]
+                else { continue }
+                variants.append(
+                    VariantStream(
+                        uri: "\(audio.name)/index.m3u8", bandwidth: max(audio.statistics.peakBitrate, 1),
+                        averageBandwidth: max(audio.statistics.averageBitrate, 1),
+                        codecs: audio.tracks.filter { $0.kind == .audio }.compactMap(\.codec), audioGroup: group.id,
+                        closedCaptions: captions.isEmpty ? ClosedCaptionsReference.none : nil))
+            }
+        }
+        let members =
+            layout.videoVariants + layout.groups.filter { $0.type == .audio }.flatMap { $0.members.map(\.rendition) }
+        return MultivariantPlaylist(
+            independentSegments: members.allSatisfy { byName[$0]?.allSegmentsIndependent ?? true }, renditions: media,
+            variants: variants)
+    }
+
+    private static func resolution(_ track: TrackInfo) -> Resolution? {
+        track.width.flatMap { width in track.height.map { Resolution(width: width, height: $0) } }
     }
 
     /// Status of the channel and its renditions.
     package func status(name: String, nowMilliseconds now: Int64, journalNote: String? = nil) -> ChannelStatus {
-        ChannelStatus(
+        var status = ChannelStatus(
             name: name,
             source: configuration.source == .push ? "push" : "test-source",
             targetDuration: targetDuration,
@@ -129,6 +303,14 @@ extension ChannelState {
                     hintsRead: rendition.statistics.hintsRead,
                     hintsRefused: rendition.statistics.hintsRefused)
             })
+        let notes = layout().contradictions
+        if multivariantHint.read + multivariantHint.refused > 0 || !notes.isEmpty {
+            status.multivariantHints = MultivariantHintStatus(
+                read: multivariantHint.read, refused: multivariantHint.refused,
+                contradictions: multivariantHint.contradictions,
+                members: multivariantHint.hint?.members.map(\.rendition) ?? [], layoutNotes: notes)
+        }
+        return status
     }
 }
 
@@ -144,6 +326,23 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     public let renditions: [RenditionStatus]
     /// The channel's durable store; nil without one.
     public var storage: StorageStatus? = nil
+    /// What happened to the encoder's multivariant hints; nil when none came.
+    public var multivariantHints: MultivariantHintStatus? = nil
+}
+
+/// The encoder's multivariant hints as the admin API reports them.
+public struct MultivariantHintStatus: Sendable, Codable, Hashable {
+    /// Hints read.
+    public let read: Int
+    /// Hints refused (400): not a multivariant playlist, a bad URI, NAME or DEFAULT twice in a group, a bad LANGUAGE.
+    public let refused: Int
+    /// Statements of read hints the configuration overrode.
+    public let contradictions: Int
+    /// The renditions the current hint places in groups.
+    public let members: [String]
+    /// Why the layout departs from the hint or the configuration now (the configuration wins, the probe overrules,
+    /// muxed audio keeps one variant per rendition); empty when it does not.
+    public var layoutNotes: [String] = []
 }
 
 /// The state of a channel's durable store, as the admin API and metrics report it.

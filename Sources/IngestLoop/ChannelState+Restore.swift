@@ -204,6 +204,9 @@ extension RenditionState {
         let probed = bytes.withUnsafeBytes { raw in
             Result { () throws(ProbeError) in try MediaProbe.probeSegment(raw, initSection: initSection) }
         }
-        if case .success(let info) = probed { tracks = info.tracks }
+        if case .success(let info) = probed {
+            tracks = info.tracks
+            closedCaptions.formUnion(info.closedCaptions)
+        }
     }
 }

@@ -64,6 +64,8 @@ package struct ChannelState: Sendable {
     package var keepsStoreRecords = false
     /// Store records queued since the last actions were returned.
     var pendingStoreRecords: [StoreRecord] = []
+    /// The encoder's multivariant hint and its counters (see `ChannelState+Rendering`).
+    var multivariantHint = MultivariantHintState()
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -315,6 +317,7 @@ package struct ChannelState: Sendable {
         renditions[position].roundingCarry = carry
         renditions[position].container = info.container
         renditions[position].tracks = info.tracks
+        renditions[position].closedCaptions.formUnion(info.closedCaptions)
         let durationInStartScale =
             durationScale == timescale
             ? info.duration.ticks : (info.duration.ticks * timescale + durationScale / 2) / durationScale

@@ -74,6 +74,8 @@ package struct RenditionState: Sendable {
     var container: MediaContainer?
     /// Tracks of the newest segment (codecs, resolution, frame rate).
     var tracks: [TrackInfo] = []
+    /// Caption channels (CEA-608/708 in SEI) seen in any segment so far.
+    var closedCaptions: Set<ClosedCaptionChannel> = []
     /// Initialization sections by version; the newest is current.
     package var initSections: [Int: InitSection] = [:]
     package var currentInitVersion: Int?

@@ -464,6 +464,30 @@ public final class Channel: Sendable {
         }
     }
 
+    /// Keeps the encoder's multivariant hint (validated) and publishes the multivariant playlist it shapes; the
+    /// journal records it at once, so a restart renders the same playlist.
+    /// - Returns: what the configuration overrides in the hint (logged here).
+    public func adoptMultivariantHint(_ hint: MultivariantHint) -> [String] {
+        let now = clock.nowMilliseconds()
+        let contradictions = state.withLock { state -> [String] in
+            let contradictions = state.adoptMultivariantHint(hint)
+            if state.msnReservedBelow != nil { writeJournal(state.journalRecord(nowMilliseconds: now)) }
+            publish(&state, nowMilliseconds: now)
+            return contradictions
+        }
+        for contradiction in contradictions {
+            logger.warning(
+                "multivariant hint overridden by the configuration", metadata: ["reason": "\(contradiction)"])
+        }
+        return contradictions
+    }
+
+    /// Counts a refused multivariant hint and logs why; the previous hint stays.
+    public func refuseMultivariantHint(_ error: IngestError) {
+        state.withLock { $0.refuseMultivariantHint() }
+        logger.warning("multivariant hint refused", metadata: ["reason": "\(error.message)"])
+    }
+
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP
     /// entries for renditions that did not deliver) and releases removed segments whose retention ended.
     public func tick() {

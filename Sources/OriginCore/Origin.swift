@@ -198,6 +198,36 @@ public final class Origin: Sendable {
         return try channel.accept(media, rendition: rendition)
     }
 
+    /// Takes an encoder's multivariant playlist (`PUT /ingest/{channel}/master.m3u8`): read, validated and
+    /// normalized (``MultivariantHint``), then kept by the channel, which applies it to its renditions as they
+    /// deliver (the configuration wins). A valid hint for a channel that does not exist creates it when auto-create
+    /// is on; an invalid one is refused with `invalidHint` and changes nothing.
+    public func ingestMultivariantHint(
+        channel channelName: String, body: SharedBytes
+    ) throws(IngestError) -> IngestReceipt {
+        guard OriginNames.isValid(channelName) else { throw .invalidName("channel", channelName) }
+        let existing = self.channel(named: channelName)
+        let hint: MultivariantHint
+        do {
+            hint = try MultivariantHint.read(body.array)
+        } catch {
+            let refusal = IngestError(.invalidHint, "invalid multivariant hint: \(error.message)")
+            existing?.refuseMultivariantHint(refusal)
+            throw refusal
+        }
+        let channel = try channelForIngest(channelName, existing: existing, rendition: nil)
+        let contradictions = channel.adoptMultivariantHint(hint)
+        let audio = hint.members.filter { $0.kind == .audio }.count
+        let subtitles = hint.members.count - audio
+        var message =
+            "\(channelName): multivariant hint read (\(hint.variants.count) variants, \(audio) audio, "
+            + "\(subtitles) subtitle renditions)"
+        if !contradictions.isEmpty {
+            message += "; the configuration wins over: " + contradictions.joined(separator: "; ")
+        }
+        return IngestReceipt(kind: .hintRead, message: message, msn: nil)
+    }
+
     /// Largest playlist hint read (1 MiB, about 30,000 segment lines): a bigger one is refused unread.
     /// Encoders should keep their playlist bounded (ffmpeg: `-hls_list_size` other than 0).
     public static let maxHintBytes = 1 << 20
@@ -211,7 +241,7 @@ public final class Origin: Sendable {
     /// (reading its journals) outside the directory lock, then inserted; if another push created it meanwhile, that
     /// one is used.
     private func channelForIngest(
-        _ name: String, existing: Channel?, rendition: String
+        _ name: String, existing: Channel?, rendition: String?
     ) throws(IngestError)
         -> Channel
     {
@@ -241,7 +271,7 @@ public final class Origin: Sendable {
             channel = winner
         }
         if channel.configuration.source == .testSource { throw .notPushed(name) }
-        if !channel.hasRendition(rendition) {
+        if let rendition, !channel.hasRendition(rendition) {
             guard autoCreate else { throw .unknownRendition(name, rendition) }
             channel.addRendition(rendition)
         }

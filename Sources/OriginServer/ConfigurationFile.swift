@@ -235,12 +235,42 @@ public enum ConfigurationFile {
     struct RenditionModel: Decodable {
         var name: String
         var profile: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case name, profile }
+        var audio: MembershipModel?
+        var subtitles: MembershipModel?
+        enum CodingKeys: String, CodingKey, CaseIterable { case name, profile, audio, subtitles }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             name = try c.decode(String.self, forKey: .name)
             profile = try c.decodeIfPresent(String.self, forKey: .profile)
+            audio = try c.decodeIfPresent(MembershipModel.self, forKey: .audio)
+            subtitles = try c.decodeIfPresent(MembershipModel.self, forKey: .subtitles)
+        }
+
+        var rendition: RenditionConfiguration {
+            RenditionConfiguration(
+                name: name, testSourceProfile: profile, audio: audio?.membership, subtitles: subtitles?.membership)
+        }
+    }
+
+    /// `audio:` / `subtitles:` of a rendition: its EXT-X-MEDIA group.
+    struct MembershipModel: Decodable {
+        var membership: MediaGroupMembership
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case group, language, name, `default`, autoselect, forced, parent, timestampOffset
+        }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            membership = MediaGroupMembership(
+                group: try c.decode(String.self, forKey: .group),
+                language: try c.decodeIfPresent(String.self, forKey: .language),
+                name: try c.decodeIfPresent(String.self, forKey: .name),
+                isDefault: try c.decodeIfPresent(Bool.self, forKey: .default) ?? false,
+                autoselect: try c.decodeIfPresent(Bool.self, forKey: .autoselect) ?? true,
+                forced: try c.decodeIfPresent(Bool.self, forKey: .forced) ?? false,
+                parent: try c.decodeIfPresent(String.self, forKey: .parent),
+                timestampOffset: try c.decodeIfPresent(Int64.self, forKey: .timestampOffset))
         }
     }
 
@@ -272,9 +302,11 @@ public enum ConfigurationFile {
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
         var dvr: DVRModel?
+        var audioOnlyVariant: Bool?
+        var followerWaitMilliseconds: Int64?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
-            case legacyCueTags, dvr
+            case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -290,6 +322,8 @@ public enum ConfigurationFile {
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
             legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
             dvr = try c.decodeIfPresent(DVRModel.self, forKey: .dvr)
+            audioOnlyVariant = try c.decodeIfPresent(Bool.self, forKey: .audioOnlyVariant)
+            followerWaitMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .followerWaitMilliseconds)
         }
 
         func channel(name: String, source file: String) throws -> ChannelConfiguration {
@@ -329,9 +363,9 @@ public enum ConfigurationFile {
                     throw ConfigurationError("\(file): channel '\(name)': window takes one of segments or seconds")
                 }
             }
-            channel.renditions = (renditions ?? []).map {
-                RenditionConfiguration(name: $0.name, testSourceProfile: $0.profile)
-            }
+            channel.renditions = (renditions ?? []).map(\.rendition)
+            channel.audioOnlyVariant = audioOnlyVariant ?? false
+            channel.followerWaitMilliseconds = followerWaitMilliseconds
             channel.scheduledOutages = (outages ?? []).map {
                 ScheduledOutage(
                     afterSeconds: $0.after, durationSeconds: $0.seconds, renditions: $0.renditions ?? [],
@@ -388,9 +422,53 @@ public enum ConfigurationFile {
                     throw fail("\(label): outage names unknown rendition(s) \(unknown.joined(separator: ", "))")
                 }
             }
+            if let wait = channel.followerWaitMilliseconds, wait < 0 {
+                throw fail("\(label): followerWaitMilliseconds must be >= 0")
+            }
+            try validateGroups(channel, label: label, fail: fail)
             if channel.source == .testSource, channel.renditions.isEmpty {
                 throw fail("\(label): a test-source channel needs at least one rendition")
             }
+        }
+    }
+}
+
+extension ConfigurationFile {
+    /// The `audio:`/`subtitles:` memberships of a channel's renditions, checked with the rules an encoder's hint is
+    /// checked with (NAME unique and one DEFAULT per group, RFC 5646 LANGUAGE), plus: a rendition is audio or
+    /// subtitles, not both, and a subtitle rendition's `parent` is another rendition of the channel.
+    static func validateGroups(
+        _ channel: ChannelConfiguration, label: String, fail: (String) -> ConfigurationError
+    ) throws {
+        var members: [MultivariantHint.Member] = []
+        for rendition in channel.renditions {
+            if rendition.audio != nil, rendition.subtitles != nil {
+                throw fail("\(label): rendition '\(rendition.name)' is audio or subtitles, not both")
+            }
+            if let parent = rendition.subtitles?.parent ?? rendition.audio?.parent {
+                guard rendition.subtitles != nil else {
+                    throw fail("\(label): rendition '\(rendition.name)': parent is for subtitles only")
+                }
+                guard parent != rendition.name, channel.renditions.contains(where: { $0.name == parent }) else {
+                    throw fail("\(label): rendition '\(rendition.name)': parent '\(parent)' is not another rendition")
+                }
+            }
+            for (kind, membership) in [
+                (MultivariantHint.MemberKind.audio, rendition.audio), (.subtitles, rendition.subtitles),
+            ] {
+                guard let membership else { continue }
+                if membership.group.isEmpty { throw fail("\(label): rendition '\(rendition.name)': empty group") }
+                members.append(
+                    MultivariantHint.Member(
+                        rendition: rendition.name, kind: kind, group: membership.group,
+                        name: membership.name ?? rendition.name, language: membership.language,
+                        isDefault: membership.isDefault, autoselect: membership.autoselect, forced: membership.forced))
+            }
+        }
+        do {
+            try MultivariantHint.validateGroups(members)
+        } catch {
+            throw fail("\(label): \(error.message)")
         }
     }
 }

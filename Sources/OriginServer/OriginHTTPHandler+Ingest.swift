@@ -11,6 +11,9 @@ extension OriginHTTPHandler {
         if let token = configuration.ingestToken, !Self.bearerMatches(request, token: token) {
             return refuse(request, Self.unauthorized("ingest requires a valid bearer token"))
         }
+        if path.count == 2, path[1].hasSuffix(".m3u8"), path[1].utf8.count <= 255 {
+            return multivariantHint(request, channel: path[0], allowed: allowed)
+        }
         guard path.count == 3, !path[2].isEmpty, path[2].utf8.count <= 255 else {
             return refuse(request, .text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"))
         }
@@ -28,6 +31,26 @@ extension OriginHTTPHandler {
             }
         case "DELETE":
             // The origin owns retention: encoders' deletes are accepted and ignored.
+            return respond(HTTPResponse(status: 204))
+        default:
+            return respond(methodNotAllowed(request, allowed: allowed))
+        }
+    }
+
+    /// `/ingest/{channel}/{name}.m3u8`: the encoder's multivariant playlist, a hint of the channel's groups.
+    private func multivariantHint(_ request: HTTPRequestHead, channel: String, allowed: String) -> HTTPRequestAction {
+        switch request.method {
+        case "PUT", "POST":
+            // Read up to the segment limit, so a hint over `MultivariantHint.maxBytes` gets a 400 saying so.
+            let limit = configuration.origin.ingest.maxSegmentBytes
+            return .receiveBody(limit: limit) { [self] body in
+                do throws(IngestError) {
+                    return finish(Self.answer(try origin.ingestMultivariantHint(channel: channel, body: body)))
+                } catch {
+                    return finish(Self.answer(error))
+                }
+            }
+        case "DELETE":
             return respond(HTTPResponse(status: 204))
         default:
             return respond(methodNotAllowed(request, allowed: allowed))
