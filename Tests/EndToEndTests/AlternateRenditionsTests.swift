@@ -337,7 +337,7 @@ extension EndToEnd {
         /// returns each cue's error in seconds.
         static func cueErrors(_ played: BrowserPlayer.Played, container: Container) -> [(text: String, error: Double)] {
             guard let state = played.state, let initPTS = state.initPTS.first else { return [] }
-            let base = Double(initPTS.initPTS) / Double(initPTS.timescale)
+            let base = initPTS.initPTS / initPTS.timescale
             var errors: [(String, Double)] = []
             for (key, cues) in state.cues where key.hasPrefix("subtitles/") {
                 for cue in cues {

@@ -90,8 +90,9 @@ enum BrowserPlayer {
         }
         struct InitPTS: Decodable, Sendable {
             let cc: Int
-            let initPTS: Int64
-            let timescale: Int64
+            /// A fraction in fMP4 (hls.js scales it to the track's timescale).
+            let initPTS: Double
+            let timescale: Double
         }
         struct State: Decodable, Sendable {
             let errors: [String]
@@ -191,9 +192,12 @@ enum BrowserPlayer {
             throw EndToEndError("play.py did not finish; stderr:\n\(child.standardError.suffix(3000))")
         }
         let output = child.standardOutput
-        guard let report = try? JSONDecoder().decode(Report.self, from: Data(output.utf8)) else {
+        let report: Report
+        do {
+            report = try JSONDecoder().decode(Report.self, from: Data(output.utf8))
+        } catch {
             throw EndToEndError(
-                "play.py exited \(status) without a report; stdout:\n\(output.suffix(2000))\nstderr:\n"
+                "play.py exited \(status) without a report (\(error)); stdout:\n\(output.suffix(2000))\nstderr:\n"
                     + child.standardError.suffix(3000))
         }
         if let error = report.error { throw EndToEndError("play.py: \(error)") }
