@@ -1,7 +1,7 @@
 /// What the transport stream probe learns about one elementary stream while reading its PES packets.
 struct ElementaryStreamState {
     enum Format {
-        case h264, hevc, aacADTS, mpegAudio, id3, other
+        case h264, hevc, aacADTS, mpegAudio, ac3, id3, other
     }
 
     let pid: Int
@@ -9,7 +9,7 @@ struct ElementaryStreamState {
     var kind: TrackKind {
         switch format {
         case .h264, .hevc: .video
-        case .aacADTS, .mpegAudio: .audio
+        case .aacADTS, .mpegAudio, .ac3: .audio
         case .id3, .other: .data
         }
     }
@@ -27,6 +27,10 @@ struct ElementaryStreamState {
     var firstPESIsKeyframe = false
     /// Audio: samples carried by the PES with the highest PTS, and that PTS.
     var lastAudioPES: (pts: Int64, samples: Int)?
+    /// Video: the caption channels of the first GOP's SEI (bounded, see `CaptionSEI`).
+    var captions = CaptionSEI()
+    /// Video: the next keyframe ended the first GOP, or the SEI budget is spent.
+    private var captionScanDone = false
 
     init(pid: Int, streamType: UInt8) {
         self.pid = pid
@@ -35,6 +39,7 @@ struct ElementaryStreamState {
         case 0x24: format = .hevc
         case 0x0F: format = .aacADTS
         case 0x03, 0x04: format = .mpegAudio
+        case 0x81, 0x87: format = .ac3  // ATSC AC-3, E-AC-3 (ProgramTables maps DVB's 0x06 + descriptor here)
         case 0x15: format = .id3
         default: format = .other
         }
@@ -46,12 +51,16 @@ struct ElementaryStreamState {
         if let pts { presentationTimes.append(pts) }
         switch format {
         case .h264, .hevc: consumeVideo(payload)
-        case .aacADTS, .mpegAudio: consumeAudio(payload, pts: pts)
+        case .aacADTS, .mpegAudio, .ac3: consumeAudio(payload, pts: pts)
         case .id3, .other: break
         }
     }
 
     private mutating func consumeVideo(_ payload: UnsafeRawBufferPointer) {
+        if !captionScanDone {
+            let keyframe = captions.consumeAnnexB(payload, hevc: format == .hevc)
+            captionScanDone = captions.isExhausted || (pesCount > 0 && keyframe == true)
+        }
         let needsSPS = codec == nil
         guard pesCount == 0 || needsSPS else { return }
         for unit in NALUnits.annexBUnits(in: payload) {
@@ -93,6 +102,14 @@ struct ElementaryStreamState {
                 sampleRate = scan.first.sampleRate
                 let configuration = scan.first.channelConfiguration
                 channelCount = configuration == 0 ? nil : configuration == 7 ? 8 : configuration
+            }
+        } else if format == .ac3 {
+            guard let scan = AC3Header.scan(payload) else { return }
+            samples = scan.samples
+            if codec == nil {
+                codec = scan.first.codec
+                sampleRate = scan.first.sampleRate
+                channelCount = scan.first.channelCount
             }
         } else {
             guard let scan = try? MPEGAudioHeader.scan(payload) else { return }

@@ -9,8 +9,12 @@ enum FragmentedMP4InitProbe {
         let moov = try top.required("moov", in: "fMP4 init section")
         let moovChildren = try moov.children(in: bytes)
         var tracks: [TrackInfo] = []
+        var lengthSizes: [Int: Int] = [:]
         for trak in moovChildren where trak.type == "trak" {
-            tracks.append(try track(trak, bytes))
+            var lengthSize: Int?
+            let info = try track(trak, bytes, nalUnitLengthSize: &lengthSize)
+            tracks.append(info)
+            if let lengthSize { lengthSizes[info.trackID] = lengthSize }
         }
         guard !tracks.isEmpty else { throw ProbeError("fMP4 init section: the moov box has no trak") }
         var defaults: [Int: TrackFragmentDefaults] = [:]
@@ -25,10 +29,12 @@ enum FragmentedMP4InitProbe {
                     sampleFlags: try reader.readUInt32())
             }
         }
-        return InitSectionInfo(tracks: tracks, fragmentDefaults: defaults)
+        return InitSectionInfo(tracks: tracks, fragmentDefaults: defaults, nalUnitLengthSizes: lengthSizes)
     }
 
-    private static func track(_ trak: MP4Box, _ bytes: UnsafeRawBufferPointer) throws(ProbeError) -> TrackInfo {
+    private static func track(
+        _ trak: MP4Box, _ bytes: UnsafeRawBufferPointer, nalUnitLengthSize: inout Int?
+    ) throws(ProbeError) -> TrackInfo {
         let trakChildren = try trak.children(in: bytes)
         var tkhd = try trakChildren.required("tkhd", in: "trak").reader(bytes)
         let tkhdVersion = try tkhd.readUInt8()
@@ -59,7 +65,7 @@ enum FragmentedMP4InitProbe {
         let entries = try stsd.children(in: bytes, skip: 8)
         if let entry = entries.first {
             switch kind {
-            case .video: try readVisualEntry(entry, bytes, into: &info)
+            case .video: try readVisualEntry(entry, bytes, into: &info, nalUnitLengthSize: &nalUnitLengthSize)
             case .audio: try readAudioEntry(entry, bytes, into: &info)
             case .subtitles, .data:
                 info.codec = ["wvtt": "wvtt", "stpp": "stpp.ttml.im1t"][entry.type]
@@ -69,7 +75,7 @@ enum FragmentedMP4InitProbe {
     }
 
     private static func readVisualEntry(
-        _ entry: MP4Box, _ bytes: UnsafeRawBufferPointer, into info: inout TrackInfo
+        _ entry: MP4Box, _ bytes: UnsafeRawBufferPointer, into info: inout TrackInfo, nalUnitLengthSize: inout Int?
     ) throws(ProbeError) {
         var reader = entry.reader(bytes)
         try reader.skip(24)  // reserved, data_reference_index, pre_defined, reserved
@@ -90,7 +96,7 @@ enum FragmentedMP4InitProbe {
             let level = try config.readUInt8()
             info.codec = AVCCodecString.make(
                 sampleEntry: entry.type, profile: profile, compatibility: compatibility, level: level)
-            try config.skip(1)
+            nalUnitLengthSize = Int(try config.readUInt8() & 0x03) + 1
             if try config.readUInt8() & 0x1F > 0 {
                 let length = Int(try config.readUInt16())
                 let sps = try config.readArray(length)
@@ -109,6 +115,10 @@ enum FragmentedMP4InitProbe {
             try config.skip(1)
             let profileTierLevel = try HEVCProfileTierLevel(hvcC: try config.readArray(12))
             info.codec = profileTierLevel.codec(sampleEntry: entry.type)
+            if config.remaining >= 9 {
+                try config.skip(8)  // min_spatial_segmentation ... avgFrameRate
+                nalUnitLengthSize = Int(try config.readUInt8() & 0x03) + 1
+            }
         default:
             info.codec = entry.type
         }
@@ -132,7 +142,13 @@ enum FragmentedMP4InitProbe {
         case "mp4a":
             info.codec = "mp4a.40.2"
             if let esds = children.first("esds") { try ElementaryStreamDescriptor.read(esds, bytes, into: &info) }
-        case "ac-3", "ec-3", "ac-4", "fLaC", "alac":
+        case "ac-3":
+            info.codec = entry.type
+            if let dac3 = children.first("dac3") { try AC3Header.readDAC3(dac3, bytes, into: &info) }
+        case "ec-3":
+            info.codec = entry.type
+            if let dec3 = children.first("dec3") { try AC3Header.readDEC3(dec3, bytes, into: &info) }
+        case "ac-4", "fLaC", "alac":
             info.codec = entry.type
         case "Opus":
             info.codec = "opus"

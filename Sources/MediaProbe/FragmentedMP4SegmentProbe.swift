@@ -7,6 +7,8 @@ enum FragmentedMP4SegmentProbe {
         var firstSampleDuration: Int64?
         var duration: Int64 = 0
         var sampleCount: Int64 = 0
+        /// Video: byte ranges of the first samples, for the caption scan.
+        var sampleRanges: [Range<Int>] = []
     }
 
     static func probe(
@@ -29,11 +31,15 @@ enum FragmentedMP4SegmentProbe {
 
         var totals: [Int: TrackTotals] = [:]
         var order: [Int] = []
+        let videoTrackIDs = Set(initInfo.tracks.filter { $0.kind == .video }.map(\.trackID))
         for moof in moofs {
             for traf in try moof.children(in: bytes) where traf.type == "traf" {
-                let (trackID, fragment) = try readTrackFragment(traf, moof: moof, bytes, initInfo: initInfo)
+                let (trackID, fragment) = try readTrackFragment(
+                    traf, moof: moof, bytes, initInfo: initInfo, videoTrackIDs: videoTrackIDs)
                 if totals[trackID] == nil { order.append(trackID) }
                 var track = totals[trackID, default: TrackTotals()]
+                track.sampleRanges += fragment.sampleRanges.prefix(
+                    max(0, CaptionSEI.maximumSEIUnits - track.sampleRanges.count))
                 if track.startTime == nil {
                     track.startTime = fragment.startTime
                     track.firstSampleFlags = fragment.firstSampleFlags
@@ -52,10 +58,14 @@ enum FragmentedMP4SegmentProbe {
                 present[index].frameRate = Double(present[index].timescale) / Double(duration)
             }
         }
-        let primary = present.first { $0.kind == .video } ?? present.first { $0.kind == .audio }
+        // Subtitle tracks (IMSC1 `stpp`, `wvtt`) lead only in a segment without video or audio; their sample
+        // durations come from trun or trex like audio's.
+        let primary =
+            present.first { $0.kind == .video } ?? present.first { $0.kind == .audio }
+            ?? present.first { $0.kind == .subtitles }
         guard let primary, let track = totals[primary.trackID], let startTime = track.startTime else {
             throw ProbeError(
-                "fMP4 segment: no video or audio track fragment found (track IDs in segment: "
+                "fMP4 segment: no video, audio or subtitle track fragment found (track IDs in segment: "
                     + "\(order.map(String.init).joined(separator: ", ")); in init section: "
                     + "\(initInfo.tracks.map { String($0.trackID) }.joined(separator: ", ")))")
         }
@@ -66,11 +76,32 @@ enum FragmentedMP4SegmentProbe {
             let nonSync = flags & 0x0001_0000 != 0
             keyframe = dependsOn == 2 || (!nonSync && dependsOn != 1)
         }
-        return SegmentInfo(
+        var info = SegmentInfo(
             container: .fragmentedMP4Segment, tracks: present,
             startTime: MediaTime(ticks: startTime, timescale: primary.timescale),
             duration: MediaTime(ticks: track.duration, timescale: primary.timescale),
             startsWithKeyframe: keyframe, byteCount: bytes.count)
+        if primary.kind == .video, let codec = primary.codec,
+            let hevc = ["avc1": false, "avc3": false, "hvc1": true, "hev1": true][String(codec.prefix(4))]
+        {
+            info.closedCaptions = closedCaptions(
+                samples: track.sampleRanges, bytes, hevc: hevc,
+                lengthSize: initInfo.nalUnitLengthSizes[primary.trackID] ?? 4)
+        }
+        return info
+    }
+
+    /// The caption channels in the SEI of the samples up to the second keyframe (see `CaptionSEI`).
+    private static func closedCaptions(
+        samples: [Range<Int>], _ bytes: UnsafeRawBufferPointer, hevc: Bool, lengthSize: Int
+    ) -> [ClosedCaptionChannel] {
+        var captions = CaptionSEI()
+        for (index, range) in samples.enumerated() {
+            let keyframe = captions.consumeLengthPrefixed(
+                UnsafeRawBufferPointer(rebasing: bytes[range]), lengthSize: lengthSize, hevc: hevc)
+            if captions.isExhausted || (index > 0 && keyframe == true) { break }
+        }
+        return captions.finish()
     }
 
     private struct FragmentFacts {
@@ -79,10 +110,13 @@ enum FragmentedMP4SegmentProbe {
         var firstSampleDuration: Int64?
         var duration: Int64 = 0
         var sampleCount: Int64 = 0
+        /// Video only: where the first samples' bytes are (at most `CaptionSEI.maximumSEIUnits`).
+        var sampleRanges: [Range<Int>] = []
     }
 
     private static func readTrackFragment(
-        _ traf: MP4Box, moof: MP4Box, _ bytes: UnsafeRawBufferPointer, initInfo: InitSectionInfo
+        _ traf: MP4Box, moof: MP4Box, _ bytes: UnsafeRawBufferPointer, initInfo: InitSectionInfo,
+        videoTrackIDs: Set<Int>
     ) throws(ProbeError) -> (Int, FragmentFacts) {
         let children = try traf.children(in: bytes)
         var tfhd = try children.required("tfhd", in: "traf").reader(bytes)
@@ -100,6 +134,9 @@ enum FragmentedMP4SegmentProbe {
         let defaultFlags = tfhdFlags & 0x20 != 0 ? try tfhd.readUInt32() : trex?.sampleFlags
 
         var facts = FragmentFacts()
+        let wantsSampleRanges = videoTrackIDs.contains(trackID)
+        /// Where the next trun's samples start when it has no data_offset: after the previous trun's.
+        var nextDataStart: Int64? = baseOffset
         var decodeTime: Int64?
         if let tfdt = children.first("tfdt") {
             var reader = tfdt.reader(bytes)
@@ -130,6 +167,21 @@ enum FragmentedMP4SegmentProbe {
             }
             let overflowError = ProbeError("fMP4 segment: track \(trackID) trun durations or sizes overflow")
             var totalSize: Int64 = 0
+            var runStart = nextDataStart
+            if let dataOffset {
+                let (start, overflow) = baseOffset.addingReportingOverflow(dataOffset)
+                runStart = overflow ? nil : start
+            }
+            let segmentSize = Int64(bytes.count)
+            /// Records where a sample's bytes are, while they lie inside the segment.
+            func noteSample(size: Int64) {
+                guard wantsSampleRanges, facts.sampleRanges.count < CaptionSEI.maximumSEIUnits, let runStart,
+                    (0...segmentSize).contains(runStart), (0...segmentSize).contains(totalSize),
+                    (0...segmentSize).contains(size), runStart + totalSize + size <= segmentSize
+                else { return }
+                let start = Int(runStart + totalSize)
+                facts.sampleRanges.append(start..<(start + Int(size)))
+            }
             if recordSize == 0 {
                 if facts.startTime == nil, sampleCount > 0, let decodeTime {
                     facts.startTime = decodeTime + facts.duration
@@ -141,11 +193,19 @@ enum FragmentedMP4SegmentProbe {
                 let (sum, sumOverflow) = facts.duration.addingReportingOverflow(duration)
                 guard !overflow, !sizeOverflow, !sumOverflow else { throw overflowError }
                 facts.duration = sum
+                if let defaultSize {
+                    for _ in 0..<min(sampleCount, Int64(CaptionSEI.maximumSEIUnits)) {
+                        noteSample(size: Int64(defaultSize))
+                        totalSize += Int64(defaultSize)
+                    }
+                }
                 totalSize = size
             }
             for index in 0..<(recordSize == 0 ? 0 : sampleCount) {
                 let duration = hasDuration ? Int64(try reader.readUInt32()) : Int64(defaultDuration)
-                totalSize += hasSize ? Int64(try reader.readUInt32()) : Int64(defaultSize ?? 0)
+                let sampleSize = hasSize ? Int64(try reader.readUInt32()) : Int64(defaultSize ?? 0)
+                if hasSize || defaultSize != nil { noteSample(size: sampleSize) }
+                totalSize += sampleSize
                 let sampleFlags = hasFlags ? try reader.readUInt32() : nil
                 let rawOffset = hasCompositionOffset ? try reader.readUInt32() : 0
                 let compositionOffset = version == 0 ? Int64(rawOffset) : Int64(Int32(bitPattern: rawOffset))
@@ -162,6 +222,11 @@ enum FragmentedMP4SegmentProbe {
                 facts.duration = sum
             }
             facts.sampleCount += sampleCount
+            nextDataStart = nil
+            if let runStart, hasSize || defaultSize != nil {
+                let (end, overflow) = runStart.addingReportingOverflow(totalSize)
+                nextDataStart = overflow ? nil : end
+            }
             if let dataOffset, hasSize || defaultSize != nil {
                 let (dataStart, startOverflow) = baseOffset.addingReportingOverflow(dataOffset)
                 let (dataEnd, endOverflow) = dataStart.addingReportingOverflow(totalSize)

@@ -2,7 +2,11 @@
 struct ProgramTables {
     struct Stream {
         var pid: Int
+        /// The PMT's stream_type.
         var streamType: UInt8
+        /// For DVB private data (0x06) that a descriptor marks as AC-3 or E-AC-3: the ATSC type it stands for
+        /// (0x81 / 0x87); else `streamType`.
+        var payloadType: UInt8
     }
 
     var pmtPID: Int
@@ -46,10 +50,35 @@ struct ProgramTables {
             let streamType = try reader.readUInt8()
             let pid = Int(try reader.readUInt16() & 0x1FFF)
             let infoLength = Int(try reader.readUInt16() & 0x0FFF)
-            try reader.skip(infoLength)
-            streams.append(Stream(pid: pid, streamType: streamType))
+            let descriptors = try reader.readRange(infoLength)
+            let dolby = streamType == 0x06 ? Self.dolbyStreamType(descriptors: descriptors, in: bytes) : nil
+            streams.append(Stream(pid: pid, streamType: streamType, payloadType: dolby ?? streamType))
         }
         self.streams = streams
+    }
+
+    /// DVB carries AC-3 / E-AC-3 as private PES (stream type 0x06) tagged by an AC-3 (0x6A) or enhanced AC-3
+    /// (0x7A) descriptor, or a registration descriptor (0x05) `AC-3` / `EAC3`: the ATSC stream type (0x81 / 0x87)
+    /// it stands for, nil when none.
+    private static func dolbyStreamType(descriptors: Range<Int>, in bytes: UnsafeRawBufferPointer) -> UInt8? {
+        var offset = descriptors.lowerBound
+        while offset + 2 <= descriptors.upperBound {
+            let tag = bytes[offset]
+            let length = Int(bytes[offset + 1])
+            let body = offset + 2
+            guard body + length <= descriptors.upperBound else { return nil }
+            switch tag {
+            case 0x6A: return 0x81
+            case 0x7A: return 0x87
+            case 0x05 where length >= 4:
+                let identifier = FourCC.string(bytes, at: body)
+                if identifier == "AC-3" { return 0x81 }
+                if identifier == "EAC3" { return 0x87 }
+            default: break
+            }
+            offset = body + length
+        }
+        return nil
     }
 
     /// The byte range (table_id ... CRC) of the first section with `tableID` on `pid`. The section must lie in the

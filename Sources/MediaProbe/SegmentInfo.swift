@@ -77,9 +77,15 @@ public struct InitSectionInfo: Sendable, Hashable {
     public var tracks: [TrackInfo]
     /// `mvex/trex` defaults by track ID, used when a segment's `tfhd`/`trun` leave sample durations or flags out.
     public var fragmentDefaults: [Int: TrackFragmentDefaults]
-    public init(tracks: [TrackInfo], fragmentDefaults: [Int: TrackFragmentDefaults] = [:]) {
+    /// Bytes of the NAL unit length fields of H.264/HEVC samples (avcC/hvcC lengthSizeMinusOne + 1) by track ID;
+    /// 4 when a video track is missing here.
+    public var nalUnitLengthSizes: [Int: Int]
+    public init(
+        tracks: [TrackInfo], fragmentDefaults: [Int: TrackFragmentDefaults] = [:], nalUnitLengthSizes: [Int: Int] = [:]
+    ) {
         self.tracks = tracks
         self.fragmentDefaults = fragmentDefaults
+        self.nalUnitLengthSizes = nalUnitLengthSizes
     }
 }
 

@@ -16,7 +16,7 @@ enum TransportStreamProbe {
             packets.append(try TransportStreamPacket(bytes, at: index * size, index: index))
         }
         let tables = try ProgramTables(bytes, packets: packets)
-        var streams = tables.streams.map { ElementaryStreamState(pid: $0.pid, streamType: $0.streamType) }
+        var streams = tables.streams.map { ElementaryStreamState(pid: $0.pid, streamType: $0.payloadType) }
         // The PIDs whose PES packets are read, each with the first stream of that PID. A segment has a handful: a
         // linear search per packet is cheaper than hashing the PID of every packet.
         var trackedPIDs: [Int] = []
@@ -84,13 +84,18 @@ enum TransportStreamProbe {
         }
         let start = MPEGTimestamp.wrapped(lowest)
         let hasVideo = streams.contains { $0.kind == .video }
-        return SegmentInfo(
+        var info = SegmentInfo(
             container: .mpegTS, tracks: streams.map(\.trackInfo),
             startTime: MediaTime(ticks: start, timescale: 90000),
             duration: MediaTime(ticks: highest + lastDuration - lowest, timescale: 90000),
             startsWithKeyframe: hasVideo ? primary.kind == .video && primary.firstPESIsKeyframe : true,
             startsWithPATAndPMT: packets.count >= 2 && packets[0].pid == 0 && packets[1].pid == tables.pmtPID,
             byteCount: bytes.count)
+        if primary.kind == .video {
+            var captions = primary.captions
+            info.closedCaptions = captions.finish()
+        }
+        return info
     }
 }
 

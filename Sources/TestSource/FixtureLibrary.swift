@@ -42,8 +42,12 @@ struct FixtureLibrary: Sendable {
         silence = silenceFrames[0]
         var profiles: [String: ProfileFixtures] = [:]
         for profile in TestSourceProfile.builtIn {
-            let loopName = "video-\(profile.name).h264"
-            let slateName = "slate-\(profile.name).h264"
+            if let shared = profiles[profile.fixtureName] {
+                profiles[profile.name] = shared
+                continue
+            }
+            let loopName = "video-\(profile.fixtureName).h264"
+            let slateName = "slate-\(profile.fixtureName).h264"
             let loop = try H264AccessUnit.split(annexB: Self.read(loopName, in: directory), name: loopName)
             let slate = try H264AccessUnit.split(annexB: Self.read(slateName, in: directory), name: slateName)
             try Self.check(loop, of: profile, name: loopName)

@@ -37,6 +37,16 @@ struct H264AccessUnit: Sendable, Hashable {
         self.isIDR = nalUnitTypes.contains(5)
     }
 
+    /// The access unit with `nalUnit` (start code included) inserted before its first slice, where H.264 wants SEI.
+    func inserting(beforeFirstSlice nalUnit: [UInt8]) -> H264AccessUnit {
+        let firstSlice = Self.nalUnitStarts(in: bytes).first { (1...5).contains(bytes[$0.payload] & 0x1F) }
+        let position = firstSlice?.startCode ?? bytes.count
+        let type = nalUnit.count > 4 ? nalUnit[4] & 0x1F : 0
+        var types = nalUnitTypes
+        types.insert(type, at: nalUnitTypes.firstIndex { (1...5).contains($0) } ?? types.count)
+        return H264AccessUnit(bytes: Array(bytes[..<position]) + nalUnit + bytes[position...], nalUnitTypes: types)
+    }
+
     /// The offsets of every NAL unit: where its start code begins (a 4-byte start code counts its leading zero)
     /// and where its header byte is.
     private static func nalUnitStarts(in data: [UInt8]) -> [(startCode: Int, payload: Int)] {

@@ -80,7 +80,12 @@ public struct TestStreamGenerator: Sendable {
         let firstFrame = segmentsInTimeline * framesPerSegment
         let segmentStart = segmentsInTimeline * segmentDurationTicks  // from the timeline's start
         let frames = (firstFrame..<firstFrame + framesPerSegment).map { index in
-            videoLoop[Int(index % Int64(videoLoop.count))]
+            let unit = videoLoop[Int(index % Int64(videoLoop.count))]
+            guard !profile.closedCaptions.isEmpty else { return unit }
+            let fps = profile.framesPerSecond
+            return unit.inserting(
+                beforeFirstSlice: CEA608Captions.seiNALUnit(
+                    frameInSecond: Int(index % Int64(fps)), framesPerSecond: fps))
         }
         let audioFrames = Self.audioFrameRange(from: segmentStart, to: segmentStart + segmentDurationTicks)
         let audio = audioFrames.map { audioLoop[Int($0 % Int64(audioLoop.count))] }

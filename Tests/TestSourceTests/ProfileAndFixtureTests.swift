@@ -5,7 +5,7 @@ import Testing
 @Suite("Profiles and fixtures")
 struct ProfileAndFixtureTests {
     @Test func builtInProfiles() throws {
-        #expect(TestSourceProfile.builtIn.map(\.name) == ["360p", "180p"])
+        #expect(TestSourceProfile.builtIn.map(\.name) == ["360p", "180p", "captions"])
         let high = try #require(TestSourceProfile.named("360p"))
         #expect(high.width == 640 && high.height == 360)
         #expect(high.videoBitrate == 400_000 && high.audioBitrate == 96_000)
