@@ -19,7 +19,12 @@ extension ChannelState {
     ///
     /// Its first PTS continues the rendition's media timeline: the newest real segment's end plus the PDT time
     /// from that segment's end to the slot's start, so a player that plays through sees continuous timestamps.
+    /// A WebVTT rendition's GAP URLs answer the empty cue segment; IMSC1 (fMP4 subtitles) answer 404.
     mutating func fillerSegment(position: Int, slot: Slot) -> SharedBytes? {
+        if renditions[position].isFollower {
+            guard configuration.gapResponse == .filler, isWebVTT(position: position) else { return nil }
+            return WebVTTSegment.empty(mpegts: timestampOffset(position: position))
+        }
         if case .idle = renditions[position].gapFill { renditions[position].gapFill = startGapFill(position: position) }
         guard case .filling(var filler, let mediaEnd, let programDateTimeEnd) = renditions[position].gapFill else {
             return nil

@@ -301,7 +301,10 @@ extension ChannelState {
                     lastRejection: rendition.statistics.lastRejection,
                     timelineConflicts: rendition.statistics.timelineConflicts,
                     hintsRead: rendition.statistics.hintsRead,
-                    hintsRefused: rendition.statistics.hintsRefused)
+                    hintsRefused: rendition.statistics.hintsRefused,
+                    role: rendition.isFollower ? "subtitles" : "media",
+                    emptyCueSegments: rendition.statistics.emptyCueSegments,
+                    lateCuesSuperseded: rendition.statistics.lateCuesSuperseded)
             })
         let notes = layout().contradictions
         if multivariantHint.read + multivariantHint.refused > 0 || !notes.isEmpty {
@@ -402,4 +405,10 @@ public struct RenditionStatus: Sendable, Codable, Hashable {
     public let hintsRead: Int
     /// Playlist hints refused (invalid or too large).
     public let hintsRefused: Int
+    /// `media` (audio/video: fills slots) or `subtitles` (follows them).
+    public let role: String
+    /// Subtitle renditions: empty cue segments written for slots media delivered without cues.
+    public let emptyCueSegments: Int
+    /// Subtitle renditions: late cue files dropped for the cue file paired with the slot they were moved to.
+    public let lateCuesSuperseded: Int
 }

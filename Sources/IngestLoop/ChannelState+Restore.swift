@@ -39,6 +39,7 @@ extension ChannelState {
             if index[rendition.name] == nil { addRendition(rendition.name) }
             guard let position = index[rendition.name] else { continue }
             restoreRendition(rendition, position: position, slots: slotsByMSN, lastClosed: lastClosed, now: now)
+            settleRestoredRole(position: position)
         }
         if let lastClosed {
             closedThrough = lastClosed.msn
@@ -84,7 +85,7 @@ extension ChannelState {
         let records = stored.records.sorted { $0.msn < $1.msn }
         var listedStarted = false
         for (offset, record) in records.enumerated() {
-            if record.kind != .segment || stored.bytes[record.msn] == nil {
+            if !record.hasBytes || stored.bytes[record.msn] == nil {
                 primeFiller(position: position, after: offset, records: records, stored: stored)
             }
             let closed = lastClosed.map { record.msn <= $0.msn } ?? false
@@ -159,7 +160,7 @@ extension ChannelState {
     private mutating func restoredEntry(
         _ record: SegmentRecord, bytes: SharedBytes?, discontinuity: Bool, position: Int
     ) -> WindowEntry {
-        if record.kind == .segment, let bytes {
+        if record.hasBytes, let bytes {
             if let ticks = record.mediaEndTicks { renditions[position].lastMediaEnd = (ticks, record.mediaTimescale) }
             renditions[position].container = record.container
             renditions[position].gapFill = .idle

@@ -6,6 +6,9 @@ import SharedBytes
 package struct Slot: Sendable, Hashable {
     var programDateTimeMilliseconds: Int64
     var durationMilliseconds: Int64
+    /// When every started media rendition had filled the slot (ms): subtitle renditions are waited for until this
+    /// plus the follower wait.
+    var mediaFilledAt: Int64? = nil
     var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 }
 
@@ -82,6 +85,10 @@ package struct ChannelState: Sendable {
             RenditionState(
                 name: name,
                 window: LiveWindow(length: configuration.window, targetDuration: targetDuration ?? 1)))
+        if let role = configuredRole(name) {
+            renditions[renditions.count - 1].role = role
+            renditions[renditions.count - 1].roleDecided = true
+        }
         applyRestored(position: renditions.count - 1)
         touch(name)
     }
@@ -89,6 +96,87 @@ package struct ChannelState: Sendable {
     private mutating func touch(_ rendition: String) {
         revisions[rendition, default: 0] += 1
         journalDirty = true
+    }
+
+    /// The role a rendition has from its creation: subtitles when configured with `subtitles:` or named `{r}-vtt`,
+    /// media when configured with `audio:`; nil lets its first push decide.
+    func configuredRole(_ name: String) -> RenditionRole? {
+        let configured = configuration.renditions.first { $0.name == name }
+        if let subtitles = configured?.subtitles {
+            return .subtitles(parent: subtitles.parent ?? Self.derivedParent(name))
+        }
+        if configured?.audio != nil { return .media }
+        return Self.derivedParent(name).map { .subtitles(parent: $0) }
+    }
+
+    /// `lo` for `lo-vtt`.
+    static func derivedParent(_ name: String) -> String? {
+        let suffix = OriginNames.subtitleSuffix
+        guard name.hasSuffix(suffix), name.count > suffix.count else { return nil }
+        return String(name.dropLast(suffix.count))
+    }
+
+    /// Fixes the role of a rendition at its first push (subtitles when every track is a subtitle track), and
+    /// refuses media that contradicts the role.
+    package mutating func settleRole(rendition name: String, tracks: [TrackInfo]) -> IngestError? {
+        guard let position = index[name] else { return nil }
+        let subtitles = !tracks.isEmpty && tracks.allSatisfy { $0.kind == .subtitles }
+        if !renditions[position].roleDecided {
+            renditions[position].role = subtitles ? .subtitles(parent: Self.derivedParent(name)) : .media
+            renditions[position].roleDecided = true
+            touch(name)
+            return nil
+        }
+        guard subtitles != renditions[position].isFollower else { return nil }
+        let got =
+            tracks.contains { $0.kind == .video } ? "video" : tracks.contains { $0.kind == .audio } ? "audio" : "data"
+        let error = IngestError(
+            .roleMismatch,
+            "rendition \(name) takes \(renditions[position].isFollower ? "subtitles" : "media"), "
+                + "got \(subtitles ? "subtitles" : got)")
+        renditions[position].statistics.segmentsRejected += 1
+        renditions[position].statistics.lastRejection = error.message
+        return error
+    }
+
+    /// After a restore: a rendition whose role its first push decided gets it back from what it stored.
+    mutating func settleRestoredRole(position: Int) {
+        guard !renditions[position].roleDecided, let container = renditions[position].container else { return }
+        let initTracks = renditions[position].currentInitVersion.flatMap {
+            renditions[position].initSections[$0]?.info.tracks
+        }
+        let subtitles =
+            container == .webVTT || (initTracks.map { !$0.isEmpty && $0.allSatisfy { $0.kind == .subtitles } } ?? false)
+        let name = renditions[position].name
+        renditions[position].role = subtitles ? .subtitles(parent: Self.derivedParent(name)) : .media
+        renditions[position].roleDecided = true
+    }
+
+    /// The MPEGTS of the `X-TIMESTAMP-MAP` written into a WebVTT rendition's segments that carry none (and into its
+    /// empty cue segments): the configured `timestampOffset`, else the parent container's offset (126000 under an
+    /// MPEG-TS parent, 0 under fMP4 or without a parent).
+    package func webVTTTimestampOffset(rendition name: String) -> Int64 {
+        index[name].map { timestampOffset(position: $0) } ?? 0
+    }
+
+    func timestampOffset(position: Int) -> Int64 {
+        let rendition = renditions[position]
+        if let configured = configuration.renditions.first(where: { $0.name == rendition.name })?.subtitles?
+            .timestampOffset
+        {
+            return configured
+        }
+        guard let parent = rendition.parent, let parentPosition = index[parent] else { return 0 }
+        let container =
+            renditions[parentPosition].container
+            ?? renditions.first { !$0.isFollower && $0.container != nil }?.container
+        return container == .mpegTS ? WebVTTSegment.mpegTSParentOffset : 0
+    }
+
+    /// How long a slot every media rendition filled waits for subtitle renditions: configured, else
+    /// min(TD/2, 1 s).
+    var followerWaitMilliseconds: Int64 {
+        configuration.followerWaitMilliseconds ?? min(Int64(targetDuration ?? 2) * 500, 1000)
     }
 
     /// The configured grace period, else half the target duration.
@@ -99,11 +187,14 @@ package struct ChannelState: Sendable {
     /// Fills the rendition's next slot with a probed segment, and says what the owner must do next (journal,
     /// publish). A refused segment is counted in the rendition's statistics and leaves the window alone.
     /// - Parameter stored: where the durable store put the bytes (nil on a channel without a store).
+    ///   - fileName: the pushed file's name; its trailing number pairs WebVTT segments with their parent's.
     package mutating func accept(
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment? = nil,
-        nowMilliseconds now: Int64
+        fileName: String? = nil, nowMilliseconds now: Int64
     ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
-        let result = fillSlot(rendition: name, bytes: bytes, info: info, stored: stored, nowMilliseconds: now)
+        let fileNumber = fileName.flatMap(WebVTTSegment.fileNumber)
+        let result = fillSlot(
+            rendition: name, bytes: bytes, info: info, stored: stored, fileNumber: fileNumber, nowMilliseconds: now)
         let publish = if case .success = result { true } else { false }
         return (result, actions(publish: publish, nowMilliseconds: now))
     }
@@ -126,7 +217,7 @@ package struct ChannelState: Sendable {
     /// The steps of `accept`: check the segment, fix or check EXT-X-TARGETDURATION, place it on the rendition's
     /// media timeline, find its slot, refuse a second timeline, round its EXTINF, then append it.
     private mutating func fillSlot(
-        rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?,
+        rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, fileNumber: Int?,
         nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
         guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
@@ -134,6 +225,17 @@ package struct ChannelState: Sendable {
             renditions[position].statistics.segmentsRejected += 1
             renditions[position].statistics.lastRejection = error.message
             return .failure(error)
+        }
+        if let error = settleRole(rendition: name, tracks: info.tracks) { return .failure(error) }
+        if info.container == .webVTT {
+            return placeFollower(
+                position: position, bytes: bytes, info: info, stored: stored, fileNumber: fileNumber,
+                nowMilliseconds: now
+            ).mapError { error in
+                renditions[position].statistics.segmentsRejected += 1
+                renditions[position].statistics.lastRejection = error.message
+                return error
+            }
         }
         if let error = unacceptable(info, position: position) { return refuse(error) }
         let target: Int
@@ -180,6 +282,12 @@ package struct ChannelState: Sendable {
             entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
             nowMilliseconds: now)
         slots[msn] = filled
+        if let fileNumber, !renditions[position].isFollower {
+            renditions[position].recentFileNumbers.append((fileNumber, msn))
+            if renditions[position].recentFileNumbers.count > RenditionState.recentFileNumberLimit {
+                renditions[position].recentFileNumbers.removeFirst()
+            }
+        }
         if keepsStoreRecords {
             let mediaEnd = renditions[position].lastMediaEnd
             pendingStoreRecords.append(
@@ -360,19 +468,35 @@ package struct ChannelState: Sendable {
     /// their deadline), so encoders that start a moment apart fill the same first slots.
     static let startupSlots: UInt64 = 3
 
-    /// Closes, in order, the open slots that every started rendition has filled.
+    /// Closes, in order, the open slots that every started media rendition has filled, once every started subtitle
+    /// rendition has filled them too or the follower wait has passed since media filled them (a subtitle rendition
+    /// that missed one gets an empty cue segment). A channel of subtitle renditions only waits for all of them.
     private mutating func closeFilledSlots(nowMilliseconds now: Int64) {
         while true {
             let next = closedThrough.map { $0 + 1 } ?? firstMSN
-            guard slots[next] != nil else { break }
+            guard var slot = slots[next] else { break }
             let started = renditions.filter(\.hasStarted)
-            guard !started.isEmpty, started.allSatisfy({ ($0.lastMSN ?? 0) >= next }) else { break }
+            let media = started.filter { !$0.isFollower }
+            let leaders = media.isEmpty ? started : media
+            guard !leaders.isEmpty, leaders.allSatisfy({ $0.hasEntry(msn: next) }) else { break }
             // The first slots wait (until their deadline) for renditions that have not delivered yet: configured
             // ones, or, on a channel created by pushes, renditions nobody has announced yet.
             if next < firstMSN + Self.startupSlots,
                 started.count < renditions.count || configuration.renditions.isEmpty
             {
                 break
+            }
+            if !started.allSatisfy({ $0.fills(msn: next) }) {
+                let filledAt = slot.mediaFilledAt ?? now
+                if slot.mediaFilledAt == nil {
+                    slot.mediaFilledAt = now
+                    slots[next] = slot
+                }
+                guard now >= filledAt + followerWaitMilliseconds else { break }
+                for position in renditions.indices
+                where renditions[position].hasStarted && !renditions[position].hasEntry(msn: next) {
+                    writeMissing(position: position, msn: next, slot: slot, mediaDelivered: true)
+                }
             }
             publishSlot(next, nowMilliseconds: now)
         }
@@ -389,6 +513,9 @@ package struct ChannelState: Sendable {
         publishedDiscontinuityDomain = domain
         for position in renditions.indices where renditions[position].held.first?.msn == msn {
             var entry = renditions[position].held.removeFirst()
+            if renditions[position].isFollower, entry.container == .webVTT, let slot = slots[msn] {
+                entry = followerEntry(entry, slot: slot, position: position)
+            }
             if discontinuity, !entry.discontinuity {
                 entry.discontinuity = true
                 renditions[position].statistics.discontinuities += 1
@@ -416,7 +543,9 @@ package struct ChannelState: Sendable {
     /// Closes every slot whose end plus the grace period has passed, writing GAP entries where a started rendition
     /// did not deliver; releases expired retained segments. Returns true if anything changed.
     mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
-        var changed = false
+        let closedBefore = closedThrough
+        closeFilledSlots(nowMilliseconds: now)
+        var changed = closedThrough != closedBefore
         while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard
                 let slot = slots[due]
@@ -427,7 +556,15 @@ package struct ChannelState: Sendable {
                     })
             else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
+            let mediaDelivered = renditions.contains { rendition in
+                !rendition.isFollower && rendition.held.contains { $0.msn == due && !$0.isGap }
+            }
             for position in renditions.indices where renditions[position].hasStarted {
+                if renditions[position].isFollower {
+                    guard !renditions[position].hasEntry(msn: due) else { continue }
+                    writeMissing(position: position, msn: due, slot: slot, mediaDelivered: mediaDelivered)
+                    continue
+                }
                 guard let last = renditions[position].lastMSN, last < due else { continue }
                 writeGap(position: position, msn: due, slot: slot, nowMilliseconds: now)
             }
@@ -460,7 +597,7 @@ package struct ChannelState: Sendable {
         let bySlot = slot.endMilliseconds + gracePeriodMilliseconds
         let limit = Int64(targetDuration ?? 2) * 1500 - Self.stalenessMarginMilliseconds
         let byStaleness = renditions.lazy
-            .filter { $0.hasStarted && ($0.lastMSN ?? 0) < msn }
+            .filter { !$0.isFollower && $0.hasStarted && ($0.lastMSN ?? 0) < msn }
             .map { $0.lastAppendMilliseconds + limit }
             .min()
         return min(bySlot, byStaleness ?? bySlot)
@@ -476,7 +613,7 @@ package struct ChannelState: Sendable {
             content: .gap(filler: fillerSegment(position: position, slot: slot)),
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion)
-        renditions[position].held.append(entry)
+        renditions[position].hold(entry)
         renditions[position].statistics.gapsWritten += 1
         if keepsStoreRecords {
             pendingStoreRecords.append(
@@ -532,5 +669,206 @@ extension RenditionState {
         let inUse = Set((window.entries + window.retained.map(\.entry)).compactMap(\.initSectionVersion) + [version])
         initSections = initSections.filter { inUse.contains($0.key) }
         return version
+    }
+}
+
+// MARK: Subtitle renditions (followers)
+
+extension ChannelState {
+    /// Places a WebVTT segment, which has no duration of its own, in a slot: through its pushed `X-TIMESTAMP-MAP` and
+    /// the parent's media timeline; else the parent's slot of the same file number (ffmpeg numbers `lo/index7.ts`
+    /// and `lo/index7.vtt` alike); else the rendition's next MSN. Never a closed slot, nor one the rendition already
+    /// filled: those go to the next open slot. The entry takes the slot's PDT and EXTINF when the slot closes.
+    fileprivate mutating func placeFollower(
+        position: Int, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, fileNumber: Int?,
+        nowMilliseconds now: Int64
+    ) -> Result<WindowEntry, IngestError> {
+        if targetDuration == nil, renditions.allSatisfy(\.isFollower) {
+            // A channel of subtitles only: EXT-X-TARGETDURATION from the nominal segment duration (with media, the
+            // first media segment fixes it).
+            _ = fixTargetDuration(configuration.segmentDurationMilliseconds * 1000)
+        }
+        let rendition = renditions[position]
+        let parentPosition = rendition.parent.flatMap { index[$0] }
+        let lowestOpen = max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
+        var msn: UInt64
+        var placedByMedia = true
+        if let map = info.webVTTTimestampMap, let parentPosition,
+            let mapped = mappedMSN(map, parent: parentPosition, rendition: rendition.name)
+        {
+            switch mapped {
+            case .success(let value): msn = value
+            case .failure(let error): return .failure(error)
+            }
+        } else if let fileNumber, let parentPosition,
+            let paired = renditions[parentPosition].recentFileNumbers.last(where: { $0.number == fileNumber })
+        {
+            msn = paired.msn
+        } else {
+            placedByMedia = false
+            msn = rendition.lastMSN.map { $0 + 1 } ?? max(slots.keys.max() ?? lowestOpen, lowestOpen)
+        }
+        let wanted = msn
+        msn = max(msn, lowestOpen)
+        if placedByMedia, msn == wanted, renditions[position].displacedMSNs.remove(msn) != nil {
+            // The cue of this slot arrived: the late cue held here gives way (it is never listed).
+            renditions[position].held.removeAll { $0.msn == msn }
+            renditions[position].heldRecords[msn] = nil
+            renditions[position].statistics.lateCuesSuperseded += 1
+        }
+        while renditions[position].hasEntry(msn: msn) { msn += 1 }
+        if msn != wanted { renditions[position].displacedMSNs.insert(msn) }
+        let mediaStarted = renditions.contains { !$0.isFollower && $0.hasStarted }
+        if slots[msn] == nil {
+            if let newest = slots.keys.max(), msn > newest + 1 {
+                return .failure(
+                    IngestError(
+                        .aheadOfClock,
+                        "no media segment has opened a slot near msn \(msn) yet: push subtitles in real time, "
+                            + "with their media"))
+            }
+            if !mediaStarted {
+                // Subtitles only: they open the slots themselves, of the nominal length.
+                let previous = msn > 0 ? slots[msn - 1] : nil
+                let anchored = now - configuration.segmentDurationMilliseconds
+                slots[msn] = Slot(
+                    programDateTimeMilliseconds: previous?.endMilliseconds
+                        ?? max(anchored, minimumProgramDateTime ?? anchored),
+                    durationMilliseconds: configuration.segmentDurationMilliseconds)
+            }
+        }
+        let slot = slots[msn]
+        let entry = WindowEntry(
+            msn: msn, durationMilliseconds: slot?.durationMilliseconds ?? 0,
+            programDateTimeMilliseconds: slot?.programDateTimeMilliseconds ?? 0,
+            discontinuity: rendition.pendingDiscontinuity, content: .segment(bytes, startsWithKeyframe: true),
+            container: .webVTT, initSectionVersion: nil)
+        renditions[position].hold(entry)
+        renditions[position].container = .webVTT
+        renditions[position].tracks = info.tracks
+        renditions[position].pendingDiscontinuity = false
+        renditions[position].gapFill = .idle
+        renditions[position].lastAppendMilliseconds = now
+        renditions[position].statistics.segmentsAccepted += 1
+        renditions[position].statistics.totalBytes += Int64(bytes.count)
+        switch renditions[position].feed {
+        case .live: break
+        case .waiting, .dropped: renditions[position].feed = .live(sinceMilliseconds: now)
+        }
+        if keepsStoreRecords {
+            renditions[position].heldRecords[msn] = SegmentRecord(
+                kind: stored == nil ? .unpersisted : .segment, msn: msn, programDateTimeMilliseconds: 0,
+                durationMilliseconds: 0, discontinuity: entry.discontinuity, startsWithKeyframe: true,
+                container: .webVTT, location: stored, initSectionVersion: nil, mediaEndTicks: nil,
+                mediaTimescale: 90_000)
+        }
+        touch(rendition.name)
+        closeFilledSlots(nowMilliseconds: now)
+        return .success(entry)
+    }
+
+    /// The slot a pushed `X-TIMESTAMP-MAP` points at: its MPEGTS placed on the parent's media timeline (anchored at
+    /// the parent's newest real segment). nil when the parent has no timeline yet; `outOfRange` when the point lies
+    /// more than a target duration outside what the parent has listed or holds.
+    private func mappedMSN(
+        _ map: WebVTTTimestampMap, parent position: Int, rendition name: String
+    ) -> Result<UInt64, IngestError>? {
+        let parent = renditions[position]
+        let entries = parent.window.entries + parent.held
+        guard let mediaEnd = parent.lastMediaEnd, mediaEnd.timescale > 0,
+            let newest = entries.last(where: { !$0.isGap }), let first = entries.first, let last = entries.last
+        else { return nil }
+        let end90 =
+            mediaEnd.timescale == 90_000 ? mediaEnd.ticks : mediaEnd.ticks * 90_000 / mediaEnd.timescale
+        let mpegts = parent.container == .mpegTS ? MPEGTimestamp.unwrap(map.mpegts, near: end90) : map.mpegts
+        let point = newest.endMilliseconds + (mpegts - end90) / 90
+        let tolerance = Int64(targetDuration ?? 2) * 1000
+        guard point >= first.programDateTimeMilliseconds - tolerance, point < last.endMilliseconds + tolerance else {
+            let format = { (ms: Int64) in ProgramDateTime(millisecondsSince1970: ms).formatted }
+            return .failure(
+                IngestError(
+                    .outOfRange,
+                    "X-TIMESTAMP-MAP MPEGTS:\(map.mpegts) of a segment of rendition '\(name)' maps to "
+                        + "\(format(point)), more than one target duration outside the media timeline of "
+                        + "'\(parent.name)' (\(format(first.programDateTimeMilliseconds)) to "
+                        + "\(format(last.endMilliseconds)))"))
+        }
+        if point >= last.endMilliseconds { return .success(last.msn + 1) }
+        let containing = entries.last { $0.programDateTimeMilliseconds <= point + Self.slotSnapMilliseconds }
+        return .success(containing?.msn ?? first.msn)
+    }
+
+    /// A follower's held WebVTT entry as its slot closes: the slot's PDT and EXTINF; its store record is written now.
+    fileprivate mutating func followerEntry(_ held: WindowEntry, slot: Slot, position: Int) -> WindowEntry {
+        let entry = WindowEntry(
+            msn: held.msn, durationMilliseconds: slot.durationMilliseconds,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: held.discontinuity,
+            content: held.content, container: held.container, initSectionVersion: nil)
+        renditions[position].displacedMSNs.remove(held.msn)
+        if var record = renditions[position].heldRecords.removeValue(forKey: held.msn) {
+            record.programDateTimeMilliseconds = entry.programDateTimeMilliseconds
+            record.durationMilliseconds = entry.durationMilliseconds
+            pendingStoreRecords.append(.segment(rendition: renditions[position].name, record))
+            let milliseconds = max(entry.durationMilliseconds, 1)
+            var statistics = renditions[position].statistics
+            statistics.totalMilliseconds += entry.durationMilliseconds
+            if let bytes = held.bytes {
+                statistics.peakBitrate = max(statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / milliseconds))
+            }
+            renditions[position].statistics = statistics
+        } else if let bytes = held.bytes, !keepsStoreRecords {
+            let milliseconds = max(entry.durationMilliseconds, 1)
+            renditions[position].statistics.totalMilliseconds += entry.durationMilliseconds
+            renditions[position].statistics.peakBitrate = max(
+                renditions[position].statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / milliseconds))
+        }
+        return entry
+    }
+
+    /// A started subtitle rendition that has no entry for a closing slot: an empty cue segment when media delivered
+    /// the slot and the rendition is WebVTT ("no cues" is valid content), else a GAP (an outage, or IMSC1).
+    fileprivate mutating func writeMissing(position: Int, msn: UInt64, slot: Slot, mediaDelivered: Bool) {
+        guard mediaDelivered, isWebVTT(position: position) else {
+            writeGap(position: position, msn: msn, slot: slot, nowMilliseconds: slot.programDateTimeMilliseconds)
+            return
+        }
+        let offset = timestampOffset(position: position)
+        let bytes = WebVTTSegment.empty(mpegts: offset)
+        let entry = WindowEntry(
+            msn: msn, durationMilliseconds: slot.durationMilliseconds,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false,
+            content: .segment(bytes, startsWithKeyframe: true), container: .webVTT, initSectionVersion: nil)
+        renditions[position].hold(entry)
+        renditions[position].statistics.emptyCueSegments += 1
+        if keepsStoreRecords {
+            pendingStoreRecords.append(
+                .segment(
+                    rendition: renditions[position].name,
+                    SegmentRecord(
+                        kind: .synthesized, msn: msn, programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
+                        durationMilliseconds: entry.durationMilliseconds, discontinuity: false,
+                        startsWithKeyframe: true, container: .webVTT,
+                        location: StoredSegment(
+                            chunk: 0, offset: UInt64(bitPattern: offset), length: UInt32(bytes.count),
+                            crc: WebVTTSegment.crc32(bytes)),
+                        initSectionVersion: nil, mediaEndTicks: nil, mediaTimescale: 90_000)))
+        }
+        touch(renditions[position].name)
+    }
+
+    /// True for a subtitle rendition of WebVTT text (not IMSC1 in fMP4).
+    func isWebVTT(position: Int) -> Bool {
+        let rendition = renditions[position]
+        guard rendition.isFollower else { return false }
+        return rendition.container == .webVTT || (rendition.container == nil && rendition.currentInitVersion == nil)
+    }
+}
+
+extension RenditionState {
+    /// Holds an entry for its open slot, in MSN order (a subtitle rendition may hold a later slot before an earlier
+    /// one gets its empty cue segment).
+    mutating func hold(_ entry: WindowEntry) {
+        let at = held.lastIndex { $0.msn < entry.msn }.map { $0 + 1 } ?? 0
+        held.insert(entry, at: at)
     }
 }

@@ -96,7 +96,7 @@ public struct DVREntry: Sendable, Hashable, MarkerOverlayEntry {
     public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 
     /// Listed as EXT-X-GAP: a GAP record, a segment that was never stored, or no record.
-    public var isGap: Bool { record?.kind != .segment }
+    public var isGap: Bool { !(record?.hasBytes ?? false) }
 
     /// The entry as a playlist segment, exactly as the live playlist lists the same MSN (see
     /// ``LiveWindow/playlist(independentSegments:dateRanges:extraTags:)``): `{msn}.{ext}`, EXTINF, PDT, GAP,

@@ -28,6 +28,12 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The durable store could not take the bytes (disk full, I/O error): nothing was accepted, the slot will
         /// close as a GAP if the push is not repeated in time.
         case notPersisted
+        /// The segment's kind contradicts the rendition's role (video pushed to a subtitle rendition, or the
+        /// reverse).
+        case roleMismatch
+        /// A subtitle segment's pushed `X-TIMESTAMP-MAP` lies more than a target duration outside the media
+        /// timeline its rendition follows.
+        case outOfRange
     }
 
     /// Why the push was refused.

@@ -6,7 +6,7 @@ import SharedBytes
 package enum PushedMedia: Sendable {
     /// An fMP4 initialization section.
     case initSection(SharedBytes, InitSectionInfo)
-    /// A media segment (MPEG-TS, fMP4, ADTS).
+    /// A media segment (MPEG-TS, fMP4, ADTS, WebVTT).
     case segment(SharedBytes, SegmentInfo)
 
     /// Probes a pushed file that is not a playlist hint.
@@ -23,7 +23,8 @@ package enum PushedMedia: Sendable {
         case .fragmentedMP4Init: return probeInitSection(body)
         case .mpegTS, .fragmentedMP4Segment, .adts: return probeSegment(body, initSection: initSection)
         case .webVTT:
-            return .failure(.unprocessable("WebVTT renditions are not supported yet"))
+            // The probe refuses text that is not UTF-8, lacks the signature, is over 1 MiB or has a bad map.
+            return probeSegment(body, initSection: nil)
         case nil:
             return .failure(
                 .notMedia(
@@ -41,6 +42,18 @@ package enum PushedMedia: Sendable {
         return probed.map { .initSection(body, $0) }.mapError {
             .unprocessable("invalid fMP4 initialization section: \($0)")
         }
+    }
+
+    /// A WebVTT segment as the origin serves it: with `X-TIMESTAMP-MAP=MPEGTS:{mpegts},LOCAL:00:00:00.000` inserted
+    /// when its header has no map (see `WebVTTSegment.withTimestampMap`). A pushed map is kept and reported in
+    /// `webVTTTimestampMap`; other media is returned unchanged.
+    package func withWebVTTTimestampMap(mpegts: Int64) -> PushedMedia {
+        guard case .segment(let bytes, var info) = self, info.container == .webVTT else { return self }
+        guard info.webVTTTimestampMap == nil else { return self }
+        let served = WebVTTSegment.withTimestampMap(bytes, mpegts: mpegts)
+        info.byteCount = served.count
+        info.webVTTTimestampMap = nil
+        return .segment(served, info)
     }
 
     /// Probes bytes that must be a media segment.

@@ -41,6 +41,11 @@ public struct RenditionStatistics: Sendable, Hashable {
     /// Playlist hints refused (not a playlist, or larger than `Origin.maxHintBytes`); not counted in
     /// `segmentsRejected`, but named in `lastRejection`.
     public var hintsRefused: Int = 0
+    /// Subtitle renditions: empty cue segments written for slots media delivered while the rendition sent none.
+    public var emptyCueSegments: Int = 0
+    /// Subtitle renditions: late cue files (their slot had closed, so they were held for the next one) dropped
+    /// unlisted because the cue file paired with that next slot arrived.
+    public var lateCuesSuperseded: Int = 0
 
     /// Average bit rate of everything accepted (AVERAGE-BANDWIDTH).
     public var averageBitrate: Int {
@@ -69,6 +74,17 @@ package struct RenditionState: Sendable {
     package let name: String
     /// Media or subtitles; set at creation, never changes.
     package var role: RenditionRole = .media
+    /// The role is fixed (by the configuration, the name, or the first push); until then the first push decides.
+    var roleDecided = false
+    /// Media renditions: the MSNs of the newest pushed file numbers (`index7.ts` -> 7), newest last, at most
+    /// `recentFileNumberLimit`; a WebVTT segment of the same number pairs with the MSN.
+    var recentFileNumbers: [(number: Int, msn: UInt64)] = []
+    /// WebVTT renditions: the store records of held entries, written when their slot closes (their PDT and EXTINF
+    /// are the slot's, known then).
+    var heldRecords: [UInt64: SegmentRecord] = [:]
+    /// WebVTT renditions: held entries of late cues, moved past their closed slot. The cue paired with the slot
+    /// such an entry holds supersedes it (else one late cue would push every later cue one slot late for good).
+    var displacedMSNs: Set<UInt64> = []
     var window: LiveWindow
     /// Container of the rendition's segments, fixed by the first one.
     var container: MediaContainer?
@@ -110,6 +126,29 @@ package struct RenditionState: Sendable {
 
     /// MSN of the newest entry, listed or not.
     var lastMSN: UInt64? { held.last?.msn ?? window.lastMSN }
+
+    /// How many pushed file numbers a media rendition remembers for pairing WebVTT segments.
+    static let recentFileNumberLimit = 16
+
+    /// True for a subtitle rendition (WebVTT or IMSC1): a follower that never holds a slot open for long.
+    var isFollower: Bool {
+        if case .subtitles = role { true } else { false }
+    }
+
+    /// The media rendition whose timeline a subtitle rendition follows.
+    var parent: String? {
+        if case .subtitles(let parent) = role { parent } else { nil }
+    }
+
+    /// True if the rendition delivered its own entry for `msn`: a late cue held there does not count (the slot
+    /// still waits the follower wait for its own cue).
+    func fills(msn: UInt64) -> Bool { hasEntry(msn: msn) && !displacedMSNs.contains(msn) }
+
+    /// True if the rendition has an entry (held or listed) for `msn`.
+    func hasEntry(msn: UInt64) -> Bool {
+        if let last = window.lastMSN, msn <= last { return true }
+        return held.contains { $0.msn == msn }
+    }
 
     /// The newest entry, held or listed.
     var lastEntry: WindowEntry? { held.last ?? window.entries.last }

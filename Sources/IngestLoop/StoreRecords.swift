@@ -32,6 +32,10 @@ public struct SegmentRecord: Sendable, Hashable {
         case gap = 2
         /// A segment that was served from memory only (the store could not take its bytes): restored as a GAP.
         case unpersisted = 3
+        /// An empty cue segment the origin generated for a subtitle rendition (no chunk bytes): `location.offset`
+        /// holds the MPEGTS of its `X-TIMESTAMP-MAP`, `length` and `crc` those of its text, regenerated on load by
+        /// `WebVTTSegment.empty(mpegts:)`.
+        case synthesized = 4
     }
 
     public var kind: Kind
@@ -75,6 +79,9 @@ public struct SegmentRecord: Sendable, Hashable {
 
     /// End of the entry on the PDT timeline.
     public var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
+
+    /// The entry lists bytes (pushed, or generated for `.synthesized`), not a GAP.
+    public var hasBytes: Bool { kind == .segment || kind == .synthesized }
 }
 
 /// One closed slot of a channel (the same MSN in every rendition), written when the slot is published: what a

@@ -309,22 +309,32 @@ public final class Channel: Sendable {
     }
 
     /// Takes what the probe made of a push: a refusal is counted in the rendition's status.
-    func accept(_ probed: Result<PushedMedia, IngestError>, rendition: String) throws(IngestError) -> IngestReceipt {
+    func accept(
+        _ probed: Result<PushedMedia, IngestError>, rendition: String, fileName: String? = nil
+    ) throws(IngestError) -> IngestReceipt {
         switch probed {
-        case .success(let media): return try accept(media, rendition: rendition)
+        case .success(let media): return try accept(media, rendition: rendition, fileName: fileName)
         case .failure(let error): throw recordRejection(rendition: rendition, error)
         }
     }
 
     /// Takes probed media into the rendition: one pass under the state lock changes the state, writes the journal
     /// if due and publishes.
-    func accept(_ media: PushedMedia, rendition: String) throws(IngestError) -> IngestReceipt {
+    /// - Parameter fileName: the pushed file's name (its number pairs WebVTT segments with their parent's).
+    func accept(_ media: PushedMedia, rendition: String, fileName: String? = nil) throws(IngestError) -> IngestReceipt {
         let now = clock.nowMilliseconds()
+        var media = media
+        if case .segment(_, let info) = media, info.container == .webVTT {
+            // The served (stored, CRC'd) bytes carry the map: its offset depends on the parent, read under the lock.
+            let offset = state.withLock { $0.webVTTTimestampOffset(rendition: rendition) }
+            media = media.withWebVTTTimestampMap(mpegts: offset)
+        }
         switch media {
         case .initSection(let bytes, let info):
             let renditionStore = try self.renditionStore(rendition)
             let version = try state.withLock { state throws(IngestError) -> Int in
                 let before = state
+                if let error = state.settleRole(rendition: rendition, tracks: info.tracks) { throw error }
                 guard let version = state.adoptInitSection(rendition: rendition, bytes: bytes, info: info) else {
                     throw .unknownRendition(name, rendition)
                 }
@@ -355,7 +365,8 @@ public final class Channel: Sendable {
             }
             let result = state.withLock { state in
                 let (result, actions) = state.accept(
-                    rendition: rendition, bytes: bytes, info: info, stored: stored, nowMilliseconds: now)
+                    rendition: rendition, bytes: bytes, info: info, stored: stored, fileName: fileName,
+                    nowMilliseconds: now)
                 carryOut(actions, &state, nowMilliseconds: now)
                 return result
             }
@@ -623,6 +634,9 @@ extension Channel {
         } catch {
             noteStorageFailure("segment read failed: \(error)")
             return nil
+        }
+        if let (record, bytes) = found, record.kind == .synthesized, let bytes {
+            return StoredSegmentAnswer(record: record, body: .bytes(bytes))
         }
         guard let (record, bytes) = found, record.kind == .segment, let location = record.location else { return nil }
         guard let bytes else {

@@ -172,6 +172,8 @@ public final class Origin: Sendable {
         throws(IngestError) -> IngestReceipt
     {
         guard OriginNames.isValid(channelName) else { throw .invalidName("channel", channelName) }
+        // `lo/index3.vtt` and `lo/index_vtt.m3u8` belong to the subtitle rendition `lo-vtt`.
+        let rendition = OriginNames.rendition(rendition, forFile: fileName)
         guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
         guard body.count <= configuration.ingest.maxSegmentBytes else {
             throw .tooLarge(body.count, limit: configuration.ingest.maxSegmentBytes)
@@ -195,7 +197,7 @@ public final class Origin: Sendable {
             probed
             ?? PushedMedia.probe(
                 fileName: fileName, body: body, initSection: channel.currentInitSection(rendition))
-        return try channel.accept(media, rendition: rendition)
+        return try channel.accept(media, rendition: rendition, fileName: fileName)
     }
 
     /// Takes an encoder's multivariant playlist (`PUT /ingest/{channel}/master.m3u8`): read, validated and

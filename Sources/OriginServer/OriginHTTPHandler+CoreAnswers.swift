@@ -29,7 +29,7 @@ extension OriginHTTPHandler {
         case .notPushed, .timelineConflict: 409
         case .tooLarge, .hintTooLarge: 413
         case .notMedia: 415
-        case .unprocessable: 422
+        case .unprocessable, .roleMismatch, .outOfRange: 422
         case .aheadOfClock: 429
         case .notPersisted: 507
         }

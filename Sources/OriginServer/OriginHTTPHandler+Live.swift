@@ -1,4 +1,5 @@
 import HLSPlaylist
+import IngestLoop
 import MicroHTTPD
 import OriginCore
 import SharedBytes
@@ -79,7 +80,7 @@ extension OriginHTTPHandler {
                 PreparedResponse(
                     Self.completed(
                         serveImmutable(
-                            Self.plainGet, bytes: bytes, contentType: entry.container.contentType,
+                            Self.plainGet, bytes: bytes, contentType: Self.segmentContentType(entry, of: rendition),
                             etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)))
             }
             return respond(prepared)
@@ -93,8 +94,20 @@ extension OriginHTTPHandler {
         }
         return respond(
             serveImmutable(
-                request, bytes: bytes, contentType: entry.container.contentType, etag: "\"\(instanceTag)-\(msn)\"",
+                request, bytes: bytes, contentType: Self.segmentContentType(entry, of: rendition),
+                etag: "\"\(instanceTag)-\(msn)\"",
                 modifiedMilliseconds: entry.endMilliseconds))
+    }
+
+    /// A segment's Content-Type: its container's, except IMSC1 subtitles in fMP4 (`application/mp4`, rule 45).
+    static func segmentContentType(_ entry: WindowEntry, of rendition: RenditionSnapshot) -> String {
+        if entry.container == .fragmentedMP4Segment, let version = entry.initSectionVersion,
+            let tracks = rendition.initSections[version]?.info.tracks, !tracks.isEmpty,
+            tracks.allSatisfy({ $0.kind == .subtitles })
+        {
+            return "application/mp4"
+        }
+        return entry.container.contentType
     }
 
     /// The 404 of a segment URL that names nothing.

@@ -344,6 +344,9 @@ public final class ChannelStore: Sendable {
         var bytes: [UInt64: SharedBytes] = [:]
         var open: (chunk: UInt32, file: StoreFile?)?
         defer { if let file = open?.file { context.io.close(file) } }
+        for record in records where record.kind == .synthesized {
+            if let regenerated = Self.regenerated(record) { bytes[record.msn] = regenerated }
+        }
         for record in records where record.kind == .segment {
             guard let location = record.location else { continue }
             if open?.chunk != location.chunk {
@@ -354,6 +357,15 @@ public final class ChannelStore: Sendable {
             guard let file = open?.file else { continue }
             bytes[record.msn] = try? RenditionStore.read(location, from: file, io: context.io)
         }
+        return bytes
+    }
+
+    /// The bytes of a `.synthesized` record (an empty cue segment), regenerated from the MPEGTS it keeps in
+    /// `location.offset`; nil when their length or CRC differ from the record's (then it is restored as a GAP).
+    static func regenerated(_ record: SegmentRecord) -> SharedBytes? {
+        guard record.kind == .synthesized, let location = record.location else { return nil }
+        let bytes = WebVTTSegment.empty(mpegts: Int64(bitPattern: location.offset))
+        guard bytes.count == Int(location.length), storeCRC32(bytes) == location.crc else { return nil }
         return bytes
     }
 
@@ -393,6 +405,7 @@ public final class ChannelStore: Sendable {
             }
         }
         guard let (record, store) = try result.get() else { return nil }
+        if record.kind == .synthesized { return (record, Self.regenerated(record)) }
         guard record.kind == .segment, let location = record.location else { return (record, nil) }
         return (record, try? store.read(location))
     }
@@ -564,7 +577,8 @@ public final class ChannelStore: Sendable {
                     if let newest = try newestRecordLocked(rendition: name, &files), newest.msn >= msn {
                         let through = min(newest.msn, msn + 2 * Self.msnsPerEpoch)
                         for record in try readSegmentRecords(rendition: name, from: msn, through: through, &files) {
-                            guard let chunk = record.record?.location?.chunk else { continue }
+                            guard let valid = record.record, valid.kind == .segment, let chunk = valid.location?.chunk
+                            else { continue }
                             lowestKept = min(lowestKept ?? chunk, chunk)
                         }
                     }

@@ -62,12 +62,25 @@ struct ContainerContentTypeTests {
         #expect(served.body == audio)
     }
 
-    /// WebVTT renditions cannot be pushed yet, so `text/vtt` is never served: the push is refused with a reason.
-    @Test func webVTTPushIsRefusedWithAReason() throws {
+    /// ffmpeg POSTs a variant's WebVTT under the video rendition's path: the cue file goes to `{r}-vtt`, keeps its
+    /// pushed map, and is served as `text/vtt`; the POSTed `index_vtt.m3u8` is read as that rendition's hint.
+    @Test func webVTTPostedUnderTheVideoPathIsServedAsTextVTT() throws {
         let stack = try OriginTestStack()
         let cue = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:00.000 --> 00:02.000\nhello\n"
-        let response = try stack.push("subs", Array(cue.utf8), file: "seg0.vtt")
-        #expect(response.status == 422)
-        #expect(response.text == "WebVTT renditions are not supported yet\n")
+        let response = try stack.request("POST", "/ingest/subs/lo/index0.vtt", body: Array(cue.utf8))
+        #expect(response.status == 201, "\(response.status) \(response.text)")
+        let hint = try stack.request(
+            "POST", "/ingest/subs/lo/index_vtt.m3u8",
+            body: Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\nindex0.vtt\n".utf8))
+        #expect(hint.text.hasPrefix("lo-vtt:"), "\(hint.status) \(hint.text)")
+        stack.clock.advance(seconds: 4)
+        stack.origin.tick()
+        let listed = try stack.get("/live/subs/lo-vtt/index.m3u8")
+        #expect(listed.text.contains("\n0.vtt\n"), "\(listed.status) \(listed.text)")
+        #expect(listed.text.contains("#EXT-X-TARGETDURATION:2\n"), "subtitles only: the nominal segment duration")
+        let served = try stack.get("/live/subs/lo-vtt/0.vtt")
+        #expect(served.status == 200)
+        #expect(served.header("Content-Type") == "text/vtt; charset=utf-8")
+        #expect(served.body == Array(cue.utf8))
     }
 }

@@ -31,6 +31,21 @@ struct StoreRecordCodingTests {
         #expect(StoreRecordCoding.decodeSegment(StoreRecordCoding.encode(unpersisted)) == .valid(unpersisted))
     }
 
+    /// Kind 4: an empty cue segment the origin generated; no chunk bytes, the text is regenerated from the MPEGTS
+    /// kept in `offset` and checked against the CRC (zlib's, the same as `WebVTTSegment.crc32`).
+    @Test func synthesizedRecordsRoundTripAndTheirCRCIsTheStoresOwn() {
+        let text = WebVTTSegment.empty(mpegts: 126_000)
+        let record = SegmentRecord(
+            kind: .synthesized, msn: 41, programDateTimeMilliseconds: 1_795_000_000_000, durationMilliseconds: 2_000,
+            discontinuity: false, startsWithKeyframe: true, container: .webVTT,
+            location: StoredSegment(
+                chunk: 0, offset: 126_000, length: UInt32(text.count), crc: WebVTTSegment.crc32(text)),
+            initSectionVersion: nil, mediaEndTicks: nil, mediaTimescale: 90_000)
+        #expect(StoreRecordCoding.decodeSegment(StoreRecordCoding.encode(record)) == .valid(record))
+        #expect(storeCRC32(text) == WebVTTSegment.crc32(text))
+        #expect(record.hasBytes)
+    }
+
     @Test func slotRecordsRoundTrip() {
         let bytes = StoreRecordCoding.encode(Self.slot)
         #expect(bytes.count == 32)
