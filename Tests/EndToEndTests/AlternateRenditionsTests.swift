@@ -37,6 +37,12 @@ extension EndToEnd {
             /// Where the SRT's clock starts on the media timeline (ffmpeg 5.1, measured; design section 3): the
             /// first video frame's PTS, 1.4 s of mpegts muxer delay in MPEG-TS.
             var cueClockStart: Double { self == .transportStream ? 1.421 : 0.067 }
+
+            /// The X-TIMESTAMP-MAP the origin writes into ffmpeg 5.1's map-less WebVTT (design section 3): cue time 0 is
+            /// MPEG-TS time 1.4 s (126000) under an MPEG-TS parent, 0 under fMP4.
+            var timestampMap: String {
+                "X-TIMESTAMP-MAP=MPEGTS:\(self == .transportStream ? 126_000 : 0),LOCAL:00:00:00.000"
+            }
         }
 
         /// The issue's command plus the SRT input (`s:0,sgroup:subs` on `lo` only: ffmpeg 5.1 crashes when a variant
@@ -301,6 +307,33 @@ extension EndToEnd {
             return (streams, log + " ffprobe: \(probed.standardError)")
         }
 
+        /// The X-TIMESTAMP-MAP line of every non-GAP `.vtt` `lo-vtt` lists now, by URI ("none" when missing).
+        static func listedTimestampMaps(client: HTTPClient) async throws -> [(uri: String, map: String)] {
+            let playlist = try await client.get("/live/\(channel)/lo-vtt/index.m3u8")
+            guard playlist.status == 200, let parsed = try? MediaPlaylist.parse(playlist.text) else { return [] }
+            var maps: [(String, String)] = []
+            for segment in parsed.segments where !segment.gap {
+                let response = try await client.get("/live/\(channel)/lo-vtt/\(segment.uri)")
+                maps.append((segment.uri, timestampMap(response.text).map(String.init) ?? "none (\(response.status))"))
+            }
+            return maps
+        }
+
+        /// Every `.vtt` listed now carries the map the container asks for: one encoder session has one cue clock, so
+        /// the first segments (accepted before the parent's container was known) are no exception.
+        static func checkTimestampMaps(client: HTTPClient, container: Container) async throws {
+            let maps = try await listedTimestampMaps(client: client)
+            let wrong = maps.filter { $0.map != container.timestampMap }
+            #expect(!maps.isEmpty, "lo-vtt lists no .vtt")
+            let wrongList = wrong.map { "\($0.uri): \($0.map)" }.joined(separator: ", ")
+            #expect(
+                wrong.isEmpty,
+                "X-TIMESTAMP-MAP other than \(container.timestampMap) (\(container.rawValue)): \(wrongList)")
+            print(
+                "alternate renditions (\(container.rawValue)): X-TIMESTAMP-MAP of the listed .vtt: "
+                    + maps.map { "\($0.uri) \($0.map.dropFirst("X-TIMESTAMP-MAP=".count))" }.joined(separator: ", "))
+        }
+
         /// The newest non-GAP `.vtt` of `lo-vtt` as served: its headers and text.
         static func servedWebVTT(client: HTTPClient) async throws -> (contentType: String?, text: String, uri: String)?
         {
@@ -332,7 +365,7 @@ extension EndToEnd {
                 .first { $0.hasPrefix("X-TIMESTAMP-MAP=") }
         }
 
-        /// hls.js's cues against the SRT: each "Cue number N" should start at element time
+        /// hls.js's cues against the SRT: each "Cue number N" should start (and end 1.5 s later) at element time
         /// `2N + cueClockStart - initPTS/timescale` ("Sparse cue N": `20N + 1 + ...`) (the media timeline the origin's X-TIMESTAMP-MAP maps cues onto);
         /// returns each cue's error in seconds.
         static func cueErrors(_ played: BrowserPlayer.Played, container: Container) -> [(text: String, error: Double)] {
@@ -342,16 +375,21 @@ extension EndToEnd {
             for (key, cues) in state.cues where key.hasPrefix("subtitles/") {
                 for cue in cues {
                     let srtStart: Double
+                    let srtDuration: Double
                     if cue.text.hasPrefix("Cue number "), let index = Int(cue.text.dropFirst("Cue number ".count)) {
-                        srtStart = 2 * Double(index)
+                        (srtStart, srtDuration) = (2 * Double(index), 1.5)
                     } else if cue.text.hasPrefix("Sparse cue "),
                         let index = Int(cue.text.dropFirst("Sparse cue ".count))
                     {
-                        srtStart = 20 * Double(index) + 1
+                        (srtStart, srtDuration) = (20 * Double(index) + 1, 2)
                     } else {
                         continue
                     }
-                    errors.append((cue.text, cue.start - (srtStart + container.cueClockStart - base)))
+                    // A cue mapped before the element's time 0 is clamped there by the player: its start looks right
+                    // but it is shorter, so the end is checked too.
+                    let startError = cue.start - (srtStart + container.cueClockStart - base)
+                    let endError = cue.end - (srtStart + srtDuration + container.cueClockStart - base)
+                    errors.append((cue.text, abs(endError) > abs(startError) ? endError : startError))
                 }
             }
             return errors.sorted { $0.0 < $1.0 }
@@ -500,6 +538,8 @@ extension EndToEnd.AlternateRenditionsTests {
                 #expect(map != nil, "\(webVTT.uri) has no X-TIMESTAMP-MAP in its header:\n\(webVTT.text)")
                 print("alternate renditions (MPEG-TS): lo-vtt/\(webVTT.uri) as served:\n\(webVTT.text)")
             }
+
+            try await Self.checkTimestampMaps(client: client, container: .transportStream)
 
             // 3. ffmpeg reads the multivariant playlist while the browser plays.
             async let recording = Self.recordAndProbe(origin: origin, seconds: 8, label: "recorder-ts")
@@ -685,6 +725,7 @@ extension EndToEnd.AlternateRenditionsTests {
             let multivariant = try await Self.awaitGroups(client: client, subtitles: true)
             print("alternate renditions (fMP4 H.264): the multivariant playlist\n\(multivariant.text)")
             let problems = Self.problems(of: multivariant, subtitles: true, container: .fragmentedMP4)
+            try await Self.checkTimestampMaps(client: client, container: .fragmentedMP4)
             #expect(
                 problems.isEmpty, "multivariant playlist:\n\(problems.joined(separator: "\n"))\n\(multivariant.text)")
 
@@ -757,6 +798,7 @@ extension EndToEnd.AlternateRenditionsTests {
             let multivariant = try await Self.awaitGroups(client: client, subtitles: true)
             print("alternate renditions (fMP4 HEVC): the multivariant playlist\n\(multivariant.text)")
             let problems = Self.problems(of: multivariant, subtitles: true, container: .fragmentedMP4HEVC)
+            try await Self.checkTimestampMaps(client: client, container: .fragmentedMP4HEVC)
             #expect(
                 problems.isEmpty, "multivariant playlist:\n\(problems.joined(separator: "\n"))\n\(multivariant.text)")
             let webVTT = try await Self.servedWebVTT(client: client)
