@@ -25,7 +25,7 @@ extension EndToEnd {
             """
 
         @Test(
-            "captions profile: CLOSED-CAPTIONS=\"cc\" with INSTREAM-ID=\"CC1\", ffprobe sees Closed Captions, hls.js a CC1 track"
+            "captions profile: CLOSED-CAPTIONS=\"cc\", INSTREAM-ID=\"CC1\", ffprobe Closed Captions, hls.js CC1 HELLO"
         )
         func captionsFromTheTestSource() async throws {
             try await OriginProcess.withRunning(configuration: Self.configuration, label: "captions") { origin in
@@ -75,7 +75,8 @@ extension EndToEnd {
                     directory: origin.directory, label: "browser-captions")
                 let played = try #require(report.runs?.first)
                 print(
-                    "closed captions: \(played.account); cues \((played.state?.cues ?? [:]).mapValues { $0.prefix(3).map(\.text) })"
+                    "closed captions: \(played.account); cues "
+                        + "\((played.state?.cues ?? [:]).mapValues { $0.prefix(3).map(\.text) })"
                 )
                 #expect(played.error == nil && (played.summary?.all.played ?? 0) >= 3, "\(played.account)")
                 let captionTracks = (played.tracks?.textTracks ?? []).filter { $0.kind == "captions" }

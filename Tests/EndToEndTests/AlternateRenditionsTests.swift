@@ -38,8 +38,8 @@ extension EndToEnd {
             /// first video frame's PTS, 1.4 s of mpegts muxer delay in MPEG-TS.
             var cueClockStart: Double { self == .transportStream ? 1.421 : 0.067 }
 
-            /// The X-TIMESTAMP-MAP the origin writes into ffmpeg 5.1's map-less WebVTT (design section 3): cue time 0 is
-            /// MPEG-TS time 1.4 s (126000) under an MPEG-TS parent, 0 under fMP4.
+            /// The X-TIMESTAMP-MAP the origin writes into ffmpeg 5.1's map-less WebVTT (design section 3): cue time 0
+            /// is MPEG-TS time 1.4 s (126000) under an MPEG-TS parent, 0 under fMP4.
             var timestampMap: String {
                 "X-TIMESTAMP-MAP=MPEGTS:\(self == .transportStream ? 126_000 : 0),LOCAL:00:00:00.000"
             }
@@ -366,7 +366,8 @@ extension EndToEnd {
         }
 
         /// hls.js's cues against the SRT: each "Cue number N" should start (and end 1.5 s later) at element time
-        /// `2N + cueClockStart - initPTS/timescale` ("Sparse cue N": `20N + 1 + ...`) (the media timeline the origin's X-TIMESTAMP-MAP maps cues onto);
+        /// `2N + cueClockStart - initPTS/timescale` ("Sparse cue N": `20N + 1 + ...`), the media timeline the
+        /// origin's X-TIMESTAMP-MAP maps cues onto;
         /// returns each cue's error in seconds.
         static func cueErrors(_ played: BrowserPlayer.Played, container: Container) -> [(text: String, error: Double)] {
             guard let state = played.state, let initPTS = state.initPTS.first else { return [] }
@@ -479,7 +480,8 @@ extension EndToEnd {
                     }
                     if entry.discontinuitySequenceNumber != base.discontinuitySequenceNumber {
                         problems.append(
-                            "MSN \(msn): DSN lo=\(base.discontinuitySequenceNumber) \(name)=\(entry.discontinuitySequenceNumber)"
+                            "MSN \(msn): DSN lo=\(base.discontinuitySequenceNumber) "
+                                + "\(name)=\(entry.discontinuitySequenceNumber)"
                         )
                     }
                     if entry.gap != base.gap { problems.append("MSN \(msn): GAP lo=\(base.gap) \(name)=\(entry.gap)") }
@@ -552,7 +554,7 @@ extension EndToEnd.AlternateRenditionsTests {
                 ], directory: origin.directory, label: "browser-ts")
             let (streams, recorderLog) = try await recording
             print(
-                "alternate renditions (MPEG-TS): ffmpeg recorded \(streams.map { "\($0.type) \($0.codec) \($0.language ?? "-")" })"
+                "alternate renditions (MPEG-TS): ffmpeg recorded \(Self.describe(streams))"
             )
             #expect(streams.contains { $0.type == "video" && $0.codec == "h264" }, "\(streams) \(recorderLog)")
             Self.checkRecordedAudio(streams, log: recorderLog)
@@ -608,6 +610,11 @@ extension EndToEnd.AlternateRenditionsTests {
         }
     }
 
+    /// Streams as "type codec language".
+    static func describe(_ streams: [(type: String, codec: String, language: String?)]) -> [String] {
+        streams.map { "\($0.type) \($0.codec) \($0.language ?? "-")" }
+    }
+
     /// The recording has an AAC stream in English and one in French (ISO 639-1 or -2 tags: Matroska writes "eng").
     static func checkRecordedAudio(_ streams: [(type: String, codec: String, language: String?)], log: String) {
         let audio = streams.filter { $0.type == "audio" }
@@ -655,7 +662,8 @@ extension EndToEnd.AlternateRenditionsTests {
         if let capabilities = report.capabilities {
             print(
                 "alternate renditions (\(container.rawValue)): chromium \(report.browser ?? "?"): native HLS "
-                    + "canPlayType \"\(capabilities.nativeHLS)\", MSE H.264 \(capabilities.h264), AAC \(capabilities.aac), "
+                    + "canPlayType \"\(capabilities.nativeHLS)\", MSE H.264 \(capabilities.h264), "
+                    + "AAC \(capabilities.aac), "
                     + "HEVC \(capabilities.hevc)")
         }
         for played in report.runs ?? [] {
@@ -806,7 +814,7 @@ extension EndToEnd.AlternateRenditionsTests {
             if let webVTT { print("alternate renditions (fMP4 HEVC): lo-vtt/\(webVTT.uri) as served:\n\(webVTT.text)") }
             let (streams, log) = try await Self.recordAndProbe(origin: origin, seconds: 6, label: "recorder-hevc")
             print(
-                "alternate renditions (fMP4 HEVC): ffmpeg recorded \(streams.map { "\($0.type) \($0.codec) \($0.language ?? "-")" })"
+                "alternate renditions (fMP4 HEVC): ffmpeg recorded \(Self.describe(streams))"
             )
             #expect(streams.contains { $0.type == "video" && $0.codec == "hevc" }, "\(streams) \(log)")
             Self.checkRecordedAudio(streams, log: log)

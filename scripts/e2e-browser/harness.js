@@ -104,7 +104,9 @@ const players = {
         });
         hls.on(Events.AUDIO_TRACK_SWITCHED, (_, data) => note("hls", `AUDIO_TRACK_SWITCHED ${data.id}`));
         hls.on(Events.SUBTITLE_TRACK_SWITCH, (_, data) => note("hls", `SUBTITLE_TRACK_SWITCH ${data.id}`));
-        hls.on(Events.NON_NATIVE_TEXT_TRACKS_FOUND, (_, data) => note("hls", `NON_NATIVE_TEXT_TRACKS ${data.tracks.length}`));
+        hls.on(Events.NON_NATIVE_TEXT_TRACKS_FOUND, (_, data) => {
+            note("hls", `NON_NATIVE_TEXT_TRACKS ${data.tracks.length}`);
+        });
         hls.on(Events.INIT_PTS_FOUND, (_, data) => {
             state.initPTS.push({ cc: data.frag.cc, initPTS: data.initPTS, timescale: data.timescale });
         });
@@ -172,7 +174,11 @@ window.harness = {
             result.audioTrack = hls.audioTrack;
             result.subtitleTracks = hls.subtitleTracks.map((t) => ({ name: t.name, lang: t.lang }));
             result.subtitleTrack = hls.subtitleTrack;
-            result.levels = hls.levels.map((l) => ({ bitrate: l.bitrate, codecs: l.codecSet, audioCodec: l.audioCodec }));
+            result.levels = hls.levels.map((l) => ({
+                bitrate: l.bitrate,
+                codecs: l.codecSet,
+                audioCodec: l.audioCodec,
+            }));
         }
         if (vjs) {
             result.audioTracks = trackList(vjs.audioTracks()).map((t) => ({ name: t.label, lang: t.language }));

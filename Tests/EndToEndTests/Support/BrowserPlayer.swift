@@ -140,7 +140,8 @@ enum BrowserPlayer {
             if let after = summary?.afterSwitch {
                 parts.append(
                     "after the audio switch: played \(String(format: "%.1f", after.played)) s, audio bytes "
-                        + "\(after.audioBytes.map(String.init) ?? "n/a"), peak \(String(format: "%.3f", after.audioPeak))"
+                        + "\(after.audioBytes.map(String.init) ?? "n/a"), "
+                        + "peak \(String(format: "%.3f", after.audioPeak))"
                 )
             }
             let cueCount = state?.cues.values.map(\.count).reduce(0, +) ?? 0
