@@ -606,6 +606,17 @@ package struct ChannelState: Sendable {
     /// Safety margin under the 1.5 x TD limit: covers the ingest loop's tick and the time to publish.
     static let stalenessMarginMilliseconds: Int64 = 200
 
+    /// The store record of an entry the origin made itself (a GAP, an empty cue file): no media timeline of its own.
+    private static func generatedRecord(
+        _ entry: WindowEntry, kind: SegmentRecord.Kind, location: StoredSegment?
+    ) -> SegmentRecord {
+        SegmentRecord(
+            kind: kind, msn: entry.msn, programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
+            durationMilliseconds: entry.durationMilliseconds, discontinuity: false,
+            startsWithKeyframe: kind != .gap, container: entry.container, location: location,
+            initSectionVersion: entry.initSectionVersion, mediaEndTicks: nil, mediaTimescale: 90_000)
+    }
+
     private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
@@ -617,13 +628,7 @@ package struct ChannelState: Sendable {
         renditions[position].statistics.gapsWritten += 1
         if keepsStoreRecords {
             pendingStoreRecords.append(
-                .segment(
-                    rendition: renditions[position].name,
-                    SegmentRecord(
-                        kind: .gap, msn: msn, programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
-                        durationMilliseconds: entry.durationMilliseconds, discontinuity: false,
-                        startsWithKeyframe: false, container: entry.container, location: nil,
-                        initSectionVersion: entry.initSectionVersion, mediaEndTicks: nil, mediaTimescale: 90_000)))
+                .segment(rendition: renditions[position].name, Self.generatedRecord(entry, kind: .gap, location: nil)))
         }
         if case .live = renditions[position].feed {
             renditions[position].feed = .dropped(sinceMilliseconds: slot.programDateTimeMilliseconds)
@@ -841,17 +846,14 @@ extension ChannelState {
         renditions[position].hold(entry)
         renditions[position].statistics.emptyCueSegments += 1
         if keepsStoreRecords {
+            // Kind 4 keeps no chunk bytes: the offset field holds the map's MPEGTS value, the load regenerates them.
+            let location = StoredSegment(
+                chunk: 0, offset: UInt64(bitPattern: offset), length: UInt32(bytes.count),
+                crc: WebVTTSegment.crc32(bytes))
             pendingStoreRecords.append(
                 .segment(
                     rendition: renditions[position].name,
-                    SegmentRecord(
-                        kind: .synthesized, msn: msn, programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
-                        durationMilliseconds: entry.durationMilliseconds, discontinuity: false,
-                        startsWithKeyframe: true, container: .webVTT,
-                        location: StoredSegment(
-                            chunk: 0, offset: UInt64(bitPattern: offset), length: UInt32(bytes.count),
-                            crc: WebVTTSegment.crc32(bytes)),
-                        initSectionVersion: nil, mediaEndTicks: nil, mediaTimescale: 90_000)))
+                    Self.generatedRecord(entry, kind: .synthesized, location: location)))
         }
         touch(renditions[position].name)
     }
