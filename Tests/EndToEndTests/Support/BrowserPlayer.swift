@@ -1,0 +1,207 @@
+import Foundation
+import Glibc
+import TestSupport
+
+/// Real browser players: Debian's chromium, headless, driven by Playwright (`scripts/e2e-browser/play.py`) with
+/// hls.js 1.6 (from the gradio wheel), chromium's own HLS, or video.js 7.5 VHS. `scripts/e2e-browser/install` lays
+/// down chromium, the Playwright venv and the players; it runs here when something is missing.
+enum BrowserPlayer {
+    /// The players the page can attach.
+    enum Kind: String, Codable, Sendable {
+        case hlsjs, native, videojs
+    }
+
+    /// One playback: a player, a URL, how long, and what to do meanwhile.
+    struct Run: Encodable, Sendable {
+        struct AudioSwitch: Encodable, Sendable {
+            /// LANGUAGE of the audio track to select.
+            let to: String
+            /// Seconds after the page was loaded.
+            let at: Double
+        }
+        let player: Kind
+        let url: String
+        let seconds: Double
+        /// Turns the first subtitle or caption track on as soon as the player lists one.
+        var subtitles = false
+        var switchAudio: AudioSwitch?
+    }
+
+    /// What `play.py` printed.
+    struct Report: Decodable, Sendable {
+        struct Capabilities: Decodable, Sendable {
+            let userAgent: String
+            /// `canPlayType('application/vnd.apple.mpegurl')`: "", "maybe" or "probably".
+            let nativeHLS: String
+            let h264: Bool
+            let aac: Bool
+            let hevc: Bool
+        }
+        let browser: String?
+        let capabilities: Capabilities?
+        let runs: [Played]?
+        let error: String?
+    }
+
+    /// One run's report.
+    struct Played: Decodable, Sendable {
+        struct Sample: Decodable, Sendable {
+            let t: Double
+            let currentTime: Double?
+            let audioBytes: Int?
+            let audioPeak: Double
+        }
+        struct Span: Decodable, Sendable {
+            /// How far currentTime moved, seconds.
+            let played: Double
+            /// Audio bytes the decoder reported meanwhile.
+            let audioBytes: Int?
+            /// The loudest sample the analyser saw (0 = silence).
+            let audioPeak: Double
+        }
+        struct Summary: Decodable, Sendable {
+            let all: Span
+            let afterSwitch: Span?
+        }
+        struct Track: Decodable, Sendable {
+            let label: String?
+            let language: String?
+            let kind: String?
+            let enabled: Bool?
+            let mode: String?
+        }
+        struct HlsTrack: Decodable, Sendable {
+            let name: String?
+            let lang: String?
+        }
+        struct Tracks: Decodable, Sendable {
+            let nativeAudioTracks: [Track]?
+            let textTracks: [Track]?
+            /// hls.js: `hls.audioTracks`; video.js: `player.audioTracks()` (decoded as names and languages).
+            let audioTracks: [HlsTrack]?
+            let audioTrack: Int?
+            let subtitleTracks: [HlsTrack]?
+            let subtitleTrack: Int?
+        }
+        struct Cue: Decodable, Sendable {
+            let start: Double
+            let end: Double
+            let text: String
+        }
+        struct InitPTS: Decodable, Sendable {
+            let cc: Int
+            /// A fraction in fMP4 (hls.js scales it to the track's timescale).
+            let initPTS: Double
+            let timescale: Double
+        }
+        struct State: Decodable, Sendable {
+            let errors: [String]
+            /// "kind/label/language" -> every cue seen.
+            let cues: [String: [Cue]]
+            let initPTS: [InitPTS]
+        }
+        struct Switched: Decodable, Sendable {
+            let at: Double
+            let found: Bool
+        }
+        let player: Kind
+        let url: String
+        let error: String?
+        let samples: [Sample]?
+        let tracks: Tracks?
+        let state: State?
+        let switched: Switched?
+        let summary: Summary?
+        let console: [String]?
+        let elapsed: Double?
+
+        /// A short account for test output and failure messages.
+        var account: String {
+            guard error == nil else { return "\(player.rawValue): failed to run: \(error!)" }
+            let all = summary?.all
+            var parts = [
+                "\(player.rawValue): played \(String(format: "%.1f", all?.played ?? 0)) s",
+                "audio bytes \(all?.audioBytes.map(String.init) ?? "n/a")",
+                "peak \(String(format: "%.3f", all?.audioPeak ?? 0))",
+            ]
+            if let tracks {
+                if let audio = tracks.audioTracks {
+                    parts.append("audio tracks \(audio.map { "\($0.name ?? "?")/\($0.lang ?? "-")" })")
+                }
+                if let native = tracks.nativeAudioTracks {
+                    parts.append("element audioTracks \(native.map { "\($0.label ?? "?")/\($0.language ?? "-")" })")
+                }
+                if let subtitles = tracks.subtitleTracks {
+                    parts.append("subtitle tracks \(subtitles.map { "\($0.name ?? "?")/\($0.lang ?? "-")" })")
+                }
+                parts.append(
+                    "text tracks \((tracks.textTracks ?? []).map { "\($0.kind ?? "?"):\($0.label ?? "?")" })")
+            }
+            if let after = summary?.afterSwitch {
+                parts.append(
+                    "after the audio switch: played \(String(format: "%.1f", after.played)) s, audio bytes "
+                        + "\(after.audioBytes.map(String.init) ?? "n/a"), "
+                        + "peak \(String(format: "%.3f", after.audioPeak))"
+                )
+            }
+            let cueCount = state?.cues.values.map(\.count).reduce(0, +) ?? 0
+            parts.append("\(cueCount) cues")
+            if let errors = state?.errors, !errors.isEmpty { parts.append("errors \(errors)") }
+            return parts.joined(separator: ", ")
+        }
+    }
+
+    /// Runs `scripts/e2e-browser/install` (chromium, Playwright, hls.js, video.js) unless everything is there;
+    /// returns the players' directory.
+    static func install(directory: URL) async throws -> URL {
+        let root = OriginProcess.packageRoot
+        let assets = root.appendingPathComponent(".build/e2e-browser/assets")
+        let python = root.appendingPathComponent(".build/browser-venv/bin/python")
+        let ready =
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+            && FileManager.default.isExecutableFile(atPath: python.path)
+            && FileManager.default.fileExists(atPath: assets.appendingPathComponent("hls.js").path)
+            && FileManager.default.fileExists(atPath: assets.appendingPathComponent("video.js").path)
+        if ready { return assets }
+        let installed = try await ChildProcess.run(
+            "/bin/bash", [root.appendingPathComponent("scripts/e2e-browser/install").path], in: directory,
+            timeout: .seconds(600))
+        guard installed.status == 0 else {
+            throw EndToEndError("scripts/e2e-browser/install failed (\(installed.status)): \(installed.standardError)")
+        }
+        return assets
+    }
+
+    /// Plays `runs` one after the other in one chromium; returns its report.
+    static func play(_ runs: [Run], directory: URL, label: String) async throws -> Report {
+        let assets = try await install(directory: directory)
+        let root = OriginProcess.packageRoot
+        struct Spec: Encodable {
+            let assets: String
+            let runs: [Run]
+        }
+        let spec = directory.appendingPathComponent("\(label).json")
+        try JSONEncoder().encode(Spec(assets: assets.path, runs: runs)).write(to: spec)
+        let seconds = runs.map(\.seconds).reduce(0, +)
+        let child = try ChildProcess(
+            executable: root.appendingPathComponent(".build/browser-venv/bin/python"),
+            arguments: [root.appendingPathComponent("scripts/e2e-browser/play.py").path, spec.path],
+            directory: directory, label: label)
+        guard let status = await child.wait(timeout: .seconds(Int64(seconds) + 30 + 10 * Int64(runs.count))) else {
+            child.signal(SIGKILL)
+            _ = await child.wait(timeout: .seconds(5))
+            throw EndToEndError("play.py did not finish; stderr:\n\(child.standardError.suffix(3000))")
+        }
+        let output = child.standardOutput
+        let report: Report
+        do {
+            report = try JSONDecoder().decode(Report.self, from: Data(output.utf8))
+        } catch {
+            throw EndToEndError(
+                "play.py exited \(status) without a report (\(error)); stdout:\n\(output.suffix(2000))\nstderr:\n"
+                    + child.standardError.suffix(3000))
+        }
+        if let error = report.error { throw EndToEndError("play.py: \(error)") }
+        return report
+    }
+}

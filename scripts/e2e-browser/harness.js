@@ -1,0 +1,226 @@
+// Attaches one player to the page's <video> and exposes what it does as window.harness, for play.py to sample.
+//   ?player=hlsjs    hls.js 1.6 from the gradio wheel: its export t(video, url, onParsed) returns an Hls instance
+//   ?player=native   the browser's own HLS (video.src = the multivariant playlist)
+//   ?player=videojs  video.js 7.5 with its bundled VHS (http-streaming), native HLS overridden
+// Sound is measured two ways: the decoder's byte count (webkitAudioDecodedByteCount) and the peak level an
+// AnalyserNode sees on the element's output (silence and filler stay at 0).
+
+const params = new URLSearchParams(location.search);
+const playerName = params.get("player") || "hlsjs";
+const source = params.get("src");
+const video = document.getElementById("video");
+
+const state = {
+    player: playerName,
+    ready: false,
+    errors: [],
+    events: [],
+    cues: {},               // "kind/label/language" -> [{start, end, text}] ever seen
+    audioPeak: 0,           // largest |sample| seen by the analyser since the last sample() call
+    audioPeakEver: 0,
+    firstFragmentStart: {}, // hls.js: fragment type (main, audio, subtitle) -> frag.start of the first one parsed
+    initPTS: [],            // hls.js: [{cc, initPTS, timescale}]: element time = (PTS - initPTS) / timescale
+};
+
+function note(kind, detail) {
+    if (state.events.length < 400) state.events.push({ at: performance.now() / 1000, kind, detail });
+}
+
+function error(message) {
+    if (state.errors.length < 100) state.errors.push(String(message));
+}
+
+video.addEventListener("error", () => error(`video element error ${video.error?.code}: ${video.error?.message}`));
+for (const name of ["loadedmetadata", "playing", "waiting", "stalled", "ended"]) {
+    video.addEventListener(name, () => note("video", name));
+}
+
+// The analyser: started on the first "playing" (an AudioContext may start running only then).
+let analyser = null;
+function startAnalyser() {
+    if (analyser) return;
+    try {
+        const context = new AudioContext();
+        const node = context.createMediaElementSource(video);
+        analyser = context.createAnalyser();
+        analyser.fftSize = 2048;
+        node.connect(analyser);
+        analyser.connect(context.destination);
+        context.resume().catch((e) => error(`AudioContext.resume: ${e}`));
+        const buffer = new Float32Array(analyser.fftSize);
+        setInterval(() => {
+            analyser.getFloatTimeDomainData(buffer);
+            let peak = 0;
+            for (const value of buffer) peak = Math.max(peak, Math.abs(value));
+            state.audioPeak = Math.max(state.audioPeak, peak);
+            state.audioPeakEver = Math.max(state.audioPeakEver, peak);
+        }, 50);
+    } catch (e) {
+        error(`analyser: ${e}`);
+    }
+}
+video.addEventListener("playing", startAnalyser);
+
+function collectCues() {
+    const list = vjs ? vjs.textTracks() : video.textTracks;
+    for (let i = 0; i < list.length; i++) {
+        const track = list[i];
+        const key = `${track.kind}/${track.label}/${track.language}`;
+        const known = (state.cues[key] ||= []);
+        const cues = track.cues || [];
+        for (let j = 0; j < cues.length; j++) {
+            const cue = cues[j];
+            if (!known.some((c) => c.start === cue.startTime && c.text === cue.text)) {
+                known.push({ start: cue.startTime, end: cue.endTime, text: cue.text });
+            }
+        }
+    }
+}
+
+function trackList(list) {
+    if (!list) return null;
+    const tracks = [];
+    for (let i = 0; i < list.length; i++) {
+        const t = list[i];
+        tracks.push({ label: t.label, language: t.language, kind: t.kind, enabled: t.enabled, mode: t.mode });
+    }
+    return tracks;
+}
+
+let hls = null;
+let vjs = null;
+
+const players = {
+    async hlsjs() {
+        const module = await import("./assets/hls.js");
+        hls = module.t(video, source, () => {
+            note("hls", "MANIFEST_PARSED");
+            video.play().catch((e) => error(`play(): ${e}`));
+        });
+        const Events = hls.constructor.Events;
+        hls.on(Events.ERROR, (_, data) => {
+            note("hls-error", `${data.fatal ? "FATAL " : ""}${data.type} ${data.details}`);
+            if (data.fatal) error(`hls.js fatal ${data.type} ${data.details}`);
+        });
+        hls.on(Events.AUDIO_TRACK_SWITCHED, (_, data) => note("hls", `AUDIO_TRACK_SWITCHED ${data.id}`));
+        hls.on(Events.SUBTITLE_TRACK_SWITCH, (_, data) => note("hls", `SUBTITLE_TRACK_SWITCH ${data.id}`));
+        hls.on(Events.NON_NATIVE_TEXT_TRACKS_FOUND, (_, data) => {
+            note("hls", `NON_NATIVE_TEXT_TRACKS ${data.tracks.length}`);
+        });
+        hls.on(Events.INIT_PTS_FOUND, (_, data) => {
+            state.initPTS.push({ cc: data.frag.cc, initPTS: data.initPTS, timescale: data.timescale });
+        });
+        hls.on(Events.FRAG_PARSED, (_, data) => {
+            const frag = data.frag;
+            const key = `${frag.type}`;
+            if (!(key in state.firstFragmentStart)) state.firstFragmentStart[key] = frag.start;
+        });
+    },
+    async native() {
+        video.src = source;
+        video.play().catch((e) => error(`play(): ${e}`));
+    },
+    async videojs() {
+        await new Promise((resolve, reject) => {
+            const script = document.createElement("script");
+            script.src = "assets/video.js";
+            script.onload = resolve;
+            script.onerror = () => reject(new Error("cannot load assets/video.js"));
+            document.head.appendChild(script);
+        });
+        const options = {
+            html5: {
+                vhs: { overrideNative: true },
+                hls: { overrideNative: true },
+                nativeAudioTracks: false,
+                nativeVideoTracks: false,
+                nativeTextTracks: false,
+            },
+        };
+        vjs = window.videojs(video, options);
+        vjs.on("error", () => error(`video.js error: ${JSON.stringify(vjs.error())}`));
+        vjs.src({ src: source, type: "application/x-mpegURL" });
+        vjs.play()?.catch?.((e) => error(`play(): ${e}`));
+    },
+};
+
+window.harness = {
+    state,
+    // One sample: what play.py records every half second.
+    sample() {
+        collectCues();
+        const element = vjs ? vjs.tech({ IWillNotUseThisInPlugins: true }).el() : video;
+        const result = {
+            currentTime: element.currentTime,
+            paused: element.paused,
+            readyState: element.readyState,
+            audioBytes: element.webkitAudioDecodedByteCount ?? null,
+            videoBytes: element.webkitVideoDecodedByteCount ?? null,
+            audioPeak: state.audioPeak,
+            errors: state.errors.length,
+        };
+        state.audioPeak = 0;
+        return result;
+    },
+    // The tracks the player exposes now.
+    tracks() {
+        collectCues();
+        const result = {
+            nativeAudioTracks: trackList(video.audioTracks),
+            textTracks: trackList(video.textTracks),
+        };
+        if (hls) {
+            result.audioTracks = hls.audioTracks.map((t) => ({ name: t.name, lang: t.lang, default: t.default }));
+            result.audioTrack = hls.audioTrack;
+            result.subtitleTracks = hls.subtitleTracks.map((t) => ({ name: t.name, lang: t.lang }));
+            result.subtitleTrack = hls.subtitleTrack;
+            result.levels = hls.levels.map((l) => ({
+                bitrate: l.bitrate,
+                codecs: l.codecSet,
+                audioCodec: l.audioCodec,
+            }));
+        }
+        if (vjs) {
+            result.audioTracks = trackList(vjs.audioTracks()).map((t) => ({ name: t.label, lang: t.language }));
+            result.textTracks = trackList(vjs.textTracks());
+        }
+        return result;
+    },
+    // Selects the audio track with this language; true when one was found.
+    switchAudio(language) {
+        if (hls) {
+            const index = hls.audioTracks.findIndex((t) => t.lang === language);
+            if (index < 0) return false;
+            hls.audioTrack = index;
+            return true;
+        }
+        const list = vjs ? vjs.audioTracks() : video.audioTracks;
+        if (!list) return false;
+        let found = false;
+        for (let i = 0; i < list.length; i++) {
+            if (list[i].language === language) found = true;
+        }
+        if (!found) return false;
+        for (let i = 0; i < list.length; i++) list[i].enabled = list[i].language === language;
+        return true;
+    },
+    // Turns the first subtitle track on (cues load and show).
+    showSubtitles() {
+        if (hls) {
+            hls.subtitleDisplay = true;
+            if (hls.subtitleTracks.length > 0) hls.subtitleTrack = 0;
+        }
+        const list = vjs ? vjs.textTracks() : video.textTracks;
+        for (let i = 0; i < list.length; i++) {
+            if (list[i].kind === "subtitles" || list[i].kind === "captions") list[i].mode = "showing";
+        }
+        return true;
+    },
+};
+
+Promise.resolve()
+    .then(() => players[playerName]?.())
+    .then(() => {
+        state.ready = true;
+    })
+    .catch((e) => error(`attaching ${playerName}: ${e}`));

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Plays HLS URLs in Debian's chromium (headless, driven by Playwright) with hls.js, the browser's own HLS or
+video.js VHS, and prints one JSON report on stdout: what each player exposed (audio and subtitle tracks, cues) and
+how it played (currentTime, decoded audio bytes, audio level), sampled every half second.
+
+    play.py SPEC.json          SPEC: {"assets": DIR, "runs": [RUN, ...]}
+    RUN: {"player": "hlsjs"|"native"|"videojs", "url": URL, "seconds": 20,
+          "subtitles": true,                        turn the first subtitle/caption track on once tracks are known
+          "switchAudio": {"to": "fr", "at": 10}}    select that language's audio track N seconds in
+
+The page (page.html, harness.js) and the players (DIR/hls.js, DIR/video.js, laid down by scripts/e2e-browser/install)
+are served by a small HTTP server of this process on 127.0.0.1; the origin's playlists are loaded cross-origin (the
+origin answers Access-Control-Allow-Origin: *). Exit status 0 when every run produced a report (the checks are the
+caller's), 2 when the browser could not be started.
+"""
+
+import functools
+import http.server
+import json
+import os
+import sys
+import threading
+import time
+import urllib.parse
+
+from playwright.sync_api import sync_playwright
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARGUMENTS = [
+    "--no-sandbox",  # tests run as root
+    "--autoplay-policy=no-user-gesture-required",  # unmuted autoplay: the sound is what is checked
+    "--enable-blink-features=AudioVideoTracks",  # video.audioTracks for the native player
+    "--disable-gpu",
+]
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves page.html and harness.js from this directory and /assets/* from the assets directory."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript"}
+
+    def __init__(self, *args, assets, **kwargs):
+        self.assets = assets
+        super().__init__(*args, directory=HERE, **kwargs)
+
+    def translate_path(self, path):
+        path = urllib.parse.urlsplit(path).path
+        if path.startswith("/assets/"):
+            return os.path.join(self.assets, os.path.basename(path))
+        return os.path.join(HERE, os.path.basename(path))
+
+    def log_message(self, *args):
+        pass
+
+
+def capabilities(page):
+    return page.evaluate(
+        """() => { const v = document.createElement('video'); return {
+            userAgent: navigator.userAgent,
+            nativeHLS: v.canPlayType('application/vnd.apple.mpegurl'),
+            h264: MediaSource.isTypeSupported('video/mp4; codecs="avc1.42c01e"'),
+            aac: MediaSource.isTypeSupported('audio/mp4; codecs="mp4a.40.2"'),
+            hevc: MediaSource.isTypeSupported('video/mp4; codecs="hvc1.1.6.L93.B0"'),
+            audioDecodedByteCount: 'webkitAudioDecodedByteCount' in v } }"""
+    )
+
+
+def play(browser, base, run):
+    page = browser.new_page()
+    console = []
+    page.on("console", lambda m: len(console) < 200 and console.append(f"{m.type}: {m.text}"[:300]))
+    page.on("pageerror", lambda e: console.append(f"pageerror: {e}"[:300]))
+    query = urllib.parse.urlencode({"player": run["player"], "src": run["url"]})
+    page.goto(f"{base}/page.html?{query}")
+    seconds = float(run.get("seconds", 20))
+    switch = run.get("switchAudio")
+    samples, switched, subtitles_on = [], None, False
+    started = time.monotonic()
+    while (now := time.monotonic() - started) < seconds:
+        sample = page.evaluate("() => window.harness ? window.harness.sample() : null")
+        if sample is not None:
+            sample["t"] = round(now, 2)
+            samples.append(sample)
+            if run.get("subtitles") and not subtitles_on and now >= 1:
+                tracks = page.evaluate("() => window.harness.tracks()")
+                if tracks.get("subtitleTracks") or any(
+                    t["kind"] in ("subtitles", "captions") for t in tracks.get("textTracks") or []
+                ):
+                    subtitles_on = page.evaluate("() => window.harness.showSubtitles()")
+            if switch and switched is None and now >= switch["at"]:
+                found = page.evaluate("(l) => window.harness.switchAudio(l)", switch["to"])
+                switched = {"at": round(now, 2), "found": found, "sampleIndex": len(samples)}
+        time.sleep(0.5)
+    tracks = page.evaluate("() => window.harness ? window.harness.tracks() : null")
+    state = page.evaluate("() => window.harness ? window.harness.state : null")
+    page.close()
+    return {
+        "player": run["player"],
+        "url": run["url"],
+        "samples": samples,
+        "tracks": tracks,
+        "state": state,
+        "switched": switched,
+        "subtitlesShown": subtitles_on,
+        "summary": summarize(samples, switched),
+        "console": console[-60:],
+    }
+
+
+def summarize(samples, switched):
+    """How far currentTime moved, how many audio bytes were decoded and how loud it was, overall and after the
+    audio switch."""
+
+    def span(part):
+        # Seconds played: currentTime's forward steps no larger than the wall time between the samples plus 0.5 s
+        # (a player's seek to the live edge is not playing).
+        played = 0.0
+        for before, after in zip(part, part[1:]):
+            if before["currentTime"] is None or after["currentTime"] is None:
+                continue
+            step = after["currentTime"] - before["currentTime"]
+            if 0 < step <= after["t"] - before["t"] + 0.5:
+                played += step
+        audio = [s["audioBytes"] for s in part if s["audioBytes"] is not None]
+        return {
+            "played": round(played, 3),
+            "audioBytes": (max(audio) - min(audio)) if audio else None,
+            "audioPeak": max((s["audioPeak"] for s in part), default=0),
+        }
+
+    result = {"all": span(samples), "finalTime": samples[-1]["currentTime"] if samples else None}
+    if switched and switched["sampleIndex"] < len(samples):
+        result["afterSwitch"] = span(samples[max(switched["sampleIndex"] - 1, 0) :])
+    return result
+
+
+def main():
+    with open(sys.argv[1]) as file:
+        spec = json.load(file)
+    handler = functools.partial(Handler, assets=os.path.abspath(spec["assets"]))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    report = {"runs": []}
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGUMENTS)
+        except Exception as error:  # noqa: BLE001 - reported as JSON for the test's message
+            print(json.dumps({"error": f"cannot start {CHROMIUM}: {error}"}))
+            return 2
+        report["browser"] = browser.version
+        page = browser.new_page()
+        page.goto(f"{base}/page.html?player=none")
+        report["capabilities"] = capabilities(page)
+        page.close()
+        for run in spec["runs"]:
+            begun = time.monotonic()
+            try:
+                result = play(browser, base, run)
+            except Exception as error:  # noqa: BLE001 - one failed run must not hide the others
+                result = {"player": run["player"], "url": run["url"], "error": str(error)}
+            result["elapsed"] = round(time.monotonic() - begun, 1)
+            report["runs"].append(result)
+        browser.close()
+    server.shutdown()
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
