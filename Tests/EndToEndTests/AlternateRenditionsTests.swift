@@ -319,25 +319,13 @@ extension EndToEnd {
             return maps
         }
 
-        /// The channel's first `.vtt`: when ffmpeg's first WebVTT push reaches the origin before the parent `lo` has
-        /// a segment, the parent's container is not known yet and the map says MPEGTS:0 under MPEG-TS too (seen in 2
-        /// of 4 runs; hls.js then shows cue 0 1.4 s early, clamped to time 0). Bytes are fixed at accept, so it stays.
-        static let firstWebVTT = "0.vtt"
-        static let firstWebVTTKnownIssue: Comment =
-            "the first .vtt, accepted before its parent's container is known, may carry MPEGTS:0 under MPEG-TS"
-
         /// Every `.vtt` listed now carries the map the container asks for: one encoder session has one cue clock, so
         /// the first segments (accepted before the parent's container was known) are no exception.
         static func checkTimestampMaps(client: HTTPClient, container: Container) async throws {
             let maps = try await listedTimestampMaps(client: client)
             #expect(!maps.isEmpty, "lo-vtt lists no .vtt")
-            for (uri, map) in maps where uri != firstWebVTT {
+            for (uri, map) in maps {
                 #expect(map == container.timestampMap, "\(uri): \(map) (\(container.rawValue))")
-            }
-            if let first = maps.first(where: { $0.uri == firstWebVTT }) {
-                withKnownIssue(firstWebVTTKnownIssue, isIntermittent: true) {
-                    #expect(first.map == container.timestampMap, "\(first.uri): \(first.map) (\(container.rawValue))")
-                }
             }
             print(
                 "alternate renditions (\(container.rawValue)): X-TIMESTAMP-MAP of the listed .vtt: "
@@ -709,12 +697,8 @@ extension EndToEnd.AlternateRenditionsTests {
             hlsjs.tracks?.subtitleTracks?.count == 1, "hls.js subtitle tracks: \(hlsjs.tracks?.subtitleTracks ?? [])")
         let errors = cueErrors(hlsjs, container: container)
         #expect(!denseCues || !errors.isEmpty, "hls.js showed no SRT cue: \(hlsjs.state?.cues ?? [:])")
-        for (text, error) in errors where abs(error) > 0.2 {
-            // "Cue number 0" is the only cue of the channel's first .vtt (see `firstWebVTTKnownIssue`).
-            withKnownIssue(firstWebVTTKnownIssue, isIntermittent: true) {
-                #expect(text != "Cue number 0", "cue off its media time by more than 0.2 s: \(text) \(error) s")
-            }
-            #expect(text == "Cue number 0", "cue off its media time by more than 0.2 s: \(text) \(error) s")
+        for (text, error) in errors {
+            #expect(abs(error) <= 0.2, "cue off its media time by more than 0.2 s: \(text) \(error) s")
         }
         print(
             "alternate renditions (\(container.rawValue)): hls.js cues vs the SRT on the media timeline: "
