@@ -388,7 +388,15 @@ extension EndToEnd {
                     // but it is shorter, so the end is checked too.
                     let startError = cue.start - (srtStart + container.cueClockStart - base)
                     let endError = cue.end - (srtStart + srtDuration + container.cueClockStart - base)
-                    errors.append((cue.text, abs(endError) > abs(startError) ? endError : startError))
+                    let expectedStart = srtStart + container.cueClockStart - base
+                    errors.append(
+                        (cue.text, expectedStart < 0 || abs(endError) > abs(startError) ? endError : startError))
+                    if max(abs(startError), abs(endError)) > 0.2 {
+                        print(
+                            "alternate renditions (\(container.rawValue)): \(cue.text) shown \(cue.start)-\(cue.end), "
+                                + "expected \(srtStart + container.cueClockStart - base)-"
+                                + "\(srtStart + srtDuration + container.cueClockStart - base) (initPTS \(base) s)")
+                    }
                 }
             }
             return errors.sorted { $0.0 < $1.0 }
