@@ -680,6 +680,15 @@ extension EndToEnd.AlternateRenditionsTests {
             #expect(played.error == nil, "\(played.account)")
             let all = played.summary?.all
             #expect((all?.played ?? 0) >= minimum, "currentTime did not advance \(minimum) s: \(played.account)")
+            if (all?.played ?? 0) < minimum {
+                let samples = (played.samples ?? []).suffix(4).map {
+                    "t \($0.t) time \($0.currentTime ?? -1) paused \($0.paused ?? true) ready \($0.readyState ?? -1) buffered \($0.buffered ?? "")"
+                }
+                let events = (played.state?.events ?? []).prefix(60).map { "\($0.at) \($0.kind) \($0.detail ?? "")" }
+                print(
+                    "alternate renditions: \(played.player.rawValue) did not play; last samples \(samples); events "
+                        + "\(events); console \((played.console ?? []).prefix(20))")
+            }
             #expect((all?.audioBytes ?? 0) > 0, "no audio decoded: \(played.account)")
             #expect((all?.audioPeak ?? 0) > 0.01, "silence: \(played.account)")
             #expect(played.state?.errors.isEmpty == true, "\(played.account)\n\(played.console ?? [])")

@@ -154,6 +154,8 @@ window.harness = {
             currentTime: element.currentTime,
             paused: element.paused,
             readyState: element.readyState,
+            buffered: Array.from({ length: element.buffered.length }, (_, i) =>
+                `${element.buffered.start(i).toFixed(3)}-${element.buffered.end(i).toFixed(3)}`).join(" "),
             audioBytes: element.webkitAudioDecodedByteCount ?? null,
             videoBytes: element.webkitVideoDecodedByteCount ?? null,
             audioPeak: state.audioPeak,
