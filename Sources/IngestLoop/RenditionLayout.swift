@@ -92,7 +92,22 @@ public struct RenditionLayout: Sendable, Hashable {
         }
         var audio: [(group: String, member: MediaGroupMember, codec: String?)] = []
         var subtitles: [(group: String, member: MediaGroupMember, imsc: Bool)] = []
-        for rendition in started where !videos.contains(rendition) {
+        // Members in configuration order, then the hint's, then arrival: the same playlist text whatever order the
+        // encoder's first pushes happened to arrive in.
+        let configuredOrder = Dictionary(
+            configured.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let hintedOrder = Dictionary(
+            (hint?.members ?? []).enumerated().map { ($1.rendition, $0) }, uniquingKeysWith: { first, _ in first })
+        let alternates = started.enumerated().filter { !videos.contains($0.element) }.sorted { a, b in
+            let rank = { (entry: (offset: Int, element: LayoutRendition)) in
+                (
+                    configuredOrder[entry.element.name] ?? Int.max, hintedOrder[entry.element.name] ?? Int.max,
+                    entry.offset
+                )
+            }
+            return rank(a) < rank(b)
+        }.map(\.element)
+        for rendition in alternates {
             let configuredAs = configuration[rendition.name]
             let hinted = hint?.member(for: rendition.name)
             let kind: MultivariantHint.MemberKind

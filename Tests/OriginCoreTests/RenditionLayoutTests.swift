@@ -127,6 +127,21 @@ struct RenditionLayoutTests {
         #expect(muxedAndAudio.contradictions.count == 1)
     }
 
+    @Test func membersFollowTheConfigurationThenTheHintNotTheOrderPushesArrived() {
+        let arrivedFrenchFirst = [Self.video("hi"), Self.audio("fr"), Self.subtitles("lo-vtt"), Self.audio("en")]
+        let hinted = RenditionLayout.resolve(configured: [], hint: Self.hint, renditions: arrivedFrenchFirst)
+        #expect(
+            Self.summary(hinted) == [
+                "AUDIO group_aud: en \"English\" en default, fr \"Français\" fr", "SUBTITLES subs: lo-vtt \"lo-vtt\" -",
+            ])
+        let configured = RenditionLayout.resolve(
+            configured: [
+                RenditionConfiguration(name: "fr", audio: MediaGroupMembership(group: "aud", language: "fr")),
+                RenditionConfiguration(name: "en", audio: MediaGroupMembership(group: "aud", language: "en")),
+            ], hint: Self.hint, renditions: [Self.video("hi"), Self.audio("en"), Self.audio("fr")])
+        #expect(configured.groups.first?.members.map(\.rendition) == ["fr", "en"])
+    }
+
     @Test func muxedVideoStillReferencesSubtitles() {
         let layout = RenditionLayout.resolve(
             configured: [], hint: nil, renditions: [Self.video("360p", audio: true), Self.subtitles("360p-vtt")])
