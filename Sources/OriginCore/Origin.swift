@@ -66,7 +66,7 @@ public final class Origin: Sendable {
     /// when a push starts, before its body arrives; held alone. A WebVTT segment that completes before its parent's
     /// first segment does still gets the parent's X-TIMESTAMP-MAP offset from it (ffmpeg streams the `.ts` body
     /// for the whole segment and the small `.vtt` ends at the same moment).
-    private let announcedContainers = Mutex<[String: MediaContainer]>([:])
+    private let announcedContainers = Mutex<AnnouncedContainers>(AnnouncedContainers())
     /// At most this many renditions' announced containers are kept (names come from outside).
     static let announcedContainerLimit = 4096
     private let journal: StateJournal?
@@ -219,23 +219,17 @@ public final class Origin: Sendable {
         } else {
             return
         }
-        let key = channel + "/" + rendition
         announcedContainers.withLock { announced in
-            guard announced[key] == nil, announced.count < Self.announcedContainerLimit else { return }
-            announced[key] = container
+            guard announced.byChannel[channel]?[rendition] == nil, announced.count < Self.announcedContainerLimit
+            else { return }
+            announced.byChannel[channel, default: [:]][rendition] = container
+            announced.count += 1
         }
     }
 
     /// The containers announced for a channel's renditions, by rendition.
     func announcedContainers(channel: String) -> [String: MediaContainer] {
-        let prefix = channel + "/"
-        return announcedContainers.withLock { announced in
-            var found: [String: MediaContainer] = [:]
-            for (key, container) in announced where key.hasPrefix(prefix) {
-                found[String(key.dropFirst(prefix.count))] = container
-            }
-            return found
-        }
+        announcedContainers.withLock { $0.byChannel[channel] ?? [:] }
     }
 
     /// Takes an encoder's multivariant playlist (`PUT /ingest/{channel}/master.m3u8`): read, validated and
@@ -433,4 +427,10 @@ public final class Origin: Sendable {
             try? await Task.sleep(for: interval)
         }
     }
+}
+
+/// The containers pushes announced by file name, by channel and rendition, and how many in all (bounded).
+private struct AnnouncedContainers {
+    var byChannel: [String: [String: MediaContainer]] = [:]
+    var count = 0
 }

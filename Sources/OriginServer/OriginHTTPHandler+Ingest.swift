@@ -18,35 +18,33 @@ extension OriginHTTPHandler {
             return refuse(request, .text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"))
         }
         let (channel, rendition, file) = (path[0], path[1], path[2])
-        switch request.method {
-        case "PUT", "POST":
-            let limit = configuration.origin.ingest.maxSegmentBytes
+        if request.method == "PUT" || request.method == "POST" {
             origin.announcePush(channel: channel, rendition: rendition, fileName: file)
-            return .receiveBody(limit: limit) { [self] body in
-                do throws(IngestError) {
-                    let receipt = try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body)
-                    return finish(Self.answer(receipt))
-                } catch {
-                    return finish(Self.answer(error))
-                }
-            }
-        case "DELETE":
-            // The origin owns retention: encoders' deletes are accepted and ignored.
-            return respond(HTTPResponse(status: 204))
-        default:
-            return respond(methodNotAllowed(request, allowed: allowed))
+        }
+        return push(request, allowed: allowed) { [self] body throws(IngestError) in
+            try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body)
         }
     }
 
     /// `/ingest/{channel}/{name}.m3u8`: the encoder's multivariant playlist, a hint of the channel's groups.
     private func multivariantHint(_ request: HTTPRequestHead, channel: String, allowed: String) -> HTTPRequestAction {
+        // Read up to the segment limit, so a hint over `MultivariantHint.maxBytes` gets a 400 saying so.
+        push(request, allowed: allowed) { [self] body throws(IngestError) in
+            try origin.ingestMultivariantHint(channel: channel, body: body)
+        }
+    }
+
+    /// One push: PUT/POST bodies (up to the segment limit) go to `accept` and its receipt or refusal is answered;
+    /// DELETE is accepted and ignored (the origin owns retention); other methods get 405.
+    private func push(
+        _ request: HTTPRequestHead, allowed: String,
+        accept: @escaping @Sendable (SharedBytes) throws(IngestError) -> IngestReceipt
+    ) -> HTTPRequestAction {
         switch request.method {
         case "PUT", "POST":
-            // Read up to the segment limit, so a hint over `MultivariantHint.maxBytes` gets a 400 saying so.
-            let limit = configuration.origin.ingest.maxSegmentBytes
-            return .receiveBody(limit: limit) { [self] body in
+            return .receiveBody(limit: configuration.origin.ingest.maxSegmentBytes) { [self] body in
                 do throws(IngestError) {
-                    return finish(Self.answer(try origin.ingestMultivariantHint(channel: channel, body: body)))
+                    return finish(Self.answer(try accept(body)))
                 } catch {
                     return finish(Self.answer(error))
                 }
