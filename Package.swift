@@ -11,7 +11,7 @@ let package = Package(
             name: "HLSOriginKit",
             targets: [
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "TestSource", "MicroHTTPD",
-                "IngestLoop", "Markers", "Persistence", "OriginCore", "OriginServer",
+                "IngestLoop", "Markers", "Persistence", "HLSCrypto", "OriginCore", "OriginServer",
             ]),
     ],
     dependencies: [
@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
     ],
     targets: [
         // C boundary: libmicrohttpd and zlib, seen only by MicroHTTPD / OriginServer.
@@ -27,6 +28,8 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // OpenSSL's libcrypto for bulk AES-128-CBC (AES-NI through EVP), seen only by HLSCrypto.
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Pure values and byte-level parsers.
         .target(name: "SharedBytes"),
@@ -61,18 +64,26 @@ let package = Package(
             name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal, the marker journals and the segment store (CRC-32 from zlib).
         .target(name: "Persistence", dependencies: ["CZlib", "IngestLoop", "Markers", "MediaProbe", "SharedBytes"]),
+        // Keys, playback tokens and AES-128 segment encryption: the only code that imports swift-crypto (keys, HMAC)
+        // and libcrypto (the bulk cipher: swift-crypto's AES-CBC sets up the key for every block, 0.35 s per MiB).
+        .target(
+            name: "HLSCrypto",
+            dependencies: [
+                "CivilCalendar", "CLibCrypto", "SharedBytes", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         // The core: channels and the origin behind their locks, carrying out what the ingest loop decides; the test
         // source feed.
         .target(
             name: "OriginCore",
             dependencies: [
-                "GapFiller", "HLSPlaylist", "IngestLoop", "Markers", "MediaProbe", "Persistence", "SharedBytes",
-                "TestSource", .product(name: "Logging", package: "swift-log"),
+                "GapFiller", "HLSCrypto", "HLSPlaylist", "IngestLoop", "Markers", "MediaProbe", "Persistence",
+                "SharedBytes", "TestSource", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "OriginServer",
             dependencies: [
-                "OriginCore", "MicroHTTPD", "HLSPlaylist", "SharedBytes",
+                "OriginCore", "HLSCrypto", "MicroHTTPD", "HLSPlaylist", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
@@ -95,6 +106,12 @@ let package = Package(
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "HLSCryptoTests",
+            dependencies: [
+                "HLSCrypto", "SharedBytes", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
         .testTarget(

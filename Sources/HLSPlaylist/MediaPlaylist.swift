@@ -44,6 +44,9 @@ public struct MediaPlaylist: Sendable, Hashable {
     public var start: StartOffset?
     /// EXT-X-DEFINE tags.
     public var definitions: [VariableDefinition]
+    /// EXT-X-I-FRAMES-ONLY: each segment is one I-frame (usually a byte range of a media segment); EXTINF is the time
+    /// to the next I-frame.
+    public var iFramesOnly: Bool = false
     /// The segments in order; the first has number `mediaSequence`.
     public var segments: [MediaSegment]
 

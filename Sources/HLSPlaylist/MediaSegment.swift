@@ -18,6 +18,15 @@ public struct MediaInitializationSection: Sendable, Hashable {
     }
 }
 
+/// How media segments (EXT-X-KEY) or a whole presentation (EXT-X-SESSION-KEY) are encrypted.
+public enum EncryptionKey: Sendable, Hashable {
+    /// METHOD=NONE: the segments that follow are clear.
+    case none
+    /// METHOD=AES-128: whole resources encrypted with AES-128-CBC and PKCS7 padding; the 16-byte key is at `uri`.
+    /// `iv`: 16 bytes, rendered as `IV=0x…`; nil: the IV is the segment's media sequence number (RFC 8216 5.2).
+    case aes128(uri: String, iv: [UInt8]? = nil)
+}
+
 /// One entry of a media playlist with the tags that apply to it.
 public struct MediaSegment: Sendable, Hashable {
     /// The URI line.
@@ -40,6 +49,9 @@ public struct MediaSegment: Sendable, Hashable {
     public var dateRanges: [DateRange]
     /// Further complete tag lines (e.g. legacy `#EXT-X-CUE-OUT:30`) rendered before EXTINF, in order.
     public var extraTags: [String]
+    /// EXT-X-KEY rendered before this segment (after any EXT-X-MAP): set where the key changes and on the first
+    /// segment of a playlist; nil: the key in force above still applies.
+    public var key: EncryptionKey? = nil
 
     public init(
         uri: String, duration: Double, title: String = "", discontinuity: Bool = false, gap: Bool = false,

@@ -97,12 +97,38 @@ public struct Rendition: Sendable, Hashable {
     }
 }
 
+/// An EXT-X-I-FRAME-STREAM-INF: the I-frame playlist of a video rendition (trick play, scrubbing).
+public struct IFrameStream: Sendable, Hashable {
+    /// URI of the I-frame media playlist.
+    public var uri: String
+    /// Peak bit rate of the I-frames alone (bits per second).
+    public var bandwidth: Int
+    public var averageBandwidth: Int?
+    /// The video codec only.
+    public var codecs: [String]
+    public var resolution: Resolution?
+
+    public init(
+        uri: String, bandwidth: Int, averageBandwidth: Int? = nil, codecs: [String] = [], resolution: Resolution? = nil
+    ) {
+        self.uri = uri
+        self.bandwidth = bandwidth
+        self.averageBandwidth = averageBandwidth
+        self.codecs = codecs
+        self.resolution = resolution
+    }
+}
+
 /// A multivariant (master) playlist.
 public struct MultivariantPlaylist: Sendable, Hashable {
     public var independentSegments: Bool
     public var definitions: [VariableDefinition]
     public var renditions: [Rendition]
     public var variants: [VariantStream]
+    /// EXT-X-I-FRAME-STREAM-INF lines, rendered after the variants.
+    public var iFrameStreams: [IFrameStream] = []
+    /// EXT-X-SESSION-KEY lines (never `.none`), rendered after the definitions: lets a client preload the key.
+    public var sessionKeys: [EncryptionKey] = []
 
     public init(
         independentSegments: Bool = false, definitions: [VariableDefinition] = [], renditions: [Rendition] = [],

@@ -128,6 +128,14 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// How long a slot waits for subtitle renditions after every media (audio/video) rendition filled it; after it
     /// a subtitle rendition that missed the slot gets an empty cue segment. Default: nil = min(TD/2, 1 s).
     public var followerWaitMilliseconds: Int64?
+    /// An I-frame playlist (`{r}/iframes.m3u8`, EXT-X-I-FRAME-STREAM-INF) for every rendition with video.
+    /// Default: true.
+    public var iFramePlaylists: Bool = true
+    /// Playback authorization: the multivariant playlist, segments, init sections and keys need a token.
+    /// Default: nil = open.
+    public var playback: PlaybackAuthorization?
+    /// AES-128 encryption of the segments on the way out, with key rotation. Default: nil = clear.
+    public var encryption: EncryptionConfiguration?
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
@@ -186,5 +194,44 @@ public struct IngestConfiguration: Sendable, Hashable {
         self.autoCreate = autoCreate
         self.maxSegmentBytes = maxSegmentBytes
         self.autoCreatedChannel = autoCreatedChannel
+    }
+}
+
+/// Playback authorization of a channel: viewers present an HMAC token (`?token=...`) that the multivariant playlist
+/// hands to media playlists through EXT-X-DEFINE, so media playlists stay the same for every viewer (cacheable).
+public struct PlaybackAuthorization: Sendable, Hashable {
+    /// How media playlists receive the token.
+    public enum Form: String, Sendable, Hashable {
+        /// `#EXT-X-DEFINE:NAME="token",VALUE=...` in the multivariant, `IMPORT="token"` in media playlists
+        /// (version 8).
+        case importVariable = "import"
+        /// `#EXT-X-DEFINE:QUERYPARAM="token"` everywhere: the client takes the token from each playlist URL's query
+        /// (version 11).
+        case queryParameter = "queryparam"
+    }
+    public var form: Form
+    /// HMAC secret of the tokens (at least 32 bytes).
+    public var secret: [UInt8]
+    /// A token whose expiry is further ahead than this is refused. Default: 86400.
+    public var maxTokenSeconds: Int64
+
+    public init(form: Form = .importVariable, secret: [UInt8], maxTokenSeconds: Int64 = 86400) {
+        self.form = form
+        self.secret = secret
+        self.maxTokenSeconds = maxTokenSeconds
+    }
+}
+
+/// AES-128 encryption of a channel's segments.
+public struct EncryptionConfiguration: Sendable, Hashable {
+    /// Segments per key (at least 1): MSN m is in key period m / rotateEvery (counted from where the schedule began).
+    public var rotateEvery: Int
+    /// Where keys are fetched: a URI template with `{channel}` and `{period}`; nil: the origin serves them at
+    /// `/live/{channel}/key-{period}.key`.
+    public var keyURITemplate: String?
+
+    public init(rotateEvery: Int, keyURITemplate: String? = nil) {
+        self.rotateEvery = rotateEvery
+        self.keyURITemplate = keyURITemplate
     }
 }

@@ -103,8 +103,18 @@ public struct LiveWindow: Sendable {
     public func playlist(
         independentSegments: Bool, dateRanges: [UInt64: [DateRange]] = [:], extraTags: [UInt64: [String]] = [:]
     ) -> MediaPlaylist {
+        playlist(
+            independentSegments: independentSegments, dateRanges: dateRanges, extraTags: extraTags, decoration: .none)
+    }
+
+    /// The media playlist with playback authorization and encryption applied (`decoration`).
+    package func playlist(
+        independentSegments: Bool, dateRanges: [UInt64: [DateRange]] = [:], extraTags: [UInt64: [String]] = [:],
+        decoration: PlaylistDecoration
+    ) -> MediaPlaylist {
+        let first = entries.first?.msn
         let segments = entries.map { entry in
-            MediaSegment(
+            var segment = MediaSegment(
                 uri: entry.uri,
                 duration: Double(entry.durationMilliseconds) / 1000,
                 discontinuity: entry.discontinuity,
@@ -113,10 +123,12 @@ public struct LiveWindow: Sendable {
                 map: entry.initSectionVersion.map { MediaInitializationSection(uri: "init-\($0).mp4") },
                 dateRanges: dateRanges[entry.msn] ?? [],
                 extraTags: extraTags[entry.msn] ?? [])
+            decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == first)
+            return segment
         }
         return MediaPlaylist(
             targetDuration: targetDuration, mediaSequence: mediaSequence ?? 0,
             discontinuitySequence: discontinuitySequence, independentSegments: independentSegments,
-            segments: segments)
+            definitions: decoration.definitions, segments: segments)
     }
 }

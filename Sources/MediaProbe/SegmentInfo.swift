@@ -108,6 +108,16 @@ public struct SegmentInfo: Sendable, Hashable {
     public var closedCaptions: [ClosedCaptionChannel] = []
     /// WebVTT only: the segment's `X-TIMESTAMP-MAP`, nil when it has none.
     public var webVTTTimestampMap: WebVTTTimestampMap?
+    /// Every keyframe (IDR/IRAP access unit) of the primary video track and where its bytes are, ascending `start`;
+    /// empty for audio-only and WebVTT segments.
+    public var keyframes: [KeyframeRange] = []
+    /// `[0, end)` of the first keyframe when the segment starts with one: the byte range an I-frame playlist lists
+    /// (it includes what precedes the keyframe: PAT/PMT/SDT for MPEG-TS, styp/sidx/moof for fMP4, which players
+    /// need to decode it).
+    public var iFrameRangeEnd: Int? {
+        guard startsWithKeyframe, !tracks.isEmpty, tracks.contains(where: { $0.kind == .video }) else { return nil }
+        return keyframes.first.map(\.end)
+    }
 
     public init(
         container: MediaContainer, tracks: [TrackInfo], startTime: MediaTime, duration: MediaTime,
@@ -120,6 +130,26 @@ public struct SegmentInfo: Sendable, Hashable {
         self.startsWithKeyframe = startsWithKeyframe
         self.startsWithPATAndPMT = startsWithPATAndPMT
         self.byteCount = byteCount
+    }
+}
+
+/// A keyframe (IDR/IRAP access unit) of a segment and where its bytes are.
+public struct KeyframeRange: Sendable, Hashable {
+    /// First byte of the keyframe's data: MPEG-TS: the first packet of its PES; fMP4: its moof.
+    public var start: Int
+    /// One past its last byte: MPEG-TS: the end of the last packet of its PES; fMP4: the end of the sample's data in
+    /// the mdat.
+    public var end: Int
+    /// MPEG-TS: the PAT and PMT packets directly precede `start` (only other PIDs between); fMP4: false.
+    public var followsProgramTables: Bool
+    /// Presentation time of the keyframe.
+    public var presentationTime: MediaTime
+
+    public init(start: Int, end: Int, followsProgramTables: Bool = false, presentationTime: MediaTime) {
+        self.start = start
+        self.end = end
+        self.followsProgramTables = followsProgramTables
+        self.presentationTime = presentationTime
     }
 }
 
