@@ -102,6 +102,8 @@ const players = {
             note("hls-error", `${data.fatal ? "FATAL " : ""}${data.type} ${data.details}`);
             if (data.fatal) error(`hls.js fatal ${data.type} ${data.details}`);
         });
+        // Keys fetched (AES-128): the URL as hls.js resolved it, after variable substitution.
+        hls.on(Events.KEY_LOADED, (_, data) => note("hls-key", data.keyInfo?.decryptdata?.uri ?? data.frag?.decryptdata?.uri));
         hls.on(Events.AUDIO_TRACK_SWITCHED, (_, data) => note("hls", `AUDIO_TRACK_SWITCHED ${data.id}`));
         hls.on(Events.SUBTITLE_TRACK_SWITCH, (_, data) => note("hls", `SUBTITLE_TRACK_SWITCH ${data.id}`));
         hls.on(Events.NON_NATIVE_TEXT_TRACKS_FOUND, (_, data) => {

@@ -71,6 +71,21 @@ def play(browser, base, run):
     console = []
     page.on("console", lambda m: len(console) < 200 and console.append(f"{m.type}: {m.text}"[:300]))
     page.on("pageerror", lambda e: console.append(f"pageerror: {e}"[:300]))
+    # The network log: every response the page received (the players' playlist, segment and key requests), so a
+    # caller can check that none was refused.
+    network = {"responses": 0, "failed": []}
+
+    def on_response(response):
+        network["responses"] += 1
+        if response.status >= 400 and len(network["failed"]) < 100:
+            network["failed"].append({"status": response.status, "url": response.url[:300]})
+
+    page.on("response", on_response)
+    page.on(
+        "requestfailed",
+        lambda r: len(network["failed"]) < 100
+        and network["failed"].append({"status": 0, "url": r.url[:300], "failure": str(r.failure)[:200]}),
+    )
     query = urllib.parse.urlencode({"player": run["player"], "src": run["url"]})
     page.goto(f"{base}/page.html?{query}")
     seconds = float(run.get("seconds", 20))
@@ -105,6 +120,7 @@ def play(browser, base, run):
         "subtitlesShown": subtitles_on,
         "summary": summarize(samples, switched),
         "console": console[-60:],
+        "network": network,
     }
 
 
