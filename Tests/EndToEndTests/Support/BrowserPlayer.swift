@@ -138,6 +138,18 @@ enum BrowserPlayer {
         let summary: Summary?
         let console: [String]?
         let elapsed: Double?
+        /// Responses the page received, and the refused (>= 400) or failed (status 0) requests among them.
+        let network: Network?
+
+        struct Network: Decodable, Sendable {
+            struct Failure: Decodable, Sendable {
+                let status: Int
+                let url: String
+                let failure: String?
+            }
+            let responses: Int
+            let failed: [Failure]
+        }
 
         /// True when the element sat at readyState 1 near time 0 to the end while its buffer began over a second
         /// later: the player never moved to what it had buffered.
