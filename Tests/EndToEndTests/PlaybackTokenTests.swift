@@ -37,6 +37,20 @@ extension EndToEnd {
                   - { name: 360p, profile: 360p }
             """
 
+        /// The recipe docs/playback.md gives a backend, run by Python: prints a token for `argv[2]` valid for
+        /// `argv[3]` seconds under the secret `argv[1]` (its UTF-8 bytes).
+        static let pythonRecipe = """
+            import base64, hashlib, hmac, sys, time
+
+            def playback_token(secret: bytes, channel: str, ttl_seconds: int) -> str:
+                expiry = int(time.time()) + ttl_seconds
+                message = f"hlsorigin-playback-v1\n{channel}\n{expiry}".encode()
+                mac = hmac.new(secret, message, hashlib.sha256).digest()[:16]
+                return f"{expiry}-{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+
+            print(playback_token(sys.argv[1].encode(), sys.argv[2], int(sys.argv[3])))
+            """
+
         /// A token whose MAC has one character changed (same length, same alphabet).
         static func tampered(_ token: String) -> String {
             var characters = Array(token)
@@ -99,6 +113,14 @@ extension EndToEnd {
                     }
                     return try resolved(uri, token: token)
                 }
+                // A backend's token (docs/playback.md's Python recipe) is as good as the admin API's.
+                let recipe = try await ChildProcess.run(
+                    "/usr/bin/python3",
+                    ["-c", Self.pythonRecipe, "end-to-end playback secret of the paid channel, 32+ bytes", "paid", "300"],
+                    in: origin.directory)
+                let backendToken = recipe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+                let byRecipe = try await client.get("\(multivariantPath)?token=\(backendToken)")
+                #expect(byRecipe.status == 200, "the recipe's token \(backendToken): \(byRecipe.status) \(byRecipe.text)")
                 for (kind, uri) in protected {
                     let answer = try await client.get(try path(kind, uri, token: valid))
                     #expect(
