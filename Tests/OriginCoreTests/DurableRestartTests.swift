@@ -187,6 +187,41 @@ struct DurableRestartTests {
         #expect(after.discontinuitySequence >= before.discontinuitySequence)
     }
 
+    /// GAP entries that just left the window are still asked for by players that read an older playlist: their URLs
+    /// answer the filler for their duration plus the window's (RFC 8216 section 6.2.2), before a crash and after it
+    /// (a restart players do not notice). They used to be dropped at removal: `404 no segment` at once, and from
+    /// the store after a restart too (a GAP record has no bytes).
+    @Test mutating func gapEntriesJustRemovedFromTheWindowAnswerFillersBeforeAndAfterACrash() throws {
+        var origin: Origin? = try start()
+        // 180p misses four pushes; its GAP entries are listed, then the encoder is back until all of them left.
+        for n in 0..<7 { try slot(origin!, dropping: n >= 3 ? ["180p"] : []) }
+        let gaps = entries(origin!, "180p").filter(\.isGap).map(\.msn)
+        #expect(gaps.count >= 3, "an outage of GAP entries")
+        let lastGap = try #require(gaps.last)
+        var slots = 0
+        while try playlist(origin!, "180p").mediaSequence <= lastGap, slots < 20 {
+            try slot(origin!)
+            slots += 1
+        }
+        #expect(try playlist(origin!, "180p").mediaSequence == lastGap + 1, "the last GAP just left the playlist")
+        func expectFillers(_ origin: Origin, _ when: String) throws {
+            let rendition = try #require(origin.channel(named: "ch")?.snapshot.renditions["180p"])
+            for msn in gaps {
+                let entry = try #require(rendition.entry(msn: msn), "\(when): GAP msn \(msn) no longer answers")
+                #expect(entry.isGap, "\(when): msn \(msn)")
+                let filler = try #require(entry.filler, "\(when): GAP msn \(msn) answers 404")
+                #expect(filler.count % 188 == 0 && filler.array.first == 0x47, "\(when): a transport stream")
+            }
+        }
+        try expectFillers(origin!, "before the crash")
+        origin = nil
+        clock.advance(seconds: 1)
+        let restarted = try start()
+        // The downtime closed the open slot (a GAP in 180p): the window may have slid on, never back.
+        #expect(try playlist(restarted, "180p").mediaSequence >= lastGap + 1, "no GAP entry listed again")
+        try expectFillers(restarted, "after the restart")
+    }
+
     @Test mutating func gapEntriesOfAnOutageLongerThanTheRestoredRangeStillAnswerFillers() throws {
         var origin: Origin? = try start()
         for n in 0..<30 { try slot(origin!, dropping: n >= 6 ? ["180p"] : []) }
