@@ -113,6 +113,30 @@ struct DurableRestartTests {
         }
     }
 
+    /// A restart shorter than a slot leaves no GAP, and the encoder's next segment continues its media timeline: it
+    /// still carries EXT-X-DISCONTINUITY in every rendition (the restarted origin cannot know what it missed), and
+    /// what the old origin listed keeps its (absent) discontinuity.
+    @Test mutating func aRestartWithoutDowntimeGapsStillStartsADiscontinuity() throws {
+        var origin: Origin? = try start()
+        for _ in 0..<8 { try slot(origin!) }
+        let before = try playlist(origin!, "360p")
+        let lastBefore = before.mediaSequence + UInt64(before.segments.count) - 1
+        origin = nil
+        clock.advance(seconds: 0.2)
+        let restarted = try start()
+        #expect(try playlist(restarted, "360p").segments.allSatisfy { !$0.gap }, "no downtime GAP")
+        try slot(restarted)
+        for rendition in renditions {
+            let listed = try playlist(restarted, rendition)
+            let first = listed.mediaSequence
+            for (offset, segment) in listed.segments.enumerated() {
+                let msn = first + UInt64(offset)
+                #expect(!segment.gap, "\(rendition) msn \(msn)")
+                #expect(segment.discontinuity == (msn == lastBefore + 1), "\(rendition) msn \(msn)")
+            }
+        }
+    }
+
     @Test mutating func anAcknowledgedSegmentInAnOpenSlotSurvivesACrash() throws {
         var origin: Origin? = try start()
         for _ in 0..<4 { try slot(origin!) }
