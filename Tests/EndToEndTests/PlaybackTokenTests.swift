@@ -116,11 +116,15 @@ extension EndToEnd {
                 // A backend's token (docs/playback.md's Python recipe) is as good as the admin API's.
                 let recipe = try await ChildProcess.run(
                     "/usr/bin/python3",
-                    ["-c", Self.pythonRecipe, "end-to-end playback secret of the paid channel, 32+ bytes", "paid", "300"],
+                    [
+                        "-c", Self.pythonRecipe, "end-to-end playback secret of the paid channel, 32+ bytes", "paid",
+                        "300",
+                    ],
                     in: origin.directory)
                 let backendToken = recipe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
                 let byRecipe = try await client.get("\(multivariantPath)?token=\(backendToken)")
-                #expect(byRecipe.status == 200, "the recipe's token \(backendToken): \(byRecipe.status) \(byRecipe.text)")
+                #expect(
+                    byRecipe.status == 200, "the recipe's token \(backendToken): \(byRecipe.status) \(byRecipe.text)")
                 for (kind, uri) in protected {
                     let answer = try await client.get(try path(kind, uri, token: valid))
                     #expect(
