@@ -257,7 +257,7 @@ enum FragmentedMP4SegmentProbe {
                     where isSync(index == 0 ? firstSampleFlags ?? defaultFlags : defaultFlags) {
                         noteKeyframe(
                             offset: size.map { $0 * index }, size: size,
-                            time: decodeTime + facts.duration + index * Int64(defaultDuration))
+                            time: decodeTime &+ facts.duration &+ index &* Int64(defaultDuration))
                     }
                 }
                 facts.duration = sum
@@ -284,7 +284,7 @@ enum FragmentedMP4SegmentProbe {
                 {
                     noteKeyframe(
                         offset: sizesKnown ? sampleOffset : nil, size: sizesKnown ? sampleSize : nil,
-                        time: decodeTime + facts.duration + compositionOffset)
+                        time: decodeTime &+ facts.duration &+ compositionOffset)
                 }
                 if facts.startTime == nil, let decodeTime {
                     facts.startTime = decodeTime + facts.duration + compositionOffset
