@@ -21,13 +21,16 @@ struct KeyframeRangeTests {
         #expect(info.iFrameRangeEnd == 2256)
     }
 
-    @Test("MPEG-TS, one GOP per segment: one keyframe; B-frames change nothing")
+    @Test("MPEG-TS, one GOP per segment: one keyframe; B-frames and HEVC change nothing")
     func transportStreamOneKeyframe() throws {
         let plain = try MediaProbe.probeSegment(Fixture.bytes("ts-h264-aac-0.ts"))
         #expect(plain.keyframes.map { $0.start..<$0.end } == [564..<2256])
         #expect(plain.iFrameRangeEnd == 2256)
         let bFrames = try MediaProbe.probeSegment(Fixture.bytes("ts-h264-bframes.ts"))
         #expect(bFrames.keyframes.map { $0.start..<$0.end } == [564..<2444])
+        // HEVC: the first VCL NAL unit is IDR_N_LP (20), an IRAP picture.
+        let hevc = try MediaProbe.probeSegment(Fixture.bytes("ts-hevc-aac.ts"))
+        #expect(hevc.keyframes.map { $0.start..<$0.end } == [564..<4888])
     }
 
     @Test("MPEG-TS without PSI before the second keyframe: followsProgramTables is false there")
