@@ -1,8 +1,11 @@
 import Foundation
+import HLSPlaylist
 
 /// HLS-RULES 30 (EXT-X-DEFINE), 33 (EXT-X-KEY / EXT-X-SESSION-KEY) and 36 (EXT-X-I-FRAME-STREAM-INF) applied to every
 /// playlist text a test fetched, including across reloads: a KEY tag must never disappear while a segment it
-/// applies to is listed, so an MSN seen twice must have the same key in force both times.
+/// applies to is listed, so an MSN seen twice must have the same key in force both times. Each text is checked twice:
+/// by this reader of the text, and by HLSPlaylist's validation functions on the parsed values
+/// (`validateDefines`, `validateDefinesAndKeys`, `validateKeyContinuity`).
 final class ProtectedPlaylistRules {
     private(set) var violations: [String] = []
     /// Playlists checked, for the test's output.
@@ -18,6 +21,8 @@ final class ProtectedPlaylistRules {
     /// I-frame playlist paths a multivariant announced; `media` checks that each has I-FRAMES-ONLY.
     private(set) var announcedIFramePlaylists: Set<String> = []
     private var iFramePlaylistsSeen: Set<String> = []
+    /// The previous parsed snapshot of each media playlist (query removed), for `validateKeyContinuity`.
+    private var previousSnapshot: [String: MediaPlaylist] = [:]
 
     private func fail(_ message: String) {
         if violations.count < 200 { violations.append(message) }
@@ -117,6 +122,14 @@ final class ProtectedPlaylistRules {
         let lines = text.split(whereSeparator: \.isNewline)
         let names = checkDefinitions(lines, path: path, isMultivariant: true, version: Self.version(lines))
         multivariantNames[Self.directory(of: path)] = Set(names.keys)
+        do {
+            let parsed = try MultivariantPlaylist.parse(text)
+            for violation in parsed.validateDefines(declaredVersion: PlaylistVersion.declared(in: text)) {
+                fail("HLSPlaylist: \(path): \(violation)")
+            }
+        } catch {
+            fail("HLSPlaylist cannot parse the multivariant \(path): \(error)")
+        }
         for line in lines {
             if line.hasPrefix("#EXT-X-SESSION-KEY:") {
                 let attributes = AttributeText.parse(String(line.dropFirst("#EXT-X-SESSION-KEY:".count)))
@@ -152,6 +165,21 @@ final class ProtectedPlaylistRules {
             return
         }
         if playlist.iFramesOnly { iFramePlaylistsSeen.insert(Self.bare(path)) }
+        do {
+            let parsed = try MediaPlaylist.parse(text)
+            let importable =
+                multivariantNames[Self.directory(of: String(Self.directory(of: path).dropLast()))]
+                ?? multivariantNames[Self.directory(of: path)] ?? Set(imports.keys)
+            var violations = parsed.validateDefinesAndKeys(
+                importable: importable, declaredVersion: PlaylistVersion.declared(in: text))
+            if let previous = previousSnapshot[Self.bare(path)] {
+                violations += parsed.validateKeyContinuity(after: previous)
+            }
+            previousSnapshot[Self.bare(path)] = parsed
+            for violation in violations { fail("HLSPlaylist: \(path): \(violation)") }
+        } catch {
+            fail("HLSPlaylist cannot parse \(path): \(error)")
+        }
         for line in lines where line.hasPrefix("#EXT-X-KEY:") {
             let attributes = AttributeText.parse(String(line.dropFirst("#EXT-X-KEY:".count)))
             checkKeyAttributes(attributes, path: path, line: line, session: false)
