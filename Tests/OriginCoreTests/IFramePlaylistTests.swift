@@ -248,7 +248,7 @@ struct IFramePlaylistTests {
         container: MediaContainer = .mpegTS, initSection: Int? = nil
     ) -> WindowEntry {
         WindowEntry(
-            msn: msn, durationMilliseconds: ms, programDateTimeMilliseconds: t0 + Int64(msn - 100) * 2000,
+            msn: msn, durationMilliseconds: ms, programDateTimeMilliseconds: t0 + (Int64(msn) - 100) * 2000,
             discontinuity: discontinuity,
             content: gap ? .gap(filler: nil) : .segment(SharedBytes([0x47]), startsWithKeyframe: rangeEnd != nil),
             container: container, initSectionVersion: initSection, iFrameRangeEnd: gap ? nil : rangeEnd)
