@@ -76,3 +76,14 @@ public final class ChannelSnapshot: Sendable {
         self.renditions = renditions
     }
 }
+
+extension ChannelSnapshot {
+    /// The multivariant playlist's text without its EXT-X-I-FRAME-STREAM-INF lines, for copies served elsewhere
+    /// (recordings): I-frame playlists are live only, so those URIs would name nothing there.
+    public var multivariantWithoutIFrameStreams: String? {
+        multivariantPlaylist.map { bytes in
+            String(decoding: bytes.array, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") }.joined(separator: "\n")
+        }
+    }
+}

@@ -1,4 +1,6 @@
+import Foundation
 import HLSPlaylist
+import IngestLoop
 import MediaProbe
 import TestSupport
 import Testing
@@ -68,6 +70,21 @@ struct IFramePlaylistRouteTests {
         #expect(lines.count == 2)
         #expect(lines.first?.hasSuffix("CODECS=\"avc1.4d401e\",RESOLUTION=640x360,URI=\"360p/iframes.m3u8\"") == true)
         #expect(lines.last?.hasSuffix("CODECS=\"avc1.4d400c\",RESOLUTION=320x180,URI=\"180p/iframes.m3u8\"") == true)
+    }
+
+    @Test func theDVRMultivariantHasNoIFrameStreams() throws {
+        let directory = NSTemporaryDirectory() + "iframes-dvr-" + UUID().uuidString
+        let stack = try OriginTestStack { configuration in
+            configuration.origin.dataDirectory = directory
+            configuration.origin.channels[0].window = .segments(3)
+            configuration.origin.channels[0].dvr = DVRConfiguration(hours: 1)
+        }
+        try stack.slots(6)
+        #expect(try stack.get("/live/ch/index.m3u8").text.contains("#EXT-X-I-FRAME-STREAM-INF:"))
+        let dvr = try stack.get("/live/ch/index.m3u8?start=-10")
+        #expect(dvr.status == 200)
+        #expect(dvr.text.contains("360p/index.m3u8?start="))
+        #expect(!dvr.text.contains("I-FRAME"), "\(dvr.text)")
     }
 
     @Test func anAudioOnlyRenditionHasNone() throws {
