@@ -3,7 +3,9 @@ import OriginCore
 
 /// `/metrics` in the Prometheus text format (version 0.0.4).
 enum MetricsExposition {
-    static func render(origin: Origin, requests: RequestMetrics) -> String {
+    static func render(
+        origin: Origin, requests: RequestMetrics, playbackRefusals: PlaybackRefusals = PlaybackRefusals()
+    ) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -49,6 +51,13 @@ enum MetricsExposition {
         family(
             "hlsorigin_peak_bitrate_bits", "gauge", "Highest segment bit rate seen (BANDWIDTH).",
             perRendition { "\($0.peakBitrate)" })
+        let refusals = playbackRefusals.all
+        if !refusals.isEmpty || origin.allChannels.contains(where: { $0.configuration.playback != nil }) {
+            family(
+                "hlsorigin_playback_refused_total", "counter",
+                "Requests refused for a missing or invalid playback token (not counted in hlsorigin_http_responses_total).",
+                refusals.map { ("{channel=\"\($0.channel)\",reason=\"\($0.reason)\"}", "\($0.count)") })
+        }
         let stored = statuses.compactMap { status in status.storage.map { (status.name, $0) } }
         if !stored.isEmpty {
             family(

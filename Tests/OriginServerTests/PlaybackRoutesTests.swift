@@ -1,0 +1,341 @@
+import Foundation
+import HLSCrypto
+import HLSPlaylist
+import IngestLoop
+import OriginCore
+import TestSupport
+import Testing
+
+@testable import OriginServer
+
+/// Playback authorization over HTTP: which `/live` answers need a token, what a refusal looks like and leaves behind,
+/// the multivariant playlist per viewer (`import`) or shared (`queryparam`), media playlists the same for everyone.
+@Suite("Playback authorization routes")
+struct PlaybackRoutesTests {
+    static let secret = Array("playback secret of the unit tests, 32+ bytes".utf8)
+
+    /// A stack whose channel `ch` needs tokens in `form` (and `open`, a second channel, does not).
+    static func stack(
+        form: PlaybackAuthorization.Form = .importVariable, dataDirectory: String? = nil
+    ) throws -> OriginTestStack {
+        let stack = try OriginTestStack { configuration in
+            configuration.origin.channels[0].playback = PlaybackAuthorization(
+                form: form, secret: Self.secret, maxTokenSeconds: 3600)
+            if let dataDirectory {
+                configuration.origin.dataDirectory = dataDirectory
+                configuration.origin.channels[0].window = .segments(3)
+                configuration.origin.channels[0].dvr = DVRConfiguration(hours: 1)
+            }
+        }
+        try stack.slots(3)
+        return stack
+    }
+
+    static func nowSeconds(_ stack: OriginTestStack) -> Int64 { stack.clock.nowMilliseconds() / 1000 }
+
+    static func token(_ stack: OriginTestStack, ahead: Int64 = 600, channel: String = "ch") -> String {
+        PlaybackToken.issue(channel: channel, expirySeconds: nowSeconds(stack) + ahead, secret: secret)
+    }
+
+    /// Tokens refused for each reason, with the reason line and the metric label.
+    static func refusedTokens(_ stack: OriginTestStack) -> [(query: String, reason: String, label: String)] {
+        let now = nowSeconds(stack)
+        let valid = token(stack)
+        let tampered = String(valid.dropLast()) + (valid.last == "A" ? "Q" : "A")
+        return [
+            ("", "playback token missing", "missing"),
+            ("?token=", "playback token missing", "missing"),
+            ("?token=tomorrow", "playback token malformed", "malformed"),
+            ("?token=\(tampered)", "playback token signature does not match channel 'ch'", "signature"),
+            (
+                "?token=\(token(stack, channel: "other"))", "playback token signature does not match channel 'ch'",
+                "signature"
+            ),
+            (
+                "?token=\(token(stack, ahead: -1))",
+                "playback token expired at \(PlaybackRoutesTests.iso8601(now - 1))", "expired"
+            ),
+            (
+                "?token=\(token(stack, ahead: 0))", "playback token expired at \(PlaybackRoutesTests.iso8601(now))",
+                "expired"
+            ),
+            (
+                "?token=\(token(stack, ahead: 3601))", "playback token expires too far ahead (max 3600 s)",
+                "too_far_ahead"
+            ),
+        ]
+    }
+
+    static func iso8601(_ seconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    /// Every protected resource kind: multivariant, segment, init section, key, I-frame resource.
+    static let protectedPaths = [
+        "/live/ch/index.m3u8", "/live/ch/360p/1.ts", "/live/ch/360p/init-0.mp4", "/live/ch/key-0.key",
+        "/live/ch/360p/iframe-1.ts",
+    ]
+
+    @Test func everyReasonIsRefusedOnEveryProtectedResourceWithNoStoreAndCORS() throws {
+        let stack = try Self.stack()
+        for (query, reason, _) in Self.refusedTokens(stack) {
+            for path in Self.protectedPaths {
+                for method in ["GET", "HEAD"] {
+                    let response = try stack.request(method, path + query)
+                    #expect(response.status == 403, "\(method) \(path)\(query)")
+                    if method == "GET" { #expect(response.text == reason + "\n", "\(path)\(query)") }
+                    #expect(response.header("Cache-Control") == "no-store")
+                    #expect(response.header("Access-Control-Allow-Origin") == "*")
+                }
+            }
+        }
+    }
+
+    @Test func aValidTokenOpensSegmentsAndTheMultivariantPlaylist() throws {
+        let stack = try Self.stack()
+        let token = Self.token(stack)
+        let segment = try stack.get("/live/ch/360p/1.ts?token=\(token)")
+        #expect(segment.status == 200)
+        #expect(segment.body == stack.pushed["360p"]?[1])
+        let multivariant = try stack.get("/live/ch/index.m3u8?token=\(token)")
+        #expect(multivariant.status == 200)
+        #expect(multivariant.header("Cache-Control") == "private, no-store")
+        #expect(multivariant.header("ETag") == nil)
+        #expect(multivariant.header("Content-Type") == "application/vnd.apple.mpegurl")
+        let lines = multivariant.text.split(separator: "\n")
+        #expect(lines.prefix(2) == ["#EXTM3U", "#EXT-X-VERSION:8"])
+        #expect(lines.contains("#EXT-X-DEFINE:NAME=\"token\",VALUE=\"\(token)\""))
+        #expect(lines.contains("360p/index.m3u8"))
+        // An unknown path of a protected channel is still a 404 once authorized.
+        #expect(try stack.get("/live/ch/360p/99.ts?token=\(token)").status == 404)
+    }
+
+    @Test func importFormMultivariantCarriesEachRequestsTokenAndNothingElseDiffers() throws {
+        let stack = try Self.stack()
+        let first = Self.token(stack, ahead: 60)
+        let second = Self.token(stack, ahead: 120)
+        let a = try stack.get("/live/ch/index.m3u8?token=\(first)").text
+        let b = try stack.get("/live/ch/index.m3u8?other=1&token=\(second)&token=ignored").text
+        #expect(a.contains("VALUE=\"\(first)\"\n"))
+        #expect(b.contains("VALUE=\"\(second)\"\n"))
+        #expect(a.replacingOccurrences(of: first, with: "") == b.replacingOccurrences(of: second, with: ""))
+        let playlist = try MultivariantPlaylist.parse(a)
+        #expect(playlist.definitions == [.value(name: "token", value: first)])
+    }
+
+    @Test func mediaPlaylistsAreOpenAndTheSameForEveryViewer() throws {
+        let stack = try Self.stack()
+        let anonymous = try stack.get("/live/ch/360p/index.m3u8")
+        #expect(anonymous.status == 200)
+        let withToken = try stack.get("/live/ch/360p/index.m3u8?token=\(Self.token(stack))")
+        let withBadToken = try stack.get("/live/ch/360p/index.m3u8?token=bad")
+        #expect(withToken.text == anonymous.text)
+        #expect(withBadToken.text == anonymous.text)
+        #expect(anonymous.header("Cache-Control") == "public, max-age=1")
+        #expect(
+            anonymous.text == """
+                #EXTM3U
+                #EXT-X-VERSION:8
+                #EXT-X-TARGETDURATION:2
+                #EXT-X-MEDIA-SEQUENCE:0
+                #EXT-X-DISCONTINUITY-SEQUENCE:0
+                #EXT-X-INDEPENDENT-SEGMENTS
+                #EXT-X-DEFINE:IMPORT="token"
+                #EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:00.000Z
+                #EXTINF:2.000,
+                0.ts?token={$token}
+                #EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:02.000Z
+                #EXTINF:2.000,
+                1.ts?token={$token}
+                #EXT-X-PROGRAM-DATE-TIME:2026-01-01T00:00:04.000Z
+                #EXTINF:2.000,
+                2.ts?token={$token}
+
+                """)
+    }
+
+    @Test func queryParameterFormSharesOneMultivariantTextAtVersion11() throws {
+        let stack = try Self.stack(form: .queryParameter)
+        let first = try stack.get("/live/ch/index.m3u8?token=\(Self.token(stack, ahead: 60))")
+        let second = try stack.get("/live/ch/index.m3u8?token=\(Self.token(stack, ahead: 120))")
+        #expect(first.status == 200)
+        #expect(first.text == second.text)
+        #expect(first.header("ETag") != nil)
+        let lines = first.text.split(separator: "\n")
+        #expect(lines.prefix(2) == ["#EXTM3U", "#EXT-X-VERSION:11"])
+        #expect(lines.contains("#EXT-X-DEFINE:QUERYPARAM=\"token\""))
+        #expect(lines.contains("360p/index.m3u8?token={$token}"))
+        #expect(lines.contains("180p/index.m3u8?token={$token}"))
+        #expect(try stack.get("/live/ch/index.m3u8").status == 403)
+        // The media playlist, fetched with the token in its query as the client substitutes it: the live playlist
+        // (the token is no DVR argument), version 11, the same for every viewer.
+        let media = try stack.get("/live/ch/360p/index.m3u8?token=\(Self.token(stack))")
+        #expect(media.status == 200)
+        #expect(media.text == (try stack.get("/live/ch/360p/index.m3u8").text))
+        let mediaLines = media.text.split(separator: "\n")
+        #expect(mediaLines.prefix(2) == ["#EXTM3U", "#EXT-X-VERSION:11"])
+        #expect(mediaLines.contains("#EXT-X-DEFINE:QUERYPARAM=\"token\""))
+        #expect(mediaLines.contains("2.ts?token={$token}"))
+        #expect(!media.text.contains("EXT-X-PLAYLIST-TYPE"))
+    }
+
+    @Test func alternateRenditionURIsGetTheSuffixInQueryParameterForm() throws {
+        let playlist = MultivariantPlaylist(
+            renditions: [
+                Rendition(type: .audio, groupID: "aud", name: "English", uri: "en/index.m3u8", isDefault: true),
+                Rendition(type: .closedCaptions, groupID: "cc", name: "CC1", isDefault: false, instreamID: "CC1"),
+            ],
+            variants: [VariantStream(uri: "hi/index.m3u8", bandwidth: 1000, codecs: ["avc1.64001f"], audioGroup: "aud")]
+        )
+        let query = ChannelState.playbackMultivariant(
+            playlist, playback: PlaybackAuthorization(form: .queryParameter, secret: Self.secret))
+        #expect(query.renditions.map(\.uri) == ["en/index.m3u8?token={$token}", nil])
+        #expect(query.variants.map(\.uri) == ["hi/index.m3u8?token={$token}"])
+        #expect(query.definitions == [.queryParameter(name: "token")])
+        let imported = ChannelState.playbackMultivariant(
+            playlist, playback: PlaybackAuthorization(form: .importVariable, secret: Self.secret))
+        #expect(imported.renditions == playlist.renditions)
+        #expect(imported.variants == playlist.variants)
+        #expect(imported.definitions == [.value(name: "token", value: "")])
+        #expect(ChannelState.playbackMultivariant(playlist, playback: nil) == playlist)
+        #expect(ChannelState.appendingPlaybackToken(to: "https://k/x.key?v=1") == "https://k/x.key?v=1&token={$token}")
+        #expect(ChannelState.appendingPlaybackToken(to: "key-3.key?token={$token}") == "key-3.key?token={$token}")
+    }
+
+    @Test func aRefusedRequestLeavesCachesAndMetricsAsTheyWere() throws {
+        let stack = try Self.stack()
+        let handler = stack.handler
+        // Warm up what allowed requests keep: a prepared segment, a cached media playlist.
+        #expect(try stack.get("/live/ch/360p/0.ts?token=\(Self.token(stack))").status == 200)
+        #expect(try stack.get("/live/ch/360p/index.m3u8").status == 200)
+        let cache = handler.liveCache.usage
+        let segments = handler.preparedLive.segmentUsage.count
+        let responses = handler.metrics.snapshot.map { "\($0.0)=\($0.1)" }
+        // Plain requests (the fast path) and requests with a bad token, of every protected kind.
+        for path in Self.protectedPaths {
+            #expect(try stack.get(path).status == 403)
+            #expect(try stack.get(path + "?token=bad").status == 403)
+        }
+        #expect(handler.liveCache.usage == cache)
+        #expect(handler.preparedLive.segmentUsage.count == segments)
+        #expect(handler.metrics.snapshot.map { "\($0.0)=\($0.1)" } == responses)
+        #expect(handler.playbackRefusals.counts(channel: "ch") == ["missing": 5, "malformed": 5])
+        let metrics = try stack.get("/metrics").text
+        #expect(metrics.contains("hlsorigin_playback_refused_total{channel=\"ch\",reason=\"missing\"} 5\n"))
+        #expect(metrics.contains("hlsorigin_playback_refused_total{channel=\"ch\",reason=\"malformed\"} 5\n"))
+    }
+
+    @Test func theFastPathKeepsOnlyPlaylistsOfAProtectedChannel() throws {
+        let stack = try Self.stack()
+        let connection = try stack.connect()
+        let before = stack.handler.liveCache.usage.entries
+        #expect(try connection.request("GET", "/live/ch/360p/index.m3u8").status == 200)
+        #expect(stack.handler.liveCache.usage.entries == before + 1)
+        #expect(try connection.request("GET", "/live/ch/360p/index.m3u8").status == 200)
+        for path in Self.protectedPaths {
+            #expect(try connection.request("GET", path).status == 403)
+        }
+        #expect(stack.handler.liveCache.usage.entries == before + 1)
+    }
+
+    @Test func theDVRMultivariantNeedsATokenAndCarriesIt() throws {
+        let directory = NSTemporaryDirectory() + "playback-dvr-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stack = try Self.stack(dataDirectory: directory)
+        try stack.slots(5)
+        let start = "-6"
+        #expect(try stack.get("/live/ch/index.m3u8?start=\(start)").status == 403)
+        let token = Self.token(stack)
+        let dvr = try stack.get("/live/ch/index.m3u8?start=\(start)&token=\(token)")
+        #expect(dvr.status == 200, "\(dvr.text)")
+        #expect(dvr.header("Cache-Control") == "private, no-store")
+        let lines = dvr.text.split(separator: "\n")
+        #expect(lines.contains("#EXT-X-DEFINE:NAME=\"token\",VALUE=\"\(token)\""))
+        // The relative start is fixed to an absolute one, as for open channels.
+        #expect(lines.contains { $0.hasPrefix("360p/index.m3u8?start=1767") })
+        // A malformed DVR query is still a 400 once authorized; its media playlist stays open.
+        #expect(try stack.get("/live/ch/index.m3u8?start=never&token=\(token)").status == 400)
+        #expect(try stack.get("/live/ch/360p/index.m3u8?start=\(start)").status == 200)
+    }
+
+    @Test func theQueryParameterDVRMultivariantKeepsTheSuffixBeforeTheDVRQuery() throws {
+        let directory = NSTemporaryDirectory() + "playback-dvr-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stack = try Self.stack(form: .queryParameter, dataDirectory: directory)
+        let dvr = try stack.get("/live/ch/index.m3u8?start=-4&token=\(Self.token(stack))")
+        #expect(dvr.status == 200, "\(dvr.text)")
+        let lines = dvr.text.split(separator: "\n")
+        #expect(lines.contains("#EXT-X-DEFINE:QUERYPARAM=\"token\""))
+        #expect(lines.contains { $0.hasPrefix("360p/index.m3u8?token={$token}&start=1767") })
+    }
+
+    @Test func adminIssuesTokensThatOpenTheChannel() throws {
+        let stack = try Self.stack()
+        let response = try stack.request("POST", "/admin/channels/ch/tokens", body: Array(#"{"ttlSeconds": 600}"#.utf8))
+        #expect(response.status == 201, "\(response.text)")
+        struct Answer: Decodable {
+            let token: String
+            let expires: String
+            let multivariant: String
+        }
+        let answer = try JSONDecoder().decode(Answer.self, from: Data(response.body))
+        let expiry = Self.nowSeconds(stack) + 600
+        #expect(answer.token == PlaybackToken.issue(channel: "ch", expirySeconds: expiry, secret: Self.secret))
+        #expect(answer.expires == Self.iso8601(expiry))
+        #expect(answer.multivariant == "/live/ch/index.m3u8?token=\(answer.token)")
+        #expect(try stack.get(answer.multivariant).status == 200)
+        #expect(try stack.request("POST", "/admin/channels/ch/tokens").status == 201)
+        #expect(
+            try stack.request("POST", "/admin/channels/ch/tokens", body: Array(#"{"ttlSeconds": 3601}"#.utf8)).status
+                == 400)
+        #expect(try stack.request("POST", "/admin/channels/ch/tokens", body: Array("{".utf8)).status == 400)
+        #expect(try stack.request("POST", "/admin/channels/nope/tokens").status == 404)
+        #expect(try stack.request("GET", "/admin/channels/ch/tokens").status == 405)
+    }
+
+    @Test func anOpenChannelIssuesNoTokensAndAnswersWithoutOne() throws {
+        let stack = try OriginTestStack()
+        try stack.slots(2)
+        #expect(try stack.request("POST", "/admin/channels/ch/tokens").status == 409)
+        #expect(try stack.get("/live/ch/index.m3u8").status == 200)
+        #expect(try stack.get("/live/ch/360p/0.ts").status == 200)
+        #expect(!(try stack.get("/live/ch/360p/index.m3u8").text.contains("DEFINE")))
+        #expect(!(try stack.get("/metrics").text.contains("hlsorigin_playback_refused_total")))
+        let status = try stack.get("/admin/channels/ch").text
+        #expect(!status.contains("\"playback\""))
+    }
+
+    @Test func statusCountsRefusalsByReason() throws {
+        let stack = try Self.stack()
+        #expect(try stack.get("/live/ch/index.m3u8").status == 403)
+        #expect(try stack.get("/live/ch/360p/0.ts?token=x").status == 403)
+        #expect(try stack.get("/live/ch/360p/0.ts?token=x").status == 403)
+        struct Status: Decodable {
+            struct Playback: Decodable {
+                let form: String
+                let refused: [String: Int]
+            }
+            let name: String
+            let playback: Playback
+        }
+        let one = try JSONDecoder().decode(Status.self, from: Data(try stack.get("/admin/channels/ch").body))
+        #expect(one.name == "ch")
+        #expect(one.playback.form == "import")
+        #expect(one.playback.refused == ["missing": 1, "malformed": 2])
+        let all = try JSONDecoder().decode([Status].self, from: Data(try stack.get("/admin/channels").body))
+        #expect(all.map(\.playback.refused) == [["missing": 1, "malformed": 2]])
+    }
+
+    @Test func recordingsOfProtectedChannelsAreRefused() throws {
+        var channel = ChannelConfiguration(name: "news")
+        #expect(OriginHTTPHandler.protectedRecordingRefusal(channel) == nil)
+        channel.playback = PlaybackAuthorization(secret: Self.secret)
+        let refusal = try #require(OriginHTTPHandler.protectedRecordingRefusal(channel))
+        #expect(refusal.status == 403)
+        channel.playback = nil
+        channel.encryption = EncryptionConfiguration(rotateEvery: 2)
+        #expect(OriginHTTPHandler.protectedRecordingRefusal(channel)?.status == 403)
+    }
+}
