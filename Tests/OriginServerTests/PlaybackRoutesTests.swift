@@ -112,6 +112,31 @@ struct PlaybackRoutesTests {
         #expect(try stack.get("/live/ch/360p/99.ts?token=\(token)").status == 404)
     }
 
+    @Test func gapFillersNeedATokenAndTheirEntryKeepsTheSuffix() throws {
+        let stack = try Self.stack()
+        // Let the next slot pass without a push: the ingest loop writes GAP 3 with a filler.
+        stack.clock.advance(seconds: 3)
+        stack.origin.tick()
+        #expect(try stack.playlistText("360p").hasSuffix("#EXT-X-GAP\n#EXTINF:2.000,\n3.ts?token={$token}\n"))
+        #expect(try stack.get("/live/ch/360p/3.ts").text == "playback token missing\n")
+        let filler = try stack.get("/live/ch/360p/3.ts?token=\(Self.token(stack))")
+        #expect(filler.status == 200)
+        #expect(filler.header("Content-Type") == "video/mp2t")
+    }
+
+    @Test func storedSegmentsNeedAToken() throws {
+        let directory = NSTemporaryDirectory() + "playback-store-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stack = try Self.stack(dataDirectory: directory)
+        try stack.slots(20)
+        let channel = try #require(stack.origin.channel(named: "ch"))
+        #expect(channel.snapshot.renditions["360p"]?.entry(msn: 0) == nil, "segment 0 is only in the store")
+        #expect(try stack.get("/live/ch/360p/0.ts").text == "playback token missing\n")
+        let stored = try stack.get("/live/ch/360p/0.ts?token=\(Self.token(stack))")
+        #expect(stored.status == 200)
+        #expect(stored.body == stack.pushed["360p"]?[0])
+    }
+
     @Test func importFormMultivariantCarriesEachRequestsTokenAndNothingElseDiffers() throws {
         let stack = try Self.stack()
         let first = Self.token(stack, ahead: 60)
