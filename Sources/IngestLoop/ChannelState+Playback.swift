@@ -76,9 +76,21 @@ extension ChannelState {
 }
 
 extension ChannelState {
-    /// The decoration of media playlists while only playback authorization decorates them (no key schedule).
-    package func playbackOnlyDecoration() -> PlaylistDecoration {
-        let playback = playbackDecoration()
-        return PlaylistDecoration(definitions: playback.definitions, uriSuffix: playback.uriSuffix)
+    /// `decoration` (the keys part, or `.none`) with the playback part added: the definitions, the URI suffix on
+    /// segment and init section URIs, and the token handed on to key URIs. Unchanged without playback authorization.
+    package func playbackDecorated(_ decoration: PlaylistDecoration) -> PlaylistDecoration {
+        Self.playbackDecorated(decoration, playback: configuration.playback)
+    }
+
+    /// `playbackDecorated(_:)` for these settings.
+    package static func playbackDecorated(
+        _ decoration: PlaylistDecoration, playback: PlaybackAuthorization?
+    ) -> PlaylistDecoration {
+        guard playback != nil else { return decoration }
+        var decorated = decoration
+        (decorated.definitions, decorated.uriSuffix) = playbackDecoration(playback)
+        let keyURI = decoration.keyURI
+        decorated.keyURI = { appendingPlaybackToken(to: keyURI($0)) }
+        return decorated
     }
 }

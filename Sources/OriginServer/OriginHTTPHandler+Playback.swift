@@ -105,15 +105,6 @@ extension OriginHTTPHandler {
         return nil
     }
 
-    /// The 403 of `/vod/{id}/...` for a recording of a channel with playback authorization or encryption: a recording
-    /// would otherwise hand out the channel's segments in the clear and without a token. nil for other channels.
-    static func protectedRecordingRefusal(_ configuration: ChannelConfiguration) -> HTTPResponse? {
-        guard configuration.playback != nil || configuration.encryption != nil else { return nil }
-        var response = HTTPResponse.text(403, "recordings of protected channels are not served yet\n")
-        response.headers.append(name: "Cache-Control", value: "no-store")
-        return response
-    }
-
     /// Unix seconds of a clock reading in ms, rounded down (also before 1970).
     static func floorSeconds(_ milliseconds: Int64) -> Int64 {
         milliseconds >= 0 ? milliseconds / 1000 : -((-milliseconds + 999) / 1000)

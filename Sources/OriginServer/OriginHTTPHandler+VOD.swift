@@ -26,7 +26,6 @@ extension OriginHTTPHandler {
             response.headers.append(name: "Cache-Control", value: "no-cache")
             return respond(response)
         }
-        if let refusal = Self.protectedRecordingRefusal(channel.configuration) { return respond(refusal) }
         guard let contents = recording.contents, contents.firstMSN != nil else {
             return respond(.text(404, "recording '\(id)' holds no media\n"))
         }

@@ -353,14 +353,17 @@ struct PlaybackRoutesTests {
         #expect(all.map(\.playback.refused) == [["missing": 1, "malformed": 2]])
     }
 
-    @Test func recordingsOfProtectedChannelsAreRefused() throws {
-        var channel = ChannelConfiguration(name: "news")
-        #expect(OriginHTTPHandler.protectedRecordingRefusal(channel) == nil)
-        channel.playback = PlaybackAuthorization(secret: Self.secret)
-        let refusal = try #require(OriginHTTPHandler.protectedRecordingRefusal(channel))
-        #expect(refusal.status == 403)
-        channel.playback = nil
-        channel.encryption = EncryptionConfiguration(rotateEvery: 2)
-        #expect(OriginHTTPHandler.protectedRecordingRefusal(channel)?.status == 403)
+    @Test func keyURIsCarryTheTokenAndTheKeysPartIsKept() throws {
+        let keys = PlaylistDecoration(keys: KeySchedule(), keyURI: { "https://k/\($0).key?v=1" })
+        let playback = PlaybackAuthorization(form: .importVariable, secret: Self.secret)
+        let decorated = ChannelState.playbackDecorated(keys, playback: playback)
+        #expect(decorated.definitions == [.import(name: "token")])
+        #expect(decorated.uriSuffix == "?token={$token}")
+        #expect(decorated.keys == keys.keys)
+        #expect(decorated.keyURI(7) == "https://k/7.key?v=1&token={$token}")
+        #expect(ChannelState.playbackDecorated(.none, playback: playback).keyURI(3) == "../key-3.key?token={$token}")
+        let open = ChannelState.playbackDecorated(keys, playback: nil)
+        #expect(open.definitions.isEmpty && open.uriSuffix.isEmpty)
+        #expect(open.keyURI(7) == "https://k/7.key?v=1")
     }
 }
