@@ -3,6 +3,7 @@ import HLSCrypto
 import HLSPlaylist
 import IngestLoop
 import OriginCore
+import SharedBytes
 import TestSupport
 import Testing
 
@@ -365,5 +366,130 @@ struct PlaybackRoutesTests {
         let open = ChannelState.playbackDecorated(keys, playback: nil)
         #expect(open.definitions.isEmpty && open.uriSuffix.isEmpty)
         #expect(open.keyURI(7) == "https://k/7.key?v=1")
+    }
+}
+
+/// The worked example of docs/iframes-define-aes-design.md section 7, byte for byte: what the playback part adds to
+/// the multivariant and media playlists of channel `news` (import form, keys rotating every 3 segments).
+@Suite("Playback authorization: the design's worked example")
+struct PlaybackWorkedExampleTests {
+    static let token = "1795914000-3q2-7wAAAAC0aGxzb3Jp_w"
+    static let playback = PlaybackAuthorization(
+        form: .importVariable, secret: Array("worked example secret, 32 bytes or more".utf8))
+
+    /// The multivariant playlist as the core builds it before the playback part (session key without suffix).
+    static var multivariant: MultivariantPlaylist {
+        var playlist = MultivariantPlaylist(
+            independentSegments: true,
+            variants: [
+                VariantStream(
+                    uri: "hi/index.m3u8", bandwidth: 2_612_000, averageBandwidth: 2_180_000,
+                    codecs: ["avc1.64001f", "mp4a.40.2"], resolution: Resolution(width: 1280, height: 720),
+                    frameRate: 30)
+            ])
+        playlist.sessionKeys = [.aes128(uri: "key-34.key")]
+        playlist.iFrameStreams = [
+            IFrameStream(
+                uri: "hi/iframes.m3u8", bandwidth: 301_000, averageBandwidth: 262_000, codecs: ["avc1.64001f"],
+                resolution: Resolution(width: 1280, height: 720))
+        ]
+        return playlist
+    }
+
+    @Test func importFormMultivariantJoinedWithTheRequestsToken() {
+        let template = ChannelState.playbackMultivariant(Self.multivariant, playback: Self.playback).render()
+        let joined = OriginHTTPHandler.joinedMultivariant(SharedBytes(string: template), token: Self.token)
+        #expect(
+            String(decoding: joined.array, as: UTF8.self) == """
+                #EXTM3U
+                #EXT-X-VERSION:8
+                #EXT-X-INDEPENDENT-SEGMENTS
+                #EXT-X-DEFINE:NAME="token",VALUE="1795914000-3q2-7wAAAAC0aGxzb3Jp_w"
+                #EXT-X-SESSION-KEY:METHOD=AES-128,URI="key-34.key?token={$token}"
+                #EXT-X-STREAM-INF:BANDWIDTH=2612000,AVERAGE-BANDWIDTH=2180000,CODECS="avc1.64001f,mp4a.40.2",RESOLUTION=1280x720,FRAME-RATE=30.000
+                hi/index.m3u8
+                #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=301000,AVERAGE-BANDWIDTH=262000,CODECS="avc1.64001f",RESOLUTION=1280x720,URI="hi/iframes.m3u8"
+
+                """)
+    }
+
+    @Test func queryParameterFormMultivariant() {
+        var playback = Self.playback
+        playback.form = .queryParameter
+        #expect(
+            ChannelState.playbackMultivariant(Self.multivariant, playback: playback).render() == """
+                #EXTM3U
+                #EXT-X-VERSION:11
+                #EXT-X-INDEPENDENT-SEGMENTS
+                #EXT-X-DEFINE:QUERYPARAM="token"
+                #EXT-X-SESSION-KEY:METHOD=AES-128,URI="key-34.key?token={$token}"
+                #EXT-X-STREAM-INF:BANDWIDTH=2612000,AVERAGE-BANDWIDTH=2180000,CODECS="avc1.64001f,mp4a.40.2",RESOLUTION=1280x720,FRAME-RATE=30.000
+                hi/index.m3u8?token={$token}
+                #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=301000,AVERAGE-BANDWIDTH=262000,CODECS="avc1.64001f",RESOLUTION=1280x720,URI="hi/iframes.m3u8?token={$token}"
+
+                """)
+    }
+
+    /// Rendition `hi`: 100..103 listed, 101 a GAP, 103 after the feed came back; DSN 4.
+    static var window: LiveWindow {
+        var window = LiveWindow(length: .segments(4), targetDuration: 2, discontinuitySequence: 4)
+        let start: Int64 = 1_795_480_800_000  // 2026-11-24T00:40:00Z
+        for (index, msn) in (100...103).enumerated() {
+            let content: WindowEntry.Content =
+                msn == 101 ? .gap(filler: nil) : .segment(SharedBytes([0x47]), startsWithKeyframe: true)
+            window.append(
+                WindowEntry(
+                    msn: UInt64(msn), durationMilliseconds: msn == 103 ? 1960 : 2000,
+                    programDateTimeMilliseconds: start + Int64(index) * 2000, discontinuity: msn == 103,
+                    content: content, container: .mpegTS, initSectionVersion: nil),
+                nowMilliseconds: start + Int64(index) * 2000)
+        }
+        return window
+    }
+
+    @Test func mediaPlaylistWithKeysAndTheToken() {
+        var schedule = KeySchedule()
+        schedule.change(rotateEvery: 3, fromMSN: 0)
+        let decoration = ChannelState.playbackDecorated(PlaylistDecoration(keys: schedule), playback: Self.playback)
+        #expect(
+            Self.window.playlist(independentSegments: true, decoration: decoration).render() == """
+                #EXTM3U
+                #EXT-X-VERSION:8
+                #EXT-X-TARGETDURATION:2
+                #EXT-X-MEDIA-SEQUENCE:100
+                #EXT-X-DISCONTINUITY-SEQUENCE:4
+                #EXT-X-INDEPENDENT-SEGMENTS
+                #EXT-X-DEFINE:IMPORT="token"
+                #EXT-X-KEY:METHOD=AES-128,URI="../key-33.key?token={$token}"
+                #EXT-X-PROGRAM-DATE-TIME:2026-11-24T00:40:00.000Z
+                #EXTINF:2.000,
+                100.ts?token={$token}
+                #EXT-X-PROGRAM-DATE-TIME:2026-11-24T00:40:02.000Z
+                #EXT-X-GAP
+                #EXTINF:2.000,
+                101.ts?token={$token}
+                #EXT-X-KEY:METHOD=AES-128,URI="../key-34.key?token={$token}"
+                #EXT-X-PROGRAM-DATE-TIME:2026-11-24T00:40:04.000Z
+                #EXTINF:2.000,
+                102.ts?token={$token}
+                #EXT-X-DISCONTINUITY
+                #EXT-X-PROGRAM-DATE-TIME:2026-11-24T00:40:06.000Z
+                #EXTINF:1.960,
+                103.ts?token={$token}
+
+                """)
+    }
+
+    @Test func queryParameterFormMediaPlaylistIsVersion11() {
+        var playback = Self.playback
+        playback.form = .queryParameter
+        let text = Self.window.playlist(
+            independentSegments: true, decoration: ChannelState.playbackDecorated(.none, playback: playback)
+        ).render()
+        let lines = text.split(separator: "\n")
+        #expect(lines.prefix(2) == ["#EXTM3U", "#EXT-X-VERSION:11"])
+        #expect(lines.contains("#EXT-X-DEFINE:QUERYPARAM=\"token\""))
+        #expect(lines.last == "103.ts?token={$token}")
+        #expect(!text.contains("EXT-X-KEY"))
     }
 }
