@@ -51,13 +51,6 @@ enum MetricsExposition {
         family(
             "hlsorigin_peak_bitrate_bits", "gauge", "Highest segment bit rate seen (BANDWIDTH).",
             perRendition { "\($0.peakBitrate)" })
-        let refusals = playbackRefusals.all
-        if !refusals.isEmpty || origin.allChannels.contains(where: { $0.configuration.playback != nil }) {
-            family(
-                "hlsorigin_playback_refused_total", "counter",
-                "Requests refused for a missing or invalid playback token (not counted in hlsorigin_http_responses_total).",
-                refusals.map { ("{channel=\"\($0.channel)\",reason=\"\($0.reason)\"}", "\($0.count)") })
-        }
         let stored = statuses.compactMap { status in status.storage.map { (status.name, $0) } }
         if !stored.isEmpty {
             family(
@@ -69,6 +62,13 @@ enum MetricsExposition {
             family(
                 "hlsorigin_storage_write_failures_total", "counter", "Failed writes to the channel's durable store.",
                 stored.map { ("{channel=\"\($0.0)\"}", "\($0.1.writeFailures)") })
+        }
+        let refusals = playbackRefusals.all
+        if !refusals.isEmpty || origin.allChannels.contains(where: { $0.configuration.playback != nil }) {
+            family(
+                "hlsorigin_playback_refused_total", "counter",
+                "Requests refused for a missing or invalid playback token (not counted in hlsorigin_http_responses_total).",
+                refusals.map { ("{channel=\"\($0.channel)\",reason=\"\($0.reason)\"}", "\($0.count)") })
         }
         return out
     }

@@ -26,15 +26,15 @@ extension OriginHTTPHandler {
                 return respond(json(404, ["error": "unknown channel '\(path[1])'"]))
             }
             return respond(json(200, adminStatus(channel)))
-        case ("POST", 3) where path[2] == "outage":
-            let channelName = path[1]
-            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
-                finish(outage(channelName, body))
-            }
         case ("POST", 3) where path[2] == "tokens":
             let channelName = path[1]
             return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
                 finish(issuePlaybackToken(channelName, body))
+            }
+        case ("POST", 3) where path[2] == "outage":
+            let channelName = path[1]
+            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
+                finish(outage(channelName, body))
             }
         case (_, 3...4) where path[2] == "dateranges":
             return dateRanges(request, channel: path[1], Array(path.dropFirst(3)))
