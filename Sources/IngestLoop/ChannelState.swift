@@ -285,7 +285,8 @@ package struct ChannelState: Sendable {
             msn: msn, durationMilliseconds: extinf.milliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: timeline.discontinuity,
             content: .segment(bytes, startsWithKeyframe: info.startsWithKeyframe), container: info.container,
-            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil)
+            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
+            iFrameRangeEnd: info.iFrameRangeEnd)
         append(
             entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
             nowMilliseconds: now)
@@ -457,6 +458,7 @@ package struct ChannelState: Sendable {
         statistics.totalMilliseconds += milliseconds
         statistics.peakBitrate = max(
             statistics.peakBitrate, Int(Int64(bytes) * 8 * 1000 / max(milliseconds, 1)))
+        statistics.countIFrame(rangeEnd: entry.iFrameRangeEnd, milliseconds: milliseconds)
         statistics.driftMilliseconds = now - (entry.programDateTimeMilliseconds + milliseconds)
         renditions[position].statistics = statistics
     }
