@@ -183,6 +183,22 @@ struct PlaybackRoutesTests {
                 """)
     }
 
+    @Test func iFramePlaylistsAreOpenAndCarryTheImportAndTheSuffix() throws {
+        let stack = try Self.stack()
+        let anonymous = try stack.get("/live/ch/360p/iframes.m3u8")
+        #expect(anonymous.status == 200, "\(anonymous.text)")
+        #expect(try stack.get("/live/ch/360p/iframes.m3u8?token=bad").text == anonymous.text)
+        let lines = anonymous.text.split(separator: "\n")
+        #expect(lines.prefix(2) == ["#EXTM3U", "#EXT-X-VERSION:8"])
+        #expect(lines.contains("#EXT-X-I-FRAMES-ONLY"))
+        #expect(lines.contains("#EXT-X-DEFINE:IMPORT=\"token\""))
+        #expect(lines.last == "2.ts?token={$token}")
+        #expect(lines.contains { $0.hasPrefix("#EXT-X-BYTERANGE:") && $0.hasSuffix("@0") })
+        // The multivariant lists it without a suffix in import form (the I-frame playlist imports the variable).
+        let multivariant = try stack.get("/live/ch/index.m3u8?token=\(Self.token(stack))").text
+        #expect(multivariant.contains(",URI=\"360p/iframes.m3u8\"\n"))
+    }
+
     @Test func queryParameterFormSharesOneMultivariantTextAtVersion11() throws {
         let stack = try Self.stack(form: .queryParameter)
         let first = try stack.get("/live/ch/index.m3u8?token=\(Self.token(stack, ahead: 60))")
@@ -195,6 +211,10 @@ struct PlaybackRoutesTests {
         #expect(lines.contains("#EXT-X-DEFINE:QUERYPARAM=\"token\""))
         #expect(lines.contains("360p/index.m3u8?token={$token}"))
         #expect(lines.contains("180p/index.m3u8?token={$token}"))
+        #expect(
+            lines.contains {
+                $0.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") && $0.hasSuffix(",URI=\"360p/iframes.m3u8?token={$token}\"")
+            })
         #expect(try stack.get("/live/ch/index.m3u8").status == 403)
         // The media playlist, fetched with the token in its query as the client substitutes it: the live playlist
         // (the token is no DVR argument), version 11, the same for every viewer.
