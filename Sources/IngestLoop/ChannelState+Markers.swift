@@ -12,7 +12,7 @@ extension ChannelState {
         let overlay = markers.overlay(entries: rendition.window.entries, legacyCueTags: configuration.legacyCueTags)
         return rendition.window.playlist(
             independentSegments: rendition.allSegmentsIndependent, dateRanges: overlay.dateRanges,
-            extraTags: overlay.extraTags)
+            extraTags: overlay.extraTags, decoration: decoration(for: rendition))
     }
 
     /// PDT of the oldest listed entry over all renditions (ms), nil while no rendition lists anything.

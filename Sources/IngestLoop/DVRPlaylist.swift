@@ -196,12 +196,23 @@ public enum DVRPlaylist {
     public static func playlist(
         entries: [DVREntry], selection: DVRSelection, options: DVRPlaylistOptions, markers: MarkerBook
     ) -> MediaPlaylist {
+        playlist(entries: entries, selection: selection, options: options, markers: markers, decoration: .none)
+    }
+
+    /// ``playlist(entries:selection:options:markers:)`` with authorization and encryption applied (`decoration`).
+    package static func playlist(
+        entries: [DVREntry], selection: DVRSelection, options: DVRPlaylistOptions, markers: MarkerBook,
+        decoration: PlaylistDecoration
+    ) -> MediaPlaylist {
         let overlay = markers.overlay(entries: entries, legacyCueTags: options.legacyCueTags)
         var playlist = header(first: entries.first, selection: selection, options: options)
+        playlist.definitions = decoration.definitions
         playlist.segments = entries.map { entry in
-            entry.segment(
+            var segment = entry.segment(
                 container: options.container, dateRanges: overlay.dateRanges[entry.msn] ?? [],
                 extraTags: overlay.extraTags[entry.msn] ?? [])
+            decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == entries.first?.msn)
+            return segment
         }
         return playlist
     }
@@ -230,6 +241,18 @@ public enum DVRPlaylist {
     public static func render(
         selection: DVRSelection, options: DVRPlaylistOptions, source: some DVRRecordSource, markers: MarkerBook,
         revision: Int, cache: inout DVRBlockCache
+    ) -> String {
+        render(
+            selection: selection, options: options, source: source, markers: markers, revision: revision,
+            cache: &cache, decoration: .none)
+    }
+
+    /// ``render(selection:options:source:markers:revision:cache:)`` with authorization and encryption applied
+    /// (`decoration`). A KEY is placed by the MSN alone (and on the first entry, never part of a cached block), so
+    /// blocks stay the same in every playlist; `revision` must change with what the decoration depends on.
+    package static func render(
+        selection: DVRSelection, options: DVRPlaylistOptions, source: some DVRRecordSource, markers: MarkerBook,
+        revision: Int, cache: inout DVRBlockCache, decoration: PlaylistDecoration
     ) -> String {
         let first = selection.msns.lowerBound
         let last = selection.msns.upperBound
@@ -279,9 +302,10 @@ public enum DVRPlaylist {
                 var text = ""
                 var hasMap = false
                 for entry in run[index..<end] {
-                    let segment = entry.segment(
+                    var segment = entry.segment(
                         container: options.container, dateRanges: overlay.dateRanges[entry.msn] ?? [],
                         extraTags: overlay.extraTags[entry.msn] ?? [])
+                    decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == firstEntry?.msn)
                     hasMap = hasMap || segment.map != nil
                     segment.render(into: &text, previousMap: &previousMap)
                 }
@@ -304,8 +328,9 @@ public enum DVRPlaylist {
 
         var text = ""
         text.reserveCapacity(body.utf8.count + 256)
-        header(first: firstEntry, selection: selection, options: options).renderHeader(
-            into: &text, version: anyMap ? 6 : 3)
+        var header = header(first: firstEntry, selection: selection, options: options)
+        header.definitions = decoration.definitions
+        header.renderHeader(into: &text, version: anyMap ? 6 : 3)
         text += body
         if selection.endList { text += "#EXT-X-ENDLIST\n" }
         return text

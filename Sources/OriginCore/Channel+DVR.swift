@@ -95,13 +95,19 @@ extension Channel {
             container: live.entries.last?.container ?? .mpegTS, targetDuration: live.targetDuration,
             independentSegments: independent ?? false, legacyCueTags: configuration.legacyCueTags)
         let book = markers.book
+        // Encrypted channels: EXT-X-KEY lines follow the key schedule and the key URIs; blocks depend on both.
+        let encryption = snapshot.encryption
+        let decoration = encryption?.decoration(channel: name) ?? .none
         var hasher = Hasher()
         hasher.combine(book)
+        hasher.combine(encryption?.schedule)
+        hasher.combine(encryption?.keyURITemplate)
+        hasher.combine(decoration.uriSuffix)
         let revision = hasher.finalize()
         let text = cache.withCache { blocks in
             DVRPlaylist.render(
                 selection: selection, options: options, source: RenamedSource(source: source, rendition: rendition),
-                markers: book, revision: revision, cache: &blocks)
+                markers: book, revision: revision, cache: &blocks, decoration: decoration)
         }
         let newestEnd = source.newestSlot?.endMilliseconds ?? now
         var maxAge = max(1, live.targetDuration / 2)
