@@ -130,7 +130,7 @@ extension ChannelState {
         let rendition = renditions[position]
         let hasEarlierSegment =
             rendition.held.contains { !$0.isGap } || rendition.window.entries.contains { !$0.isGap }
-            || !rendition.window.retained.isEmpty
+            || rendition.window.retained.contains { !$0.entry.isGap }
         guard !hasEarlierSegment else { return }
         func usable(_ record: SegmentRecord) -> Bool {
             record.kind == .segment && record.container == .mpegTS && record.mediaTimescale == 90_000

@@ -6,8 +6,8 @@ import SharedBytes
 ///
 /// Rules kept here (RFC 8216 section 6.2.2): EXT-X-MEDIA-SEQUENCE grows by one per removed head entry;
 /// EXT-X-DISCONTINUITY-SEQUENCE grows by one per removed entry that carried a discontinuity; an entry is never
-/// removed while the remaining duration would fall under three target durations; a removed entry stays downloadable
-/// for its duration plus the window's duration.
+/// removed while the remaining duration would fall under three target durations; a removed entry (a GAP entry
+/// included: its URL answers its filler) stays downloadable for its duration plus the window's duration.
 public struct LiveWindow: Sendable {
     /// Entries listed in the playlist, oldest first, consecutive MSNs.
     public private(set) var entries: [WindowEntry] = []
@@ -66,9 +66,8 @@ public struct LiveWindow: Sendable {
             // The next head's own discontinuity is counted once it leaves too; removing a discontinuity
             // entry increments the sequence (RFC 8216 section 4.3.3.3).
             if head.discontinuity { discontinuitySequence += 1 }
-            if !head.isGap {
-                retained.append((head, nowMilliseconds + head.durationMilliseconds + durationMilliseconds))
-            }
+            // GAP entries too: a GAP URL answers its filler (or its 404) as long as a segment's URL would answer.
+            retained.append((head, nowMilliseconds + head.durationMilliseconds + durationMilliseconds))
         }
     }
 

@@ -5,16 +5,28 @@ import Yams
 
 /// The YAML configuration file (`config/default.yaml`). Unknown keys are errors, so a typo never goes unnoticed.
 public enum ConfigurationFile {
-    /// Reads and validates a configuration file.
+    /// The environment variable whose value replaces every channel's `playback.secret`.
+    public static let playbackSecretVariable = "HLSORIGIN_PLAYBACK_SECRET"
+
+    /// Reads and validates a configuration file, with `HLSORIGIN_PLAYBACK_SECRET` from the process environment.
     public static func load(path: String) throws -> ServerConfiguration {
+        try load(path: path, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Reads and validates a configuration file. `environment` supplies `HLSORIGIN_PLAYBACK_SECRET`.
+    public static func load(path: String, environment: [String: String]) throws -> ServerConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("cannot read configuration file '\(path)'")
         }
-        return try parse(String(decoding: data, as: UTF8.self), source: path)
+        return try parse(String(decoding: data, as: UTF8.self), source: path, environment: environment)
     }
 
-    /// Parses configuration text.
-    public static func parse(_ text: String, source: String = "configuration") throws -> ServerConfiguration {
+    /// Parses configuration text. `environment` supplies `HLSORIGIN_PLAYBACK_SECRET`, which wins over the file's
+    /// `playback.secret`.
+    public static func parse(
+        _ text: String, source: String = "configuration",
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ServerConfiguration {
         let file: FileModel
         do {
             file = try YAMLDecoder().decode(FileModel.self, from: text)
@@ -23,7 +35,8 @@ public enum ConfigurationFile {
         } catch {
             throw ConfigurationError("\(source): \(error)")
         }
-        return try file.configuration(source: source)
+        let secret = environment[playbackSecretVariable].flatMap { $0.isEmpty ? nil : $0 }
+        return try file.configuration(source: source, playbackSecret: secret)
     }
 
     private static func describe(_ error: DecodingError) -> String {
@@ -62,7 +75,7 @@ public enum ConfigurationFile {
             storage = try c.decodeIfPresent(StorageModel.self, forKey: .storage)
         }
 
-        func configuration(source: String) throws -> ServerConfiguration {
+        func configuration(source: String, playbackSecret: String?) throws -> ServerConfiguration {
             var configuration = ServerConfiguration()
             if let server {
                 configuration.host = server.host ?? configuration.host
@@ -87,7 +100,8 @@ public enum ConfigurationFile {
                 ingestConfiguration.maxSegmentBytes = ingest.maxSegmentBytes ?? ingestConfiguration.maxSegmentBytes
                 configuration.ingestToken = ingest.token
                 if let defaults = ingest.defaults {
-                    ingestConfiguration.autoCreatedChannel = try defaults.channel(name: "", source: source)
+                    ingestConfiguration.autoCreatedChannel = try defaults.channel(
+                        name: "", source: source, playbackSecret: playbackSecret)
                 }
             }
             configuration.origin.ingest = ingestConfiguration
@@ -100,7 +114,8 @@ public enum ConfigurationFile {
                 guard names.insert(name).inserted else {
                     throw ConfigurationError("\(source): channel '\(name)' is declared twice")
                 }
-                configuration.origin.channels.append(try channel.channel(name: name, source: source))
+                configuration.origin.channels.append(
+                    try channel.channel(name: name, source: source, playbackSecret: playbackSecret))
             }
             try validate(configuration, source: source)
             return configuration
@@ -304,9 +319,12 @@ public enum ConfigurationFile {
         var dvr: DVRModel?
         var audioOnlyVariant: Bool?
         var followerWaitMilliseconds: Int64?
+        var iFramePlaylists: Bool?
+        var playback: PlaybackModel?
+        var encryption: EncryptionModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
-            case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds
+            case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -324,9 +342,13 @@ public enum ConfigurationFile {
             dvr = try c.decodeIfPresent(DVRModel.self, forKey: .dvr)
             audioOnlyVariant = try c.decodeIfPresent(Bool.self, forKey: .audioOnlyVariant)
             followerWaitMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .followerWaitMilliseconds)
+            iFramePlaylists = try c.decodeIfPresent(Bool.self, forKey: .iFramePlaylists)
+            playback = try c.decodeIfPresent(PlaybackModel.self, forKey: .playback)
+            encryption = try c.decodeIfPresent(EncryptionModel.self, forKey: .encryption)
         }
 
-        func channel(name: String, source file: String) throws -> ChannelConfiguration {
+        /// The channel's settings; `playbackSecret` (from the environment) replaces `playback.secret`.
+        func channel(name: String, source file: String, playbackSecret: String? = nil) throws -> ChannelConfiguration {
             var channel = ChannelConfiguration(name: name)
             switch source ?? "push" {
             case "push": channel.source = .push
@@ -371,7 +393,119 @@ public enum ConfigurationFile {
                     afterSeconds: $0.after, durationSeconds: $0.seconds, renditions: $0.renditions ?? [],
                     everySeconds: $0.every)
             }
+            let label = "\(file): \(name.isEmpty ? "ingest.defaults" : "channel '\(name)'")"
+            channel.iFramePlaylists = iFramePlaylists ?? true
+            channel.playback = try playback?.authorization(label: label, environmentSecret: playbackSecret)
+            channel.encryption = try encryption?.configuration(label: label)
             return channel
+        }
+    }
+
+    /// `playback:` of a channel: token authorization of the multivariant, segments, init sections and keys.
+    struct PlaybackModel: Decodable {
+        var authorization: String?
+        var form: String?
+        var secret: String?
+        var maxTokenSeconds: Int64?
+        enum CodingKeys: String, CodingKey, CaseIterable { case authorization, form, secret, maxTokenSeconds }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            authorization = try c.decodeIfPresent(String.self, forKey: .authorization)
+            form = try c.decodeIfPresent(String.self, forKey: .form)
+            secret = try c.decodeIfPresent(String.self, forKey: .secret)
+            maxTokenSeconds = try c.decodeIfPresent(Int64.self, forKey: .maxTokenSeconds)
+        }
+
+        /// Minimum length of a playback secret, in bytes (UTF-8).
+        static let minimumSecretBytes = 32
+
+        /// nil for `authorization: off` (the default); the other keys are still checked, so a typo in a switched-off
+        /// block is found before it is switched on.
+        func authorization(label: String, environmentSecret: String?) throws -> PlaybackAuthorization? {
+            let enabled: Bool
+            switch authorization ?? "off" {
+            case "off": enabled = false
+            case "token": enabled = true
+            case let other: throw ConfigurationError("\(label): playback.authorization '\(other)' is not off or token")
+            }
+            guard let form = PlaybackAuthorization.Form(rawValue: form ?? "import") else {
+                throw ConfigurationError("\(label): playback.form '\(form ?? "")' is not import or queryparam")
+            }
+            let maxTokenSeconds = maxTokenSeconds ?? 86400
+            guard maxTokenSeconds > 0 else {
+                throw ConfigurationError("\(label): playback.maxTokenSeconds must be positive")
+            }
+            if let secret, secret.utf8.count < Self.minimumSecretBytes {
+                throw ConfigurationError(
+                    "\(label): playback.secret must be at least \(Self.minimumSecretBytes) bytes "
+                        + "(it has \(secret.utf8.count))")
+            }
+            guard enabled else { return nil }
+            if let environmentSecret, environmentSecret.utf8.count < Self.minimumSecretBytes {
+                throw ConfigurationError(
+                    "\(label): \(ConfigurationFile.playbackSecretVariable) must be at least "
+                        + "\(Self.minimumSecretBytes) bytes (it has \(environmentSecret.utf8.count))")
+            }
+            guard let chosen = environmentSecret ?? secret else {
+                throw ConfigurationError(
+                    "\(label): playback.secret is required with authorization: token "
+                        + "(or set \(ConfigurationFile.playbackSecretVariable))")
+            }
+            return PlaybackAuthorization(form: form, secret: Array(chosen.utf8), maxTokenSeconds: maxTokenSeconds)
+        }
+    }
+
+    /// `encryption:` of a channel: AES-128 on the way out with a key per `rotateEvery` segments.
+    struct EncryptionModel: Decodable {
+        var method: String?
+        var rotateEvery: Int?
+        var keyURI: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case method, rotateEvery, keyURI }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            method = try c.decodeIfPresent(String.self, forKey: .method)
+            rotateEvery = try c.decodeIfPresent(Int.self, forKey: .rotateEvery)
+            keyURI = try c.decodeIfPresent(String.self, forKey: .keyURI)
+        }
+
+        /// Why SAMPLE-AES is refused (docs/encryption.md).
+        static let sampleAESRefusal =
+            "SAMPLE-AES/FairPlay needs a key server and a packager outside this origin (docs/encryption.md)"
+
+        func configuration(label: String) throws -> EncryptionConfiguration {
+            switch method ?? "AES-128" {
+            case "AES-128": break
+            case "SAMPLE-AES", "SAMPLE-AES-CTR", "SAMPLE-AES-CENC":
+                throw ConfigurationError("\(label): encryption.method: \(Self.sampleAESRefusal)")
+            case let other: throw ConfigurationError("\(label): encryption.method '\(other)' is not AES-128")
+            }
+            guard let rotateEvery else {
+                throw ConfigurationError("\(label): encryption.rotateEvery is required (segments per key, >= 1)")
+            }
+            guard rotateEvery >= 1 else { throw ConfigurationError("\(label): encryption.rotateEvery must be >= 1") }
+            if let keyURI {
+                if keyURI.isEmpty { throw ConfigurationError("\(label): encryption.keyURI is empty") }
+                if let bad = Self.unknownPlaceholder(in: keyURI) {
+                    throw ConfigurationError(
+                        "\(label): encryption.keyURI placeholder '\(bad)' is not {channel} or {period}")
+                }
+            }
+            return EncryptionConfiguration(rotateEvery: rotateEvery, keyURITemplate: keyURI)
+        }
+
+        /// The first `{...}` (or unclosed `{` / stray `}`) of `template` that is not `{channel}` or `{period}`.
+        static func unknownPlaceholder(in template: String) -> String? {
+            var rest = Substring(template)
+            while let brace = rest.firstIndex(where: { $0 == "{" || $0 == "}" }) {
+                guard rest[brace] == "{" else { return String(rest[brace...]) }
+                guard let close = rest[brace...].firstIndex(of: "}") else { return String(rest[brace...]) }
+                let placeholder = rest[brace...close]
+                guard placeholder == "{channel}" || placeholder == "{period}" else { return String(placeholder) }
+                rest = rest[rest.index(after: close)...]
+            }
+            return nil
         }
     }
 

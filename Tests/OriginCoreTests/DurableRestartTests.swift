@@ -113,6 +113,30 @@ struct DurableRestartTests {
         }
     }
 
+    /// A restart shorter than a slot leaves no GAP, and the encoder's next segment continues its media timeline: it
+    /// still carries EXT-X-DISCONTINUITY in every rendition (the restarted origin cannot know what it missed), and
+    /// what the old origin listed keeps its (absent) discontinuity.
+    @Test mutating func aRestartWithoutDowntimeGapsStillStartsADiscontinuity() throws {
+        var origin: Origin? = try start()
+        for _ in 0..<8 { try slot(origin!) }
+        let before = try playlist(origin!, "360p")
+        let lastBefore = before.mediaSequence + UInt64(before.segments.count) - 1
+        origin = nil
+        clock.advance(seconds: 0.2)
+        let restarted = try start()
+        #expect(try playlist(restarted, "360p").segments.allSatisfy { !$0.gap }, "no downtime GAP")
+        try slot(restarted)
+        for rendition in renditions {
+            let listed = try playlist(restarted, rendition)
+            let first = listed.mediaSequence
+            for (offset, segment) in listed.segments.enumerated() {
+                let msn = first + UInt64(offset)
+                #expect(!segment.gap, "\(rendition) msn \(msn)")
+                #expect(segment.discontinuity == (msn == lastBefore + 1), "\(rendition) msn \(msn)")
+            }
+        }
+    }
+
     @Test mutating func anAcknowledgedSegmentInAnOpenSlotSurvivesACrash() throws {
         var origin: Origin? = try start()
         for _ in 0..<4 { try slot(origin!) }
@@ -185,6 +209,41 @@ struct DurableRestartTests {
         #expect(after.mediaSequence > lastBefore)
         #expect(after.segments.first?.discontinuity == true)
         #expect(after.discontinuitySequence >= before.discontinuitySequence)
+    }
+
+    /// GAP entries that just left the window are still asked for by players that read an older playlist: their URLs
+    /// answer the filler for their duration plus the window's (RFC 8216 section 6.2.2), before a crash and after it
+    /// (a restart players do not notice). They used to be dropped at removal: `404 no segment` at once, and from
+    /// the store after a restart too (a GAP record has no bytes).
+    @Test mutating func gapEntriesJustRemovedFromTheWindowAnswerFillersBeforeAndAfterACrash() throws {
+        var origin: Origin? = try start()
+        // 180p misses four pushes; its GAP entries are listed, then the encoder is back until all of them left.
+        for n in 0..<7 { try slot(origin!, dropping: n >= 3 ? ["180p"] : []) }
+        let gaps = entries(origin!, "180p").filter(\.isGap).map(\.msn)
+        #expect(gaps.count >= 3, "an outage of GAP entries")
+        let lastGap = try #require(gaps.last)
+        var slots = 0
+        while try playlist(origin!, "180p").mediaSequence <= lastGap, slots < 20 {
+            try slot(origin!)
+            slots += 1
+        }
+        #expect(try playlist(origin!, "180p").mediaSequence == lastGap + 1, "the last GAP just left the playlist")
+        func expectFillers(_ origin: Origin, _ when: String) throws {
+            let rendition = try #require(origin.channel(named: "ch")?.snapshot.renditions["180p"])
+            for msn in gaps {
+                let entry = try #require(rendition.entry(msn: msn), "\(when): GAP msn \(msn) no longer answers")
+                #expect(entry.isGap, "\(when): msn \(msn)")
+                let filler = try #require(entry.filler, "\(when): GAP msn \(msn) answers 404")
+                #expect(filler.count % 188 == 0 && filler.array.first == 0x47, "\(when): a transport stream")
+            }
+        }
+        try expectFillers(origin!, "before the crash")
+        origin = nil
+        clock.advance(seconds: 1)
+        let restarted = try start()
+        // The downtime closed the open slot (a GAP in 180p): the window may have slid on, never back.
+        #expect(try playlist(restarted, "180p").mediaSequence >= lastGap + 1, "no GAP entry listed again")
+        try expectFillers(restarted, "after the restart")
     }
 
     @Test mutating func gapEntriesOfAnOutageLongerThanTheRestoredRangeStillAnswerFillers() throws {

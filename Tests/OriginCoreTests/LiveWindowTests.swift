@@ -62,9 +62,24 @@ struct LiveWindowTests {
         #expect(window.entry(msn: 0) == nil)
     }
 
-    @Test func gapEntriesAreNotRetained() {
+    /// A removed GAP entry's URL keeps answering its filler like a removed segment's URL answers its bytes (a
+    /// player that read the playlist just before the removal may still ask for it).
+    @Test func gapEntriesAreRetainedLikeSegments() {
         var window = LiveWindow(length: .segments(3), targetDuration: 2)
-        for msn in 0..<5 { window.append(entry(UInt64(msn), gap: msn == 0), nowMilliseconds: 0) }
-        #expect(window.retained.map(\.entry.msn) == [1])
+        for msn in 0..<5 {
+            let filler = SharedBytes([0x47, UInt8(msn)])
+            window.append(
+                msn == 0
+                    ? WindowEntry(
+                        msn: 0, durationMilliseconds: 2000, programDateTimeMilliseconds: 0, discontinuity: false,
+                        content: .gap(filler: filler), container: .mpegTS, initSectionVersion: nil)
+                    : entry(UInt64(msn)), nowMilliseconds: 100_000)
+        }
+        #expect(window.retained.map(\.entry.msn) == [0, 1])
+        #expect(window.entry(msn: 0)?.filler == SharedBytes([0x47, 0]))
+        // Removed at 100 s with 6 s listed after it: released at 100 + 2 + 6 s, as a segment would be.
+        #expect(window.retained.first?.releaseAtMilliseconds == 108_000)
+        window.releaseExpired(nowMilliseconds: 108_000)
+        #expect(window.entry(msn: 0) == nil)
     }
 }

@@ -157,3 +157,181 @@ struct ClockOffsetConfigurationTests {
         #expect(try ConfigurationFile.parse("logLevel: info\n").clockOffsetMilliseconds == 0)
     }
 }
+
+@Suite("Configuration: I-frame playlists, playback authorization, encryption")
+struct ProtectionConfigurationTests {
+    static let secret = "0123456789abcdef0123456789abcdef"
+
+    static func parse(_ text: String, environment: [String: String] = [:]) throws -> ServerConfiguration {
+        try ConfigurationFile.parse(text, source: "test.yaml", environment: environment)
+    }
+
+    static func refusal(_ text: String, environment: [String: String] = [:]) -> String? {
+        do {
+            _ = try parse(text, environment: environment)
+            return nil
+        } catch let error as ConfigurationError {
+            return error.message
+        } catch {
+            return "unexpected error type: \(error)"
+        }
+    }
+
+    @Test func defaultsAreIFramePlaylistsOnAndNoProtection() throws {
+        let configuration = try Self.parse("channels:\n  - name: a\n")
+        let channel = try #require(configuration.origin.channels.first)
+        #expect(channel.iFramePlaylists)
+        #expect(channel.playback == nil)
+        #expect(channel.encryption == nil)
+        #expect(configuration.origin.ingest.autoCreatedChannel.iFramePlaylists)
+        let shipped = try ConfigurationFile.load(path: ConfigurationFileTests.defaultPath, environment: [:])
+        #expect(shipped.origin.channels.allSatisfy { $0.playback == nil && $0.encryption == nil && $0.iFramePlaylists })
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let configuration = try Self.parse(
+            """
+            channels:
+              - name: news
+                iFramePlaylists: false
+                playback:
+                  authorization: token
+                  form: queryparam
+                  secret: "\(Self.secret)"
+                  maxTokenSeconds: 3600
+                encryption:
+                  method: AES-128
+                  rotateEvery: 10
+                  keyURI: "https://keys.example.com/{channel}/{period}.key"
+            """)
+        let news = try #require(configuration.origin.channels.first)
+        #expect(!news.iFramePlaylists)
+        #expect(
+            news.playback
+                == PlaybackAuthorization(form: .queryParameter, secret: Array(Self.secret.utf8), maxTokenSeconds: 3600))
+        #expect(
+            news.encryption
+                == EncryptionConfiguration(
+                    rotateEvery: 10, keyURITemplate: "https://keys.example.com/{channel}/{period}.key"))
+    }
+
+    @Test func playbackDefaultsToImportFormAndADayAndMethodDefaultsToAES128() throws {
+        let configuration = try Self.parse(
+            "channels:\n  - name: a\n    playback: { authorization: token, secret: \"\(Self.secret)\" }\n"
+                + "    encryption: { rotateEvery: 1 }\n")
+        let channel = try #require(configuration.origin.channels.first)
+        #expect(channel.playback?.form == .importVariable)
+        #expect(channel.playback?.maxTokenSeconds == 86400)
+        #expect(channel.encryption == EncryptionConfiguration(rotateEvery: 1, keyURITemplate: nil))
+    }
+
+    @Test func authorizationOffMeansNoPlaybackEvenWithASecret() throws {
+        let configuration = try Self.parse(
+            "channels:\n  - name: a\n    playback: { authorization: off, secret: \"\(Self.secret)\" }\n"
+                + "  - name: b\n    playback: { secret: \"\(Self.secret)\" }\n")
+        #expect(configuration.origin.channels.map(\.playback) == [nil, nil])
+    }
+
+    @Test func environmentSecretWinsOverTheFilesAndSuffices() throws {
+        let fromEnvironment = String(repeating: "e", count: 40)
+        let configuration = try Self.parse(
+            "channels:\n  - name: a\n    playback: { authorization: token, secret: \"\(Self.secret)\" }\n"
+                + "  - name: b\n    playback: { authorization: token }\n",
+            environment: [ConfigurationFile.playbackSecretVariable: fromEnvironment])
+        #expect(
+            configuration.origin.channels.map(\.playback?.secret) == [
+                Array(fromEnvironment.utf8), Array(fromEnvironment.utf8),
+            ])
+        // An empty variable counts as unset.
+        let withEmpty = try Self.parse(
+            "channels:\n  - name: a\n    playback: { authorization: token, secret: \"\(Self.secret)\" }\n",
+            environment: [ConfigurationFile.playbackSecretVariable: ""])
+        #expect(withEmpty.origin.channels.first?.playback?.secret == Array(Self.secret.utf8))
+    }
+
+    @Test func autoCreatedChannelsTakeTheSameKeys() throws {
+        let configuration = try Self.parse(
+            "ingest:\n  defaults:\n    iFramePlaylists: false\n"
+                + "    playback: { authorization: token, form: queryparam, secret: \"\(Self.secret)\" }\n"
+                + "    encryption: { rotateEvery: 5 }\n")
+        let defaults = configuration.origin.ingest.autoCreatedChannel
+        #expect(!defaults.iFramePlaylists)
+        #expect(defaults.playback?.form == .queryParameter)
+        #expect(defaults.encryption?.rotateEvery == 5)
+        #expect(
+            Self.refusal("ingest:\n  defaults:\n    playback: { authorization: token }\n")
+                == "test.yaml: ingest.defaults: playback.secret is required with authorization: token "
+                + "(or set HLSORIGIN_PLAYBACK_SECRET)")
+    }
+
+    @Test(arguments: [
+        (
+            "playback: { authorization: token, secret: short }",
+            "test.yaml: channel 'a': playback.secret must be at least 32 bytes (it has 5)"
+        ),
+        (
+            "playback: { authorization: token }",
+            "test.yaml: channel 'a': playback.secret is required with authorization: token "
+                + "(or set HLSORIGIN_PLAYBACK_SECRET)"
+        ),
+        (
+            "playback: { authorization: yes, secret: \"\(secret)\" }",
+            "test.yaml: channel 'a': playback.authorization 'yes' is not off or token"
+        ),
+        (
+            "playback: { authorization: token, form: cookie, secret: \"\(secret)\" }",
+            "test.yaml: channel 'a': playback.form 'cookie' is not import or queryparam"
+        ),
+        (
+            "playback: { authorization: token, maxTokenSeconds: 0, secret: \"\(secret)\" }",
+            "test.yaml: channel 'a': playback.maxTokenSeconds must be positive"
+        ),
+        (
+            "encryption: { method: SAMPLE-AES, rotateEvery: 10 }",
+            "test.yaml: channel 'a': encryption.method: SAMPLE-AES/FairPlay needs a key server and a packager "
+                + "outside this origin (docs/encryption.md)"
+        ),
+        (
+            "encryption: { method: AES-256, rotateEvery: 10 }",
+            "test.yaml: channel 'a': encryption.method 'AES-256' is not AES-128"
+        ),
+        ("encryption: { rotateEvery: 0 }", "test.yaml: channel 'a': encryption.rotateEvery must be >= 1"),
+        (
+            "encryption: { method: AES-128 }",
+            "test.yaml: channel 'a': encryption.rotateEvery is required (segments per key, >= 1)"
+        ),
+        (
+            "encryption: { rotateEvery: 2, keyURI: \"https://k/{chanel}/{period}\" }",
+            "test.yaml: channel 'a': encryption.keyURI placeholder '{chanel}' is not {channel} or {period}"
+        ),
+        (
+            "encryption: { rotateEvery: 2, keyURI: \"https://k/{channel}/{period\" }",
+            "test.yaml: channel 'a': encryption.keyURI placeholder '{period' is not {channel} or {period}"
+        ),
+        (
+            "encryption: { rotateEvery: 2, keyURI: \"https://k/period}\" }",
+            "test.yaml: channel 'a': encryption.keyURI placeholder '}' is not {channel} or {period}"
+        ),
+    ])
+    func refusalsNameTheKeyPath(setting: String, message: String) throws {
+        #expect(Self.refusal("channels:\n  - name: a\n    \(setting)\n") == message)
+    }
+
+    @Test func aShortEnvironmentSecretIsRefusedByName() throws {
+        #expect(
+            Self.refusal(
+                "channels:\n  - name: a\n    playback: { authorization: token, secret: \"\(Self.secret)\" }\n",
+                environment: [ConfigurationFile.playbackSecretVariable: "tiny"])
+                == "test.yaml: channel 'a': HLSORIGIN_PLAYBACK_SECRET must be at least 32 bytes (it has 4)")
+    }
+
+    @Test(arguments: [
+        ("playback: { authorisation: token }", "authorisation"),
+        ("encryption: { rotateevery: 3 }", "rotateevery"),
+        ("iFramePlaylist: false", "iFramePlaylist"),
+    ])
+    func unknownKeysInsideTheNewBlocksAreRefused(setting: String, key: String) throws {
+        let message = try #require(Self.refusal("channels:\n  - name: a\n    \(setting)\n"))
+        #expect(message.contains("unknown key '\(key)'"), "\(message)")
+    }
+}

@@ -41,6 +41,56 @@ struct DiskTierRouteTests {
         #expect(try stack.get("/live/ch/360p/999.ts").status == 404, "a future MSN is not in the store")
     }
 
+    /// A GAP URL that just left the playlist answers its filler for its duration plus the window's, as a removed
+    /// segment answers its bytes: from the running origin and from one restarted on its data directory (kill -9,
+    /// nothing flushed). It used to answer `404 no segment` at once: removed GAP entries were not retained, and the
+    /// store has no bytes for a GAP record.
+    @Test func aGapURLJustRemovedFromThePlaylistAnswersItsFillerAcrossARestart() throws {
+        let directory = try TemporaryDirectory.make("gap-retention").path
+        let clock = ManualClock()
+        func start() throws -> OriginTestStack {
+            try OriginTestStack(renditions: ["360p"], clock: clock) { configuration in
+                configuration.origin.dataDirectory = directory
+                configuration.origin.channels[0].window = .segments(3)
+            }
+        }
+        var stack: OriginTestStack? = try start()
+        try stack!.slots(3)
+        // No push for two slots: GAP entries 3 and 4, listed with EXT-X-GAP.
+        clock.advance(seconds: 3)
+        stack!.origin.tick()
+        clock.advance(seconds: 2)
+        stack!.origin.tick()
+        let outage = try stack!.playlistText("360p")
+        #expect(outage.contains("#EXT-X-GAP\n#EXTINF:2.000,\n3.ts\n"), "\(outage)")
+        #expect(outage.hasSuffix("#EXT-X-GAP\n#EXTINF:2.000,\n4.ts\n"), "\(outage)")
+        var fillers: [Int: [UInt8]] = [:]
+        for msn in [3, 4] {
+            let response = try stack!.get("/live/ch/360p/\(msn).ts")
+            #expect(response.status == 200, "msn \(msn) listed: \(response.status) \(response.text)")
+            fillers[msn] = response.body
+        }
+        // The encoder is back: 5, 6, 7 are listed; 3 and 4 were removed less than 4 s ago (retention 8 s).
+        try stack!.slots(3)
+        let playlist = try stack!.playlistText("360p")
+        #expect(playlist.contains("#EXT-X-MEDIA-SEQUENCE:5\n") && !playlist.contains("\n4.ts"))
+        func expectFillers(_ stack: OriginTestStack, _ when: String) throws {
+            for msn in [3, 4] {
+                let response = try stack.get("/live/ch/360p/\(msn).ts")
+                #expect(response.status == 200, "\(when), msn \(msn): \(response.status) \(response.text)")
+                #expect(response.header("Content-Type") == "video/mp2t", "\(when), msn \(msn)")
+                let same = response.body == fillers[msn]
+                #expect(same, "\(when), msn \(msn): not the filler it answered while listed")
+            }
+        }
+        try expectFillers(stack!, "removed")
+        stack = nil
+        clock.advance(seconds: 1)
+        let restarted = try start()
+        #expect(try restarted.playlistText("360p").contains("#EXT-X-MEDIA-SEQUENCE:5\n"), "the same window")
+        try expectFillers(restarted, "after the restart")
+    }
+
     @Test func aCorruptStoredSegmentIsNeverServed() throws {
         let stack = try Self.stack(dvrHours: 1)
         try stack.slots(20)

@@ -14,7 +14,7 @@ final class OriginTestStack {
     /// Name of the configured push channel.
     static let channel = "ch"
 
-    let clock = ManualClock()
+    let clock: ManualClock
     let origin: Origin
     let configuration: ServerConfiguration
     let port: Int
@@ -26,8 +26,14 @@ final class OriginTestStack {
     private(set) var pushed: [String: [[UInt8]]] = [:]
 
     /// Starts a stack whose channel `ch` (push, TD from the first segment = 2) has `renditions`.
-    /// - Parameter configure: changes the configuration before anything starts (tokens, limits, channels).
-    init(renditions: [String] = ["360p", "180p"], configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// - Parameters:
+    ///   - clock: the shared clock (a stack restarted on the same data directory goes on with the same clock).
+    ///   - configure: changes the configuration before anything starts (tokens, limits, channels).
+    init(
+        renditions: [String] = ["360p", "180p"], clock: ManualClock = ManualClock(),
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
+        self.clock = clock
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = 0

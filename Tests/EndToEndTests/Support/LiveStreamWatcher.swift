@@ -106,9 +106,14 @@ final class LiveStreamWatcher {
     private func checkGap(path: String, rendition: String, msn: UInt64) async throws {
         guard gapsChecked.insert("\(rendition)/\(msn)").inserted else { return }
         if gapAnswer == .filler {
-            // A segment like any other: 200, segment headers, decodes with video and audio.
+            // A segment like any other: 200, segment headers, decodes with video and audio. Asked for now, while
+            // listed, as a player playing through the GAP would (and as the 404 check below does); only the decoding
+            // waits for the verifier. Its queue can run tens of seconds behind under CPU load (one ffprobe per
+            // segment), past the time a removed URL must stay downloadable (its duration plus the playlist's, RFC
+            // 8216 section 6.2.2); a segment is still served from the store then, a GAP need not be.
             gapsSentForFiller += 1
-            verifier.enqueue(.init(rendition: rendition, msn: msn, path: path))
+            let response = try await client.get(path)
+            verifier.enqueue(.init(rendition: rendition, msn: msn, path: path, prefetched: response))
             return
         }
         let response = try await client.get(path)

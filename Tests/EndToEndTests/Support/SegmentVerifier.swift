@@ -10,6 +10,8 @@ final class SegmentVerifier: Sendable {
         let rendition: String
         let msn: UInt64
         let path: String
+        /// The answer, when the watcher already asked (a GAP URL: asked for while listed); nil: asked for here.
+        var prefetched: RawHTTPResponse? = nil
     }
 
     /// What a checked segment gave.
@@ -74,7 +76,12 @@ final class SegmentVerifier: Sendable {
     private func check(_ job: Job) async {
         let label = "\(job.rendition)/\(job.msn)"
         do {
-            let response = try await client.get(job.path)
+            let response: RawHTTPResponse
+            if let prefetched = job.prefetched {
+                response = prefetched
+            } else {
+                response = try await client.get(job.path)
+            }
             state.withLock { $0.downloaded += 1 }
             guard response.status == 200 else {
                 fail("GET \(job.path) of a listed segment: status \(response.status) \(response.text)")
