@@ -177,4 +177,30 @@ struct EncryptionRoutesTests {
             #expect(response.text == "recordings of protected channels are not served yet\n")
         }
     }
+
+    @Test("an unreadable key file at start re-keys loudly: status, metric, and the same URLs under new keys")
+    func rekeyIsLoud() throws {
+        let directory = try TemporaryDirectory.make("encrypted-rekey").path
+        var pushed: [UInt8] = []
+        var oldKey: [UInt8] = []
+        do {
+            let stack = try Self.stack(dataDirectory: directory)
+            try stack.slots(3)
+            pushed = try #require(stack.pushed["360p"]?[2])
+            oldKey = try key(stack, 1)
+            let metrics = try stack.get("/metrics").text
+            #expect(metrics.contains("hlsorigin_encryption_rekeyed_total{channel=\"ch\"} 0\n"))
+        }
+        FileManager.default.createFile(atPath: directory + "/keys/ch.json", contents: Data("{\"vers".utf8))
+        let restarted = try Self.stack(dataDirectory: directory)
+        let status = try restarted.get("/admin/channels/ch").json["encryption"] as? [String: Any]
+        #expect(status?["state"] as? String == "rekeyed")
+        #expect(try restarted.get("/metrics").text.contains("hlsorigin_encryption_rekeyed_total{channel=\"ch\"} 1\n"))
+        let newKey = try key(restarted, 1)
+        #expect(newKey != oldKey)
+        let segment = try restarted.get("/live/ch/360p/2.ts")
+        #expect(segment.status == 200)
+        let decrypted = segment.body.withUnsafeBytes { SegmentCipher.decrypt($0, key: newKey, msn: 2) }
+        #expect(decrypted == pushed, "the stored segment is served under the new key")
+    }
 }
