@@ -131,7 +131,14 @@ extension Channel {
         guard let multivariant = snapshot.multivariantPlaylist else {
             throw DVRQueryError(kind: .outsideWindow, message: "channel '\(name)' has no media yet")
         }
-        return interval.passThrough(multivariant: multivariant.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+        var text = multivariant.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        if snapshot.encryption != nil {
+            // The live SESSION-KEY names the live edge's key period, which a time-shifted playlist may never list
+            // (HLS-RULES 33): a DVR multivariant states none; its media playlists carry every EXT-X-KEY.
+            text = text.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("#EXT-X-SESSION-KEY:") }.joined(separator: "\n")
+        }
+        return interval.passThrough(multivariant: text)
     }
 
     /// How long an `end` that the live edge passed still answers EVENT (then with ENDLIST) rather than VOD: five

@@ -203,4 +203,44 @@ struct EncryptionRoutesTests {
         let decrypted = segment.body.withUnsafeBytes { SegmentCipher.decrypt($0, key: newKey, msn: 2) }
         #expect(decrypted == pushed, "the stored segment is served under the new key")
     }
+
+    /// True once the playlist renderer writes EXT-X-KEY (the `model` step): the playlist text checks run then.
+    static let keysRender: Bool = {
+        var segment = MediaSegment(uri: "0.ts", duration: 2)
+        segment.key = .aes128(uri: "k")
+        return MediaPlaylist(targetDuration: 2, mediaSequence: 0, segments: [segment]).render().contains("#EXT-X-KEY")
+    }()
+
+    /// Every segment URI of `text` has the KEY of its period (`rotateEvery` 2 from MSN 0) in force above it.
+    static func expectKeysInForce(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        var inForce: String?
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("#EXT-X-KEY:") { inForce = String(line) }
+            guard !line.hasPrefix("#"), let msn = UInt64(line.prefix { $0 != "." }) else { continue }
+            #expect(
+                inForce == "#EXT-X-KEY:METHOD=AES-128,URI=\"../key-\(msn / 2).key\"", "msn \(msn)",
+                sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(
+        "DVR playlists carry the same keys as live; the DVR multivariant states no SESSION-KEY",
+        .enabled(if: EncryptionRoutesTests.keysRender))
+    func dvrPlaylistsCarryKeys() throws {
+        let directory = try TemporaryDirectory.make("encrypted-dvr").path
+        let stack = try Self.stack(dataDirectory: directory, window: 3)
+        try stack.slots(12)
+        let live = try stack.playlistText("360p")
+        Self.expectKeysInForce(live)
+        let first = try #require(try MediaPlaylist.parse(live).segments.first?.programDateTime)
+        let start = ProgramDateTime(millisecondsSince1970: first.millisecondsSince1970 - 14_000).formatted
+        let dvr = try stack.get("/live/ch/360p/index.m3u8?start=\(start)")
+        #expect(dvr.status == 200)
+        #expect(try MediaPlaylist.parse(dvr.text).segments.count > 8)
+        Self.expectKeysInForce(dvr.text)
+        #expect(try stack.get("/live/ch/index.m3u8").text.contains("#EXT-X-SESSION-KEY:"))
+        let multivariant = try stack.get("/live/ch/index.m3u8?start=\(start)")
+        #expect(multivariant.status == 200)
+        #expect(!multivariant.text.contains("SESSION-KEY"))
+    }
 }
