@@ -1,8 +1,8 @@
 extension MediaPlaylist {
     /// Tags that apply to the whole playlist or to features this model does not carry; read and dropped.
     static let ignoredTags: Set<String> = [
-        "EXT-X-ALLOW-CACHE", "EXT-X-SERVER-CONTROL", "EXT-X-PART-INF", "EXT-X-I-FRAMES-ONLY",
-        "EXT-X-PART", "EXT-X-PRELOAD-HINT", "EXT-X-RENDITION-REPORT", "EXT-X-SKIP",
+        "EXT-X-ALLOW-CACHE", "EXT-X-SERVER-CONTROL", "EXT-X-PART-INF", "EXT-X-PART", "EXT-X-PRELOAD-HINT",
+        "EXT-X-RENDITION-REPORT", "EXT-X-SKIP",
     ]
     /// Multivariant playlist tags: a media playlist that contains one is refused (RFC 8216 section 4.3).
     static let multivariantOnlyTags: Set<String> = [
@@ -17,7 +17,11 @@ extension MediaPlaylist {
     /// EXT-X-TARGETDURATION present, no playlist tag twice, attribute lists per section 4.2, no multivariant tags,
     /// `{$name}` references defined earlier by EXT-X-DEFINE.
     ///
-    /// EXT-X-START is read into ``start`` (TIME-OFFSET required, PRECISE=NO when absent).
+    /// EXT-X-START is read into ``start`` (TIME-OFFSET required, PRECISE=NO when absent). EXT-X-I-FRAMES-ONLY sets
+    /// ``iFramesOnly``. EXT-X-KEY with METHOD NONE or AES-128 (URI required and substituted, IV 0x + 32 hex digits,
+    /// KEYFORMAT absent or `identity`) becomes the next segment's ``MediaSegment/key`` (the last one when several
+    /// precede it); other methods and key formats (SAMPLE-AES, FairPlay) are kept as written in `extraTags`. An
+    /// EXT-X-MAP under an AES-128 key without IV is refused (RFC 8216 section 4.3.2.5 requires the IV there).
     ///
     /// Segment tags (DISCONTINUITY, MAP, PROGRAM-DATE-TIME, BYTERANGE, GAP, DATERANGE) attach to the next URI; MAP
     /// carries over to later segments until the next MAP. Any other unknown `#EXT` tag is kept, as written, in the
@@ -50,6 +54,9 @@ private struct MediaPlaylistParser {
     var pendingByteRange: ByteRange?
     var pendingDateRanges: [DateRange] = []
     var pendingExtraTags: [String] = []
+    var pendingKey: EncryptionKey?
+    /// The last EXT-X-KEY read, whatever segment it belongs to: the key that applies to an EXT-X-MAP.
+    var keyInForce: EncryptionKey?
     var currentMap: MediaInitializationSection?
 
     mutating func read(_ line: PlaylistText.Line) throws(PlaylistParseError) {
@@ -92,6 +99,17 @@ private struct MediaPlaylistParser {
         case "EXT-X-ENDLIST":
             try once(tag.name, line: number)
             playlist.endList = true
+        case "EXT-X-I-FRAMES-ONLY":
+            try once(tag.name, line: number)
+            playlist.iFramesOnly = true
+        case "EXT-X-KEY":
+            let attributes = try TagAttributes(tag: tag, line: number)
+            if let key = try EncryptionKey.parse(attributes, variables: variables) {
+                pendingKey = key
+                keyInForce = key
+            } else {
+                pendingExtraTags.append(line.text)
+            }
         case "EXT-X-START":
             try once(tag.name, line: number)
             let attributes = try TagAttributes(tag: tag, line: number)
@@ -131,6 +149,9 @@ private struct MediaPlaylistParser {
                 }
                 byteRange = range
             }
+            if case .aes128(_, nil) = keyInForce {
+                throw attributes.error("an AES-128 EXT-X-KEY without IV applies to it (RFC 8216 4.3.2.5 needs the IV)")
+            }
             currentMap = MediaInitializationSection(uri: uri, byteRange: byteRange)
         case "EXT-X-DATERANGE":
             let attributes = try TagAttributes(tag: tag, line: number)
@@ -168,6 +189,8 @@ private struct MediaPlaylistParser {
                 uri: uri, duration: extinf.duration, title: extinf.title, discontinuity: pendingDiscontinuity,
                 gap: pendingGap, programDateTime: pendingProgramDateTime, map: currentMap, byteRange: pendingByteRange,
                 dateRanges: pendingDateRanges, extraTags: pendingExtraTags))
+        playlist.segments[playlist.segments.count - 1].key = pendingKey
+        pendingKey = nil
         pendingDuration = nil
         pendingDiscontinuity = false
         pendingGap = false

@@ -1,8 +1,7 @@
 extension MultivariantPlaylist {
     /// Multivariant tags this model does not carry; read and dropped.
     static let ignoredTags: Set<String> = [
-        "EXT-X-I-FRAME-STREAM-INF", "EXT-X-SESSION-DATA", "EXT-X-SESSION-KEY", "EXT-X-CONTENT-STEERING",
-        "EXT-X-START", "EXT-X-ALLOW-CACHE",
+        "EXT-X-SESSION-DATA", "EXT-X-CONTENT-STEERING", "EXT-X-START", "EXT-X-ALLOW-CACHE",
     ]
     /// Media playlist tags: a multivariant playlist that contains one is refused (RFC 8216 section 4.3).
     static let mediaOnlyTags: Set<String> = [
@@ -16,8 +15,9 @@ extension MultivariantPlaylist {
     ///
     /// Strict on `#EXTM3U` first, attribute lists, required attributes (EXT-X-MEDIA: TYPE, GROUP-ID, NAME;
     /// EXT-X-STREAM-INF: BANDWIDTH and a URI line after it), no media playlist tags, EXT-X-DEFINE (no IMPORT here)
-    /// and `{$name}` references. Unknown tags and attributes are ignored, as are I-frame streams, session data and
-    /// keys, which this model does not carry. `CLOSED-CAPTIONS=NONE` reads as ``ClosedCaptionsReference/none``.
+    /// and `{$name}` references. EXT-X-I-FRAME-STREAM-INF (BANDWIDTH and URI required) is read into ``iFrameStreams``,
+    /// EXT-X-SESSION-KEY (METHOD NONE or AES-128, as EXT-X-KEY) into ``sessionKeys``; SAMPLE-AES session keys, session
+    /// data, unknown tags and attributes are ignored. `CLOSED-CAPTIONS=NONE` reads as ``ClosedCaptionsReference/none``.
     /// - Parameter text: the playlist text.
     /// - Throws: ``PlaylistParseError`` with the 1-based line number.
     public static func parse(_ text: String) throws(PlaylistParseError) -> MultivariantPlaylist {
@@ -68,6 +68,14 @@ extension MultivariantPlaylist {
             case "EXT-X-STREAM-INF":
                 let attributes = try TagAttributes(tag: tag, line: number)
                 pendingVariant = (try Self.variant(attributes, variables: variables), number)
+            case "EXT-X-I-FRAME-STREAM-INF":
+                let attributes = try TagAttributes(tag: tag, line: number)
+                playlist.iFrameStreams.append(try Self.iFrameStream(attributes, variables: variables))
+            case "EXT-X-SESSION-KEY":
+                let attributes = try TagAttributes(tag: tag, line: number)
+                if let key = try EncryptionKey.parse(attributes, variables: variables) {
+                    playlist.sessionKeys.append(key)
+                }
             default:
                 if MultivariantPlaylist.mediaOnlyTags.contains(tag.name) {
                     throw PlaylistParseError(line: number, message: "#\(tag.name) belongs in a media playlist")
@@ -113,14 +121,7 @@ extension MultivariantPlaylist {
         if let codecs = try attributes.quoted("CODECS", variables: variables) {
             variant.codecs = codecs.split(separator: ",").map { String($0.trimmingSpaces) }
         }
-        if let resolution = try attributes.enumerated("RESOLUTION") {
-            let parts = resolution.split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let width = AttributeList.decimalInteger(String(parts[0])),
-                let height = AttributeList.decimalInteger(String(parts[1])), width <= UInt64(Int.max),
-                height <= UInt64(Int.max)
-            else { throw attributes.error("RESOLUTION must be <width>x<height>") }
-            variant.resolution = Resolution(width: Int(width), height: Int(height))
-        }
+        variant.resolution = try Self.resolution(attributes)
         variant.frameRate = try attributes.decimal("FRAME-RATE")
         variant.audioGroup = try attributes.quoted("AUDIO", variables: variables)
         variant.subtitlesGroup = try attributes.quoted("SUBTITLES", variables: variables)
@@ -132,6 +133,33 @@ extension MultivariantPlaylist {
             }
         }
         return variant
+    }
+}
+
+extension MultivariantPlaylist {
+    fileprivate static func resolution(_ attributes: TagAttributes) throws(PlaylistParseError) -> Resolution? {
+        guard let resolution = try attributes.enumerated("RESOLUTION") else { return nil }
+        let parts = resolution.split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let width = AttributeList.decimalInteger(String(parts[0])),
+            let height = AttributeList.decimalInteger(String(parts[1])), width <= UInt64(Int.max),
+            height <= UInt64(Int.max)
+        else { throw attributes.error("RESOLUTION must be <width>x<height>") }
+        return Resolution(width: Int(width), height: Int(height))
+    }
+
+    fileprivate static func iFrameStream(
+        _ attributes: TagAttributes, variables: VariableTable
+    ) throws(PlaylistParseError) -> IFrameStream {
+        guard let bandwidth = try attributes.integer("BANDWIDTH") else {
+            throw attributes.error("BANDWIDTH is required")
+        }
+        var stream = IFrameStream(uri: try attributes.requiredQuoted("URI", variables: variables), bandwidth: bandwidth)
+        stream.averageBandwidth = try attributes.integer("AVERAGE-BANDWIDTH")
+        if let codecs = try attributes.quoted("CODECS", variables: variables) {
+            stream.codecs = codecs.split(separator: ",").map { String($0.trimmingSpaces) }
+        }
+        stream.resolution = try resolution(attributes)
+        return stream
     }
 }
 

@@ -1,19 +1,23 @@
 extension MultivariantPlaylist {
-    /// The lowest EXT-X-VERSION the playlist's features allow: 1, 7 with an INSTREAM-ID `SERVICEn`, 8 with any
-    /// EXT-X-DEFINE, 11 with QUERYPARAM (EXT-X-MEDIA, AUDIO and SUBTITLES need none: RFC 8216 section 7).
+    /// The lowest EXT-X-VERSION the playlist's features allow: 1, 2 with a SESSION-KEY that has an IV, 7 with an
+    /// INSTREAM-ID `SERVICEn`, 8 with any EXT-X-DEFINE, 11 with QUERYPARAM (EXT-X-MEDIA, AUDIO, SUBTITLES and
+    /// EXT-X-I-FRAME-STREAM-INF need none: RFC 8216 section 7).
     public var minimumVersion: Int {
         let definitionsVersion = definitions.reduce(1) { max($0, $1.minimumVersion) }
         let usesServices = renditions.contains { $0.instreamID?.hasPrefix("SERVICE") == true }
-        return max(definitionsVersion, usesServices ? 7 : 1)
+        let keysVersion = sessionKeys.reduce(1) { max($0, $1.minimumVersion) }
+        return max(definitionsVersion, usesServices ? 7 : 1, keysVersion)
     }
 
     /// The playlist text; every line ends with `\n`.
     ///
-    /// EXTM3U, VERSION (only when ``minimumVersion`` > 1), INDEPENDENT-SEGMENTS, DEFINEs, then one EXT-X-MEDIA per
+    /// EXTM3U, VERSION (only when ``minimumVersion`` > 1), INDEPENDENT-SEGMENTS, DEFINEs, SESSION-KEYs (METHOD, URI,
+    /// IV as in EXT-X-KEY), then one EXT-X-MEDIA per
     /// rendition (TYPE, GROUP-ID, NAME, LANGUAGE, DEFAULT, AUTOSELECT, FORCED, CHANNELS, INSTREAM-ID,
     /// CHARACTERISTICS, URI; DEFAULT and AUTOSELECT always as YES/NO, FORCED only for SUBTITLES), then per variant
     /// EXT-X-STREAM-INF (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, FRAME-RATE with three decimals, AUDIO,
-    /// SUBTITLES, CLOSED-CAPTIONS as a quoted group or NONE; each only when set) and its URI line.
+    /// SUBTITLES, CLOSED-CAPTIONS as a quoted group or NONE; each only when set) and its URI line, then one
+    /// EXT-X-I-FRAME-STREAM-INF per I-frame stream (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, URI).
     public func render() -> String {
         var text = "#EXTM3U\n"
         let version = minimumVersion
@@ -26,12 +30,18 @@ extension MultivariantPlaylist {
         for definition in definitions {
             text += definition.renderedTag + "\n"
         }
+        for sessionKey in sessionKeys {
+            text += sessionKey.renderedSessionKeyTag + "\n"
+        }
         for rendition in renditions {
             text += rendition.renderedTag + "\n"
         }
         for variant in variants {
             text += variant.renderedTag + "\n"
             text += variant.uri + "\n"
+        }
+        for iFrameStream in iFrameStreams {
+            text += iFrameStream.renderedTag + "\n"
         }
         return text
     }
@@ -94,6 +104,24 @@ extension VariantStream {
         case .some(.none): text += ",CLOSED-CAPTIONS=NONE"
         case .some(.group(let group)): text += ",CLOSED-CAPTIONS=" + AttributeList.quoted(group)
         }
+        return text
+    }
+}
+
+extension IFrameStream {
+    /// The `#EXT-X-I-FRAME-STREAM-INF:` line, without a line break (the URI is an attribute; no URI line follows).
+    public var renderedTag: String {
+        var text = "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=\(bandwidth)"
+        if let averageBandwidth {
+            text += ",AVERAGE-BANDWIDTH=\(averageBandwidth)"
+        }
+        if !codecs.isEmpty {
+            text += ",CODECS=" + AttributeList.quoted(codecs.joined(separator: ","))
+        }
+        if let resolution {
+            text += ",RESOLUTION=\(resolution.width)x\(resolution.height)"
+        }
+        text += ",URI=" + AttributeList.quoted(uri)
         return text
     }
 }

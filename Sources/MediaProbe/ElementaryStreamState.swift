@@ -25,12 +25,17 @@ struct ElementaryStreamState {
     var pesCount = 0
     /// Whether the first PES carried a random access picture (video only).
     var firstPESIsKeyframe = false
+    /// Video: the PES packets that carry a random access picture, and where their packets are.
+    var keyframes: [KeyframeRange] = []
     /// Audio: samples carried by the PES with the highest PTS, and that PTS.
     var lastAudioPES: (pts: Int64, samples: Int)?
     /// Video: the caption channels of the first GOP's SEI (bounded, see `CaptionSEI`).
     var captions = CaptionSEI()
     /// Video: the next keyframe ended the first GOP, or the SEI budget is spent.
     private var captionScanDone = false
+
+    /// The most keyframes recorded per segment (an all-intra 120 fps stream fills 2 s with 240).
+    static let maximumKeyframes = 1024
 
     init(pid: Int, streamType: UInt8) {
         self.pid = pid
@@ -45,12 +50,33 @@ struct ElementaryStreamState {
         }
     }
 
-    /// Takes in one PES payload (the elementary stream bytes) and its unwrapped PTS.
-    mutating func consume(payload: UnsafeRawBufferPointer, pts: Int64?) {
+    /// Where one PES packet's transport packets lie in the segment.
+    struct PacketRun {
+        /// Offset of its first packet.
+        var start: Int
+        /// One past its last packet.
+        var end: Int
+        /// The segment's PAT and PMT came before `start`, after this PID's previous PES.
+        var followsProgramTables: Bool
+    }
+
+    /// Takes in one PES payload (the elementary stream bytes), its unwrapped PTS and where its packets are.
+    mutating func consume(payload: UnsafeRawBufferPointer, pts: Int64?, packets: PacketRun) {
         defer { pesCount += 1 }
         if let pts { presentationTimes.append(pts) }
         switch format {
-        case .h264, .hevc: consumeVideo(payload)
+        case .h264, .hevc:
+            consumeVideo(payload)
+            let keyframe =
+                pesCount == 0
+                ? firstPESIsKeyframe
+                : NALUnits.firstSliceIsRandomAccess(in: payload, hevc: format == .hevc) == true
+            if keyframe, keyframes.count < Self.maximumKeyframes {
+                keyframes.append(
+                    KeyframeRange(
+                        start: packets.start, end: packets.end, followsProgramTables: packets.followsProgramTables,
+                        presentationTime: MediaTime(ticks: MPEGTimestamp.wrapped(pts ?? 0), timescale: 90000)))
+            }
         case .aacADTS, .mpegAudio, .ac3: consumeAudio(payload, pts: pts)
         case .id3, .other: break
         }

@@ -9,6 +9,22 @@ enum FragmentedMP4SegmentProbe {
         var sampleCount: Int64 = 0
         /// Video: byte ranges of the first samples, for the caption scan.
         var sampleRanges: [Range<Int>] = []
+        /// Video: the sync samples, each from its moof to the end of its data.
+        var keyframes: [KeyframeRange] = []
+        /// Video: a sync sample's data could not be located (sizes missing), so no later one is recorded.
+        var keyframesStopped = false
+    }
+
+    /// The most keyframes recorded per segment (as for MPEG-TS).
+    static let maximumKeyframes = 1024
+
+    /// Whether sample flags (ISO/IEC 14496-12 8.8.3.1) mark a sync sample: `sample_depends_on` 2 (depends on no
+    /// other), or `sample_is_non_sync_sample` 0 unless `sample_depends_on` is 1. Absent flags read as non-sync.
+    static func isSync(_ flags: UInt32?) -> Bool {
+        let flags = flags ?? 0x0101_0000
+        let dependsOn = (flags >> 24) & 3
+        let nonSync = flags & 0x0001_0000 != 0
+        return dependsOn == 2 || (!nonSync && dependsOn != 1)
     }
 
     static func probe(
@@ -33,13 +49,21 @@ enum FragmentedMP4SegmentProbe {
         var order: [Int] = []
         let videoTrackIDs = Set(initInfo.tracks.filter { $0.kind == .video }.map(\.trackID))
         for moof in moofs {
+            // Without base_data_offset or default-base-is-moof, a traf's data follows the previous traf's.
+            var previousDataEnd: Int64?
             for traf in try moof.children(in: bytes) where traf.type == "traf" {
                 let (trackID, fragment) = try readTrackFragment(
-                    traf, moof: moof, bytes, initInfo: initInfo, videoTrackIDs: videoTrackIDs)
+                    traf, moof: moof, bytes, initInfo: initInfo, videoTrackIDs: videoTrackIDs,
+                    previousDataEnd: previousDataEnd)
+                previousDataEnd = fragment.dataEnd
                 if totals[trackID] == nil { order.append(trackID) }
                 var track = totals[trackID, default: TrackTotals()]
                 track.sampleRanges += fragment.sampleRanges.prefix(
                     max(0, CaptionSEI.maximumSEIUnits - track.sampleRanges.count))
+                if !track.keyframesStopped {
+                    track.keyframes += fragment.keyframes.prefix(max(0, maximumKeyframes - track.keyframes.count))
+                    track.keyframesStopped = fragment.keyframesStopped
+                }
                 if track.startTime == nil {
                     track.startTime = fragment.startTime
                     track.firstSampleFlags = fragment.firstSampleFlags
@@ -69,18 +93,15 @@ enum FragmentedMP4SegmentProbe {
                     + "\(order.map(String.init).joined(separator: ", ")); in init section: "
                     + "\(initInfo.tracks.map { String($0.trackID) }.joined(separator: ", ")))")
         }
-        var keyframe = true
-        if primary.kind == .video {
-            let flags = track.firstSampleFlags ?? 0x0101_0000
-            let dependsOn = (flags >> 24) & 3
-            let nonSync = flags & 0x0001_0000 != 0
-            keyframe = dependsOn == 2 || (!nonSync && dependsOn != 1)
-        }
+        let keyframe = primary.kind == .video ? isSync(track.firstSampleFlags) : true
         var info = SegmentInfo(
             container: .fragmentedMP4Segment, tracks: present,
             startTime: MediaTime(ticks: startTime, timescale: primary.timescale),
             duration: MediaTime(ticks: track.duration, timescale: primary.timescale),
             startsWithKeyframe: keyframe, byteCount: bytes.count)
+        if primary.kind == .video {
+            info.keyframes = track.keyframes
+        }
         if primary.kind == .video, let codec = primary.codec,
             let hevc = ["avc1": false, "avc3": false, "hvc1": true, "hev1": true][String(codec.prefix(4))]
         {
@@ -112,18 +133,26 @@ enum FragmentedMP4SegmentProbe {
         var sampleCount: Int64 = 0
         /// Video only: where the first samples' bytes are (at most `CaptionSEI.maximumSEIUnits`).
         var sampleRanges: [Range<Int>] = []
+        /// Video only: the sync samples (at most `maximumKeyframes`).
+        var keyframes: [KeyframeRange] = []
+        /// Video only: a sync sample's data could not be located (no sample sizes), so later ones are not recorded.
+        var keyframesStopped = false
+        /// The end of the last trun's sample data, when known: the implicit base of the next traf of the moof.
+        var dataEnd: Int64?
     }
 
     private static func readTrackFragment(
         _ traf: MP4Box, moof: MP4Box, _ bytes: UnsafeRawBufferPointer, initInfo: InitSectionInfo,
-        videoTrackIDs: Set<Int>
+        videoTrackIDs: Set<Int>, previousDataEnd: Int64?
     ) throws(ProbeError) -> (Int, FragmentFacts) {
         let children = try traf.children(in: bytes)
         var tfhd = try children.required("tfhd", in: "traf").reader(bytes)
         let tfhdFlags = try tfhd.readUInt32() & 0xFF_FFFF
         let trackID = Int(try tfhd.readUInt32())
         let trex = initInfo.fragmentDefaults[trackID]
-        var baseOffset = Int64(moof.start)
+        // ISO/IEC 14496-12 8.8.7.1: base_data_offset when present; else the moof when default-base-is-moof is set
+        // or for the moof's first traf; else where the previous traf's data ended.
+        var baseOffset = tfhdFlags & 0x02_0000 != 0 ? Int64(moof.start) : previousDataEnd ?? Int64(moof.start)
         if tfhdFlags & 0x01 != 0 {
             let base = try tfhd.readUInt64()
             baseOffset = base > UInt64(Int64.max) ? Int64.max : Int64(base)
@@ -135,6 +164,7 @@ enum FragmentedMP4SegmentProbe {
 
         var facts = FragmentFacts()
         let wantsSampleRanges = videoTrackIDs.contains(trackID)
+        let timescale = initInfo.tracks.first { $0.trackID == trackID }?.timescale ?? 1
         /// Where the next trun's samples start when it has no data_offset: after the previous trun's.
         var nextDataStart: Int64? = baseOffset
         var decodeTime: Int64?
@@ -173,6 +203,35 @@ enum FragmentedMP4SegmentProbe {
                 runStart = overflow ? nil : start
             }
             let segmentSize = Int64(bytes.count)
+            var keyframeError: ProbeError?
+            /// Records a sync sample of a video track: from the moof to the end of its data, which must lie inside
+            /// the segment. `offset`: where its data starts relative to `runStart`; nil when sizes are unknown.
+            func noteKeyframe(offset: Int64?, size: Int64?, time: Int64) {
+                guard wantsSampleRanges, !facts.keyframesStopped, facts.keyframes.count < maximumKeyframes else {
+                    return
+                }
+                guard let runStart, let offset, let size else {
+                    facts.keyframesStopped = true
+                    return
+                }
+                let (start, startOverflow) = runStart.addingReportingOverflow(offset)
+                let (end, endOverflow) = start.addingReportingOverflow(size)
+                guard !startOverflow, !endOverflow, start >= 0, end <= segmentSize else {
+                    // Thrown after the trun's own data check, which names a truncated segment more plainly.
+                    let place = startOverflow || endOverflow ? "at an offset that overflows" : "at \(start)..\(end)"
+                    keyframeError =
+                        keyframeError
+                        ?? ProbeError(
+                            "fMP4 segment: track \(trackID) keyframe sample data \(place) runs past the segment's "
+                                + "\(bytes.count) bytes")
+                    facts.keyframesStopped = true
+                    return
+                }
+                facts.keyframes.append(
+                    KeyframeRange(
+                        start: moof.start, end: Int(end), presentationTime: MediaTime(ticks: time, timescale: timescale)
+                    ))
+            }
             /// Records where a sample's bytes are, while they lie inside the segment.
             func noteSample(size: Int64) {
                 guard wantsSampleRanges, facts.sampleRanges.count < CaptionSEI.maximumSEIUnits, let runStart,
@@ -192,6 +251,15 @@ enum FragmentedMP4SegmentProbe {
                 let (size, sizeOverflow) = sampleCount.multipliedReportingOverflow(by: Int64(defaultSize ?? 0))
                 let (sum, sumOverflow) = facts.duration.addingReportingOverflow(duration)
                 guard !overflow, !sizeOverflow, !sumOverflow else { throw overflowError }
+                if wantsSampleRanges, let decodeTime {
+                    let size = defaultSize.map { Int64($0) }
+                    for index in 0..<min(sampleCount, Int64(maximumKeyframes))
+                    where isSync(index == 0 ? firstSampleFlags ?? defaultFlags : defaultFlags) {
+                        noteKeyframe(
+                            offset: size.map { $0 * index }, size: size,
+                            time: decodeTime &+ facts.duration &+ index &* Int64(defaultDuration))
+                    }
+                }
                 facts.duration = sum
                 if let defaultSize {
                     for _ in 0..<min(sampleCount, Int64(CaptionSEI.maximumSEIUnits)) {
@@ -201,14 +269,23 @@ enum FragmentedMP4SegmentProbe {
                 }
                 totalSize = size
             }
+            let sizesKnown = hasSize || defaultSize != nil
             for index in 0..<(recordSize == 0 ? 0 : sampleCount) {
                 let duration = hasDuration ? Int64(try reader.readUInt32()) : Int64(defaultDuration)
                 let sampleSize = hasSize ? Int64(try reader.readUInt32()) : Int64(defaultSize ?? 0)
-                if hasSize || defaultSize != nil { noteSample(size: sampleSize) }
+                if sizesKnown { noteSample(size: sampleSize) }
+                let sampleOffset = totalSize
                 totalSize += sampleSize
                 let sampleFlags = hasFlags ? try reader.readUInt32() : nil
                 let rawOffset = hasCompositionOffset ? try reader.readUInt32() : 0
                 let compositionOffset = version == 0 ? Int64(rawOffset) : Int64(Int32(bitPattern: rawOffset))
+                if wantsSampleRanges, let decodeTime,
+                    isSync(index == 0 ? firstSampleFlags ?? sampleFlags ?? defaultFlags : sampleFlags ?? defaultFlags)
+                {
+                    noteKeyframe(
+                        offset: sizesKnown ? sampleOffset : nil, size: sizesKnown ? sampleSize : nil,
+                        time: decodeTime &+ facts.duration &+ compositionOffset)
+                }
                 if facts.startTime == nil, let decodeTime {
                     facts.startTime = decodeTime + facts.duration + compositionOffset
                     facts.firstSampleFlags =
@@ -223,9 +300,11 @@ enum FragmentedMP4SegmentProbe {
             }
             facts.sampleCount += sampleCount
             nextDataStart = nil
+            facts.dataEnd = nil
             if let runStart, hasSize || defaultSize != nil {
                 let (end, overflow) = runStart.addingReportingOverflow(totalSize)
                 nextDataStart = overflow ? nil : end
+                facts.dataEnd = nextDataStart
             }
             if let dataOffset, hasSize || defaultSize != nil {
                 let (dataStart, startOverflow) = baseOffset.addingReportingOverflow(dataOffset)
@@ -236,6 +315,7 @@ enum FragmentedMP4SegmentProbe {
                             + "\(bytes.count) bytes (truncated?)")
                 }
             }
+            if let keyframeError { throw keyframeError }
         }
         guard decodeTime != nil || facts.sampleCount == 0 else {
             throw ProbeError("fMP4 segment: track \(trackID) traf has no tfdt box (baseMediaDecodeTime)")

@@ -23,6 +23,31 @@ enum NALUnits {
         return units
     }
 
+    /// Whether the first slice of an Annex B access unit (a video PES payload) is a random access picture: H.264 IDR
+    /// (type 5), HEVC IRAP (16...21). Reads NAL unit headers only, up to that first slice; nil when there is none.
+    static func firstSliceIsRandomAccess(in bytes: UnsafeRawBufferPointer, hevc: Bool) -> Bool? {
+        var index = 0
+        let count = bytes.count
+        while index + 3 < count {
+            if bytes[index + 2] > 1 {
+                index += 3
+            } else if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
+                let header = bytes[index + 3]
+                if hevc {
+                    let type = hevcType(header)
+                    if type < 32 { return hevcIRAP.contains(type) }
+                } else {
+                    let type = h264Type(header)
+                    if (1...5).contains(type) { return type == h264IDR }
+                }
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        return nil
+    }
+
     /// The NAL unit without emulation prevention bytes (00 00 03 -> 00 00), i.e. its RBSP including the header.
     static func rbsp(_ unit: UnsafeRawBufferPointer) -> [UInt8] {
         var output: [UInt8] = []

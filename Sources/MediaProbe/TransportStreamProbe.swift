@@ -27,6 +27,11 @@ enum TransportStreamProbe {
         }
 
         var pending = [[UInt8]?](repeating: nil, count: trackedPIDs.count)
+        var pendingRuns = [ElementaryStreamState.PacketRun](
+            repeating: .init(start: 0, end: 0, followsProgramTables: false), count: trackedPIDs.count)
+        // Per tracked PID: a PAT then a PMT came since its last PES started.
+        var tablesSincePES = [Bool](repeating: false, count: trackedPIDs.count)
+        var patSeen = false
         var referencePTS: Int64?
         func finish(_ pes: [UInt8], tracked: Int) throws(ProbeError) {
             let index = trackedStreams[tracked]
@@ -40,17 +45,30 @@ enum TransportStreamProbe {
             pes.withUnsafeBytes { buffer in
                 streams[index].consume(
                     payload: UnsafeRawBufferPointer(rebasing: buffer[parsed.payloadStart..<parsed.payloadEnd]),
-                    pts: pts)
+                    pts: pts, packets: pendingRuns[tracked])
             }
         }
-        for packet in packets {
-            guard let tracked = trackedPIDs.firstIndex(of: packet.pid) else { continue }
+        for (index, packet) in packets.enumerated() {
+            guard let tracked = trackedPIDs.firstIndex(of: packet.pid) else {
+                if packet.pid == 0 {
+                    patSeen = true
+                } else if packet.pid == tables.pmtPID, patSeen {
+                    patSeen = false
+                    for other in tablesSincePES.indices { tablesSincePES[other] = true }
+                }
+                continue
+            }
             let payload = UnsafeRawBufferPointer(rebasing: bytes[packet.payload])
+            let packetEnd = (index + 1) * size
             if packet.payloadUnitStart {
                 if let previous = pending[tracked] { try finish(previous, tracked: tracked) }
                 pending[tracked] = Array(payload)
+                pendingRuns[tracked] = ElementaryStreamState.PacketRun(
+                    start: index * size, end: packetEnd, followsProgramTables: tablesSincePES[tracked])
+                tablesSincePES[tracked] = false
             } else if pending[tracked] != nil {
                 pending[tracked]!.append(contentsOf: payload)
+                pendingRuns[tracked].end = packetEnd
             }
         }
         // What is left, by ascending PID.
@@ -94,6 +112,7 @@ enum TransportStreamProbe {
         if primary.kind == .video {
             var captions = primary.captions
             info.closedCaptions = captions.finish()
+            info.keyframes = primary.keyframes
         }
         return info
     }

@@ -36,7 +36,7 @@ struct MediaPlaylistRoundTripTests {
                         DateRange(
                             id: "ad", startDate: start, endDate: start.adding(milliseconds: 30_250), duration: 30.25,
                             scte35In: [0xFC]),
-                    ], extraTags: ["#EXT-X-CUE-OUT:30", "#EXT-X-KEY:METHOD=NONE"]),
+                    ], extraTags: ["#EXT-X-CUE-OUT:30", #"#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://k""#]),
                 MediaSegment(uri: "9.m4s", duration: 4, map: mapB, byteRange: ByteRange(length: 10)),
                 MediaSegment(uri: "10.m4s", duration: 0.001, map: mapA),
             ]),
