@@ -256,22 +256,28 @@ public enum DVRPlaylist {
     ) -> String {
         let first = selection.msns.lowerBound
         let last = selection.msns.upperBound
-        func key(_ blockStart: UInt64, _ incomingMap: MediaInitializationSection?) -> DVRBlockCache.Key {
+        func key(
+            _ blockStart: UInt64, _ incomingMap: MediaInitializationSection?, _ incomingKey: EncryptionKey?
+        ) -> DVRBlockCache.Key {
             DVRBlockCache.Key(
                 rendition: options.rendition, block: blockStart / blockLength, revision: revision,
-                incomingMap: incomingMap, legacyCueTags: options.legacyCueTags)
+                incomingMap: incomingMap, legacyCueTags: options.legacyCueTags, incomingKey: incomingKey)
         }
         var body = ""
         var previousMap: MediaInitializationSection?
+        var keyInForce: EncryptionKey?
         var anyMap = false
         var firstEntry: DVREntry?
         var previousEntry: DVREntry?
         var next = first
         while next <= last {
             let isHead = next == first
-            if !isHead, next + blockLength - 1 <= last, let block = cache.block(for: key(next, previousMap)) {
+            if !isHead, next + blockLength - 1 <= last,
+                let block = cache.block(for: key(next, previousMap, keyInForce))
+            {
                 body += block.text
                 previousMap = block.outgoingMap
+                keyInForce = block.outgoingKey
                 anyMap = anyMap || block.hasMap
                 previousEntry = nil
                 next += blockLength
@@ -281,7 +287,9 @@ public enum DVRPlaylist {
             var runEnd = min(last, blockStart(of: next) + blockLength - 1)
             while runEnd < last {
                 let candidate = runEnd + 1
-                if candidate + blockLength - 1 <= last, cache.contains(key(candidate, previousMap)) { break }
+                if candidate + blockLength - 1 <= last, cache.contains(key(candidate, previousMap, keyInForce)) {
+                    break
+                }
                 runEnd = min(last, candidate + blockLength - 1)
             }
             let run = entries(next...runEnd, rendition: options.rendition, source: source)
@@ -299,6 +307,7 @@ public enum DVRPlaylist {
                 var end = index
                 while end < run.count, run[end].msn / blockLength == block { end += 1 }
                 let incomingMap = previousMap
+                let incomingKey = keyInForce
                 var text = ""
                 var hasMap = false
                 for entry in run[index..<end] {
@@ -307,15 +316,16 @@ public enum DVRPlaylist {
                         extraTags: overlay.extraTags[entry.msn] ?? [])
                     decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == firstEntry?.msn)
                     hasMap = hasMap || segment.map != nil
-                    segment.render(into: &text, previousMap: &previousMap)
+                    segment.render(into: &text, previousMap: &previousMap, keyInForce: &keyInForce)
                 }
                 let blockFirst = block * blockLength
                 let whole =
                     end - index == Int(blockLength) && blockFirst > first && blockFirst + blockLength - 1 <= last
                 if whole, let before, before.msn + 1 == blockFirst {
                     cache.insert(
-                        DVRBlockCache.Block(text: text, outgoingMap: previousMap, hasMap: hasMap),
-                        for: key(blockFirst, incomingMap))
+                        DVRBlockCache.Block(
+                            text: text, outgoingMap: previousMap, hasMap: hasMap, outgoingKey: keyInForce),
+                        for: key(blockFirst, incomingMap, incomingKey))
                 }
                 body += text
                 anyMap = anyMap || hasMap
@@ -363,6 +373,9 @@ public struct DVRBlockCache: Sendable {
         /// The EXT-X-MAP in force before the block.
         public var incomingMap: MediaInitializationSection?
         public var legacyCueTags: Bool
+        /// The EXT-X-KEY in force before the block (a MAP change under a key is written between METHOD=NONE and
+        /// the key again).
+        public var incomingKey: EncryptionKey? = nil
     }
 
     /// A block's text and what the next block needs to know.
@@ -372,6 +385,8 @@ public struct DVRBlockCache: Sendable {
         public var outgoingMap: MediaInitializationSection?
         /// Some entry of the block has an EXT-X-MAP (EXT-X-VERSION 6).
         public var hasMap: Bool
+        /// The EXT-X-KEY in force after the block.
+        public var outgoingKey: EncryptionKey? = nil
     }
 
     /// Byte budget of the text held.
