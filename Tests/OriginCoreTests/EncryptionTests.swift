@@ -290,6 +290,7 @@ struct EncryptionTests {
         .enabled(if: EncryptionTests.keysRender))
     mutating func keyPlacementInLivePlaylists() throws {
         let origin = try start(dataDirectory: false)
+        var previous: MediaPlaylist?
         for _ in 0..<9 {
             try slot(origin)
             let text = try #require(
@@ -297,6 +298,10 @@ struct EncryptionTests {
                     String(decoding: $0.array, as: UTF8.self)
                 })
             let playlist = try MediaPlaylist.parse(text)
+            // HLS rule 33 as the playlist model checks it: keys well formed, none dropped while it applies.
+            #expect(playlist.validateDefinesAndKeys(importable: []).isEmpty)
+            if let previous { #expect(playlist.validateKeyContinuity(after: previous).isEmpty) }
+            previous = playlist
             let lines = text.split(separator: "\n")
             // The first KEY comes before the first segment URI.
             let firstKey = try #require(lines.firstIndex { $0.hasPrefix("#EXT-X-KEY:") })
@@ -327,5 +332,15 @@ struct EncryptionTests {
         let period = try #require(channel.snapshot.encryption?.currentPeriod)
         #expect(period == 1)
         #expect(text.contains("#EXT-X-SESSION-KEY:METHOD=AES-128,URI=\"key-\(period).key\"\n"))
+        // Rule 33: the SESSION-KEY is one of the media playlists' keys (resolved against /live/ch/ and /live/ch/r/).
+        var mediaKeys: [EncryptionKey] = []
+        for rendition in renditions {
+            let media = try MediaPlaylist.parse(
+                String(decoding: try #require(channel.snapshot.renditions[rendition]?.playlist).array, as: UTF8.self))
+            for case .aes128(let uri, let iv) in media.segments.compactMap(\.key) {
+                mediaKeys.append(.aes128(uri: uri.replacing("../", with: ""), iv: iv))
+            }
+        }
+        #expect(try MultivariantPlaylist.parse(text).validateSessionKeys(against: mediaKeys).isEmpty)
     }
 }
