@@ -191,22 +191,26 @@ extension Channel {
     }
 
     /// The encrypted I-frame resource of segment `msn`: its bytes `[0, end of its first keyframe)` encrypted on
-    /// their own with the segment's key and IV. Nil when the MSN is clear, unknown, a GAP, or does not start with a
-    /// keyframe. The range is probed from the bytes on first use (then memoized with the ciphertext).
+    /// their own with the segment's key and IV. Nil when the MSN is clear (see ``iFrameBytes(rendition:msn:)``),
+    /// unknown, a GAP, or does not start with a keyframe. Memoized with the segments' ciphertexts.
     public func iFrameCiphertext(rendition: String, msn: UInt64) -> SharedBytes? {
-        guard let published = snapshot.renditions[rendition] else { return nil }
-        return encrypted(CiphertextKey(rendition: rendition, msn: msn, iFrame: true)) {
-            let bytes = published.entry(msn: msn)?.bytes ?? storedSegmentBytes(rendition: rendition, msn: msn)
-            guard let bytes else { return nil }
-            let initSection = published.entry(msn: msn)?.initSectionVersion.flatMap {
-                published.initSections[$0]?.info
-            }
-            let end = bytes.withUnsafeBytes { raw in
-                (try? MediaProbe.probeSegment(raw, initSection: initSection))?.iFrameRangeEnd
-            }
-            guard let end, end > 0, end <= bytes.count else { return nil }
-            return bytes.withUnsafeBytes { SharedBytes(Array($0.prefix(end))) }
+        encrypted(CiphertextKey(rendition: rendition, msn: msn, iFrame: true)) {
+            iFrameBytes(rendition: rendition, msn: msn)
         }
+    }
+
+    /// The plaintext of segment `msn`'s I-frame resource: `[0, end of its first keyframe)`, the range probed from
+    /// the bytes; nil when the MSN is unknown, a GAP, or does not start with a keyframe.
+    public func iFrameBytes(rendition: String, msn: UInt64) -> SharedBytes? {
+        guard let published = snapshot.renditions[rendition] else { return nil }
+        let entry = published.entry(msn: msn)
+        guard let bytes = entry?.bytes ?? storedSegmentBytes(rendition: rendition, msn: msn) else { return nil }
+        let initSection = entry?.initSectionVersion.flatMap { published.initSections[$0]?.info }
+        let end = bytes.withUnsafeBytes { raw in
+            (try? MediaProbe.probeSegment(raw, initSection: initSection))?.iFrameRangeEnd
+        }
+        guard let end, end > 0, end <= bytes.count else { return nil }
+        return bytes.withUnsafeBytes { SharedBytes(Array($0.prefix(end))) }
     }
 
     /// A stored segment's plaintext, read from its chunk file when it was checked before.

@@ -48,14 +48,17 @@ extension OriginHTTPHandler {
         if isIFrame {
             let container = rendition.entry(msn: msn)?.container ?? rendition.entries.last?.container
             guard let container, fileExtension == container.segmentFileExtension,
-                let ciphertext = channel.iFrameCiphertext(rendition: rendition.name, msn: msn)
+                // A clear MSN of a channel that encrypted before (the schedule turned clear) is served clear.
+                let bytes = snapshot.encryption?.period(of: msn) == nil
+                    ? channel.iFrameBytes(rendition: rendition.name, msn: msn)
+                    : channel.iFrameCiphertext(rendition: rendition.name, msn: msn)
             else {
                 return respond(Self.noSegment(file, rendition: rendition.name))
             }
             let modified = rendition.entry(msn: msn)?.endMilliseconds
             return respond(
                 serveImmutable(
-                    request, bytes: ciphertext, contentType: Self.iFrameContentType(fileExtension), etag: etag,
+                    request, bytes: bytes, contentType: Self.iFrameContentType(fileExtension), etag: etag,
                     modifiedMilliseconds: modified))
         }
         guard let entry = rendition.entry(msn: msn) else {

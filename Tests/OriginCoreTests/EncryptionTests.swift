@@ -80,7 +80,8 @@ struct EncryptionTests {
             ciphertexts[entry.msn] = ciphertext.array
             let period = try #require(first.snapshot.encryption?.period(of: entry.msn))
             #expect(period == entry.msn / 3, "rotateEvery 3 from MSN 0")
-            keys[period] = try #require(first.periodKey(period))
+            let key = try #require(first.periodKey(period))
+            keys[period] = key
             // The accepted segment was encrypted on the pushing thread: the second ask is the memoized object.
             #expect(first.ciphertext(rendition: "360p", msn: entry.msn, plaintext: plaintext) === ciphertext)
         }
@@ -202,7 +203,9 @@ struct EncryptionTests {
         let oldKey = try #require(before.periodKey(oldPeriod))
         origin = nil
         // Torn: the first bytes of a file.
-        FileManager.default.createFile(atPath: directory + "/keys/ch.json", contents: Data("{\"version\":1,\"se".utf8))
+        #expect(
+            FileManager.default.createFile(
+                atPath: directory + "/keys/ch.json", contents: Data("{\"version\":1,\"se".utf8)))
         let restarted = try start()
         let channel = try channelOf(restarted)
         let status = channel.status()

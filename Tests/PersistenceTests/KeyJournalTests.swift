@@ -56,7 +56,8 @@ struct KeyJournalTests {
         #expect(spans.map { $0["fromMSN"] as? Int } == [100, 110, 120])
         #expect(spans.map { $0["rotateEvery"] as? Int } == [3, nil, 2])
         // A rewrite keeps the mode, also over a temporary file left behind with a wider one.
-        FileManager.default.createFile(atPath: path + ".tmp", contents: Data(), attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(
+            atPath: path + ".tmp", contents: Data(), attributes: [.posixPermissions: 0o644])
         try journal.write(KeyJournalRecord(secret: Self.secret, schedule: KeySchedule()), channel: "news")
         #expect(stat(path, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600)
@@ -77,7 +78,7 @@ struct KeyJournalTests {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory + "/keys", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: directory + "/keys/news.json", contents: Data(contents.utf8))
+        _ = FileManager.default.createFile(atPath: directory + "/keys/news.json", contents: Data(contents.utf8))
         let journal = KeyJournal(directory: directory + "/keys")
         guard case .failure(let error) = journal.load(channel: "news") else {
             Issue.record("an unusable key file was accepted")
