@@ -8,6 +8,9 @@ public final class RenditionSnapshot: Sendable {
     public let name: String
     /// The rendered media playlist; nil until the rendition has an entry.
     public let playlist: SharedBytes?
+    /// The rendered I-frame playlist (`iframes.m3u8`); nil until the rendition has an entry, for renditions without
+    /// video, and when the channel has I-frame playlists off.
+    public let iFramePlaylist: SharedBytes?
     /// Increases with every new playlist of this rendition (validator for ETag).
     public let version: UInt64
     /// Time the playlist last changed, ms since the epoch (Last-Modified).
@@ -22,11 +25,13 @@ public final class RenditionSnapshot: Sendable {
     public let currentInitVersion: Int?
 
     init(
-        name: String, playlist: SharedBytes?, version: UInt64, modifiedMilliseconds: Int64, targetDuration: Int,
-        entries: [WindowEntry], initSections: [Int: InitSection], currentInitVersion: Int?
+        name: String, playlist: SharedBytes?, iFramePlaylist: SharedBytes? = nil, version: UInt64,
+        modifiedMilliseconds: Int64, targetDuration: Int, entries: [WindowEntry], initSections: [Int: InitSection],
+        currentInitVersion: Int?
     ) {
         self.name = name
         self.playlist = playlist
+        self.iFramePlaylist = iFramePlaylist
         self.version = version
         self.modifiedMilliseconds = modifiedMilliseconds
         self.targetDuration = targetDuration
@@ -112,5 +117,16 @@ public final class SnapshotEncryption: Sendable {
         let encryption = ChannelEncryption(secret: secret, schedule: schedule, keyURITemplate: keyURITemplate)
         return PlaylistDecoration(
             keys: schedule, keyURI: { encryption.keyURI(period: $0, channel: channel, relativePrefix: "../") })
+    }
+}
+
+extension ChannelSnapshot {
+    /// The multivariant playlist's text without its EXT-X-I-FRAME-STREAM-INF lines, for copies served elsewhere
+    /// (recordings): I-frame playlists are live only, so those URIs would name nothing there.
+    public var multivariantWithoutIFrameStreams: String? {
+        multivariantPlaylist.map { bytes in
+            String(decoding: bytes.array, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") }.joined(separator: "\n")
+        }
     }
 }

@@ -90,6 +90,13 @@ extension ChannelState {
                 statistics.peakBitrate = max(
                     statistics.peakBitrate,
                     Int(Int64(bytes.count + padding) * 8 * 1000 / entry.durationMilliseconds))
+                if let end = entry.iFrameRangeEnd {
+                    let iFramePadding = cipherPadding(end, msn: entry.msn)
+                    statistics.iFrameTotalBytes += Int64(iFramePadding)
+                    statistics.iFramePeakBitrate = max(
+                        statistics.iFramePeakBitrate,
+                        Int(Int64(end + iFramePadding) * 8 * 1000 / entry.durationMilliseconds))
+                }
             }
             renditions[position].statistics = statistics
         }

@@ -98,8 +98,12 @@ extension ChannelState {
                 rendition.window.entries.isEmpty
                 ? nil
                 : SharedBytes(string: markedPlaylist(rendition, markers: markers).render())
+            let iFrameBytes: SharedBytes? =
+                rendition.window.entries.isEmpty || !hasIFramePlaylist(rendition)
+                ? nil : SharedBytes(string: iFramePlaylist(rendition).render())
             snapshots[rendition.name] = RenditionSnapshot(
-                name: rendition.name, playlist: playlist, version: revision, modifiedMilliseconds: now,
+                name: rendition.name, playlist: playlist, iFramePlaylist: iFrameBytes, version: revision,
+                modifiedMilliseconds: now,
                 targetDuration: rendition.window.targetDuration,
                 entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
                 initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion)
@@ -115,6 +119,31 @@ extension ChannelState {
             name: name, version: version, multivariantPlaylist: multivariantBytes,
             multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots,
             encryption: snapshotEncryption())
+    }
+
+    /// True when the rendition has an I-frame playlist: the channel has them on (`iFramePlaylists`) and the
+    /// rendition carries video.
+    func hasIFramePlaylist(_ rendition: RenditionState) -> Bool {
+        configuration.iFramePlaylists && !rendition.isFollower && rendition.tracks.contains { $0.kind == .video }
+    }
+
+    /// The rendition's I-frame playlist (`{r}/iframes.m3u8`), decorated like its media playlist.
+    func iFramePlaylist(_ rendition: RenditionState) -> MediaPlaylist {
+        let decorated = decoration(for: rendition)
+        return rendition.window.iFramePlaylist(decoration: decorated, encrypted: decorated.keys != nil)
+    }
+
+    /// The EXT-X-I-FRAME-STREAM-INF lines of `renditions` (the variants' video renditions, in their order): one per
+    /// rendition with an I-frame playlist, its video codec and resolution, the I-frame bit rates; no AUDIO.
+    private func iFrameStreams(_ renditions: [RenditionState]) -> [IFrameStream] {
+        renditions.filter(hasIFramePlaylist).map { rendition in
+            let video = rendition.tracks.first { $0.kind == .video }
+            return IFrameStream(
+                uri: "\(rendition.name)/iframes.m3u8", bandwidth: max(rendition.statistics.iFramePeakBitrate, 1),
+                averageBandwidth: max(rendition.statistics.iFrameAverageBitrate, 1),
+                codecs: rendition.tracks.filter { $0.kind == .video }.compactMap(\.codec),
+                resolution: video.flatMap(Self.resolution))
+        }
     }
 
     /// The multivariant playlist of the renditions that delivered media: grouped by the rendition layout (video
@@ -166,9 +195,11 @@ extension ChannelState {
                 frameRate: video?.frameRate,
                 closedCaptions: captions.isEmpty ? nil : .group(Self.closedCaptionsGroup))
         }
-        return MultivariantPlaylist(
+        var playlist = MultivariantPlaylist(
             independentSegments: started.allSatisfy(\.allSegmentsIndependent), renditions: captionRenditions(captions),
             variants: variants)
+        playlist.iFrameStreams = iFrameStreams(started)
+        return playlist
     }
 
     /// Video variants referencing the layout's groups: each video rendition once per (audio group, subtitle group)
@@ -246,9 +277,11 @@ extension ChannelState {
         }
         let members =
             layout.videoVariants + layout.groups.filter { $0.type == .audio }.flatMap { $0.members.map(\.rendition) }
-        return MultivariantPlaylist(
+        var playlist = MultivariantPlaylist(
             independentSegments: members.allSatisfy { byName[$0]?.allSegmentsIndependent ?? true }, renditions: media,
             variants: variants)
+        playlist.iFrameStreams = iFrameStreams(videos)
+        return playlist
     }
 
     private static func resolution(_ track: TrackInfo) -> Resolution? {

@@ -155,6 +155,21 @@ extension ChannelState {
             filler, mediaEnd: template.mediaEnd, programDateTimeEnd: template.programDateTimeEnd)
     }
 
+    /// The I-frame range of a restored segment, found again by probing its (CRC-checked) bytes, with the restored
+    /// initialization section for fMP4: the store keeps no field for it. nil when the probe fails or finds no leading
+    /// keyframe (the I-frame entry is then a GAP, as it would have been at accept).
+    private func restoredIFrameRangeEnd(_ record: SegmentRecord, bytes: SharedBytes, position: Int) -> Int? {
+        guard record.startsWithKeyframe, record.container == .mpegTS || record.container == .fragmentedMP4Segment
+        else { return nil }
+        let initSection = record.initSectionVersion.flatMap { renditions[position].initSections[$0]?.info }
+        if record.container == .fragmentedMP4Segment, initSection == nil { return nil }
+        let probed = bytes.withUnsafeBytes { raw in
+            Result { () throws(ProbeError) in try MediaProbe.probeSegment(raw, initSection: initSection) }
+        }
+        guard case .success(let info) = probed else { return nil }
+        return info.iFrameRangeEnd
+    }
+
     /// The window entry of a stored record: a segment with its verified bytes, else a GAP (a GAP record, or a
     /// segment that is corrupt, missing or was never persisted), with a filler where the channel makes them.
     private mutating func restoredEntry(
@@ -168,7 +183,8 @@ extension ChannelState {
                 msn: record.msn, durationMilliseconds: record.durationMilliseconds,
                 programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
                 content: .segment(bytes, startsWithKeyframe: record.startsWithKeyframe), container: record.container,
-                initSectionVersion: record.initSectionVersion)
+                initSectionVersion: record.initSectionVersion,
+                iFrameRangeEnd: restoredIFrameRangeEnd(record, bytes: bytes, position: position))
         }
         let slot = Slot(
             programDateTimeMilliseconds: record.programDateTimeMilliseconds,
@@ -194,11 +210,15 @@ extension RenditionState {
             statistics.totalMilliseconds += entry.durationMilliseconds
             statistics.peakBitrate = max(
                 statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / entry.durationMilliseconds))
+            statistics.countIFrame(rangeEnd: entry.iFrameRangeEnd, milliseconds: entry.durationMilliseconds)
             if case .segment(_, let keyframe) = entry.content, !keyframe { allSegmentsIndependent = false }
         }
         self.statistics.totalBytes = statistics.totalBytes
         self.statistics.totalMilliseconds = statistics.totalMilliseconds
         self.statistics.peakBitrate = statistics.peakBitrate
+        self.statistics.iFramePeakBitrate = statistics.iFramePeakBitrate
+        self.statistics.iFrameTotalBytes = statistics.iFrameTotalBytes
+        self.statistics.iFrameTotalMilliseconds = statistics.iFrameTotalMilliseconds
         guard let newest = segments.last, let bytes = newest.bytes else { return }
         container = newest.container
         let initSection = newest.initSectionVersion.flatMap { initSections[$0]?.info }

@@ -287,7 +287,8 @@ package struct ChannelState: Sendable {
             msn: msn, durationMilliseconds: extinf.milliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: timeline.discontinuity,
             content: .segment(bytes, startsWithKeyframe: info.startsWithKeyframe), container: info.container,
-            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil)
+            initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
+            iFrameRangeEnd: info.iFrameRangeEnd)
         append(
             entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
             nowMilliseconds: now)
@@ -460,6 +461,9 @@ package struct ChannelState: Sendable {
         statistics.totalMilliseconds += milliseconds
         statistics.peakBitrate = max(
             statistics.peakBitrate, Int(Int64(served) * 8 * 1000 / max(milliseconds, 1)))
+        // An encrypted channel serves `iframe-{msn}` resources, padded like segments.
+        statistics.countIFrame(
+            rangeEnd: entry.iFrameRangeEnd.map { $0 + cipherPadding($0, msn: entry.msn) }, milliseconds: milliseconds)
         statistics.driftMilliseconds = now - (entry.programDateTimeMilliseconds + milliseconds)
         renditions[position].statistics = statistics
     }

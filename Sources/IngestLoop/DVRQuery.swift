@@ -236,18 +236,20 @@ public struct DVRQuery: Sendable, Hashable {
 
 extension DVRInterval {
     /// A multivariant playlist's text with this interval's ``absoluteQuery`` on every URI: each variant's URI line
-    /// and each `URI="..."` of an EXT-X-MEDIA or EXT-X-I-FRAME-STREAM-INF tag (`?` added, or `&` after a query).
-    /// Resolved once, so every variant the player loads, however late, starts (and ends) at the same point.
+    /// and each `URI="..."` of an EXT-X-MEDIA tag (`?` added, or `&` after a query). Resolved once, so every variant
+    /// the player loads, however late, starts (and ends) at the same point. EXT-X-I-FRAME-STREAM-INF lines are
+    /// dropped: I-frame playlists are live only (there is no DVR I-frame playlist to point at).
     public func passThrough(multivariant text: String) -> String {
         var output = ""
         output.reserveCapacity(text.utf8.count + 64)
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.isEmpty {
+            if line.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") {
+                continue
+            } else if line.isEmpty {
                 output += line
             } else if !line.hasPrefix("#") {
                 output += Self.appending(absoluteQuery, to: line)
-            } else if line.hasPrefix("#EXT-X-MEDIA:") || line.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:"),
-                let colon = line.firstIndex(of: ":"),
+            } else if line.hasPrefix("#EXT-X-MEDIA:"), let colon = line.firstIndex(of: ":"),
                 let attributes = try? AttributeList.parse(String(line[line.index(after: colon)...])),
                 attributes.contains(where: { $0.name == "URI" })
             {

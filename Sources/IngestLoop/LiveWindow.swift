@@ -130,4 +130,44 @@ public struct LiveWindow: Sendable {
             discontinuitySequence: discontinuitySequence, independentSegments: independentSegments,
             definitions: decoration.definitions, segments: segments)
     }
+
+    /// The I-frame playlist of the listed entries (EXT-X-I-FRAMES-ONLY): one entry per listed entry, the segment's
+    /// first keyframe, with the same MSN, DSN, DISCONTINUITY, PDT, EXTINF and GAP, so both playlists describe the same
+    /// timeline; no DATERANGEs (they belong to the media playlist).
+    /// - Parameters:
+    ///   - decoration: the same as the media playlist's (URI suffix, DEFINEs, EXT-X-KEY).
+    ///   - encrypted: each I-frame is its own resource `iframe-{msn}.{ext}` (the keyframe range encrypted alone:
+    ///     a byte range of a CBC-encrypted segment cannot be decrypted on its own); else
+    ///     `#EXT-X-BYTERANGE:{end}@0` into the segment's URL.
+    /// An entry that is a GAP, or whose segment does not start with a keyframe, is an EXT-X-GAP to the segment URL.
+    package func iFramePlaylist(decoration: PlaylistDecoration, encrypted: Bool) -> MediaPlaylist {
+        let first = entries.first?.msn
+        let segments = entries.map { entry in
+            let end = entry.isGap ? nil : entry.iFrameRangeEnd
+            let uri: String
+            var byteRange: ByteRange?
+            if let end, encrypted {
+                uri = "iframe-\(entry.msn).\(entry.container.segmentFileExtension)"
+            } else {
+                uri = entry.uri
+                byteRange = end.map { ByteRange(length: $0, offset: 0) }
+            }
+            var segment = MediaSegment(
+                uri: uri,
+                duration: Double(entry.durationMilliseconds) / 1000,
+                discontinuity: entry.discontinuity,
+                gap: end == nil,
+                programDateTime: ProgramDateTime(millisecondsSince1970: entry.programDateTimeMilliseconds),
+                map: entry.initSectionVersion.map { MediaInitializationSection(uri: "init-\($0).mp4") },
+                byteRange: byteRange)
+            decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == first)
+            return segment
+        }
+        var playlist = MediaPlaylist(
+            targetDuration: targetDuration, mediaSequence: mediaSequence ?? 0,
+            discontinuitySequence: discontinuitySequence, independentSegments: true,
+            definitions: decoration.definitions, segments: segments)
+        playlist.iFramesOnly = true
+        return playlist
+    }
 }

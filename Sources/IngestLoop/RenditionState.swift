@@ -47,9 +47,31 @@ public struct RenditionStatistics: Sendable, Hashable {
     /// unlisted because the cue file paired with that next slot arrived.
     public var lateCuesSuperseded: Int = 0
 
+    /// Highest bit rate of an I-frame entry seen (its byte range over its EXTINF, bits per second): the
+    /// EXT-X-I-FRAME-STREAM-INF BANDWIDTH.
+    public var iFramePeakBitrate: Int = 0
+    /// Bytes of the I-frame ranges of all accepted segments that start with a keyframe.
+    public var iFrameTotalBytes: Int64 = 0
+    /// Media milliseconds of those segments (the EXTINFs of the I-frame entries that are not EXT-X-GAP).
+    public var iFrameTotalMilliseconds: Int64 = 0
+
     /// Average bit rate of everything accepted (AVERAGE-BANDWIDTH).
     public var averageBitrate: Int {
         totalMilliseconds > 0 ? Int(totalBytes * 8 * 1000 / totalMilliseconds) : 0
+    }
+
+    /// Average bit rate of the I-frame entries (the I-frame stream's AVERAGE-BANDWIDTH).
+    public var iFrameAverageBitrate: Int {
+        iFrameTotalMilliseconds > 0 ? Int(iFrameTotalBytes * 8 * 1000 / iFrameTotalMilliseconds) : 0
+    }
+
+    /// Counts the I-frame entry of an accepted segment: `rangeEnd` bytes over `milliseconds` (nothing when the
+    /// segment has no leading keyframe: its I-frame entry is a GAP).
+    mutating func countIFrame(rangeEnd: Int?, milliseconds: Int64) {
+        guard let rangeEnd, milliseconds > 0 else { return }
+        iFrameTotalBytes += Int64(rangeEnd)
+        iFrameTotalMilliseconds += milliseconds
+        iFramePeakBitrate = max(iFramePeakBitrate, Int(Int64(rangeEnd) * 8 * 1000 / milliseconds))
     }
 }
 

@@ -27,10 +27,14 @@ public struct WindowEntry: Sendable {
     public let container: MediaContainer
     /// Version of the fMP4 initialization section this entry needs (EXT-X-MAP `init-{n}.mp4`).
     public let initSectionVersion: Int?
+    /// End of the segment's first keyframe (`SegmentInfo.iFrameRangeEnd`): its I-frame entry is the byte range
+    /// `[0, iFrameRangeEnd)`. nil for a GAP, and for a segment without video or not starting with a keyframe (its
+    /// I-frame entry is an EXT-X-GAP).
+    public let iFrameRangeEnd: Int?
 
     package init(
         msn: UInt64, durationMilliseconds: Int64, programDateTimeMilliseconds: Int64, discontinuity: Bool,
-        content: Content, container: MediaContainer, initSectionVersion: Int?
+        content: Content, container: MediaContainer, initSectionVersion: Int?, iFrameRangeEnd: Int? = nil
     ) {
         self.msn = msn
         self.durationMilliseconds = durationMilliseconds
@@ -39,6 +43,7 @@ public struct WindowEntry: Sendable {
         self.content = content
         self.container = container
         self.initSectionVersion = initSectionVersion
+        self.iFrameRangeEnd = iFrameRangeEnd
     }
 
     /// True for an EXT-X-GAP entry.

@@ -199,16 +199,17 @@ extension Channel {
         }
     }
 
-    /// The plaintext of segment `msn`'s I-frame resource: `[0, end of its first keyframe)`, the range probed from
-    /// the bytes; nil when the MSN is unknown, a GAP, or does not start with a keyframe.
+    /// The plaintext of segment `msn`'s I-frame resource: `[0, end of its first keyframe)` (`WindowEntry
+    /// .iFrameRangeEnd`, or probed from a stored segment's bytes); nil when the MSN is unknown, a GAP, or does not
+    /// start with a keyframe.
     public func iFrameBytes(rendition: String, msn: UInt64) -> SharedBytes? {
         guard let published = snapshot.renditions[rendition] else { return nil }
         let entry = published.entry(msn: msn)
         guard let bytes = entry?.bytes ?? storedSegmentBytes(rendition: rendition, msn: msn) else { return nil }
-        let initSection = entry?.initSectionVersion.flatMap { published.initSections[$0]?.info }
-        let end = bytes.withUnsafeBytes { raw in
-            (try? MediaProbe.probeSegment(raw, initSection: initSection))?.iFrameRangeEnd
-        }
+        // Listed and retained entries know their range; a stored segment is probed.
+        let end =
+            entry.map(\.iFrameRangeEnd)
+            ?? bytes.withUnsafeBytes { raw in (try? MediaProbe.probeSegment(raw))?.iFrameRangeEnd }
         guard let end, end > 0, end <= bytes.count else { return nil }
         return bytes.withUnsafeBytes { SharedBytes(Array($0.prefix(end))) }
     }

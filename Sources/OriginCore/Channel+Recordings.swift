@@ -77,7 +77,7 @@ extension Channel {
         let complete = newestEnd >= end
         guard complete || now >= end + RecordingStore.finishGraceMilliseconds else { return nil }
         let snapshot = self.snapshot
-        let multivariant = snapshot.multivariantPlaylist.map { String(decoding: $0.array, as: UTF8.self) }
+        let multivariant = snapshot.multivariantWithoutIFrameStreams
         let book = markers.book
         let ends = book.endsMilliseconds()
         let copied = book.sortedMarkers.filter { marker in

@@ -52,6 +52,20 @@ final class LiveResponseStore: Sendable {
         }
     }
 
+    /// The prepared answers of `rendition`'s I-frame playlist (`bytes`) in channel `channel`.
+    func iFramePlaylist(channel: String, of rendition: RenditionSnapshot, bytes: SharedBytes) -> PlaylistResponses {
+        let modified = rendition.modifiedMilliseconds
+        return channels.withLock { channels in
+            let current = channels[channel]?.renditions[rendition.name]?.iFramePlaylist
+            if let current, current.matches(bytes, modifiedMilliseconds: modified) { return current }
+            let made = PlaylistResponses(bytes: bytes, order: rendition.version, modifiedMilliseconds: modified)
+            if current.map({ $0.order < made.order }) ?? true {
+                channels[channel, default: .init()].renditions[rendition.name, default: .init()].iFramePlaylist = made
+            }
+            return made
+        }
+    }
+
     /// The prepared answer of segment `msn` (`bytes`) of `rendition`, made by `make` if there is none yet.
     func segment(
         channel: String, of rendition: RenditionSnapshot, msn: UInt64, bytes: SharedBytes,
@@ -113,6 +127,7 @@ final class LiveResponseStore: Sendable {
 
     private struct RenditionResponses {
         var playlist: PlaylistResponses?
+        var iFramePlaylist: PlaylistResponses?
         var segments: [UInt64: PreparedSegment] = [:]
         /// The rendition version the segments were last pruned to.
         var prunedAtVersion: UInt64 = 0

@@ -47,6 +47,7 @@ extension OriginHTTPHandler {
                 modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
             ) { "\"\(instanceTag)-\(rendition.version)\"" }
         }
+        if file == "iframes.m3u8" { return iFramePlaylist(request, channel: channel, rendition: rendition) }
         // Only the canonical name: `init-00.mp4` or `init-+0.mp4` must not alias `init-0.mp4`.
         if file.hasPrefix("init-"), file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
             file == "init-\(version).mp4", let section = rendition.initSections[version]

@@ -254,6 +254,7 @@ struct RecordingRouteTests {
         let multivariant = try stack.get("/vod/clip/index.m3u8")
         #expect(multivariant.status == 200)
         #expect(multivariant.text.contains("360p/index.m3u8") && multivariant.text.contains("180p/index.m3u8"))
+        #expect(!multivariant.text.contains("I-FRAME"), "I-frame playlists are live only: \(multivariant.text)")
         for rendition in stack.renditions {
             let response = try stack.get("/vod/clip/\(rendition)/index.m3u8")
             #expect(response.status == 200)
