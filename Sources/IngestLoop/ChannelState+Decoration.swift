@@ -50,14 +50,18 @@ public struct EncryptionStatus: Sendable, Codable, Hashable {
 }
 
 extension ChannelState {
-    /// What authorization and encryption add to `rendition`'s playlists: the channel's key schedule and key URIs
-    /// (every rendition of a channel shares them), or `.none` for a clear channel.
+    /// What playback authorization and encryption add to a rendition's playlists (DEFINEs, URI suffix, EXT-X-KEY):
+    /// the channel's key schedule and key URIs (every rendition of a channel shares them), then the playback
+    /// authorization (`ChannelState+Playback`). Every playlist of the rendition that takes a decoration gets it here.
     package func decoration(for rendition: RenditionState) -> PlaylistDecoration {
-        guard let encryption, !encryption.schedule.spans.isEmpty else { return .none }
-        let channel = configuration.name
-        return PlaylistDecoration(
-            keys: encryption.schedule,
-            keyURI: { encryption.keyURI(period: $0, channel: channel, relativePrefix: "../") })
+        var decoration = PlaylistDecoration.none
+        if let encryption, !encryption.schedule.spans.isEmpty {
+            let channel = configuration.name
+            decoration = PlaylistDecoration(
+                keys: encryption.schedule,
+                keyURI: { encryption.keyURI(period: $0, channel: channel, relativePrefix: "../") })
+        }
+        return playbackDecorated(decoration)
     }
 
     /// The lowest MSN no rendition has published: a schedule change takes effect from it, so no listed segment

@@ -108,7 +108,7 @@ extension ChannelState {
                 entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
                 initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion)
         }
-        let text = multivariant()?.render()
+        let text = multivariant().map(playbackMultivariant)?.render()
         var multivariantBytes = previous.multivariantPlaylist
         if text != multivariantText || (text != nil && multivariantBytes == nil) {
             multivariantText = text

@@ -3,7 +3,9 @@ import OriginCore
 
 /// `/metrics` in the Prometheus text format (version 0.0.4).
 enum MetricsExposition {
-    static func render(origin: Origin, requests: RequestMetrics) -> String {
+    static func render(
+        origin: Origin, requests: RequestMetrics, playbackRefusals: PlaybackRefusals = PlaybackRefusals()
+    ) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -67,6 +69,13 @@ enum MetricsExposition {
             family(
                 "hlsorigin_storage_write_failures_total", "counter", "Failed writes to the channel's durable store.",
                 stored.map { ("{channel=\"\($0.0)\"}", "\($0.1.writeFailures)") })
+        }
+        let refusals = playbackRefusals.all
+        if !refusals.isEmpty || origin.allChannels.contains(where: { $0.configuration.playback != nil }) {
+            family(
+                "hlsorigin_playback_refused_total", "counter",
+                "Requests refused for a missing or invalid playback token (not counted in hlsorigin_http_responses_total).",
+                refusals.map { ("{channel=\"\($0.channel)\",reason=\"\($0.reason)\"}", "\($0.count)") })
         }
         return out
     }

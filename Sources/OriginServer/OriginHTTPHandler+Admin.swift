@@ -20,12 +20,17 @@ extension OriginHTTPHandler {
         guard path.first == "channels" else { return respond(json(404, ["error": "unknown admin path"])) }
         switch (request.method, path.count) {
         case ("GET", 1), ("HEAD", 1):
-            return respond(json(200, origin.allChannels.map { $0.status() }))
+            return respond(json(200, origin.allChannels.map(adminStatus)))
         case ("GET", 2), ("HEAD", 2):
             guard let channel = origin.channel(named: path[1]) else {
                 return respond(json(404, ["error": "unknown channel '\(path[1])'"]))
             }
-            return respond(json(200, channel.status()))
+            return respond(json(200, adminStatus(channel)))
+        case ("POST", 3) where path[2] == "tokens":
+            let channelName = path[1]
+            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
+                finish(issuePlaybackToken(channelName, body))
+            }
         case ("POST", 3) where path[2] == "outage":
             let channelName = path[1]
             return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
@@ -39,7 +44,7 @@ extension OriginHTTPHandler {
             return recordings(request, channel: path[1], Array(path.dropFirst(3)))
         case (_, 1...2):
             fallthrough
-        case (_, 3) where path[2] == "outage":
+        case (_, 3) where path[2] == "outage" || path[2] == "tokens":
             let allowed = path.count == 3 ? "POST, OPTIONS" : "GET, HEAD, OPTIONS"
             var response = json(
                 405, ["error": "method \(request.method) not allowed on this admin path; allowed: \(allowed)"])

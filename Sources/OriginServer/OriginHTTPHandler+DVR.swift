@@ -15,6 +15,10 @@ extension OriginHTTPHandler {
             guard let query = try DVRQuery.parse(request.query) else { return nil }
             if path.count == 2 {
                 let text = try channel.dvrMultivariantPlaylist(query)
+                // `import` form: the viewer's token goes into the template (authorized by `playbackGate`).
+                if channel.configuration.playback?.form == .importVariable {
+                    return respond(viewerMultivariant(SharedBytes(string: text), request: request))
+                }
                 return respond(
                     dvrPlaylist(
                         request, text: text, maxAge: configuration.multivariantMaxAge,

@@ -16,6 +16,7 @@ extension OriginHTTPHandler {
         guard path.count == 2 || path.count == 3, let channel = origin.channel(named: path[path.startIndex]) else {
             return respond(.text(404, "unknown channel or path\n"))
         }
+        if let answer = playbackGate(request, channel: channel, path: path) { return answer }
         if !request.query.isEmpty, let answer = dvr(request, channel: channel, path: path) { return answer }
         let snapshot = channel.snapshot
         let second = path[path.startIndex + 1]

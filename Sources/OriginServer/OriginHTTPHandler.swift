@@ -23,6 +23,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let dvrBlocks = DVRPlaylistCache()
     /// Gzip forms of recent DVR playlists.
     let dvrGzip = DVRGzipCache()
+    /// Refused playback requests by channel and reason.
+    let playbackRefusals = PlaybackRefusals()
 
     /// Creates the handler.
     public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
@@ -68,7 +70,10 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                         headers: [
                             "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store",
                         ],
-                        body: .bytes(SharedBytes(string: MetricsExposition.render(origin: origin, requests: metrics)))))
+                        body: .bytes(
+                            SharedBytes(
+                                string: MetricsExposition.render(
+                                    origin: origin, requests: metrics, playbackRefusals: playbackRefusals)))))
         default:
             return refuse(request, .text(404, "not found\n"))
         }
@@ -86,6 +91,11 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         // Read before the route reads the snapshot: if a newer one is published meanwhile, the entry is only
         // taken for stale at its first use.
         let channel = segments.count > 1 ? origin.channel(named: segments[1]) : nil
+        // A protected channel's answers depend on the token in the query: only its media and I-frame playlists
+        // (the same for every viewer) may be answered and kept here; the rest is refused by the normal route.
+        if let channel, channel.configuration.playback != nil, !Self.isOpenPlaylist(segments.dropFirst(2)) {
+            return nil
+        }
         let version = channel?.publishedVersion
         let action = live(head, segments.dropFirst())
         if case .respondPrepared(let shared) = action, let channel, let version {

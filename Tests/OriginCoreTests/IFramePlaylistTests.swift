@@ -35,54 +35,74 @@ struct IFramePlaylistTests {
         try bytes.withUnsafeBytes { raw in try MediaProbe.probeSegment(raw, initSection: initSection) }.iFrameRangeEnd
     }
 
-    /// Checks that the served I-frame playlist of `rendition` lists the same timeline as its media playlist, with
-    /// the probe's byte ranges; returns (I-frame entries, GAP entries) of it.
-    @discardableResult
-    static func expectSameTimeline(
-        _ snapshot: RenditionSnapshot, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> (iFrames: Int, gaps: Int) {
-        let mediaText = try #require(text(snapshot.playlist), sourceLocation: sourceLocation)
-        let iFrameText = try #require(text(snapshot.iFramePlaylist), sourceLocation: sourceLocation)
+    /// Probe results by rendition and MSN, so a long run probes each segment once.
+    final class ProbeCache {
+        var ends: [String: Int?] = [:]
+    }
+
+    /// How the served I-frame playlist of a rendition departs from its media playlist's timeline and from the
+    /// probe's byte ranges (empty: it does not), and how many I-frame and GAP entries it lists. Collected without
+    /// `#expect` per entry, which would make the long run slow.
+    static func timelineDifferences(
+        _ snapshot: RenditionSnapshot, probes: ProbeCache = ProbeCache()
+    ) throws -> (differences: [String], iFrames: Int, gaps: Int) {
+        var differences: [String] = []
+        func check(_ condition: Bool, _ what: @autoclosure () -> String) {
+            if !condition { differences.append("\(snapshot.name): \(what())") }
+        }
+        let mediaText = try #require(text(snapshot.playlist))
+        let iFrameText = try #require(text(snapshot.iFramePlaylist))
         let media = try MediaPlaylist.parse(mediaText)
         let iFrames = try MediaPlaylist.parse(iFrameText)
-        #expect(iFrameText.contains("\n#EXT-X-I-FRAMES-ONLY\n"), sourceLocation: sourceLocation)
-        #expect(!iFrameText.contains("#EXT-X-DATERANGE"), sourceLocation: sourceLocation)
-        #expect(iFrames.mediaSequence == media.mediaSequence, sourceLocation: sourceLocation)
-        #expect(iFrames.discontinuitySequence == media.discontinuitySequence, sourceLocation: sourceLocation)
-        #expect(iFrames.targetDuration == media.targetDuration, sourceLocation: sourceLocation)
-        try #require(iFrames.segments.count == media.segments.count, sourceLocation: sourceLocation)
+        check(iFrames.iFramesOnly && iFrameText.contains("\n#EXT-X-I-FRAMES-ONLY\n"), "no EXT-X-I-FRAMES-ONLY")
+        check(!iFrameText.contains("#EXT-X-DATERANGE"), "a DATERANGE")
+        check(iFrames.mediaSequence == media.mediaSequence, "EXT-X-MEDIA-SEQUENCE \(iFrames.mediaSequence)")
+        check(iFrames.discontinuitySequence == media.discontinuitySequence, "DSN \(iFrames.discontinuitySequence)")
+        check(iFrames.targetDuration == media.targetDuration, "TARGETDURATION \(iFrames.targetDuration)")
+        check(iFrames.segments.count == media.segments.count, "\(iFrames.segments.count) entries")
         var counts = (iFrames: 0, gaps: 0)
         for (offset, (frame, segment)) in zip(iFrames.segments, media.segments).enumerated() {
             let msn = media.mediaSequence + UInt64(offset)
-            let entry = try #require(snapshot.entry(msn: msn), sourceLocation: sourceLocation)
-            #expect(frame.uri == segment.uri, "msn \(msn)", sourceLocation: sourceLocation)
-            #expect(frame.duration == segment.duration, "msn \(msn)", sourceLocation: sourceLocation)
-            #expect(frame.discontinuity == segment.discontinuity, "msn \(msn)", sourceLocation: sourceLocation)
-            #expect(frame.programDateTime == segment.programDateTime, "msn \(msn)", sourceLocation: sourceLocation)
-            #expect(frame.map == segment.map, "msn \(msn)", sourceLocation: sourceLocation)
+            guard let entry = snapshot.entry(msn: msn) else {
+                differences.append("\(snapshot.name): msn \(msn) is not in the snapshot")
+                continue
+            }
+            check(frame.uri == segment.uri, "msn \(msn): URI \(frame.uri)")
+            check(frame.duration == segment.duration, "msn \(msn): EXTINF \(frame.duration)")
+            check(frame.discontinuity == segment.discontinuity, "msn \(msn): DISCONTINUITY \(frame.discontinuity)")
+            check(frame.programDateTime == segment.programDateTime, "msn \(msn): PDT")
+            check(frame.map == segment.map, "msn \(msn): MAP")
             if let bytes = entry.bytes {
+                let key = "\(snapshot.name)/\(msn)"
                 let initSection = entry.initSectionVersion.flatMap { snapshot.initSections[$0]?.info }
-                let probed = try probedRangeEnd(bytes, initSection: initSection)
-                #expect(entry.iFrameRangeEnd == probed, "msn \(msn)", sourceLocation: sourceLocation)
-                if let end = probed {
-                    #expect(end > 0 && end < bytes.count, "msn \(msn)", sourceLocation: sourceLocation)
-                }
+                let probed = try probes.ends[key] ?? probedRangeEnd(bytes, initSection: initSection)
+                probes.ends[key] = probed
+                check(
+                    entry.iFrameRangeEnd == probed, "msn \(msn): range end \(String(describing: entry.iFrameRangeEnd))")
+                if let probed { check(probed > 0 && probed < bytes.count, "msn \(msn): range end \(probed)") }
             } else {
-                #expect(entry.iFrameRangeEnd == nil, "msn \(msn)", sourceLocation: sourceLocation)
+                check(entry.iFrameRangeEnd == nil, "msn \(msn): a GAP with a range")
             }
             if segment.gap || entry.iFrameRangeEnd == nil {
-                #expect(frame.gap, "msn \(msn)", sourceLocation: sourceLocation)
-                #expect(frame.byteRange == nil, "msn \(msn)", sourceLocation: sourceLocation)
+                check(frame.gap && frame.byteRange == nil, "msn \(msn): not a GAP")
                 counts.gaps += 1
             } else {
-                #expect(!frame.gap, "msn \(msn)", sourceLocation: sourceLocation)
-                #expect(
-                    frame.byteRange == ByteRange(length: entry.iFrameRangeEnd ?? -1, offset: 0), "msn \(msn)",
-                    sourceLocation: sourceLocation)
+                check(
+                    !frame.gap && frame.byteRange == ByteRange(length: entry.iFrameRangeEnd ?? -1, offset: 0),
+                    "msn \(msn): BYTERANGE \(String(describing: frame.byteRange))")
                 counts.iFrames += 1
             }
         }
-        return counts
+        return (differences, counts.iFrames, counts.gaps)
+    }
+
+    /// Expects the served I-frame playlist of a rendition on its media playlist's timeline, with the probe's ranges.
+    static func expectSameTimeline(
+        _ snapshot: RenditionSnapshot, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let found = try timelineDifferences(snapshot)
+        #expect(found.differences.isEmpty, "\(found.differences)", sourceLocation: sourceLocation)
+        #expect(found.iFrames > 0, sourceLocation: sourceLocation)
     }
 
     // MARK: - The live channel
@@ -91,8 +111,10 @@ struct IFramePlaylistTests {
         let harness = try Harness(renditions: ["360p", "180p"], window: .segments(5))
         var random = SplitMix64(state: 15)
         var seen = (iFrames: 0, gaps: 0, discontinuities: 0, checks: 0)
+        var differences: [String] = []
+        let probes = ProbeCache()
         var slot = 0
-        while slot < 500 {
+        while slot < 300 {
             let roll = Int.random(in: 0..<100, using: &random)
             let outage = Int.random(in: 1...4, using: &random)
             for _ in 0..<(roll < 80 ? 1 : outage) {
@@ -108,19 +130,21 @@ struct IFramePlaylistTests {
                 guard let rendition = harness.channel.snapshot.renditions[name], rendition.playlist != nil else {
                     continue
                 }
-                let counts = try Self.expectSameTimeline(rendition)
-                seen.iFrames += counts.iFrames
-                seen.gaps += counts.gaps
+                let found = try Self.timelineDifferences(rendition, probes: probes)
+                differences += found.differences.map { "after slot \(slot): \($0)" }
+                seen.iFrames += found.iFrames
+                seen.gaps += found.gaps
                 seen.checks += 1
                 if Self.text(rendition.playlist)?.contains("#EXT-X-DISCONTINUITY\n") == true {
                     seen.discontinuities += 1
                 }
             }
         }
-        #expect(seen.checks > 900)
-        #expect(seen.iFrames > 1000, "the test source's segments start with keyframes")
-        #expect(seen.gaps > 100, "outages listed GAPs")
-        #expect(seen.discontinuities > 100, "outages ended in discontinuities")
+        #expect(differences.isEmpty, "\(differences.prefix(20))")
+        #expect(seen.checks > 420, "checked after every step of the run")
+        #expect(seen.iFrames > 1500, "the test source's segments start with keyframes: \(seen)")
+        #expect(seen.gaps > 300, "outages listed GAPs: \(seen)")
+        #expect(seen.discontinuities > 150, "outages ended in discontinuities: \(seen)")
     }
 
     @Test func byteRangesEndWithTheFirstKeyframeOfTheTestSourceSegments() throws {
@@ -169,9 +193,12 @@ struct IFramePlaylistTests {
     @Test func restartRestoresTheByteRangesByProbingTheStoredSegments() throws {
         let directory = try TemporaryDirectory.make("iframes").path
         let clock = ManualClock()
-        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+        let renditions = ["360p", "180p"]
+        var generators = try renditions.map {
+            try TestStreamGenerator(profile: TestSourceProfile.named($0)!, segmentDuration: 2)
+        }
         func start() throws -> Origin {
-            var channel = ChannelConfiguration(name: "ch", renditions: [.init(name: "360p")])
+            var channel = ChannelConfiguration(name: "ch", renditions: renditions.map { .init(name: $0) })
             channel.window = .segments(6)
             return try Origin(
                 configuration: OriginConfiguration(
@@ -181,22 +208,33 @@ struct IFramePlaylistTests {
         var origin: Origin? = try start()
         for n in 0..<10 {
             clock.advance(seconds: 2)
-            let bytes = SharedBytes(generator.nextSegment().bytes)
-            if n != 6 { _ = try origin!.ingest(channel: "ch", rendition: "360p", fileName: "s.ts", body: bytes) }
+            for (index, rendition) in renditions.enumerated() {
+                let bytes = SharedBytes(generators[index].nextSegment().bytes)
+                // 180p misses two slots: GAPs in both of its playlists.
+                guard rendition == "360p" || !(6...7).contains(n) else { continue }
+                _ = try origin!.ingest(channel: "ch", rendition: rendition, fileName: "s.ts", body: bytes)
+            }
             origin!.tick()
         }
-        let before = try #require(origin!.channel(named: "ch")?.snapshot.renditions["360p"])
-        let beforeText = try #require(Self.text(before.iFramePlaylist))
-        #expect(beforeText.contains("#EXT-X-BYTERANGE:"))
-        #expect(beforeText.contains("#EXT-X-GAP\n"))
+        var before: [String: (text: String, entries: [WindowEntry])] = [:]
+        for rendition in renditions {
+            let snapshot = try #require(origin!.channel(named: "ch")?.snapshot.renditions[rendition])
+            before[rendition] = (try #require(Self.text(snapshot.iFramePlaylist)), snapshot.entries)
+            #expect(before[rendition]!.text.contains("#EXT-X-BYTERANGE:"))
+        }
+        #expect(before["180p"]!.text.contains("#EXT-X-GAP\n"))
         origin = nil
         let restarted = try start()
-        let after = try #require(restarted.channel(named: "ch")?.snapshot.renditions["360p"])
-        #expect(Self.text(after.iFramePlaylist) == beforeText)
-        for entry in before.entries {
-            #expect(after.entry(msn: entry.msn)?.iFrameRangeEnd == entry.iFrameRangeEnd, "msn \(entry.msn)")
+        for rendition in renditions {
+            let after = try #require(restarted.channel(named: "ch")?.snapshot.renditions[rendition])
+            #expect(Self.text(after.iFramePlaylist) == before[rendition]!.text, "\(rendition)")
+            #expect(before[rendition]!.entries.count > 6, "retained entries were compared too")
+            for entry in before[rendition]!.entries {
+                #expect(
+                    after.entry(msn: entry.msn)?.iFrameRangeEnd == entry.iFrameRangeEnd, "\(rendition) \(entry.msn)")
+            }
+            try Self.expectSameTimeline(after)
         }
-        try Self.expectSameTimeline(after)
     }
 
     @Test func fragmentedMP4RangesStartAtZeroAndCarryTheMapAcrossARestart() throws {
@@ -369,16 +407,8 @@ struct IFramePlaylistTests {
 
     @Test func onlyVideoRenditionsGetIFrameStreamsAndTheSettingTurnsThemOff() throws {
         func state(_ configure: (inout ChannelConfiguration) -> Void = { _ in }) throws -> ChannelState {
-            var state = try MultivariantRenditionTests.demuxState(
-                hint: MultivariantRenditionTests.ffmpegHint, configure: configure)
-            for (name, peak, average) in [("hi", 301_000, 262_000), ("lo", 96_000, 84_000)] {
-                let position = try #require(state.index[name])
-                state.renditions[position].statistics.iFramePeakBitrate = peak
-                // iFrameAverageBitrate = bytes x 8 x 1000 / milliseconds
-                state.renditions[position].statistics.iFrameTotalBytes = Int64(average)
-                state.renditions[position].statistics.iFrameTotalMilliseconds = 8000
-            }
-            return state
+            // hi and lo with I-frame rates (301 000 / 262 000 and 96 000 / 84 000).
+            try MultivariantRenditionTests.demuxState(hint: MultivariantRenditionTests.ffmpegHint, configure: configure)
         }
         // hi and lo carry video; en and fr are audio, lo-vtt subtitles.
         #expect(

@@ -44,6 +44,12 @@ struct MultivariantRenditionTests {
             state.renditions[position].statistics.totalBytes = Int64(average)
             state.renditions[position].statistics.totalMilliseconds = 8000
             if name == "lo-vtt" { state.renditions[position].role = .subtitles(parent: "lo") }
+            // The I-frames alone of the video renditions (peak, average over 8 s): EXT-X-I-FRAME-STREAM-INF.
+            if let (peak, average) = ["hi": (301_000, 262_000), "lo": (96_000, 84_000)][name] {
+                state.renditions[position].statistics.iFramePeakBitrate = peak
+                state.renditions[position].statistics.iFrameTotalBytes = Int64(average)
+                state.renditions[position].statistics.iFrameTotalMilliseconds = 8000
+            }
         }
         if let hint { _ = state.adoptMultivariantHint(hint) }
         return state
@@ -57,7 +63,7 @@ struct MultivariantRenditionTests {
 
     static let ffmpegHint = try! MultivariantHint.read(Array(MultivariantHintTests.ffmpeg51Master.utf8))
 
-    static let demuxed = """
+    static let demuxedVariants = """
         #EXTM3U
         #EXT-X-INDEPENDENT-SEGMENTS
         #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="group_aud",NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="1",URI="en/index.m3u8"
@@ -70,6 +76,15 @@ struct MultivariantRenditionTests {
 
         """
 
+    /// The I-frame streams of `demuxed`, after every variant: the video renditions' own codecs, no AUDIO.
+    static let demuxedIFrameStreams = """
+        #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=301000,AVERAGE-BANDWIDTH=262000,CODECS="avc1.42c01e",RESOLUTION=640x360,URI="hi/iframes.m3u8"
+        #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=96000,AVERAGE-BANDWIDTH=84000,CODECS="avc1.42c00d",RESOLUTION=320x180,URI="lo/iframes.m3u8"
+
+        """
+
+    static let demuxed = demuxedVariants + demuxedIFrameStreams
+
     @Test func testFfmpegDemuxedLayout() throws {
         #expect(try Self.render(Self.demuxState(hint: Self.ffmpegHint)) == Self.demuxed)
     }
@@ -77,9 +92,9 @@ struct MultivariantRenditionTests {
     @Test func audioOnlyVariantComesLast() throws {
         let state = try Self.demuxState(hint: Self.ffmpegHint) { $0.audioOnlyVariant = true }
         #expect(
-            try Self.render(state) == Self.demuxed
+            try Self.render(state) == Self.demuxedVariants
                 + "#EXT-X-STREAM-INF:BANDWIDTH=80000,AVERAGE-BANDWIDTH=78000,CODECS=\"mp4a.40.2\",AUDIO=\"group_aud\","
-                + "CLOSED-CAPTIONS=NONE\nen/index.m3u8\n")
+                + "CLOSED-CAPTIONS=NONE\nen/index.m3u8\n" + Self.demuxedIFrameStreams)
     }
 
     @Test func captionsFoundInVideoAreListedAndReferenced() throws {
@@ -196,6 +211,7 @@ struct MultivariantRenditionTests {
             TrackInfo(kind: .audio, codec: "mp4a.40.2", channelCount: 2, trackID: 257, timescale: 90000),
         ]
         state.renditions[state.index["360p"]!].statistics.peakBitrate = 1_000_000
+        state.renditions[state.index["360p"]!].statistics.iFramePeakBitrate = 120_000
         state.addRendition("360p-vtt")
         state.renditions[state.index["360p-vtt"]!].tracks = [
             TrackInfo(kind: .subtitles, codec: "wvtt", trackID: 1, timescale: 90000)
@@ -209,6 +225,7 @@ struct MultivariantRenditionTests {
                 #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="360p-vtt",DEFAULT=NO,AUTOSELECT=YES,FORCED=NO,URI="360p-vtt/index.m3u8"
                 #EXT-X-STREAM-INF:BANDWIDTH=1000400,AVERAGE-BANDWIDTH=1,CODECS="avc1.64001e,mp4a.40.2",RESOLUTION=640x360,SUBTITLES="subs",CLOSED-CAPTIONS=NONE
                 360p/index.m3u8
+                #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=120000,AVERAGE-BANDWIDTH=1,CODECS="avc1.64001e",RESOLUTION=640x360,URI="360p/iframes.m3u8"
 
                 """)
     }

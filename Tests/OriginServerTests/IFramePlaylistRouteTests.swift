@@ -70,6 +70,16 @@ struct IFramePlaylistRouteTests {
         #expect(lines.count == 2)
         #expect(lines.first?.hasSuffix("CODECS=\"avc1.4d401e\",RESOLUTION=640x360,URI=\"360p/iframes.m3u8\"") == true)
         #expect(lines.last?.hasSuffix("CODECS=\"avc1.4d400c\",RESOLUTION=320x180,URI=\"180p/iframes.m3u8\"") == true)
+        // HLS rules 36 (and 30/33, which hold trivially without tokens or keys) over what a client fetches.
+        let multivariant = try MultivariantPlaylist.parse(text)
+        var targets: [String: MediaPlaylist] = [:]
+        for stream in multivariant.iFrameStreams {
+            let target = try MediaPlaylist.parse(try stack.get("/live/ch/" + stream.uri).text)
+            #expect(target.validateDefinesAndKeys(importable: []).isEmpty)
+            targets[stream.uri] = target
+        }
+        #expect(multivariant.validateIFrameStreams(targets: targets).isEmpty)
+        #expect(multivariant.validate().isEmpty)
     }
 
     @Test func theDVRMultivariantHasNoIFrameStreams() throws {
