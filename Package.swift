@@ -121,12 +121,12 @@ let package = Package(
             name: "OriginCoreTests",
             dependencies: [
                 "OriginCore", "IngestLoop", "Markers", "Persistence", "TestSource", "MediaProbe", "SCTE35",
-                "HLSPlaylist", "TestSupport",
+                "HLSPlaylist", "TestSupport", "HLSCrypto",
             ]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [
-                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
+                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport", "HLSCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -64,16 +64,59 @@ public final class ChannelSnapshot: Sendable {
     public let multivariantModifiedMilliseconds: Int64
     /// Renditions by name.
     public let renditions: [String: RenditionSnapshot]
+    /// The channel's AES-128 keys and schedule; nil for a channel that never encrypted. Read by the HTTP thread and
+    /// the accept-time encryption without taking the channel's state lock.
+    public let encryption: SnapshotEncryption?
 
     package init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
-        renditions: [String: RenditionSnapshot]
+        renditions: [String: RenditionSnapshot], encryption: SnapshotEncryption? = nil
     ) {
         self.name = name
         self.version = version
         self.multivariantPlaylist = multivariantPlaylist
         self.multivariantModifiedMilliseconds = multivariantModifiedMilliseconds
         self.renditions = renditions
+        self.encryption = encryption
+    }
+}
+
+/// A channel's encryption as a snapshot shows it.
+public final class SnapshotEncryption: Sendable {
+    /// The 32-byte key secret (period keys are derived from it).
+    public let secret: [UInt8]
+    /// Which MSNs are encrypted under which key period.
+    package let schedule: KeySchedule
+    /// `{channel}`/`{period}` template of the key URI; nil: the origin serves `key-{period}.key`.
+    public let keyURITemplate: String?
+    /// The key period of the newest published MSN; nil while it is clear.
+    public let currentPeriod: UInt64?
+    /// The highest key period of any published MSN: keys above it are not in use yet.
+    public let highestPeriod: UInt64?
+    /// The key file was unreadable at start and the channel re-keyed.
+    public let rekeyed: Bool
+
+    package init(
+        secret: [UInt8], schedule: KeySchedule, keyURITemplate: String?, currentPeriod: UInt64?,
+        highestPeriod: UInt64?, rekeyed: Bool
+    ) {
+        self.secret = secret
+        self.schedule = schedule
+        self.keyURITemplate = keyURITemplate
+        self.currentPeriod = currentPeriod
+        self.highestPeriod = highestPeriod
+        self.rekeyed = rekeyed
+    }
+
+    /// The key period of `msn`; nil when `msn` is clear.
+    public func period(of msn: UInt64) -> UInt64? { schedule.period(of: msn) }
+
+    /// The key part of the decoration of channel `channel`'s media playlists (live and DVR: both sit beside
+    /// `index.m3u8` in the rendition's directory).
+    package func decoration(channel: String) -> PlaylistDecoration {
+        let encryption = ChannelEncryption(secret: secret, schedule: schedule, keyURITemplate: keyURITemplate)
+        return PlaylistDecoration(
+            keys: schedule, keyURI: { encryption.keyURI(period: $0, channel: channel, relativePrefix: "../") })
     }
 }
 

@@ -117,7 +117,8 @@ extension ChannelState {
         }
         return ChannelSnapshot(
             name: name, version: version, multivariantPlaylist: multivariantBytes,
-            multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots)
+            multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots,
+            encryption: snapshotEncryption())
     }
 
     /// True when the rendition has an I-frame playlist: the channel has them on (`iFramePlaylists`) and the
@@ -151,7 +152,8 @@ extension ChannelState {
     package func multivariant() -> MultivariantPlaylist? {
         guard renditions.contains(where: { !$0.tracks.isEmpty }) else { return nil }
         let layout = layout()
-        let playlist = layout.isGrouped ? groupedMultivariant(layout) : oneVariantPerRendition()
+        var playlist = layout.isGrouped ? groupedMultivariant(layout) : oneVariantPerRendition()
+        playlist?.sessionKeys = sessionKeys()
         assert(playlist?.validate().isEmpty ?? true, "multivariant playlist breaks rule 35: \(playlist!.validate())")
         return playlist
     }
@@ -364,6 +366,8 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     public var storage: StorageStatus? = nil
     /// What happened to the encoder's multivariant hints; nil when none came.
     public var multivariantHints: MultivariantHintStatus? = nil
+    /// AES-128 encryption; nil for a channel that never encrypted.
+    public var encryption: EncryptionStatus? = nil
 }
 
 /// The encoder's multivariant hints as the admin API reports them.

@@ -69,6 +69,8 @@ package struct ChannelState: Sendable {
     var pendingStoreRecords: [StoreRecord] = []
     /// The encoder's multivariant hint and its counters (see `ChannelState+Rendering`).
     var multivariantHint = MultivariantHintState()
+    /// AES-128 key secret and schedule (see `ChannelState+Decoration`); nil: the channel never encrypted.
+    package var encryption: ChannelEncryption?
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -454,11 +456,14 @@ package struct ChannelState: Sendable {
         var statistics = renditions[position].statistics
         statistics.segmentsAccepted += 1
         if entry.discontinuity { statistics.discontinuities += 1 }
-        statistics.totalBytes += Int64(bytes)
+        let served = bytes + cipherPadding(bytes, msn: entry.msn)
+        statistics.totalBytes += Int64(served)
         statistics.totalMilliseconds += milliseconds
         statistics.peakBitrate = max(
-            statistics.peakBitrate, Int(Int64(bytes) * 8 * 1000 / max(milliseconds, 1)))
-        statistics.countIFrame(rangeEnd: entry.iFrameRangeEnd, milliseconds: milliseconds)
+            statistics.peakBitrate, Int(Int64(served) * 8 * 1000 / max(milliseconds, 1)))
+        // An encrypted channel serves `iframe-{msn}` resources, padded like segments.
+        statistics.countIFrame(
+            rangeEnd: entry.iFrameRangeEnd.map { $0 + cipherPadding($0, msn: entry.msn) }, milliseconds: milliseconds)
         statistics.driftMilliseconds = now - (entry.programDateTimeMilliseconds + milliseconds)
         renditions[position].statistics = statistics
     }
@@ -837,14 +842,16 @@ extension ChannelState {
             var statistics = renditions[position].statistics
             statistics.totalMilliseconds += entry.durationMilliseconds
             if let bytes = held.bytes {
-                statistics.peakBitrate = max(statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / milliseconds))
+                let served = bytes.count + cipherPadding(bytes.count, msn: held.msn)
+                statistics.peakBitrate = max(statistics.peakBitrate, Int(Int64(served) * 8 * 1000 / milliseconds))
             }
             renditions[position].statistics = statistics
         } else if let bytes = held.bytes, !keepsStoreRecords {
             let milliseconds = max(entry.durationMilliseconds, 1)
             renditions[position].statistics.totalMilliseconds += entry.durationMilliseconds
             renditions[position].statistics.peakBitrate = max(
-                renditions[position].statistics.peakBitrate, Int(Int64(bytes.count) * 8 * 1000 / milliseconds))
+                renditions[position].statistics.peakBitrate,
+                Int(Int64(bytes.count + cipherPadding(bytes.count, msn: held.msn)) * 8 * 1000 / milliseconds))
         }
         return entry
     }

@@ -196,12 +196,23 @@ public enum DVRPlaylist {
     public static func playlist(
         entries: [DVREntry], selection: DVRSelection, options: DVRPlaylistOptions, markers: MarkerBook
     ) -> MediaPlaylist {
+        playlist(entries: entries, selection: selection, options: options, markers: markers, decoration: .none)
+    }
+
+    /// ``playlist(entries:selection:options:markers:)`` with authorization and encryption applied (`decoration`).
+    package static func playlist(
+        entries: [DVREntry], selection: DVRSelection, options: DVRPlaylistOptions, markers: MarkerBook,
+        decoration: PlaylistDecoration
+    ) -> MediaPlaylist {
         let overlay = markers.overlay(entries: entries, legacyCueTags: options.legacyCueTags)
         var playlist = header(first: entries.first, selection: selection, options: options)
+        playlist.definitions = decoration.definitions
         playlist.segments = entries.map { entry in
-            entry.segment(
+            var segment = entry.segment(
                 container: options.container, dateRanges: overlay.dateRanges[entry.msn] ?? [],
                 extraTags: overlay.extraTags[entry.msn] ?? [])
+            decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == entries.first?.msn)
+            return segment
         }
         return playlist
     }
@@ -231,24 +242,42 @@ public enum DVRPlaylist {
         selection: DVRSelection, options: DVRPlaylistOptions, source: some DVRRecordSource, markers: MarkerBook,
         revision: Int, cache: inout DVRBlockCache
     ) -> String {
+        render(
+            selection: selection, options: options, source: source, markers: markers, revision: revision,
+            cache: &cache, decoration: .none)
+    }
+
+    /// ``render(selection:options:source:markers:revision:cache:)`` with authorization and encryption applied
+    /// (`decoration`). A KEY is placed by the MSN alone (and on the first entry, never part of a cached block), so
+    /// blocks stay the same in every playlist; `revision` must change with what the decoration depends on.
+    package static func render(
+        selection: DVRSelection, options: DVRPlaylistOptions, source: some DVRRecordSource, markers: MarkerBook,
+        revision: Int, cache: inout DVRBlockCache, decoration: PlaylistDecoration
+    ) -> String {
         let first = selection.msns.lowerBound
         let last = selection.msns.upperBound
-        func key(_ blockStart: UInt64, _ incomingMap: MediaInitializationSection?) -> DVRBlockCache.Key {
+        func key(
+            _ blockStart: UInt64, _ incomingMap: MediaInitializationSection?, _ incomingKey: EncryptionKey?
+        ) -> DVRBlockCache.Key {
             DVRBlockCache.Key(
                 rendition: options.rendition, block: blockStart / blockLength, revision: revision,
-                incomingMap: incomingMap, legacyCueTags: options.legacyCueTags)
+                incomingMap: incomingMap, legacyCueTags: options.legacyCueTags, incomingKey: incomingKey)
         }
         var body = ""
         var previousMap: MediaInitializationSection?
+        var keyInForce: EncryptionKey?
         var anyMap = false
         var firstEntry: DVREntry?
         var previousEntry: DVREntry?
         var next = first
         while next <= last {
             let isHead = next == first
-            if !isHead, next + blockLength - 1 <= last, let block = cache.block(for: key(next, previousMap)) {
+            if !isHead, next + blockLength - 1 <= last,
+                let block = cache.block(for: key(next, previousMap, keyInForce))
+            {
                 body += block.text
                 previousMap = block.outgoingMap
+                keyInForce = block.outgoingKey
                 anyMap = anyMap || block.hasMap
                 previousEntry = nil
                 next += blockLength
@@ -258,7 +287,9 @@ public enum DVRPlaylist {
             var runEnd = min(last, blockStart(of: next) + blockLength - 1)
             while runEnd < last {
                 let candidate = runEnd + 1
-                if candidate + blockLength - 1 <= last, cache.contains(key(candidate, previousMap)) { break }
+                if candidate + blockLength - 1 <= last, cache.contains(key(candidate, previousMap, keyInForce)) {
+                    break
+                }
                 runEnd = min(last, candidate + blockLength - 1)
             }
             let run = entries(next...runEnd, rendition: options.rendition, source: source)
@@ -276,22 +307,25 @@ public enum DVRPlaylist {
                 var end = index
                 while end < run.count, run[end].msn / blockLength == block { end += 1 }
                 let incomingMap = previousMap
+                let incomingKey = keyInForce
                 var text = ""
                 var hasMap = false
                 for entry in run[index..<end] {
-                    let segment = entry.segment(
+                    var segment = entry.segment(
                         container: options.container, dateRanges: overlay.dateRanges[entry.msn] ?? [],
                         extraTags: overlay.extraTags[entry.msn] ?? [])
+                    decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == firstEntry?.msn)
                     hasMap = hasMap || segment.map != nil
-                    segment.render(into: &text, previousMap: &previousMap)
+                    segment.render(into: &text, previousMap: &previousMap, keyInForce: &keyInForce)
                 }
                 let blockFirst = block * blockLength
                 let whole =
                     end - index == Int(blockLength) && blockFirst > first && blockFirst + blockLength - 1 <= last
                 if whole, let before, before.msn + 1 == blockFirst {
                     cache.insert(
-                        DVRBlockCache.Block(text: text, outgoingMap: previousMap, hasMap: hasMap),
-                        for: key(blockFirst, incomingMap))
+                        DVRBlockCache.Block(
+                            text: text, outgoingMap: previousMap, hasMap: hasMap, outgoingKey: keyInForce),
+                        for: key(blockFirst, incomingMap, incomingKey))
                 }
                 body += text
                 anyMap = anyMap || hasMap
@@ -304,8 +338,9 @@ public enum DVRPlaylist {
 
         var text = ""
         text.reserveCapacity(body.utf8.count + 256)
-        header(first: firstEntry, selection: selection, options: options).renderHeader(
-            into: &text, version: anyMap ? 6 : 3)
+        var header = header(first: firstEntry, selection: selection, options: options)
+        header.definitions = decoration.definitions
+        header.renderHeader(into: &text, version: anyMap ? 6 : 3)
         text += body
         if selection.endList { text += "#EXT-X-ENDLIST\n" }
         return text
@@ -338,6 +373,9 @@ public struct DVRBlockCache: Sendable {
         /// The EXT-X-MAP in force before the block.
         public var incomingMap: MediaInitializationSection?
         public var legacyCueTags: Bool
+        /// The EXT-X-KEY in force before the block (a MAP change under a key is written between METHOD=NONE and
+        /// the key again).
+        public var incomingKey: EncryptionKey? = nil
     }
 
     /// A block's text and what the next block needs to know.
@@ -347,6 +385,8 @@ public struct DVRBlockCache: Sendable {
         public var outgoingMap: MediaInitializationSection?
         /// Some entry of the block has an EXT-X-MAP (EXT-X-VERSION 6).
         public var hasMap: Bool
+        /// The EXT-X-KEY in force after the block.
+        public var outgoingKey: EncryptionKey? = nil
     }
 
     /// Byte budget of the text held.

@@ -95,13 +95,19 @@ extension Channel {
             container: live.entries.last?.container ?? .mpegTS, targetDuration: live.targetDuration,
             independentSegments: independent ?? false, legacyCueTags: configuration.legacyCueTags)
         let book = markers.book
+        // Encrypted channels: EXT-X-KEY lines follow the key schedule and the key URIs; blocks depend on both.
+        let encryption = snapshot.encryption
+        let decoration = encryption?.decoration(channel: name) ?? .none
         var hasher = Hasher()
         hasher.combine(book)
+        hasher.combine(encryption?.schedule)
+        hasher.combine(encryption?.keyURITemplate)
+        hasher.combine(decoration.uriSuffix)
         let revision = hasher.finalize()
         let text = cache.withCache { blocks in
             DVRPlaylist.render(
                 selection: selection, options: options, source: RenamedSource(source: source, rendition: rendition),
-                markers: book, revision: revision, cache: &blocks)
+                markers: book, revision: revision, cache: &blocks, decoration: decoration)
         }
         let newestEnd = source.newestSlot?.endMilliseconds ?? now
         var maxAge = max(1, live.targetDuration / 2)
@@ -125,7 +131,14 @@ extension Channel {
         guard let multivariant = snapshot.multivariantPlaylist else {
             throw DVRQueryError(kind: .outsideWindow, message: "channel '\(name)' has no media yet")
         }
-        return interval.passThrough(multivariant: multivariant.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+        var text = multivariant.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        if snapshot.encryption != nil {
+            // The live SESSION-KEY names the live edge's key period, which a time-shifted playlist may never list
+            // (HLS-RULES 33): a DVR multivariant states none; its media playlists carry every EXT-X-KEY.
+            text = text.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("#EXT-X-SESSION-KEY:") }.joined(separator: "\n")
+        }
+        return interval.passThrough(multivariant: text)
     }
 
     /// How long an `end` that the live edge passed still answers EVENT (then with ENDLIST) rather than VOD: five

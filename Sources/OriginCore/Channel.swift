@@ -77,6 +77,11 @@ public final class Channel: Sendable {
     let recordings: RecordingStore?
     /// Stored segments whose bytes passed their check, with their chunk file (served from it from then on).
     let verified = Mutex<[StoredSegmentKey: (SegmentRecord, String)]>([:])
+    /// The channel's key secret and key schedule on disk; nil keeps them in memory only.
+    let keyJournal: KeyJournal?
+    /// Memoized ciphertexts of an encrypted channel (see `Channel+Encryption.swift`); a leaf lock, also taken while
+    /// holding `Channel.state` (publish prunes it).
+    let ciphertexts: Mutex<CiphertextCache>
 
     /// Creates a channel with the configured renditions, continuing from its store (the window as it was) or, when
     /// there is nothing to restore, from its journal (sequence numbers only).
@@ -84,11 +89,19 @@ public final class Channel: Sendable {
     ///   - journal: where the channel keeps its sequence numbers across restarts; nil keeps nothing.
     ///   - markers: the channel's marker store (loaded from its journal); nil: an empty one kept in memory.
     ///   - store: the channel's durable segment store; nil keeps segments in memory only.
+    ///   - keys: the key journal (AES-128 secret and schedule); nil: the one beside `journal`, if any.
+    ///   - ciphertextCacheBytes: bound of the memoized ciphertexts of an encrypted channel.
     public init(
         configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil,
-        markers: MarkerStore? = nil, store: ChannelStore? = nil, recordings: RecordingStore? = nil
+        markers: MarkerStore? = nil, store: ChannelStore? = nil, recordings: RecordingStore? = nil,
+        keys: KeyJournal? = nil, ciphertextCacheBytes: Int = Channel.defaultCiphertextCacheBytes
     ) {
         self.name = configuration.name
+        let keyJournal = keys ?? journal.map(KeyJournal.beside)
+        self.keyJournal = keyJournal
+        self.ciphertexts = Mutex(CiphertextCache(limit: ciphertextCacheBytes))
+        // Read before the restore; applied once the restored window says which MSN is the next unpublished one.
+        let loadedKeys = keyJournal?.load(channel: configuration.name)
         self.recordings = recordings
         self.configuration = configuration
         self.clock = clock
@@ -133,7 +146,6 @@ public final class Channel: Sendable {
                 firstMSN = max(firstMSN, newest + 1)
             }
         }
-        journalNote = Mutex(note)
         storageFailure = Mutex(storageNote.map { ($0, now) })
         self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
@@ -152,6 +164,9 @@ public final class Channel: Sendable {
         for rendition in configuration.renditions where initial.index[rendition.name] == nil {
             initial.addRendition(rendition.name)
         }
+        let keysNote = Self.startEncryption(
+            &initial, configuration: configuration, keys: keyJournal, loaded: loadedKeys, logger: logger)
+        journalNote = Mutex([note, keysNote].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
         state = Mutex(initial)
         published = Mutex(
             ChannelSnapshot(
@@ -381,7 +396,9 @@ public final class Channel: Sendable {
                 carryOut(actions, &state, nowMilliseconds: now)
                 return result
             }
-            return try receipt(result, rendition: rendition)
+            let accepted = try receipt(result, rendition: rendition)
+            if let msn = accepted.msn { encryptAccepted(rendition: rendition, msn: msn, bytes: bytes) }
+            return accepted
         }
     }
 
@@ -591,6 +608,7 @@ public final class Channel: Sendable {
         let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
         var status = state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
         status.storage = storageStatus()
+        status.encryption = encryptionStatus()
         return status
     }
 
@@ -601,6 +619,7 @@ public final class Channel: Sendable {
         let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
         published.withLock { $0 = snapshot }
         publishedVersionValue.store(snapshot.version, ordering: .releasing)
+        if snapshot.encryption != nil { ciphertexts.withLock { $0.prune(to: snapshot) } }
     }
 
     /// The version of the latest snapshot, without taking a lock: an answer derived from a snapshot stays valid
@@ -664,6 +683,10 @@ extension Channel {
         }
         return StoredSegmentAnswer(record: record, body: .bytes(bytes))
     }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }
 
 /// A rendition's MSN, as the key of checked stored segments.

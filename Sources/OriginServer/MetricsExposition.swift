@@ -51,6 +51,13 @@ enum MetricsExposition {
         family(
             "hlsorigin_peak_bitrate_bits", "gauge", "Highest segment bit rate seen (BANDWIDTH).",
             perRendition { "\($0.peakBitrate)" })
+        let encrypted = statuses.compactMap { status in status.encryption.map { (status.name, $0) } }
+        if !encrypted.isEmpty {
+            family(
+                "hlsorigin_encryption_rekeyed_total", "counter",
+                "Key files found unreadable at start: the channel re-keyed (stored segments get new ciphertext).",
+                encrypted.map { ("{channel=\"\($0.0)\"}", $0.1.state == "rekeyed" ? "1" : "0") })
+        }
         let stored = statuses.compactMap { status in status.storage.map { (status.name, $0) } }
         if !stored.isEmpty {
             family(

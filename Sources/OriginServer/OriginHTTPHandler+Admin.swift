@@ -36,6 +36,8 @@ extension OriginHTTPHandler {
             return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
                 finish(outage(channelName, body))
             }
+        case ("GET", 4) where path[2] == "keys", ("HEAD", 4) where path[2] == "keys":
+            return respond(adminPeriodKey(channel: path[1], period: path[3]))
         case (_, 3...4) where path[2] == "dateranges":
             return dateRanges(request, channel: path[1], Array(path.dropFirst(3)))
         case (_, 3...4) where path[2] == "recordings":

@@ -21,6 +21,7 @@ extension OriginHTTPHandler {
         let snapshot = channel.snapshot
         let second = path[path.startIndex + 1]
         if path.count == 2 {
+            if second.hasPrefix("key-") { return keyFile(request, channel: channel, file: second) }
             guard second == "index.m3u8" else {
                 return respond(.text(404, "unknown path in channel '\(channel.name)'\n"))
             }
@@ -37,6 +38,7 @@ extension OriginHTTPHandler {
             return respond(.text(404, "unknown rendition '\(second)' of channel '\(channel.name)'\n"))
         }
         let file = path[path.startIndex + 2]
+        if let answer = encryptedFile(request, snapshot, channel, rendition, file) { return answer }
         if file == "index.m3u8" {
             guard let playlist = rendition.playlist else {
                 return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))

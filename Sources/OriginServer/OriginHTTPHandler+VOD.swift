@@ -26,6 +26,7 @@ extension OriginHTTPHandler {
             response.headers.append(name: "Cache-Control", value: "no-cache")
             return respond(response)
         }
+        if let refused = Self.protectedRecording(channel) { return respond(refused) }
         guard let contents = recording.contents, contents.firstMSN != nil else {
             return respond(.text(404, "recording '\(id)' holds no media\n"))
         }

@@ -6,14 +6,18 @@ import Glibc
 /// holds the old or the new contents, never a torn mix.
 public enum DurableFile {
     /// Replaces `path` with `data` atomically and durably; creates the directory if needed. Returns only once the
-    /// new contents are on disk.
+    /// new contents are on disk. `permissions` (e.g. 0o600 for key material) is set on the new file before any byte
+    /// is written; nil: 0o644 less the umask.
     /// - Throws: ``DurableWriteError`` naming the step that failed; the temporary file is removed and `path` keeps
     ///   its old contents (unless only the final directory fsync failed: then the new contents are in place but may
     ///   not survive a power cut).
-    public static func replace(_ path: String, with data: Data) throws(DurableWriteError) {
+    public static func replace(
+        _ path: String, with data: Data, permissions: mode_t? = nil
+    ) throws(DurableWriteError) {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = path + ".tmp"
-        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let mode = permissions ?? 0o644
+        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         if descriptor < 0, errno == ENOENT {
             // Only the first write into a new directory pays for creating it.
             do {
@@ -21,9 +25,16 @@ public enum DurableFile {
             } catch {
                 throw DurableWriteError("create directory \(directory): \(error)")
             }
-            descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         }
         guard descriptor >= 0 else { throw .failed("open \(temporary)") }
+        // A temporary file left by a crash keeps its old mode through O_TRUNC.
+        if let permissions, fchmod(descriptor, permissions) != 0 {
+            let error = DurableWriteError.failed("chmod \(temporary)")
+            close(descriptor)
+            unlink(temporary)
+            throw error
+        }
         let failure: DurableWriteError? = data.withUnsafeBytes { raw -> DurableWriteError? in
             var written = 0
             while written < raw.count {

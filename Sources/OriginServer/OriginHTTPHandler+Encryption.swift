@@ -1,0 +1,167 @@
+import IngestLoop
+import MicroHTTPD
+import OriginCore
+import SharedBytes
+
+/// AES-128 on the way out: `/live/{ch}/key-{period}.key`, `{r}/iframe-{msn}.{ext}`, and the ciphertext of the
+/// segments, GAP fillers and stored segments of encrypted channels (init sections and playlists stay clear).
+extension OriginHTTPHandler {
+    /// `key-{period}.key` (canonical decimal only): the 16 key bytes, never cached; 404 with the reason for a clear
+    /// channel, a channel whose keys are served elsewhere, or a period no published segment uses yet.
+    func keyFile(_: HTTPRequestHead, channel: Channel, file: String) -> HTTPRequestAction {
+        guard file.hasPrefix("key-"), file.hasSuffix(".key"), case let number = file.dropFirst(4).dropLast(4),
+            let period = UInt64(number), file == "key-\(period).key"
+        else {
+            return respond(Self.notFound("unknown path in channel '\(channel.name)'"))
+        }
+        guard let encryption = channel.snapshot.encryption else {
+            return respond(Self.notFound("channel '\(channel.name)' is not encrypted: it has no keys"))
+        }
+        if encryption.keyURITemplate != nil {
+            return respond(
+                Self.notFound("channel '\(channel.name)' keys are served by its keyURI, not by this origin"))
+        }
+        guard let key = channel.periodKey(period) else {
+            return respond(Self.notFound("key period \(period) is not yet in use"))
+        }
+        // libmicrohttpd leaves the body out of a HEAD answer itself.
+        return respond(
+            HTTPResponse(
+                status: 200,
+                headers: ["Content-Type": "application/octet-stream", "Cache-Control": "private, no-store"],
+                body: .bytes(SharedBytes(key))))
+    }
+
+    /// A file of a rendition of an encrypted channel that encryption changes: `iframe-{msn}.{ext}` and
+    /// `{msn}.{ext}` (segments, GAP fillers, stored segments). Nil for everything else (playlists, init sections),
+    /// which the caller serves as for a clear channel.
+    func encryptedFile(
+        _ request: HTTPRequestHead, _ snapshot: ChannelSnapshot, _ channel: Channel, _ rendition: RenditionSnapshot,
+        _ file: String
+    ) -> HTTPRequestAction? {
+        guard snapshot.encryption != nil else { return nil }
+        let isIFrame = file.hasPrefix("iframe-")
+        guard let (msn, fileExtension) = Self.segmentName(isIFrame ? String(file.dropFirst(7)) : file) else {
+            return isIFrame ? respond(Self.noSegment(file, rendition: rendition.name)) : nil
+        }
+        let etag = "\"\(instanceTag)-\(isIFrame ? "i" : "")\(msn)\""
+        if isIFrame {
+            let container = rendition.entry(msn: msn)?.container ?? rendition.entries.last?.container
+            guard let container, fileExtension == container.segmentFileExtension,
+                // A clear MSN of a channel that encrypted before (the schedule turned clear) is served clear.
+                let bytes = snapshot.encryption?.period(of: msn) == nil
+                    ? channel.iFrameBytes(rendition: rendition.name, msn: msn)
+                    : channel.iFrameCiphertext(rendition: rendition.name, msn: msn)
+            else {
+                return respond(Self.noSegment(file, rendition: rendition.name))
+            }
+            let modified = rendition.entry(msn: msn)?.endMilliseconds
+            return respond(
+                serveImmutable(
+                    request, bytes: bytes, contentType: Self.iFrameContentType(fileExtension), etag: etag,
+                    modifiedMilliseconds: modified))
+        }
+        guard let entry = rendition.entry(msn: msn) else {
+            guard let stored = channel.storedSegment(rendition: rendition.name, msn: msn),
+                fileExtension == stored.record.container.segmentFileExtension
+            else {
+                return respond(Self.noSegment(file, rendition: rendition.name))
+            }
+            return respond(storedEncryptedResponse(request, stored, channel: channel, rendition: rendition.name))
+        }
+        guard fileExtension == entry.container.segmentFileExtension else {
+            return respond(Self.noSegment(file, rendition: rendition.name))
+        }
+        guard let plaintext = entry.bytes ?? entry.filler else {
+            // A GAP without filler: the same 404 as a clear channel's.
+            return nil
+        }
+        let contentType = Self.segmentContentType(entry, of: rendition)
+        let served = channel.ciphertext(rendition: rendition.name, msn: msn, plaintext: plaintext) ?? plaintext
+        if entry.bytes != nil, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
+            // Keyed by the plaintext's identity, as a clear channel's; the answer carries the ciphertext.
+            let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: plaintext) {
+                PreparedResponse(
+                    Self.completed(
+                        serveImmutable(
+                            Self.plainGet, bytes: served, contentType: contentType, etag: etag,
+                            modifiedMilliseconds: entry.endMilliseconds)))
+            }
+            return respond(prepared)
+        }
+        return respond(
+            serveImmutable(
+                request, bytes: served, contentType: contentType, etag: etag,
+                modifiedMilliseconds: entry.endMilliseconds))
+    }
+
+    /// A stored segment of an encrypted channel: read (not sent from the file: sendfile cannot encrypt) and
+    /// encrypted through the channel's ciphertext cache.
+    func storedEncryptedResponse(
+        _ request: HTTPRequestHead, _ stored: StoredSegmentAnswer, channel: Channel, rendition: String
+    ) -> HTTPResponse {
+        let record = stored.record
+        let plaintext: SharedBytes?
+        switch stored.body {
+        case .bytes(let bytes): plaintext = bytes
+        case .file: plaintext = channel.storedSegmentBytes(rendition: rendition, msn: record.msn)
+        }
+        guard let plaintext else { return Self.noSegment("\(record.msn)", rendition: rendition) }
+        let served = channel.ciphertext(rendition: rendition, msn: record.msn, plaintext: plaintext) ?? plaintext
+        return StaticRepresentation(
+            bytes: served, contentType: record.container.contentType, cacheControl: Self.immutable,
+            etag: "\"\(instanceTag)-\(record.msn)\"", lastModifiedSeconds: record.endMilliseconds / 1000,
+            delivery: .byteRanges
+        ).response(to: request)
+    }
+
+    /// `{msn}.{ext}` with the canonical decimal MSN (no leading zeros); nil otherwise.
+    static func segmentName(_ name: String) -> (msn: UInt64, fileExtension: Substring)? {
+        guard let dot = name.lastIndex(of: "."), case let number = name[..<dot], !number.isEmpty,
+            number.count <= 20, number.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            number.count == 1 || !number.hasPrefix("0"), let msn = UInt64(number)
+        else { return nil }
+        return (msn, name[name.index(after: dot)...])
+    }
+
+    /// The Content-Type of an I-frame resource: its segment container's.
+    static func iFrameContentType(_ fileExtension: Substring) -> String {
+        fileExtension == "ts" ? "video/mp2t" : "video/mp4"
+    }
+
+    /// A 404 that nothing caches, with its reason.
+    static func notFound(_ reason: String) -> HTTPResponse {
+        var response = HTTPResponse.text(404, reason + "\n")
+        response.headers.append(name: "Cache-Control", value: "no-cache")
+        return response
+    }
+
+    /// `GET /admin/channels/{ch}/keys/{period}`: the period's key as hex, for an external key server (`keyURI`).
+    func adminPeriodKey(channel name: String, period text: String) -> HTTPResponse {
+        guard let channel = origin.channel(named: name) else {
+            return json(404, ["error": "unknown channel '\(name)'"])
+        }
+        guard channel.snapshot.encryption != nil else {
+            return json(404, ["error": "channel '\(name)' is not encrypted: it has no keys"])
+        }
+        guard let period = UInt64(text), text == String(period) else {
+            return json(404, ["error": "key period '\(text)' is not a decimal number"])
+        }
+        guard let key = channel.periodKey(period) else {
+            return json(404, ["error": "key period \(period) is not yet in use"])
+        }
+        let hex = key.map { String($0 >> 4, radix: 16) + String($0 & 0xF, radix: 16) }.joined()
+        return json(200, ["channel": name, "period": String(period), "key": hex])
+    }
+
+    /// `/vod` of a recording of an encrypted or authorized channel: refused until recordings carry the keys.
+    static func protectedRecording(_ channel: Channel) -> HTTPResponse? {
+        guard
+            channel.configuration.encryption != nil || channel.configuration.playback != nil
+                || channel.snapshot.encryption != nil
+        else { return nil }
+        var response = HTTPResponse.text(403, "recordings of protected channels are not served yet\n")
+        response.headers.append(name: "Cache-Control", value: "no-store")
+        return response
+    }
+}
