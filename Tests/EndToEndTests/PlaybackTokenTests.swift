@@ -44,17 +44,19 @@ extension EndToEnd {
 
             def playback_token(secret: bytes, channel: str, ttl_seconds: int) -> str:
                 expiry = int(time.time()) + ttl_seconds
-                message = f"hlsorigin-playback-v1\n{channel}\n{expiry}".encode()
+                message = f"hlsorigin-playback-v1\\n{channel}\\n{expiry}".encode()
                 mac = hmac.new(secret, message, hashlib.sha256).digest()[:16]
                 return f"{expiry}-{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
 
             print(playback_token(sys.argv[1].encode(), sys.argv[2], int(sys.argv[3])))
             """
 
-        /// A token whose MAC has one character changed (same length, same alphabet).
+        /// A token whose MAC has one character changed (same length, same alphabet, still well-formed).
         static func tampered(_ token: String) -> String {
             var characters = Array(token)
-            characters[characters.count - 1] = characters.last == "A" ? "B" : "A"
+            // A character inside the MAC: the last one carries only 2 bits, and changing its unused bits is malformed.
+            let index = characters.count - 5
+            characters[index] = characters[index] == "A" ? "B" : "A"
             return String(characters)
         }
 
@@ -67,6 +69,8 @@ extension EndToEnd {
                     label: "ffmpeg-push")
                 defer { encoder.signal(SIGKILL) }
                 // The undisturbed neighbour: ffmpeg reading the unprotected test-source channel throughout.
+                _ = try await ProtectedChannels.awaitPlaylist(
+                    client: client, path: "/live/free/360p/index.m3u8", entries: 3)
                 let neighbourOutput = origin.directory.appendingPathComponent("free.ts")
                 let neighbour = try FFmpeg.startRecorder(
                     url: "\(origin.baseURL)/live/free/index.m3u8", seconds: 24, output: neighbourOutput,
@@ -124,7 +128,8 @@ extension EndToEnd {
                 let backendToken = recipe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
                 let byRecipe = try await client.get("\(multivariantPath)?token=\(backendToken)")
                 #expect(
-                    byRecipe.status == 200, "the recipe's token \(backendToken): \(byRecipe.status) \(byRecipe.text)")
+                    byRecipe.status == 200,
+                    "the recipe's token '\(backendToken)' \(recipe.standardError): \(byRecipe.status) \(byRecipe.text)")
                 for (kind, uri) in protected {
                     let answer = try await client.get(try path(kind, uri, token: valid))
                     #expect(
