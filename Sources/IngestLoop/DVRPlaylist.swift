@@ -340,7 +340,8 @@ public enum DVRPlaylist {
         text.reserveCapacity(body.utf8.count + 256)
         var header = header(first: firstEntry, selection: selection, options: options)
         header.definitions = decoration.definitions
-        header.renderHeader(into: &text, version: anyMap ? 6 : 3)
+        // The header alone carries the definitions (EXT-X-DEFINE: 8, QUERYPARAM: 11); keys without IV need nothing.
+        header.renderHeader(into: &text, version: max(anyMap ? 6 : 3, header.minimumVersion))
         text += body
         if selection.endList { text += "#EXT-X-ENDLIST\n" }
         return text

@@ -97,12 +97,15 @@ extension Channel {
         let book = markers.book
         // Encrypted channels: EXT-X-KEY lines follow the key schedule and the key URIs; blocks depend on both.
         let encryption = snapshot.encryption
-        let decoration = encryption?.decoration(channel: name) ?? .none
+        // Protected channels: the token suffix and EXT-X-DEFINE as in the live playlists (segments need the token).
+        let decoration = ChannelState.playbackDecorated(
+            encryption?.decoration(channel: name) ?? .none, playback: configuration.playback)
         var hasher = Hasher()
         hasher.combine(book)
         hasher.combine(encryption?.schedule)
         hasher.combine(encryption?.keyURITemplate)
         hasher.combine(decoration.uriSuffix)
+        hasher.combine(decoration.definitions)
         let revision = hasher.finalize()
         let text = cache.withCache { blocks in
             DVRPlaylist.render(

@@ -324,6 +324,23 @@ struct PlaybackRoutesTests {
         #expect(try stack.get("/live/ch/360p/index.m3u8?start=\(start)").status == 200)
     }
 
+    /// A time-shifted media playlist of a protected channel imports the token and lists its segments with it, like the
+    /// live one (its segments are checked), at version 8.
+    @Test func theDVRMediaPlaylistImportsTheTokenAndSuffixesItsSegments() throws {
+        let directory = NSTemporaryDirectory() + "playback-dvr-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stack = try Self.stack(dataDirectory: directory)
+        try stack.slots(5)
+        let dvr = try stack.get("/live/ch/360p/index.m3u8?start=-6")
+        #expect(dvr.status == 200, "\(dvr.text)")
+        let lines = dvr.text.split(separator: "\n")
+        #expect(lines.contains("#EXT-X-VERSION:8"))
+        #expect(lines.contains("#EXT-X-DEFINE:IMPORT=\"token\""))
+        let uris = lines.filter { !$0.hasPrefix("#") }
+        #expect(!uris.isEmpty)
+        #expect(uris.allSatisfy { $0.hasSuffix(".ts?token={$token}") }, "\(uris)")
+    }
+
     @Test func theQueryParameterDVRMultivariantKeepsTheSuffixBeforeTheDVRQuery() throws {
         let directory = NSTemporaryDirectory() + "playback-dvr-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
