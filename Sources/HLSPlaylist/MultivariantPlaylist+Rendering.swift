@@ -80,16 +80,10 @@ extension Rendition {
 extension VariantStream {
     /// The `#EXT-X-STREAM-INF:` line, without a line break (the URI line follows it).
     public var renderedTag: String {
-        var text = "#EXT-X-STREAM-INF:BANDWIDTH=\(bandwidth)"
-        if let averageBandwidth {
-            text += ",AVERAGE-BANDWIDTH=\(averageBandwidth)"
-        }
-        if !codecs.isEmpty {
-            text += ",CODECS=" + AttributeList.quoted(codecs.joined(separator: ","))
-        }
-        if let resolution {
-            text += ",RESOLUTION=\(resolution.width)x\(resolution.height)"
-        }
+        var text =
+            "#EXT-X-STREAM-INF:"
+            + streamAttributes(
+                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs, resolution: resolution)
         if let frameRate {
             text += ",FRAME-RATE=" + NumberFormatting.fixed3(frameRate)
         }
@@ -111,17 +105,23 @@ extension VariantStream {
 extension IFrameStream {
     /// The `#EXT-X-I-FRAME-STREAM-INF:` line, without a line break (the URI is an attribute; no URI line follows).
     public var renderedTag: String {
-        var text = "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=\(bandwidth)"
-        if let averageBandwidth {
-            text += ",AVERAGE-BANDWIDTH=\(averageBandwidth)"
-        }
-        if !codecs.isEmpty {
-            text += ",CODECS=" + AttributeList.quoted(codecs.joined(separator: ","))
-        }
-        if let resolution {
-            text += ",RESOLUTION=\(resolution.width)x\(resolution.height)"
-        }
+        var text =
+            "#EXT-X-I-FRAME-STREAM-INF:"
+            + streamAttributes(
+                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs, resolution: resolution)
         text += ",URI=" + AttributeList.quoted(uri)
         return text
     }
+}
+
+/// `BANDWIDTH=…[,AVERAGE-BANDWIDTH=…][,CODECS="…"][,RESOLUTION=WxH]`: the attributes EXT-X-STREAM-INF and
+/// EXT-X-I-FRAME-STREAM-INF begin with.
+private func streamAttributes(
+    bandwidth: Int, averageBandwidth: Int?, codecs: [String], resolution: Resolution?
+) -> String {
+    var text = "BANDWIDTH=\(bandwidth)"
+    if let averageBandwidth { text += ",AVERAGE-BANDWIDTH=\(averageBandwidth)" }
+    if !codecs.isEmpty { text += ",CODECS=" + AttributeList.quoted(codecs.joined(separator: ",")) }
+    if let resolution { text += ",RESOLUTION=\(resolution.width)x\(resolution.height)" }
+    return text
 }
