@@ -114,9 +114,8 @@ public final class SnapshotEncryption: Sendable {
     /// The key part of the decoration of channel `channel`'s media playlists (live and DVR: both sit beside
     /// `index.m3u8` in the rendition's directory).
     package func decoration(channel: String) -> PlaylistDecoration {
-        let encryption = ChannelEncryption(secret: secret, schedule: schedule, keyURITemplate: keyURITemplate)
-        return PlaylistDecoration(
-            keys: schedule, keyURI: { encryption.keyURI(period: $0, channel: channel, relativePrefix: "../") })
+        ChannelEncryption(secret: secret, schedule: schedule, keyURITemplate: keyURITemplate)
+            .keyDecoration(channel: channel)
     }
 }
 

@@ -28,6 +28,14 @@ package struct ChannelEncryption: Sendable, Hashable {
             .replacing("{channel}", with: channel)
             .replacing("{period}", with: String(period))
     }
+
+    /// The key part of the decoration of the channel's media playlists (live and DVR: both sit beside `index.m3u8`
+    /// in the rendition's directory); `.none` before any span.
+    package func keyDecoration(channel: String) -> PlaylistDecoration {
+        guard !schedule.spans.isEmpty else { return .none }
+        return PlaylistDecoration(
+            keys: schedule, keyURI: { [self] in keyURI(period: $0, channel: channel, relativePrefix: "../") })
+    }
 }
 
 /// The encryption part of a channel's status.
@@ -54,14 +62,7 @@ extension ChannelState {
     /// the channel's key schedule and key URIs (every rendition of a channel shares them), then the playback
     /// authorization (`ChannelState+Playback`). Every playlist of the rendition that takes a decoration gets it here.
     package func decoration(for rendition: RenditionState) -> PlaylistDecoration {
-        var decoration = PlaylistDecoration.none
-        if let encryption, !encryption.schedule.spans.isEmpty {
-            let channel = configuration.name
-            decoration = PlaylistDecoration(
-                keys: encryption.schedule,
-                keyURI: { encryption.keyURI(period: $0, channel: channel, relativePrefix: "../") })
-        }
-        return playbackDecorated(decoration)
+        playbackDecorated(encryption?.keyDecoration(channel: configuration.name) ?? .none)
     }
 
     /// The lowest MSN no rendition has published: a schedule change takes effect from it, so no listed segment

@@ -211,7 +211,7 @@ extension Channel {
             entry.map(\.iFrameRangeEnd)
             ?? bytes.withUnsafeBytes { raw in (try? MediaProbe.probeSegment(raw))?.iFrameRangeEnd }
         guard let end, end > 0, end <= bytes.count else { return nil }
-        return bytes.withUnsafeBytes { SharedBytes(Array($0.prefix(end))) }
+        return bytes.withUnsafeBytes { SharedBytes(copying: UnsafeRawBufferPointer(rebasing: $0.prefix(end))) }
     }
 
     /// A stored segment's plaintext, read from its chunk file when it was checked before.

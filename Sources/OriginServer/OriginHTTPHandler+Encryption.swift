@@ -32,67 +32,27 @@ extension OriginHTTPHandler {
                 body: .bytes(SharedBytes(key))))
     }
 
-    /// A file of a rendition of an encrypted channel that encryption changes: `iframe-{msn}.{ext}` and
-    /// `{msn}.{ext}` (segments, GAP fillers, stored segments). Nil for everything else (playlists, init sections),
-    /// which the caller serves as for a clear channel.
-    func encryptedFile(
+    /// `iframe-{msn}.{ext}` of an encrypted channel: the segment's first keyframe range encrypted on its own (a clear
+    /// MSN of a channel that encrypted before is served clear). Nil for every other file and for clear channels,
+    /// which the caller serves (segments and fillers of encrypted channels get their ciphertext there).
+    func encryptedIFrame(
         _ request: HTTPRequestHead, _ snapshot: ChannelSnapshot, _ channel: Channel, _ rendition: RenditionSnapshot,
         _ file: String
     ) -> HTTPRequestAction? {
-        guard snapshot.encryption != nil else { return nil }
-        let isIFrame = file.hasPrefix("iframe-")
-        guard let (msn, fileExtension) = Self.segmentName(isIFrame ? String(file.dropFirst(7)) : file) else {
-            return isIFrame ? respond(Self.noSegment(file, rendition: rendition.name)) : nil
-        }
-        let etag = "\"\(instanceTag)-\(isIFrame ? "i" : "")\(msn)\""
-        if isIFrame {
-            let container = rendition.entry(msn: msn)?.container ?? rendition.entries.last?.container
-            guard let container, fileExtension == container.segmentFileExtension,
-                // A clear MSN of a channel that encrypted before (the schedule turned clear) is served clear.
-                let bytes = snapshot.encryption?.period(of: msn) == nil
-                    ? channel.iFrameBytes(rendition: rendition.name, msn: msn)
-                    : channel.iFrameCiphertext(rendition: rendition.name, msn: msn)
-            else {
-                return respond(Self.noSegment(file, rendition: rendition.name))
-            }
-            let modified = rendition.entry(msn: msn)?.endMilliseconds
-            return respond(
-                serveImmutable(
-                    request, bytes: bytes, contentType: Self.iFrameContentType(fileExtension), etag: etag,
-                    modifiedMilliseconds: modified))
-        }
-        guard let entry = rendition.entry(msn: msn) else {
-            guard let stored = channel.storedSegment(rendition: rendition.name, msn: msn),
-                fileExtension == stored.record.container.segmentFileExtension
-            else {
-                return respond(Self.noSegment(file, rendition: rendition.name))
-            }
-            return respond(storedEncryptedResponse(request, stored, channel: channel, rendition: rendition.name))
-        }
-        guard fileExtension == entry.container.segmentFileExtension else {
+        guard let encryption = snapshot.encryption, file.hasPrefix("iframe-") else { return nil }
+        guard let (msn, fileExtension) = Self.segmentName(String(file.dropFirst(7))),
+            let container = rendition.entry(msn: msn)?.container ?? rendition.entries.last?.container,
+            fileExtension == container.segmentFileExtension,
+            let bytes = encryption.period(of: msn) == nil
+                ? channel.iFrameBytes(rendition: rendition.name, msn: msn)
+                : channel.iFrameCiphertext(rendition: rendition.name, msn: msn)
+        else {
             return respond(Self.noSegment(file, rendition: rendition.name))
-        }
-        guard let plaintext = entry.bytes ?? entry.filler else {
-            // A GAP without filler: the same 404 as a clear channel's.
-            return nil
-        }
-        let contentType = Self.segmentContentType(entry, of: rendition)
-        let served = channel.ciphertext(rendition: rendition.name, msn: msn, plaintext: plaintext) ?? plaintext
-        if entry.bytes != nil, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
-            // Keyed by the plaintext's identity, as a clear channel's; the answer carries the ciphertext.
-            let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: plaintext) {
-                PreparedResponse(
-                    Self.completed(
-                        serveImmutable(
-                            Self.plainGet, bytes: served, contentType: contentType, etag: etag,
-                            modifiedMilliseconds: entry.endMilliseconds)))
-            }
-            return respond(prepared)
         }
         return respond(
             serveImmutable(
-                request, bytes: served, contentType: contentType, etag: etag,
-                modifiedMilliseconds: entry.endMilliseconds))
+                request, bytes: bytes, contentType: Self.iFrameContentType(fileExtension),
+                etag: "\"\(instanceTag)-i\(msn)\"", modifiedMilliseconds: rendition.entry(msn: msn)?.endMilliseconds))
     }
 
     /// A stored segment of an encrypted channel: read (not sent from the file: sendfile cannot encrypt) and

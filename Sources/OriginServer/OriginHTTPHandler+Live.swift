@@ -38,7 +38,7 @@ extension OriginHTTPHandler {
             return respond(.text(404, "unknown rendition '\(second)' of channel '\(channel.name)'\n"))
         }
         let file = path[path.startIndex + 2]
-        if let answer = encryptedFile(request, snapshot, channel, rendition, file) { return answer }
+        if let answer = encryptedIFrame(request, snapshot, channel, rendition, file) { return answer }
         if file == "index.m3u8" {
             guard let playlist = rendition.playlist else {
                 return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
@@ -59,14 +59,9 @@ extension OriginHTTPHandler {
                     modifiedMilliseconds: nil))
         }
         // Only the canonical name `{msn}.{ext}`: no leading zeros, the rendition's extension.
-        guard let dot = file.utf8.lastIndex(of: UInt8(ascii: ".")), case let number = file.utf8[..<dot],
-            !number.isEmpty, number.count <= 20,
-            number.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            number.count == 1 || number.first != UInt8(ascii: "0"), let msn = UInt64(Substring(number))
-        else {
+        guard let (msn, fileExtension) = Self.segmentName(file) else {
             return respond(Self.noSegment(file, rendition: rendition.name))
         }
-        let fileExtension = Substring(file.utf8[file.utf8.index(after: dot)...])
         guard let entry = rendition.entry(msn: msn) else {
             // Not in memory: the durable store may still have it (time-shift, or just past retention).
             guard let stored = channel.storedSegment(rendition: rendition.name, msn: msn),
@@ -74,17 +69,27 @@ extension OriginHTTPHandler {
             else {
                 return respond(Self.noSegment(file, rendition: rendition.name))
             }
+            if snapshot.encryption != nil {
+                return respond(storedEncryptedResponse(request, stored, channel: channel, rendition: rendition.name))
+            }
             return respond(storedSegmentResponse(request, stored, file: file, rendition: rendition.name))
         }
         guard fileExtension == entry.container.segmentFileExtension else {
             return respond(Self.noSegment(file, rendition: rendition.name))
         }
+        // Encrypted channels serve the ciphertext of segments and fillers (nil: a clear MSN, served as it is).
+        func served(_ plaintext: SharedBytes) -> SharedBytes {
+            guard snapshot.encryption != nil else { return plaintext }
+            return channel.ciphertext(rendition: rendition.name, msn: msn, plaintext: plaintext) ?? plaintext
+        }
         if let bytes = entry.bytes, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
+            // Keyed by the plaintext's identity; an encrypted channel's answer carries the ciphertext.
             let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
                 PreparedResponse(
                     Self.completed(
                         serveImmutable(
-                            Self.plainGet, bytes: bytes, contentType: Self.segmentContentType(entry, of: rendition),
+                            Self.plainGet, bytes: served(bytes),
+                            contentType: Self.segmentContentType(entry, of: rendition),
                             etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)))
             }
             return respond(prepared)
@@ -98,7 +103,7 @@ extension OriginHTTPHandler {
         }
         return respond(
             serveImmutable(
-                request, bytes: bytes, contentType: Self.segmentContentType(entry, of: rendition),
+                request, bytes: served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
                 etag: "\"\(instanceTag)-\(msn)\"",
                 modifiedMilliseconds: entry.endMilliseconds))
     }
