@@ -141,33 +141,20 @@ public struct LiveWindow: Sendable {
     ///     `#EXT-X-BYTERANGE:{end}@0` into the segment's URL.
     /// An entry that is a GAP, or whose segment does not start with a keyframe, is an EXT-X-GAP to the segment URL.
     package func iFramePlaylist(decoration: PlaylistDecoration, encrypted: Bool) -> MediaPlaylist {
-        let first = entries.first?.msn
-        let segments = entries.map { entry in
-            let end = entry.isGap ? nil : entry.iFrameRangeEnd
-            let uri: String
-            var byteRange: ByteRange?
-            if let end, encrypted {
-                uri = "iframe-\(entry.msn).\(entry.container.segmentFileExtension)"
-            } else {
-                uri = entry.uri
-                byteRange = end.map { ByteRange(length: $0, offset: 0) }
-            }
-            var segment = MediaSegment(
-                uri: uri,
-                duration: Double(entry.durationMilliseconds) / 1000,
-                discontinuity: entry.discontinuity,
-                gap: end == nil,
-                programDateTime: ProgramDateTime(millisecondsSince1970: entry.programDateTimeMilliseconds),
-                map: entry.initSectionVersion.map { MediaInitializationSection(uri: "init-\($0).mp4") },
-                byteRange: byteRange)
-            decoration.apply(to: &segment, msn: entry.msn, isFirstListed: entry.msn == first)
-            return segment
-        }
-        var playlist = MediaPlaylist(
-            targetDuration: targetDuration, mediaSequence: mediaSequence ?? 0,
-            discontinuitySequence: discontinuitySequence, independentSegments: true,
-            definitions: decoration.definitions, segments: segments)
+        // The media playlist's entries (undecorated, no markers), each pointed at its keyframe, then decorated.
+        var playlist = playlist(independentSegments: true)
         playlist.iFramesOnly = true
+        playlist.definitions = decoration.definitions
+        for (index, entry) in entries.enumerated() {
+            let end = entry.isGap ? nil : entry.iFrameRangeEnd
+            if let end, encrypted {
+                playlist.segments[index].uri = "iframe-\(entry.msn).\(entry.container.segmentFileExtension)"
+            } else {
+                playlist.segments[index].byteRange = end.map { ByteRange(length: $0, offset: 0) }
+            }
+            playlist.segments[index].gap = end == nil
+            decoration.apply(to: &playlist.segments[index], msn: entry.msn, isFirstListed: index == 0)
+        }
         return playlist
     }
 }
