@@ -52,22 +52,16 @@ extension MediaPlaylist {
         let bytes = Array(text.utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "{"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "$"),
-                let close = bytes[(index + 2)...].firstIndex(of: UInt8(ascii: "}")), close > index + 2
-            {
-                let name = String(decoding: bytes[(index + 2)..<close], as: UTF8.self)
-                if VariableTable.isValidName(name) {
-                    guard let value = table[name] else { throw UnresolvedVariableError(name: name, text: text) }
-                    output.append(contentsOf: value.utf8)
-                    index = close + 1
-                    continue
-                }
+        var copied = 0
+        for reference in VariableTable.references(in: bytes) {
+            guard let value = table[reference.name] else {
+                throw UnresolvedVariableError(name: reference.name, text: text)
             }
-            output.append(bytes[index])
-            index += 1
+            output.append(contentsOf: bytes[copied..<reference.start])
+            output.append(contentsOf: value.utf8)
+            copied = reference.end + 1
         }
+        output.append(contentsOf: bytes[copied...])
         return String(decoding: output, as: UTF8.self)
     }
 }

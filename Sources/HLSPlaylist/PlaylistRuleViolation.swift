@@ -98,23 +98,7 @@ extension VariableDefinition {
     /// The names of the `{$name}` references in `text`, in order.
     static func variableReferences(in text: String) -> [String] {
         guard text.contains("{$") else { return [] }
-        let bytes = Array(text.utf8)
-        var names: [String] = []
-        var index = 0
-        while index + 1 < bytes.count {
-            if bytes[index] == UInt8(ascii: "{"), bytes[index + 1] == UInt8(ascii: "$"),
-                let close = bytes[(index + 2)...].firstIndex(of: UInt8(ascii: "}")), close > index + 2
-            {
-                let name = String(decoding: bytes[(index + 2)..<close], as: UTF8.self)
-                if VariableTable.isValidName(name) {
-                    names.append(name)
-                    index = close + 1
-                    continue
-                }
-            }
-            index += 1
-        }
-        return names
+        return VariableTable.references(in: Array(text.utf8)).map(\.name)
     }
 }
 

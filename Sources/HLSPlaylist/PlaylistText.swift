@@ -235,31 +235,43 @@ struct VariableTable {
         let bytes = Array(text.utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
+        var copied = 0
+        for reference in Self.references(in: bytes) {
+            output.append(contentsOf: bytes[copied..<reference.start])
+            if let value = values[reference.name] {
+                output.append(contentsOf: value.utf8)
+            } else if unresolved.contains(reference.name) {
+                output.append(contentsOf: bytes[reference.start...reference.end])
+            } else {
+                throw PlaylistParseError(line: 0, message: "undefined variable reference {$\(reference.name)}")
+            }
+            guard output.count <= PlaylistText.maximumLineBytes else {
+                throw PlaylistParseError(line: 0, message: "variable substitution result longer than 64 KiB")
+            }
+            copied = reference.end + 1
+        }
+        output.append(contentsOf: bytes[copied...])
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The `{$name}` references in `bytes`, in order: where each starts (`{`) and ends (`}`), and its name (one or
+    /// more of `[A-Za-z0-9_-]`). Anything else between `{$` and `}` is text, not a reference.
+    static func references(in bytes: [UInt8]) -> [(start: Int, end: Int, name: String)] {
+        var found: [(start: Int, end: Int, name: String)] = []
         var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "{"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "$") {
+        while index + 1 < bytes.count {
+            if bytes[index] == UInt8(ascii: "{"), bytes[index + 1] == UInt8(ascii: "$") {
                 var end = index + 2
-                while end < bytes.count, Self.isNameByte(bytes[end]) { end += 1 }
+                while end < bytes.count, isNameByte(bytes[end]) { end += 1 }
                 if end > index + 2, end < bytes.count, bytes[end] == UInt8(ascii: "}") {
-                    let name = String(decoding: bytes[(index + 2)..<end], as: UTF8.self)
-                    if let value = values[name] {
-                        output.append(contentsOf: value.utf8)
-                    } else if unresolved.contains(name) {
-                        output.append(contentsOf: bytes[index...end])
-                    } else {
-                        throw PlaylistParseError(line: 0, message: "undefined variable reference {$\(name)}")
-                    }
-                    guard output.count <= PlaylistText.maximumLineBytes else {
-                        throw PlaylistParseError(line: 0, message: "variable substitution result longer than 64 KiB")
-                    }
+                    found.append((index, end, String(decoding: bytes[(index + 2)..<end], as: UTF8.self)))
                     index = end + 1
                     continue
                 }
             }
-            output.append(bytes[index])
             index += 1
         }
-        return String(decoding: output, as: UTF8.self)
+        return found
     }
 
     static func isValidName(_ name: String) -> Bool {
