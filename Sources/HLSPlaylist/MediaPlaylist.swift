@@ -47,8 +47,23 @@ public struct MediaPlaylist: Sendable, Hashable {
     /// EXT-X-I-FRAMES-ONLY: each segment is one I-frame (usually a byte range of a media segment); EXTINF is the time
     /// to the next I-frame.
     public var iFramesOnly: Bool = false
+    /// EXT-X-SERVER-CONTROL (Low-Latency HLS and delta updates); nil: not rendered.
+    public var serverControl: ServerControl? = nil
+    /// EXT-X-PART-INF PART-TARGET in seconds; nil: the playlist has no partial segments.
+    public var partTarget: Double? = nil
+    /// EXT-X-SKIP: this is a playlist delta update; the first `skip.skippedSegments` segments are left out and
+    /// `segments` starts at `mediaSequence + skippedSegments`.
+    public var skip: Skip? = nil
     /// The segments in order; the first has number `mediaSequence`.
     public var segments: [MediaSegment]
+    /// The segment the encoder is producing: its tags (DATERANGE, DISCONTINUITY, MAP, KEY, PDT) and its parts so
+    /// far, rendered after the last complete segment without EXTINF and URI line (its `uri` and `duration` are not
+    /// rendered). nil: the last segment is complete.
+    public var segmentInProgress: MediaSegment? = nil
+    /// EXT-X-PRELOAD-HINT tags, rendered after the segments.
+    public var preloadHints: [PreloadHint] = []
+    /// EXT-X-RENDITION-REPORT tags, rendered last.
+    public var renditionReports: [RenditionReport] = []
 
     public init(
         targetDuration: Int, mediaSequence: UInt64 = 0, discontinuitySequence: UInt64 = 0,

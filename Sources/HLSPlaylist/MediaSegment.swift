@@ -52,6 +52,8 @@ public struct MediaSegment: Sendable, Hashable {
     /// EXT-X-KEY rendered before this segment (after any EXT-X-MAP): set where the key changes and on the first
     /// segment of a playlist; nil: the key in force above still applies.
     public var key: EncryptionKey? = nil
+    /// EXT-X-PART tags of the segment's partial segments, rendered after its other tags and before EXTINF.
+    public var parts: [PartialSegment] = []
 
     public init(
         uri: String, duration: Double, title: String = "", discontinuity: Bool = false, gap: Bool = false,

@@ -136,6 +136,9 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var playback: PlaybackAuthorization?
     /// AES-128 encryption of the segments on the way out, with key rotation. Default: nil = clear.
     public var encryption: EncryptionConfiguration?
+    /// Low-Latency HLS: pushes streamed while they are encoded are cut into parts of about `partTarget`. Default:
+    /// nil = regular HLS.
+    public var lowLatency: LowLatencyConfiguration?
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
@@ -234,4 +237,18 @@ public struct EncryptionConfiguration: Sendable, Hashable {
         self.rotateEvery = rotateEvery
         self.keyURITemplate = keyURITemplate
     }
+}
+
+/// Low-Latency HLS settings of a channel.
+public struct LowLatencyConfiguration: Sendable, Hashable {
+    /// PART-TARGET in seconds (0.1 ... TD/2): parts end at an access unit, never above it. Best a multiple of the
+    /// frame duration (0.4 at 25 fps, 0.334 at 30 fps).
+    public var partTarget: Double
+
+    public init(partTarget: Double) {
+        self.partTarget = partTarget
+    }
+
+    /// PART-TARGET in whole milliseconds.
+    public var partTargetMilliseconds: Int64 { Int64((partTarget * 1000).rounded()) }
 }

@@ -23,12 +23,15 @@ public final class RenditionSnapshot: Sendable {
     public let initSections: [Int: InitSection]
     /// The version of the initialization section the next pushed fMP4 segment is probed with; nil before any.
     public let currentInitVersion: Int?
+    /// Parts, the last part and the preload hint, delta updates: nil for a regular rendition (no EXT-X-PART-INF).
+    public let lowLatency: LowLatencySnapshot?
 
     init(
         name: String, playlist: SharedBytes?, iFramePlaylist: SharedBytes? = nil, version: UInt64,
         modifiedMilliseconds: Int64, targetDuration: Int, entries: [WindowEntry], initSections: [Int: InitSection],
-        currentInitVersion: Int?
+        currentInitVersion: Int?, lowLatency: LowLatencySnapshot? = nil
     ) {
+        self.lowLatency = lowLatency
         self.name = name
         self.playlist = playlist
         self.iFramePlaylist = iFramePlaylist

@@ -34,6 +34,13 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A subtitle segment's pushed `X-TIMESTAMP-MAP` lies more than a target duration outside the media
         /// timeline its rendition follows.
         case outOfRange
+        /// A second push to a Low-Latency rendition while its current segment is still arriving.
+        case concurrentPush
+        /// A streamed Low-Latency push ran past the target duration: the segment was closed at the last part.
+        case segmentTooLong
+        /// A streamed Low-Latency push delivered no byte for too long: its segment was closed at the last part and
+        /// the rest of the body discarded.
+        case pushStalled
     }
 
     /// Why the push was refused.

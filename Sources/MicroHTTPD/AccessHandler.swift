@@ -207,6 +207,8 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
         responder.didSuspend()
         start(responder)
         return .YES
+    case .streamBody:
+        fatalError("contract: built by the streaming-HTTP step")
     }
 }
 

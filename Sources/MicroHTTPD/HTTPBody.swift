@@ -12,6 +12,9 @@ public enum HTTPBody: Sendable {
     /// A sub-range of a file region, counted from the region's start (`0..<region.count` is all of it). The range is
     /// clamped to the region. libmicrohttpd sends it from the file, with sendfile() where it can.
     case file(FileRegion, Range<Int>)
+    /// Bytes produced while the response is sent (`HTTPBodyStream`): no Content-Length, chunked. Not for HEAD,
+    /// ranges or gzip (`count` is 0).
+    case stream(HTTPBodyStream)
 
     /// All of a file region.
     public static func file(_ region: FileRegion) -> HTTPBody { .file(region, 0..<region.count) }
@@ -23,6 +26,7 @@ public enum HTTPBody: Sendable {
         case .bytes(let bytes): bytes.count
         case .slice(let bytes, let range): range.clamped(to: 0..<bytes.count).count
         case .file(let region, let range): range.clamped(to: 0..<region.count).count
+        case .stream: 0
         }
     }
 
@@ -46,6 +50,8 @@ public enum HTTPBody: Sendable {
         case .file(let region, let outer):
             let start = outer.clamped(to: 0..<region.count).lowerBound
             return .file(region, (start + range.lowerBound)..<(start + range.upperBound))
+        case .stream:
+            return self
         }
     }
 }

@@ -17,4 +17,7 @@ public enum HTTPRequestAction: Sendable {
     /// Every suspended request must be answered eventually (the connection timeout does not end a suspension, and
     /// a client that went away is only noticed after the answer); `HTTPServer.stop()` answers the rest with 503.
     case suspend(start: @Sendable (HTTPResponder) -> Void)
+    /// Hands the request body (chunked or Content-Length) to `receiver` piece by piece as it arrives, up to `limit`
+    /// bytes (413 beyond, the connection closed), and sends what `receiver.finish()` returns at its end.
+    case streamBody(limit: Int, receiver: any HTTPBodyReceiver)
 }

@@ -66,6 +66,8 @@ enum MHDResponseBuilder {
                 // nil only when out of memory (offsets as large as Int pass its checks): the fd was not taken.
                 if created == nil { close(descriptor) }
             }
+        case .stream:
+            fatalError("contract: built by the streaming-HTTP step")
         }
         guard let handle = created else { fatalError("libmicrohttpd could not create a response (out of memory)") }
         for field in response.headers where !HTTPHeaders.namesMatch(field.name, "Content-Length") {

@@ -82,6 +82,9 @@ public final class Channel: Sendable {
     /// Memoized ciphertexts of an encrypted channel (see `Channel+Encryption.swift`); a leaf lock, also taken while
     /// holding `Channel.state` (publish prunes it).
     let ciphertexts: Mutex<CiphertextCache>
+    /// Low-Latency requests waiting for a part: blocking playlist reloads and preload-hinted parts (see
+    /// `Channel+Waiting.swift`).
+    let waiters = LowLatencyWaiters()
 
     /// Creates a channel with the configured renditions, continuing from its store (the window as it was) or, when
     /// there is nothing to restore, from its journal (sequence numbers only).
@@ -536,6 +539,7 @@ public final class Channel: Sendable {
             return state.oldestKeptMSN
         }
         pruneMarkers()
+        waiters.expire(nowMilliseconds: now)
         evictStore(below: floor, nowMilliseconds: now)
     }
 
@@ -620,6 +624,7 @@ public final class Channel: Sendable {
         published.withLock { $0 = snapshot }
         publishedVersionValue.store(snapshot.version, ordering: .releasing)
         if snapshot.encryption != nil { ciphertexts.withLock { $0.prune(to: snapshot) } }
+        waiters.published(snapshot, previous: previous)
     }
 
     /// The version of the latest snapshot, without taking a lock: an answer derived from a snapshot stays valid

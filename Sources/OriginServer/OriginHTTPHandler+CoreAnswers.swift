@@ -29,7 +29,8 @@ extension OriginHTTPHandler {
         case .notPushed, .timelineConflict: 409
         case .tooLarge, .hintTooLarge: 413
         case .notMedia: 415
-        case .unprocessable, .roleMismatch, .outOfRange: 422
+        case .unprocessable, .roleMismatch, .outOfRange, .segmentTooLong, .pushStalled: 422
+        case .concurrentPush: 409
         case .aheadOfClock: 429
         case .notPersisted: 507
         }

@@ -22,6 +22,7 @@ struct StaticRepresentationTests {
         case .bytes(let bytes): String(decoding: bytes.withUnsafeBytes { Array($0) }, as: UTF8.self)
         case .slice(let bytes, let range): String(decoding: bytes.withUnsafeBytes { Array($0[range]) }, as: UTF8.self)
         case .file: "(a file region)"
+        case .stream: "(a stream)"
         }
     }
 

@@ -1,0 +1,119 @@
+/// EXT-X-SERVER-CONTROL (RFC 8216bis section 4.4.3.8): what the server supports for delivery directives.
+public struct ServerControl: Sendable, Hashable {
+    /// CAN-BLOCK-RELOAD=YES: the server answers `_HLS_msn` / `_HLS_part` blocking playlist requests.
+    public var canBlockReload: Bool
+    /// CAN-SKIP-UNTIL in seconds: the server produces delta updates (`_HLS_skip`) skipping segments older than this
+    /// from the end of the playlist; nil: no delta updates.
+    public var canSkipUntil: Double?
+    /// CAN-SKIP-DATERANGES=YES: `_HLS_skip=v2` also skips old EXT-X-DATERANGE tags (needs `canSkipUntil`).
+    public var canSkipDateRanges: Bool
+    /// HOLD-BACK in seconds (at least 3 target durations); nil: not rendered.
+    public var holdBack: Double?
+    /// PART-HOLD-BACK in seconds (at least 2, recommended 3, part targets); required with EXT-X-PART-INF.
+    public var partHoldBack: Double?
+
+    public init(
+        canBlockReload: Bool = false, canSkipUntil: Double? = nil, canSkipDateRanges: Bool = false,
+        holdBack: Double? = nil, partHoldBack: Double? = nil
+    ) {
+        self.canBlockReload = canBlockReload
+        self.canSkipUntil = canSkipUntil
+        self.canSkipDateRanges = canSkipDateRanges
+        self.holdBack = holdBack
+        self.partHoldBack = partHoldBack
+    }
+}
+
+/// An EXT-X-PART tag (RFC 8216bis section 4.4.4.9): one partial segment of a media segment.
+public struct PartialSegment: Sendable, Hashable {
+    /// DURATION in seconds (rendered with three decimals).
+    public var duration: Double
+    /// URI of the part.
+    public var uri: String
+    /// INDEPENDENT=YES: the part starts with an independent frame.
+    public var independent: Bool
+    /// GAP=YES: the part is not available.
+    public var gap: Bool
+    /// BYTERANGE (a range of `uri`); nil: the whole resource.
+    public var byteRange: ByteRange?
+
+    public init(duration: Double, uri: String, independent: Bool = false, gap: Bool = false, byteRange: ByteRange? = nil)
+    {
+        self.duration = duration
+        self.uri = uri
+        self.independent = independent
+        self.gap = gap
+        self.byteRange = byteRange
+    }
+}
+
+/// An EXT-X-PRELOAD-HINT tag (RFC 8216bis section 4.4.5.3): a resource the client may request before it is listed.
+public struct PreloadHint: Sendable, Hashable {
+    /// TYPE: PART or MAP.
+    public enum HintType: String, Sendable, Hashable {
+        case part = "PART"
+        case map = "MAP"
+    }
+    public var type: HintType
+    public var uri: String
+    /// BYTERANGE-START; nil: 0.
+    public var byteRangeStart: Int?
+    /// BYTERANGE-LENGTH; nil: to the end of the resource.
+    public var byteRangeLength: Int?
+
+    public init(type: HintType, uri: String, byteRangeStart: Int? = nil, byteRangeLength: Int? = nil) {
+        self.type = type
+        self.uri = uri
+        self.byteRangeStart = byteRangeStart
+        self.byteRangeLength = byteRangeLength
+    }
+}
+
+/// An EXT-X-RENDITION-REPORT tag (RFC 8216bis section 4.4.5.4): where another rendition of the presentation is.
+public struct RenditionReport: Sendable, Hashable {
+    /// URI of the other rendition's media playlist, relative to this playlist.
+    public var uri: String
+    /// LAST-MSN: the other rendition's last media sequence number (of its last segment or part).
+    public var lastMSN: UInt64
+    /// LAST-PART: the index of its last part of `lastMSN`; nil for a rendition without parts.
+    public var lastPart: Int?
+
+    public init(uri: String, lastMSN: UInt64, lastPart: Int? = nil) {
+        self.uri = uri
+        self.lastMSN = lastMSN
+        self.lastPart = lastPart
+    }
+}
+
+/// EXT-X-SKIP (RFC 8216bis section 4.4.5.2): the segments a playlist delta update leaves out.
+public struct Skip: Sendable, Hashable {
+    /// SKIPPED-SEGMENTS.
+    public var skippedSegments: Int
+    /// RECENTLY-REMOVED-DATERANGES (the `_HLS_skip=v2` form): IDs of date ranges removed from the playlist
+    /// recently; nil: the attribute is not rendered (`_HLS_skip=YES`, or none removed).
+    public var recentlyRemovedDateRanges: [String]?
+
+    public init(skippedSegments: Int, recentlyRemovedDateRanges: [String]? = nil) {
+        self.skippedSegments = skippedSegments
+        self.recentlyRemovedDateRanges = recentlyRemovedDateRanges
+    }
+}
+
+/// The delta update a client asks for with `_HLS_skip` (RFC 8216bis section 6.2.5.1).
+public enum SkipRequest: String, Sendable, Hashable {
+    /// `_HLS_skip=YES`: skip old segments.
+    case segments = "YES"
+    /// `_HLS_skip=v2`: also skip old date ranges, and report recently removed ones.
+    case segmentsAndDateRanges = "v2"
+}
+
+extension MediaPlaylist {
+    /// The playlist delta update of this full playlist (RFC 8216bis section 4.4.5.2, 6.2.5.1): the leading segments
+    /// that end more than `serverControl.canSkipUntil` seconds before the end of the playlist (its last segment or
+    /// part) are replaced by EXT-X-SKIP; with `.segmentsAndDateRanges` the date ranges attached to skipped segments
+    /// are left out too and `recentlyRemovedDateRanges` is reported. nil when the playlist offers no delta updates
+    /// (no CAN-SKIP-UNTIL, or CAN-SKIP-DATERANGES missing for v2) or nothing would be skipped.
+    public func deltaUpdate(_ request: SkipRequest, recentlyRemovedDateRanges: [String] = []) -> MediaPlaylist? {
+        fatalError("contract: built by the playlist model step")
+    }
+}
