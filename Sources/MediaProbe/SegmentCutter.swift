@@ -302,7 +302,6 @@ public struct FragmentCutter: SegmentCutter {
     /// First of the `styp`/`prft`/`emsg`/`sidx` boxes directly before the next box.
     private var leadStart: Int?
     private var partStartTime: Int64?
-    private var fragments = 0
 
     /// The most bytes a `moof` box may have.
     static let maximumMoofSize = 16 << 20
@@ -402,7 +401,6 @@ public struct FragmentCutter: SegmentCutter {
         }
         guard let (time, duration, sync) = try facts.get() else { return }  // no fragment of the cut track
         let independent = !isVideo || sync
-        fragments += 1
         guard let start = partStartTime else {
             partStartTime = time
             cuts.append(CutPoint(offset: 0, decodeTime: time, independent: independent))

@@ -68,14 +68,18 @@ struct PartAssemblerTests {
     /// What every push must give: parts that are the segment's bytes, streamed bytes that are the parts' bytes, parts
     /// within the target whose durations add up to the segment's.
     static func expectConsistent(_ pushed: Pushed, body: [UInt8], target: Double, timescale: Int64, name: String) {
-        #expect(pushed.segment.array == body, "\(name): the segment is not the body")
-        #expect(pushed.parts.flatMap(\.bytes.array) == body, "\(name): the parts are not the segment")
+        let segmentIsBody = pushed.segment.array == body
+        #expect(segmentIsBody, "\(name): the segment is not the body")
+        let partsAreBody = pushed.parts.flatMap(\.bytes.array) == body
+        #expect(partsAreBody, "\(name): the parts are not the segment")
         #expect(pushed.parts.map(\.index) == Array(0..<pushed.parts.count))
         for part in pushed.completed {
-            #expect(pushed.streamed(part: part.index) == part.bytes.array, "\(name): part \(part.index) streamed")
+            let streamedIsPart = pushed.streamed(part: part.index) == part.bytes.array
+            #expect(streamedIsPart, "\(name): part \(part.index) streamed")
         }
         if let last = pushed.last {
-            #expect(last.bytes.array.starts(with: pushed.streamed(part: last.index)))
+            let streamedStartsLast = last.bytes.array.starts(with: pushed.streamed(part: last.index))
+            #expect(streamedStartsLast, "\(name): last part streamed")
         }
         let target = Int64(target * 1000) * timescale / 1000
         for part in pushed.parts {
@@ -102,7 +106,8 @@ struct PartAssemblerTests {
             #expect(whole.parts.map(\.independent) == [true, false, false, true, false, false])
             for seed in UInt64(1)...8 {
                 let split = try Self.push(body, target: 0.4, seed: seed)
-                #expect(split.parts.map(\.bytes) == whole.parts.map(\.bytes), "segment \(index), seed \(seed)")
+                let sameBytes = split.parts.map(\.bytes) == whole.parts.map(\.bytes)
+                #expect(sameBytes, "segment \(index), seed \(seed)")
                 #expect(split.parts.map(\.durationTicks) == whole.parts.map(\.durationTicks))
                 Self.expectConsistent(split, body: body, target: 0.4, timescale: 90_000, name: "segment \(index)")
             }
