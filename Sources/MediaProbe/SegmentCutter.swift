@@ -62,6 +62,14 @@ public struct TransportStreamCutter: SegmentCutter {
     /// Where the cut goes if the access unit whose PES header is being read starts a part.
     private var pendingCut: Int?
     private var pendingRandomAccess = false
+    /// That access unit's raw decode time once its PES header is read (it may still be looked at for an IDR/IRAP).
+    private var pendingTime: Int64?
+    private var pendingHeaderLength = 0
+    /// The last bytes of the access unit seen so far (a start code may straddle packets), and a window over them
+    /// and the next packet's first bytes.
+    private var tail: [UInt8]
+    private var tailCount = 0
+    private var window: [UInt8]
     /// The first bytes of that access unit's PES packet (its header, at most 19 bytes).
     private var pesHeader: [UInt8]
     private var pesBytesSeen = 0
@@ -77,6 +85,8 @@ public struct TransportStreamCutter: SegmentCutter {
         partTargetTicks = partTarget.timescale > 0 ? partTarget.ticks * 90_000 / partTarget.timescale : 0
         carry = [UInt8](repeating: 0, count: TransportStreamPacket.size)
         pesHeader = [UInt8](repeating: 0, count: 19)
+        tail = [0, 0, 0]
+        window = [0, 0, 0, 0, 0, 0]
         spacings = [Int64](repeating: 0, count: 8)
     }
 
@@ -141,8 +151,11 @@ public struct TransportStreamCutter: SegmentCutter {
             readProgramMap(payload)
         } else if pid == accessUnitPID {
             if unitStart {
+                // The access unit before had no IDR/IRAP slice where one was looked for.
+                if pendingTime != nil { decidePending(independent: false, cuts: &cuts) }
                 pendingCut = siRunStart ?? start
                 pendingRandomAccess = randomAccess
+                pendingTime = nil
                 pesBytesSeen = 0
             }
             if pendingCut != nil { try readPESStart(payload, cuts: &cuts) }
@@ -150,39 +163,74 @@ public struct TransportStreamCutter: SegmentCutter {
         siRunStart = isTable ? siRunStart ?? start : nil
     }
 
-    /// Collects the PES header of the access unit in `pendingCut` and decides on it once complete.
+    /// Collects the PES header of the access unit in `pendingCut`; once its time is known, decides on it if it is
+    /// flagged random access (or audio), else looks for its first slice, packet by packet, to tell whether it is an
+    /// IDR/IRAP picture.
     private mutating func readPESStart(_ payload: UnsafeRawBufferPointer, cuts: inout [CutPoint]) throws(ProbeError) {
         let before = pesBytesSeen
-        for index in 0..<min(payload.count, pesHeader.count - min(before, pesHeader.count)) {
-            pesHeader[before + index] = payload[index]
+        if before < pesHeader.count {
+            for index in 0..<min(payload.count, pesHeader.count - before) { pesHeader[before + index] = payload[index] }
         }
         pesBytesSeen += payload.count
-        guard pesBytesSeen >= 9 else { return }
-        guard pesHeader[0] == 0, pesHeader[1] == 0, pesHeader[2] == 1 else {
-            throw ProbeError("MPEG-TS PID \(accessUnitPID): PES packet does not start with 00 00 01")
+        if pendingTime == nil {
+            guard pesBytesSeen >= 9 else { return }
+            guard pesHeader[0] == 0, pesHeader[1] == 0, pesHeader[2] == 1 else {
+                throw ProbeError("MPEG-TS PID \(accessUnitPID): PES packet does not start with 00 00 01")
+            }
+            let flags = pesHeader[7] >> 6
+            guard flags & 2 != 0, Int(pesHeader[8]) >= (flags == 3 ? 10 : 5) else {
+                pendingCut = nil  // no timestamp: not a place to cut
+                return
+            }
+            let timeAt = flags == 3 ? 14 : 9
+            guard pesBytesSeen >= timeAt + 5 else { return }
+            pendingTime =
+                Int64(pesHeader[timeAt] >> 1 & 7) << 30 | Int64(pesHeader[timeAt + 1]) << 22
+                | Int64(pesHeader[timeAt + 2] >> 1) << 15 | Int64(pesHeader[timeAt + 3]) << 7
+                | Int64(pesHeader[timeAt + 4] >> 1)
+            pendingHeaderLength = 9 + Int(pesHeader[8])
+            tailCount = 0
+            if !accessUnitIsVideo || pendingRandomAccess {
+                decidePending(independent: true, cuts: &cuts)
+                return
+            }
         }
-        let flags = pesHeader[7] >> 6
-        let headerLength = 9 + Int(pesHeader[8])
-        guard flags & 2 != 0, Int(pesHeader[8]) >= (flags == 3 ? 10 : 5) else {
-            pendingCut = nil  // no timestamp: not a place to cut
+        let elementaryStart = max(0, pendingHeaderLength - before)
+        guard elementaryStart < payload.count else { return }
+        let elementary = UnsafeRawBufferPointer(rebasing: payload[elementaryStart...])
+        if tailCount > 0 {
+            // A start code that began in the previous packet.
+            let next = min(3, elementary.count)
+            for index in 0..<tailCount { window[index] = tail[index] }
+            for index in 0..<next { window[tailCount + index] = elementary[index] }
+            let found = window.withUnsafeBytes {
+                NALUnits.firstSliceIsRandomAccess(
+                    in: UnsafeRawBufferPointer(rebasing: $0[0..<(tailCount + next)]), hevc: hevc)
+            }
+            if let found {
+                decidePending(independent: found, cuts: &cuts)
+                return
+            }
+        }
+        if let found = NALUnits.firstSliceIsRandomAccess(in: elementary, hevc: hevc) {
+            decidePending(independent: found, cuts: &cuts)
             return
         }
-        let timeAt = flags == 3 ? 14 : 9
-        guard pesBytesSeen >= timeAt + 5 else { return }
-        let raw =
-            Int64(pesHeader[timeAt] >> 1 & 7) << 30 | Int64(pesHeader[timeAt + 1]) << 22
-            | Int64(pesHeader[timeAt + 2] >> 1) << 15 | Int64(pesHeader[timeAt + 3]) << 7
-            | Int64(pesHeader[timeAt + 4] >> 1)
-        var independent = !accessUnitIsVideo || pendingRandomAccess
-        let elementaryStart = headerLength - before
-        if !independent, accessUnitIsVideo, elementaryStart >= 0, elementaryStart < payload.count {
-            independent =
-                NALUnits.firstSliceIsRandomAccess(
-                    in: UnsafeRawBufferPointer(rebasing: payload[elementaryStart...]), hevc: hevc) == true
+        // Keep the last 3 bytes of what was seen.
+        let keep = min(3, tailCount + elementary.count)
+        let fromTail = keep - min(keep, elementary.count)
+        for index in 0..<fromTail { tail[index] = tail[tailCount - fromTail + index] }
+        for index in 0..<(keep - fromTail) {
+            tail[fromTail + index] = elementary[elementary.count - (keep - fromTail) + index]
         }
-        let offset = pendingCut!
+        tailCount = keep
+    }
+
+    private mutating func decidePending(independent: Bool, cuts: inout [CutPoint]) {
+        guard let offset = pendingCut, let time = pendingTime else { return }
         pendingCut = nil
-        decide(offset: offset, time: raw, independent: independent, cuts: &cuts)
+        pendingTime = nil
+        decide(offset: offset, time: time, independent: independent, cuts: &cuts)
     }
 
     private mutating func decide(offset: Int, time raw: Int64, independent: Bool, cuts: inout [CutPoint]) {

@@ -184,23 +184,33 @@ struct SegmentCutterTests {
         let slice: [UInt8] = [0, 0, 0, 1, 0x09, 0xF0, 0, 0, 0, 1, 0x41, 0x9A]  // AUD, non-IDR slice
         for frame in 0..<30 {
             let header = Self.pesHeader(dts: 900_000 + Int64(frame) * 3000)
-            // Frame 20: only 4 header bytes in its first packet, the DTS in the next.
-            let split = frame == 20 ? 4 : header.count
+            // Frame 25: only 4 header bytes in its first packet, the DTS in the next.
+            let split = frame == 25 ? 4 : header.count
+            // Frame 0 is flagged random access in the adaptation field; frame 15 is an IDR by its NAL unit only,
+            // in its third packet, its start code split between the second and the third.
             stream += Self.packet(pid: 0x100, unitStart: true, randomAccess: frame == 0, Array(header[..<split]))
-            stream += Self.packet(pid: 0x100, unitStart: false, Array(header[split...]) + slice)
+            if frame == 15 {
+                let sei: [UInt8] = [0, 0, 0, 1, 0x09, 0xF0, 0, 0, 0, 1, 0x06] + [UInt8](repeating: 0x55, count: 171)
+                stream += Self.packet(pid: 0x100, unitStart: false, sei + [0, 0])
+                stream += Self.packet(pid: 0x100, unitStart: false, [1, 0x65, 0x88, 0x80])
+            } else {
+                stream += Self.packet(pid: 0x100, unitStart: false, Array(header[split...]) + slice)
+            }
         }
+        let frameOffset = { (frame: Int) in frame == 0 ? 0 : 2 * 188 + frame * 2 * 188 + (frame > 15 ? 188 : 0) }
         let cutter = TransportStreamCutter(partTarget: Self.seconds(0.2))
         let cuts = try Self.cut(stream, with: cutter)
-        // 0.2 s = 6 frames of 3000 ticks: frames 0, 6, 12, 18, 24; the split header does not move frame 18's cut.
-        #expect(
-            cuts.map(\.offset)
-                == [0, 6, 12, 18, 24].map { 2 * 188 + $0 * 2 * 188 }.enumerated().map { $0 == 0 ? 0 : $1 })
-        #expect(cuts.map(\.decodeTime) == [0, 6, 12, 18, 24].map { 900_000 + Int64($0) * 3000 })
-        #expect(cuts.map(\.independent) == [true, false, false, false, false])
+        // 0.2 s = 6 frames of 3000 ticks; the keyframe at 15 starts a part early.
+        let frames = [0, 6, 12, 15, 21, 27]
+        #expect(cuts.map(\.offset) == frames.map(frameOffset))
+        #expect(cuts.map(\.decodeTime) == frames.map { 900_000 + Int64($0) * 3000 })
+        #expect(cuts.map(\.independent) == [true, false, false, true, false, false])
         let withTarget = TransportStreamCutter(partTarget: Self.seconds(0.34))
-        // 0.34 s holds 10 frames: frame 20, whose header is split, starts the third part.
-        let longer = try Self.cut(stream, with: withTarget, splits: [2 * 188 + 20 * 2 * 188 + 2])
-        #expect(longer.map(\.decodeTime) == [0, 10, 20].map { 900_000 + Int64($0) * 3000 })
+        // 0.34 s holds 10 frames: 0-9, 10-14 (the keyframe comes), 15-24; frame 25, whose header is split (and fed
+        // split too), starts the fourth part.
+        let longer = try Self.cut(stream, with: withTarget, splits: [frameOffset(25) + 190])
+        #expect(longer.map(\.offset) == [0, 10, 15, 25].map(frameOffset))
+        #expect(longer.map(\.independent) == [true, false, true, false])
     }
 
     @Test("Garbage after a few parts of MPEG-TS is an error, not a crash")
