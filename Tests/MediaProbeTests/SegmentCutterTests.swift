@@ -279,6 +279,38 @@ struct SegmentCutterTests {
         }
     }
 
+    @Test("fMP4 boxes with 64-bit sizes, their headers split anywhere, cut where 32-bit ones do")
+    func fragmentLargeSizes() throws {
+        let (initSection, bytes) = try Self.fragmentFixture("every_frame")
+        // Every mdat rewritten with a 16-byte header (size 1, then a 64-bit largesize): 8 more bytes each.
+        var large: [UInt8] = []
+        var shift: [Int: Int] = [:]
+        let boxes = try Self.boxes(bytes)
+        for (index, (type, start)) in boxes.enumerated() {
+            let end = index + 1 < boxes.count ? boxes[index + 1].1 : bytes.count
+            shift[start] = large.count - start
+            if type == "mdat" {
+                let size = UInt64(end - start + 8)
+                large +=
+                    [0, 0, 0, 1] + Array("mdat".utf8) + (0..<8).map { UInt8(truncatingIfNeeded: size >> (56 - 8 * $0)) }
+                large += bytes[(start + 8)..<end]
+            } else {
+                large += bytes[start..<end]
+            }
+        }
+        let cutter = FragmentCutter(initSection: initSection, partTarget: Self.seconds(0.334))
+        let plain = try Self.cut(bytes, with: cutter)
+        let expected = plain.map {
+            CutPoint(offset: $0.offset + shift[$0.offset]!, decodeTime: $0.decodeTime, independent: $0.independent)
+        }
+        #expect(plain.count == 6)
+        for seed in UInt64(1)...50 {
+            let cuts = try Self.cut(large, with: cutter, splits: Self.randomSplits(count: large.count, seed: seed))
+            #expect(cuts == expected, "seed \(seed)")
+            if cuts != expected { break }
+        }
+    }
+
     @Test("Garbage after a few fMP4 fragments is an error, not a crash")
     func fragmentGarbage() throws {
         let (initSection, bytes) = try Self.fragmentFixture("every_frame")
