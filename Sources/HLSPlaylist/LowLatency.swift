@@ -113,8 +113,9 @@ extension MediaPlaylist {
     /// that end more than `serverControl.canSkipUntil` seconds before the end of the playlist (the end of the last
     /// part of ``segmentInProgress`` if any, else of the last segment) are replaced by EXT-X-SKIP; at least one
     /// segment is kept. With `.segmentsAndDateRanges` the date ranges attached to skipped segments are left out too
-    /// (with `.segments` they stay, moved onto the first kept segment) and RECENTLY-REMOVED-DATERANGES carries `recentlyRemovedDateRanges` (rendered even when empty: the spec
-    /// requires the attribute in a v2 update, and it is what marks one). The first kept segment carries what the
+    /// (with `.segments` they stay, moved onto the first kept segment) and RECENTLY-REMOVED-DATERANGES carries
+    /// `recentlyRemovedDateRanges` (rendered even when empty: the spec requires the attribute in an update that skips
+    /// date ranges, and it is what marks one, for the version rule and for parsing). The first kept segment carries what the
     /// skipped lines stated for it: the EXT-X-KEY in force and, when it has none, a PROGRAM-DATE-TIME derived from
     /// the last skipped one (EXT-X-MAP is rendered on the first segment anyway; DISCONTINUITY-SEQUENCE and
     /// MEDIA-SEQUENCE stay). nil when the playlist offers no delta updates (no CAN-SKIP-UNTIL, or

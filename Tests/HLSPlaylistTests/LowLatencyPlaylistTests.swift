@@ -222,7 +222,8 @@ struct LowLatencyPlaylistTests {
         var segment = MediaSegment(uri: "5.ts", duration: 1, gap: true)
         segment.parts = [
             PartialSegment(
-                duration: 0.5, uri: "5.0.ts", independent: true, gap: true, byteRange: ByteRange(length: 10, offset: 0)),
+                duration: 0.5, uri: "5.0.ts", independent: true, gap: true,
+                byteRange: ByteRange(length: 10, offset: 0)),
             PartialSegment(duration: 0.5, uri: "5.1.ts", byteRange: ByteRange(length: 20)),
         ]
         var playlist = MediaPlaylist(targetDuration: 1, mediaSequence: 5, segments: [segment])
