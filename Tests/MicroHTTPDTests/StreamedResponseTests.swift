@@ -167,14 +167,16 @@ import Testing
     }
 
     /// User plus system CPU time of the given threads of this process, in clock ticks.
-    static func cpuTicks(threads: Set<Int32>) -> Int {
-        threads.reduce(0) { total, thread in
-            guard let text = try? String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8),
-                let close = text.lastIndex(of: ")")
-            else { return total }
+    static func cpuTicks(threads: Set<Int32>) throws -> Int {
+        try threads.reduce(0) { total, thread in
+            let text = try String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8)
+            guard let close = text.lastIndex(of: ")") else { throw TestFailure("bad stat line \(text)") }
             let fields = text[text.index(after: close)...].split(separator: " ")
             // Fields 14 (utime) and 15 (stime); fields[0] is field 3.
-            return total + (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+            guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else {
+                throw TestFailure("bad stat line \(text)")
+            }
+            return total + user + system
         }
     }
 
@@ -199,10 +201,11 @@ import Testing
         #expect(server.requestsInFlight == count)
         // Every connection now waits for bytes. The server's threads (those that ran the handler) must sleep.
         let serverThreads = Set(threads.all)
+        #expect(!serverThreads.isEmpty && !serverThreads.contains(-1))
         let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
-        let before = Self.cpuTicks(threads: serverThreads)
+        let before = try Self.cpuTicks(threads: serverThreads)
         usleep(2_000_000)
-        let used = Double(Self.cpuTicks(threads: serverThreads) - before) / Double(ticksPerSecond)
+        let used = Double(try Self.cpuTicks(threads: serverThreads) - before) / Double(ticksPerSecond)
         #expect(used < 0.05 * 2, "the server's threads used \(used) s of CPU in 2 s")
         // stop() cuts every waiting stream off (no last chunk) and does not wait for them in vain.
         let started = ContinuousClock.now
