@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import MicroHTTPD
 import SharedBytes
@@ -145,6 +146,27 @@ final class RecordingReceiver: HTTPBodyReceiver {
             #expect(client.peerClosed(waitingMilliseconds: 2_000))
             usleep(100_000)
             #expect(receiver.finished == 0)
+            #expect(receiver.abandoned == 0)
+        }
+    }
+
+    @Test func earlyAnswerReachesAClientThatKeepsSending() throws {
+        let receiver = RecordingReceiver(answerAfter: 10)
+        try withTestServer({ _ in .streamBody(limit: 100_000_000, receiver: receiver) }) { _, port in
+            let client = try RawHTTPConnection(port: port, timeout: .seconds(5))
+            try client.send("PUT /live/seg.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let sender = DispatchQueue(label: "sender")
+            let stillSending = Atomic<Bool>(true)
+            sender.async {
+                // Keeps sending 1 KiB chunks until the server has closed the connection.
+                let chunk = Array("400\r\n".utf8) + Array(repeating: 66, count: 1024) + Array("\r\n".utf8)
+                for _ in 0..<2_000 where client.sendIfOpen(chunk) { usleep(500) }
+                stillSending.store(false, ordering: .relaxed)
+            }
+            let response = try client.readResponse()
+            #expect(response.status == 422)
+            #expect(response.header("X-Early") == "yes")
+            try waitUntil("the sender to notice the close") { !stillSending.load(ordering: .relaxed) }
             #expect(receiver.abandoned == 0)
         }
     }

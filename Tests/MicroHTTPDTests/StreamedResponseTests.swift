@@ -58,13 +58,24 @@ import Testing
         }
     }
 
-    /// Reads raw bytes until `end` is at the end of what arrived; notes when the first body byte came.
+    /// Reads raw bytes until the end of the response head (and whatever came with it).
+    static func readHead(_ client: RawHTTPConnection) throws -> [UInt8] {
+        var wire: [UInt8] = []
+        while !String(decoding: wire, as: UTF8.self).contains("\r\n\r\n") {
+            let bytes = client.receive(upTo: 4096)
+            guard !bytes.isEmpty else { throw TestFailure("no response head") }
+            wire += bytes
+        }
+        return wire
+    }
+
+    /// Reads raw bytes after `head` until `end` is at the end of what arrived; notes when the first body byte came.
     static func readRaw(
-        _ client: RawHTTPConnection, until end: String
+        _ client: RawHTTPConnection, after head: [UInt8], until end: String
     ) throws -> (
         wire: String, firstBodyByte: ContinuousClock.Instant?
     ) {
-        var wire: [UInt8] = []
+        var wire = head
         var firstBodyByte: ContinuousClock.Instant?
         while !String(decoding: wire, as: UTF8.self).hasSuffix(end) {
             let bytes = client.receive(upTo: 65_536)
@@ -72,10 +83,7 @@ import Testing
                 throw TestFailure("stream ended early: \(String(decoding: wire, as: UTF8.self))")
             }
             wire += bytes
-            let text = String(decoding: wire, as: UTF8.self)
-            if firstBodyByte == nil, let headEnd = text.range(of: "\r\n\r\n"), headEnd.upperBound < text.endIndex {
-                firstBodyByte = .now
-            }
+            if firstBodyByte == nil { firstBodyByte = .now }
         }
         return (String(decoding: wire, as: UTF8.self), firstBodyByte)
     }
@@ -88,9 +96,11 @@ import Testing
             // Two connections read the same stream at once.
             let clients = try (0..<2).map { _ in try RawHTTPConnection(port: port) }
             for client in clients { try client.send("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n") }
+            // The head goes out before the first byte is appended; then each connection waits for bytes.
+            let heads = try clients.map { try Self.readHead($0) }
             Self.appendSlowly(stream, lastAppended: lastAppended)
-            for client in clients {
-                let (wire, firstBodyByte) = try Self.readRaw(client, until: "0\r\n\r\n")
+            for (client, head) in zip(clients, heads) {
+                let (wire, firstBodyByte) = try Self.readRaw(client, after: head, until: "0\r\n\r\n")
                 let headEnd = try #require(wire.range(of: "\r\n\r\n"))
                 let head = String(wire[..<headEnd.lowerBound])
                 #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -190,14 +200,7 @@ import Testing
         defer { server.stop() }
         let clients = try (0..<count).map { _ in try RawHTTPConnection(port: server.boundPort) }
         for client in clients { try client.send("GET /direct HTTP/1.1\r\nHost: t\r\n\r\n") }
-        for client in clients {
-            var head: [UInt8] = []
-            while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
-                let bytes = client.receive(upTo: 4096)
-                guard !bytes.isEmpty else { throw TestFailure("no head") }
-                head += bytes
-            }
-        }
+        for client in clients { _ = try Self.readHead(client) }
         #expect(server.requestsInFlight == count)
         // Every connection now waits for bytes. The server's threads (those that ran the handler) must sleep.
         let serverThreads = Set(threads.all)
