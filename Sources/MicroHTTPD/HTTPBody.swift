@@ -30,6 +30,12 @@ public enum HTTPBody: Sendable {
         }
     }
 
+    /// Whether the body is an `HTTPBodyStream` (its length is unknown until it ends).
+    public var isStream: Bool {
+        if case .stream = self { return true }
+        return false
+    }
+
     /// Whether the body is sent from a file.
     public var isFile: Bool {
         if case .file = self { return true }
