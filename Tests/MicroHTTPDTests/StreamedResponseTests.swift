@@ -176,6 +176,23 @@ import Testing
         }
     }
 
+    @Test func streamWaitingLongerThanTheConnectionTimeoutIsStillSent() throws {
+        let stream = HTTPBodyStream()
+        let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2, connectionTimeout: 1)
+        let server = HTTPServer(configuration: configuration, handler: Self.handler(stream))
+        try server.start()
+        defer { server.stop() }
+        let client = try RawHTTPConnection(port: server.boundPort, timeout: .seconds(10))
+        try client.send("GET /direct HTTP/1.1\r\nHost: t\r\n\r\n")
+        let head = try Self.readHead(client)
+        // A suspended connection is not timed out by libmicrohttpd; after the resume it sends at once.
+        usleep(2_500_000)
+        stream.append(SharedBytes(string: "late"))
+        stream.finish()
+        let (wire, _) = try Self.readRaw(client, after: head, until: "0\r\n\r\n")
+        #expect(wire.hasSuffix("\r\n\r\n4\r\nlate\r\n0\r\n\r\n"))
+    }
+
     /// User plus system CPU time of the given threads of this process, in clock ticks.
     static func cpuTicks(threads: Set<Int32>) throws -> Int {
         try threads.reduce(0) { total, thread in
