@@ -72,14 +72,20 @@ extension ChannelState {
         let partTarget = partTargetMilliseconds ?? 1000
         let target = Int64(rendition.window.targetDuration) * 1000
         let decoration = decoration(for: rendition)
-        var playlist = markedPlaylist(rendition, markers: markers)
+        let progress = partsInProgress(position: position)
+        // Date ranges are placed on the listed segments and the segment in progress alike.
+        let overlay = markers.overlay(
+            entries: rendition.window.entries.map(OverlayPoint.init) + (progress.map { [OverlayPoint($0)] } ?? []),
+            legacyCueTags: configuration.legacyCueTags)
+        var playlist = rendition.window.playlist(
+            independentSegments: rendition.allSegmentsIndependent, dateRanges: overlay.dateRanges,
+            extraTags: overlay.extraTags, decoration: decoration)
         let canSkip = configuredWindowMilliseconds > 6 * target
         playlist.serverControl = ServerControl(
             canBlockReload: true, canSkipUntil: canSkip ? Double(6 * target) / 1000 : nil,
             canSkipDateRanges: canSkip, holdBack: Double(3 * target) / 1000,
             partHoldBack: Double(3 * partTarget) / 1000)
         playlist.partTarget = Double(partTarget) / 1000
-        let progress = partsInProgress(position: position)
         let end = progress?.endMilliseconds ?? rendition.window.entries.last?.endMilliseconds ?? 0
         let fileExtension = (rendition.container ?? .mpegTS).segmentFileExtension
         func partial(_ part: PartEntry, msn: UInt64) -> PartialSegment {
@@ -100,7 +106,8 @@ extension ChannelState {
             var segment = MediaSegment(
                 uri: "", duration: 0, discontinuity: progress.discontinuity,
                 programDateTime: ProgramDateTime(millisecondsSince1970: progress.programDateTimeMilliseconds),
-                map: progress.initSectionVersion.map { MediaInitializationSection(uri: "init-\($0).mp4") })
+                map: progress.initSectionVersion.map { MediaInitializationSection(uri: "init-\($0).mp4") },
+                dateRanges: overlay.dateRanges[progress.msn] ?? [], extraTags: overlay.extraTags[progress.msn] ?? [])
             decoration.apply(to: &segment, msn: progress.msn, isFirstListed: false)
             segment.uri = ""
             segment.parts = progress.parts.map { partial($0, msn: progress.msn) }
@@ -148,7 +155,8 @@ extension ChannelState {
     private mutating func noteDateRanges(
         of rendition: String, shown playlist: MediaPlaylist, canSkipUntil: Int64, nowMilliseconds now: Int64
     ) {
-        let shown = Set(playlist.segments.flatMap { $0.dateRanges.map(\.id) })
+        let segments = playlist.segments + (playlist.segmentInProgress.map { [$0] } ?? [])
+        let shown = Set(segments.flatMap { $0.dateRanges.map(\.id) })
         for id in shownDateRanges[rendition, default: []].subtracting(shown) { removedDateRanges[id] = now }
         for id in shown { removedDateRanges[id] = nil }
         shownDateRanges[rendition] = shown
@@ -158,5 +166,24 @@ extension ChannelState {
     /// IDs of date ranges removed from the playlists in the last CAN-SKIP-UNTIL seconds, oldest first.
     var recentlyRemovedDateRanges: [String] {
         removedDateRanges.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+    }
+}
+
+/// A listed segment or the segment in progress, as the marker overlay places date ranges on it.
+private struct OverlayPoint: MarkerOverlayEntry {
+    let msn: UInt64
+    let programDateTimeMilliseconds: Int64
+    let endMilliseconds: Int64
+
+    init(_ entry: WindowEntry) {
+        msn = entry.msn
+        programDateTimeMilliseconds = entry.programDateTimeMilliseconds
+        endMilliseconds = entry.endMilliseconds
+    }
+
+    init(_ progress: PartsInProgress) {
+        msn = progress.msn
+        programDateTimeMilliseconds = progress.programDateTimeMilliseconds
+        endMilliseconds = progress.endMilliseconds
     }
 }

@@ -186,11 +186,14 @@ struct LowLatencyChannel {
     }
 
     /// Adds a date range starting at `startMilliseconds` (PDT) and publishes every rendition.
-    mutating func addMarker(id: String, startMilliseconds: Int64, duration: Double) throws {
+    mutating func addMarker(
+        id: String, startMilliseconds: Int64, duration: Double? = nil, plannedDuration: Double? = nil
+    ) throws {
         _ = try markers.add(
             MarkerRequest(
                 id: id, classAttribute: "com.example.ad",
-                startDate: ProgramDateTime(millisecondsSince1970: startMilliseconds), duration: duration),
+                startDate: ProgramDateTime(millisecondsSince1970: startMilliseconds), duration: duration,
+                plannedDuration: plannedDuration),
             nowMilliseconds: now)
         state.markersChanged()
         publish()

@@ -11,7 +11,9 @@ struct LowLatencyPartsTests {
     /// The design's worked example: at 01:00:16.800 segment 1008 of 720p has two parts, 360p is one part behind.
     static func workedExample() throws -> LowLatencyChannel {
         var channel = try LowLatencyChannel()
-        for _ in 0..<8 { channel.slot(lagging: ["360p"]) }
+        channel.slot(lagging: ["360p"])
+        try channel.addMarker(id: "ad-7", startMilliseconds: LowLatencyChannel.start + 5000, plannedDuration: 30)
+        for _ in 0..<7 { channel.slot(lagging: ["360p"]) }
         // 01:00:16.000 + two parts.
         channel.begin("720p")
         channel.begin("audio")
@@ -34,6 +36,7 @@ struct LowLatencyPartsTests {
         #expect(playlist.segments.map(\.duration) == Array(repeating: 2.0, count: 8))
         #expect(playlist.segments[0].programDateTime?.millisecondsSince1970 == LowLatencyChannel.start)
         #expect(playlist.segments.prefix(5).allSatisfy { $0.parts.isEmpty })
+        #expect(playlist.segments.map { $0.dateRanges.map(\.id) } == [[], [], ["ad-7"], [], [], [], [], []])
         for segment in playlist.segments.suffix(3) {
             let msn = segment.uri.dropLast(3)
             #expect(segment.parts.map(\.uri) == (0..<5).map { "\(msn).\($0).ts" })
@@ -60,6 +63,29 @@ struct LowLatencyPartsTests {
         #expect(published.preloadHint == PartPosition(msn: 1008, part: 2))
         #expect(published.maximumPartsPerSegment == 7)
         #expect(published.partTargetMilliseconds == 400)
+    }
+
+    @Test func aDateRangeStartingInTheSegmentInProgressIsListedBeforeItsParts() throws {
+        var channel = try Self.workedExample()
+        try channel.addMarker(id: "goal", startMilliseconds: LowLatencyChannel.start + 16_500, plannedDuration: 10)
+        let progress = try #require(channel.playlist("720p").segmentInProgress)
+        #expect(progress.dateRanges.map(\.id) == ["goal"])
+        #expect(channel.playlist("720p").segments.allSatisfy { !$0.dateRanges.contains { $0.id == "goal" } })
+    }
+
+    @Test func dateRangesThatLeaveThePlaylistAreRememberedForCanSkipUntil() throws {
+        var channel = try LowLatencyChannel()
+        channel.slot()
+        try channel.addMarker(id: "blip", startMilliseconds: LowLatencyChannel.start + 1000, duration: 1)
+        for _ in 0..<8 { channel.slot() }
+        #expect((channel.text("720p") ?? "").contains("blip"))
+        #expect(channel.state.recentlyRemovedDateRanges.isEmpty)
+        // It ends at 01:00:02: gone once the window starts after it, and remembered for CAN-SKIP-UNTIL (12 s).
+        for _ in 0..<2 { channel.slot() }
+        #expect(!(channel.text("720p") ?? "").contains("blip"))
+        #expect(channel.state.recentlyRemovedDateRanges == ["blip"])
+        for _ in 0..<7 { channel.slot() }
+        #expect(channel.state.recentlyRemovedDateRanges.isEmpty)
     }
 
     @Test func everySegmentIsExactlyItsPartsForTenMinutes() throws {
