@@ -12,9 +12,11 @@ extension ChannelState {
     /// The longest a Low-Latency segment may be (ms): TD + 0.5 s (rule 7).
     var longestSegmentMilliseconds: Int64 { Int64(targetDuration ?? 2) * 1000 + 500 }
 
-    /// True for a rendition whose playlist has parts: a Low-Latency channel's rendition that is not WebVTT.
+    /// True for a rendition whose playlist has parts: a Low-Latency channel's rendition that is not WebVTT and
+    /// takes streamed pushes (one that only ever pushed whole segments has no parts to offer: it stays regular).
     func isLowLatency(position: Int) -> Bool {
         configuration.lowLatency != nil && !isWebVTT(position: position)
+            && renditions[position].lastPartAtMilliseconds > 0
     }
 
     /// A media rendition of a Low-Latency channel in outage: started, no push open, and its newest entry is a GAP
@@ -474,6 +476,9 @@ extension ChannelState {
         guard !renditions[position].recentParts.isEmpty else { return false }
         let horizon = Int64(targetDuration ?? 2) * 6000
         guard let end = lastPartEnd(position: position) else { return false }
+        guard renditions[position].recentParts.values.contains(where: { end - $0.endMilliseconds > horizon }) else {
+            return false
+        }
         let before = renditions[position].recentParts.count
         renditions[position].recentParts = renditions[position].recentParts.filter {
             end - $0.value.endMilliseconds <= horizon

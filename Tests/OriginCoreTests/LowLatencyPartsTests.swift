@@ -191,6 +191,34 @@ struct LowLatencyPartsTests {
         #expect(returned.parts.first?.independent == true)
     }
 
+    @Test func duringAnOutageTheRenditionGainsAGapPartEveryPartTargetAndHintsNothing() throws {
+        var channel = try LowLatencyChannel(renditions: ["720p", "360p"])
+        for _ in 0..<4 { channel.slot() }
+        // 360p's last part ended at 01:00:08.000; its encoder is gone from then on.
+        channel.lose("360p")
+        var positions: [PartPosition?] = []
+        var hints: [PartPosition?] = []
+        for _ in 0..<6 {
+            channel.now += 400
+            if channel.pushes["720p"] == nil { channel.begin("720p") }
+            channel.step("720p")
+            channel.advance(0)
+            positions.append(channel.lowLatency("360p")?.lastPart)
+            hints.append(channel.lowLatency("360p")?.preloadHint)
+        }
+        let expected: [PartPosition] = [
+            .init(msn: 1003, part: 4), .init(msn: 1004, part: 1), .init(msn: 1004, part: 2),
+            .init(msn: 1004, part: 3), .init(msn: 1004, part: 4), .init(msn: 1005, part: 0),
+        ]
+        #expect(positions == expected)
+        #expect(hints == [PartPosition(msn: 1004, part: 0), nil, nil, nil, nil, nil])
+        let gap = try #require(channel.snapshot.renditions["360p"]?.entry(msn: 1004))
+        #expect(gap.isGap)
+        let parts = try #require(channel.lowLatency("360p")?.parts[1004])
+        #expect(parts.map(\.durationMilliseconds) == [400, 400, 400, 400, 400])
+        #expect(parts.allSatisfy { $0.bytes == nil })
+    }
+
     @Test func aSegmentRunningPastTheTargetDurationIsClosedAtItsLastPart() throws {
         var channel = try LowLatencyChannel(renditions: ["720p"])
         for _ in 0..<3 { channel.slot() }
