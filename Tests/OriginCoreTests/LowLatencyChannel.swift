@@ -26,6 +26,8 @@ struct LowLatencyChannel {
     var storeRecords: [StoreRecord] = []
     /// The channel's date ranges, overlaid on every rendition.
     var markers = MarkerBook()
+    /// Every snapshot published of the renditions named here, oldest first.
+    var history: [String: [RenditionSnapshot]] = [:]
 
     init(
         name: String = "sport", renditions: [String] = ["720p", "360p", "audio"], window: WindowLength = .segments(8),
@@ -81,6 +83,12 @@ struct LowLatencyChannel {
 
     mutating func publish() {
         snapshot = state.render(name: name, previous: snapshot, nowMilliseconds: now, markers: markers)
+        for (rendition, published) in history {
+            guard let newest = snapshot.renditions[rendition], newest.version != published.last?.version else {
+                continue
+            }
+            history[rendition]!.append(newest)
+        }
     }
 
     /// Lets `milliseconds` pass, ticks, and publishes what changed.
