@@ -65,6 +65,52 @@ struct LowLatencyPartsTests {
         #expect(published.partTargetMilliseconds == 400)
     }
 
+    // Passed on a trial merge of the playlist model step (its renderer writes the LL tags); enable with the merge.
+    @Test(.disabled("needs the playlist model step's rendering of the Low-Latency tags, not yet on main"))
+    func theWorkedExampleIsRenderedByteExact() throws {
+        var channel = try Self.workedExample()
+        var segments = ""
+        for msn in 1000...1007 {
+            let second = (msn - 1000) * 2
+            if msn == 1002 {
+                segments += """
+                    #EXT-X-DATERANGE:ID="ad-7",CLASS="com.example.ad",START-DATE="2026-11-24T01:00:05.000Z",\
+                    PLANNED-DURATION=30
+
+                    """
+            }
+            segments += "#EXT-X-PROGRAM-DATE-TIME:2026-11-24T01:00:\(second < 10 ? "0" : "")\(second).000Z\n"
+            if msn >= 1005 {
+                for part in 0..<5 {
+                    segments +=
+                        "#EXT-X-PART:DURATION=0.400,URI=\"\(msn).\(part).ts\"\(part == 0 ? ",INDEPENDENT=YES" : "")\n"
+                }
+            }
+            segments += "#EXTINF:2.000,\n\(msn).ts\n"
+        }
+        let expected = """
+            #EXTM3U
+            #EXT-X-VERSION:3
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-MEDIA-SEQUENCE:1000
+            #EXT-X-DISCONTINUITY-SEQUENCE:0
+            #EXT-X-INDEPENDENT-SEGMENTS
+            #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=12.000,CAN-SKIP-DATERANGES=YES,\
+            HOLD-BACK=6.000,PART-HOLD-BACK=1.200
+            #EXT-X-PART-INF:PART-TARGET=0.400
+
+            """ + segments + """
+                #EXT-X-PROGRAM-DATE-TIME:2026-11-24T01:00:16.000Z
+                #EXT-X-PART:DURATION=0.400,URI="1008.0.ts",INDEPENDENT=YES
+                #EXT-X-PART:DURATION=0.400,URI="1008.1.ts"
+                #EXT-X-PRELOAD-HINT:TYPE=PART,URI="1008.2.ts"
+                #EXT-X-RENDITION-REPORT:URI="../360p/index.m3u8",LAST-MSN=1008,LAST-PART=0
+                #EXT-X-RENDITION-REPORT:URI="../audio/index.m3u8",LAST-MSN=1008,LAST-PART=1
+
+                """
+        #expect(channel.playlist("720p").render() == expected)
+    }
+
     @Test func aDateRangeStartingInTheSegmentInProgressIsListedBeforeItsParts() throws {
         var channel = try Self.workedExample()
         try channel.addMarker(id: "goal", startMilliseconds: LowLatencyChannel.start + 16_500, plannedDuration: 10)
