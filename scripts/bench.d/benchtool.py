@@ -179,6 +179,43 @@ def command_mirror(args):
     print(len(playlist))
 
 
+def command_newest(args):
+    """Copies the newest segment (not GAP) `--path` (a media playlist) lists into nginx's root under the same URL and prints
+    `path size`: figure 2b re-chooses it every round, so both servers serve the segment players fetch right now."""
+    client = Client(args.port)
+    status, playlist = client.request("GET", args.path)
+    uris, gap = [], False
+    for line in playlist.decode().splitlines():
+        if line.startswith("#EXT-X-GAP"):
+            gap = True
+        elif line and not line.startswith("#"):
+            if not gap:  # a GAP entry's URL answers 404 or a filler, not a segment
+                uris.append(line)
+            gap = False
+    if status != 200 or not uris:
+        raise SystemExit(f"{args.path}: {status}, no segment listed")
+    path = f"{args.path.rsplit('/', 1)[0]}/{uris[-1]}"
+    status, data = client.request("GET", path)
+    if status != 200:
+        raise SystemExit(f"GET {path}: {status}")
+    if args.root:
+        write_file(args.root, path, data)
+    if args.save:
+        with open(args.save, "wb") as out:
+            out.write(data)
+    print(path, len(data))
+
+
+def command_counters(args):
+    """The sum of each `--name` metric (all label sets) in the origin's /metrics, one `name value` per line; a
+    metric the build does not export prints `name nan`."""
+    status, body = Client(args.port).request("GET", "/metrics")
+    text = body.decode(errors="replace") if status == 200 else ""
+    for name in args.name:
+        values = [float(m.group(1)) for m in re.finditer(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$", text, re.M)]
+        print(name, sum(values) if values else "nan")
+
+
 # ---------------------------------------------------------------------------------------------------- wrk
 
 
@@ -493,6 +530,9 @@ def main():
     p = sub.add_parser("mirror"); p.add_argument("--port", type=int); p.add_argument("--path"); p.add_argument("--root")
     p.add_argument("--segments", type=int, default=6); p.add_argument("--wait", type=float, default=30)
     p.add_argument("--with-segments", action="store_true")
+    p = sub.add_parser("newest"); p.add_argument("--port", type=int); p.add_argument("--path"); p.add_argument("--root")
+    p.add_argument("--save")
+    p = sub.add_parser("counters"); p.add_argument("--port", type=int); p.add_argument("--name", action="append")
     p = sub.add_parser("parse-wrk"); p.add_argument("file"); p.add_argument("--label"); p.add_argument("--server")
     p = sub.add_parser("idle"); p.add_argument("--port", type=int); p.add_argument("--count", type=int); p.add_argument("--path")
     p = sub.add_parser("latency"); p.add_argument("--port", type=int); p.add_argument("--media")
