@@ -415,6 +415,8 @@ def command_fanout(args):
         for s in sockets:
             s.send(request)
         sent_end = time.time()
+        if args.mode == "blocking":
+            time.sleep(0.05)  # the origin reads the last requests (the part is due ~0.2 s later)
         waiting_rss = rss_kib(rss_pids) if rss_pids else None
         if args.mode != "blocking":
             for pid in stop_pids:
