@@ -415,9 +415,11 @@ final class LowLatencyWaiters: Sendable {
 
         /// The release histogram: cumulative counts per bucket, count, sum.
         var releaseHistogram: (cumulative: [(upperBound: Double, count: Int)], count: Int, sum: Double) {
-            release.withLock { histogram in
-                (Array(zip(Self.releaseBuckets, histogram.counts)), histogram.total, histogram.sum)
+            let histogram = release.withLock { $0 }
+            let cumulative: [(upperBound: Double, count: Int)] = zip(Self.releaseBuckets, histogram.counts).map {
+                (upperBound: $0.0, count: $0.1)
             }
+            return (cumulative, histogram.total, histogram.sum)
         }
 
         /// Counts the parts `snapshot` lists beyond what `previous` did (renditions whose snapshot changed).

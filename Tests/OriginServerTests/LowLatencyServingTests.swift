@@ -12,7 +12,8 @@ struct LowLatencyServingTests {
         #expect(part.position == PartPosition(msn: 1008, part: 2))
         #expect(part.fileExtension == "ts")
         #expect(OriginHTTPHandler.partName("0.0.m4s")?.position == PartPosition(msn: 0, part: 0))
-        for alias in ["01008.2.ts", "1008.02.ts", "1008.ts", "a.1.ts", "1.2.3.ts", "1..ts", ".1.ts", "1.2.", "-1.2.ts"] {
+        for alias in ["01008.2.ts", "1008.02.ts", "1008.ts", "a.1.ts", "1.2.3.ts", "1..ts", ".1.ts", "1.2.", "-1.2.ts"]
+        {
             #expect(OriginHTTPHandler.partName(alias) == nil, "\(alias)")
         }
     }
