@@ -35,4 +35,23 @@ struct LowLatencyServingTests {
         let metrics = try stack.get("/metrics")
         #expect(!metrics.text.contains("hlsorigin_ll_"))
     }
+
+    @Test func aLowLatencyChannelExposesItsPartAndWaiterMetrics() throws {
+        let stack = try OriginTestStack(renditions: ["360p"]) { configuration in
+            configuration.origin.channels[0].lowLatency = LowLatencyConfiguration(partTarget: 0.4)
+            configuration.origin.channels[0].targetDuration = 2
+        }
+        let text = try stack.get("/metrics").text
+        for line in [
+            "# TYPE hlsorigin_ll_parts_total counter", "hlsorigin_ll_parts_total{channel=\"ch\"} 0",
+            "hlsorigin_ll_blocking_waiting{channel=\"ch\",kind=\"playlist\"} 0",
+            "hlsorigin_ll_blocking_waiting{channel=\"ch\",kind=\"part\"} 0",
+            "hlsorigin_ll_blocking_timeouts_total{channel=\"ch\"} 0",
+            "# TYPE hlsorigin_ll_blocking_release_seconds histogram",
+            "hlsorigin_ll_blocking_release_seconds_bucket{channel=\"ch\",le=\"+Inf\"} 0",
+            "hlsorigin_ll_blocking_release_seconds_count{channel=\"ch\"} 0",
+        ] {
+            #expect(text.contains(line + "\n"), "\(line)")
+        }
+    }
 }
