@@ -19,6 +19,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let liveCache = LiveAnswerCache()
     /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.
     let preparedLive = LiveResponseStore()
+    /// Prepared Low-Latency playlist forms (delta updates, blocking answers), shared by threads.
+    let lowLatencyAnswers = LowLatencyAnswerStore()
     /// Rendered blocks of DVR playlists (`?start=`), shared by threads.
     let dvrBlocks = DVRPlaylistCache()
     /// Gzip forms of recent DVR playlists.
