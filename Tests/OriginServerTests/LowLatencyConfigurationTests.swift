@@ -24,7 +24,8 @@ struct LowLatencyConfigurationTests {
 
     @Test func aConfiguredTargetDurationIsKept() throws {
         let configuration = try ConfigurationFile.parse(
-            "channels:\n  - name: a\n    targetDuration: 4\n    segmentDuration: 2\n    lowLatency: { partTarget: 2 }\n")
+            "channels:\n  - name: a\n    targetDuration: 4\n    segmentDuration: 2\n    lowLatency: { partTarget: 2 }\n"
+        )
         #expect(configuration.origin.channels.first?.targetDuration == 4)
         #expect(configuration.origin.channels.first?.lowLatency?.partTarget == 2)
     }
@@ -74,7 +75,7 @@ struct LowLatencyConfigurationTests {
     @Test func theShippedLowLatencyExampleLoads() throws {
         let configuration = try ConfigurationFile.load(path: Self.lowLatencyPath)
         let channels = configuration.origin.channels
-        let demo = try #require(channels.first { $0.name == "demo-ll" })
+        let demo = try #require(channels.first { $0.name == "demo" })
         #expect(demo.source == .testSource)
         #expect(demo.lowLatency?.partTarget == 0.4)
         #expect(demo.targetDuration == 2)
