@@ -17,6 +17,8 @@ public struct IngestReceipt: Sendable, Hashable {
         case initSection
         /// A playlist hint, read (the origin keeps its own playlist).
         case hintRead
+        /// A file the origin takes and ignores (an encoder's DASH manifest, `.mpd`).
+        case ignored
     }
 
     /// What the push was.
@@ -236,7 +238,7 @@ public final class Channel: Sendable {
 
     /// Carries out what the state asked for, under the state lock: writes the journal record (before publishing, so
     /// no MSN is ever served that the journal does not cover), then renders and publishes the snapshot.
-    private func carryOut(_ actions: IngestActions, _ state: inout ChannelState, nowMilliseconds now: Int64) {
+    func carryOut(_ actions: IngestActions, _ state: inout ChannelState, nowMilliseconds now: Int64) {
         if let store, !actions.storeRecords.isEmpty {
             do {
                 try store.append(actions.storeRecords)
@@ -408,7 +410,7 @@ public final class Channel: Sendable {
     }
 
     /// The rendition's part of the store (created on first use); nil without a store.
-    private func renditionStore(_ rendition: String) throws(IngestError) -> RenditionStore? {
+    func renditionStore(_ rendition: String) throws(IngestError) -> RenditionStore? {
         guard let store else { return nil }
         do {
             return try store.rendition(rendition)
@@ -451,7 +453,7 @@ public final class Channel: Sendable {
             horizonMSN: store.horizon)
     }
 
-    private func receipt(
+    func receipt(
         _ result: Result<WindowEntry, IngestError>, rendition: String
     ) throws(IngestError)
         -> IngestReceipt

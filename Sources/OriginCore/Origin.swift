@@ -69,6 +69,8 @@ public final class Origin: Sendable {
     private let announcedContainers = Mutex<AnnouncedContainers>(AnnouncedContainers())
     /// At most this many renditions' announced containers are kept (names come from outside).
     static let announcedContainerLimit = 4096
+    /// Streamed pushes in progress (`beginStreamingPush`), by channel and rendition; held alone.
+    private let streamingPushes = Mutex<[StreamingPushKey: StreamingPush]>([:])
     private let journal: StateJournal?
     /// The durable segment store; nil without a data directory.
     private let store: SegmentStore?
@@ -184,6 +186,10 @@ public final class Origin: Sendable {
         guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
         guard body.count <= configuration.ingest.maxSegmentBytes else {
             throw .tooLarge(body.count, limit: configuration.ingest.maxSegmentBytes)
+        }
+        if fileName.hasSuffix(".mpd") {
+            // The DASH muxer that streams fMP4 segments (`-f dash -streaming 1`) also pushes its manifest.
+            return IngestReceipt(kind: .ignored, message: "\(fileName): DASH manifest ignored", msn: nil)
         }
         let existing = self.channel(named: channelName)
         let wouldCreate = existing.map { $0.configuration.source == .push && !$0.hasRendition(rendition) } ?? true
@@ -312,6 +318,38 @@ public final class Origin: Sendable {
         return channel
     }
 
+    /// The channel a streamed push lists its first part in, creating it and the rendition when auto-create is on.
+    func channelForStreamingPush(_ name: String, rendition: String) throws(IngestError) -> Channel {
+        try channelForIngest(name, existing: channel(named: name), rendition: rendition)
+    }
+
+    /// Notes a streamed push as the rendition's push in progress; a second one is refused (`concurrentPush`) unless
+    /// the first is stalled, which it then replaces (the stalled one's segment closes at its last part).
+    func registerStreamingPush(_ push: StreamingPush) throws(IngestError) {
+        let key = StreamingPushKey(channel: push.channelName, rendition: push.rendition)
+        let now = clock.nowMilliseconds()
+        let replaced = try streamingPushes.withLock { pushes throws(IngestError) -> StreamingPush? in
+            let current = pushes[key]
+            if let current, !current.isStalled(nowMilliseconds: now) {
+                throw IngestError(
+                    .concurrentPush,
+                    "\(push.channelName)/\(push.rendition): a segment is still being pushed to this rendition; "
+                        + "push one segment at a time")
+            }
+            pushes[key] = push
+            return current
+        }
+        replaced?.supersede()
+    }
+
+    /// A streamed push ended: the rendition takes the next one.
+    func endStreamingPush(_ push: StreamingPush) {
+        let key = StreamingPushKey(channel: push.channelName, rendition: push.rendition)
+        streamingPushes.withLock { pushes in
+            if pushes[key] === push { pushes[key] = nil }
+        }
+    }
+
     private func acceptHint(
         channel: Channel, rendition: String, body: SharedBytes, parsed: MediaPlaylist?
     )
@@ -427,6 +465,12 @@ public final class Origin: Sendable {
             try? await Task.sleep(for: interval)
         }
     }
+}
+
+/// A rendition of a channel, as the key of streamed pushes in progress.
+struct StreamingPushKey: Hashable {
+    let channel: String
+    let rendition: String
 }
 
 /// The containers pushes announced by file name, by channel and rendition, and how many in all (bounded).

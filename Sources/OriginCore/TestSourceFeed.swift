@@ -26,6 +26,10 @@ public final class TestSourceFeed: Sendable {
     private let logger: Logger
     private let segmentMilliseconds: Int64
     private let feeds: Mutex<[RenditionFeed]>
+    /// Low-Latency channels: the segment each rendition is streaming, by rendition index. Taken only by `tick`, held
+    /// while the frames are pushed (lock order: `TestSourceFeed.streaming` -> `TestSourceFeed.feeds`, and ->
+    /// `Channel.state` through the push).
+    private let streaming: Mutex<[StreamingSegment?]>
     /// Start of the feed (ms) and how many occurrences of each scheduled outage were applied.
     private let startedMilliseconds: Int64
     private let outagesApplied: Mutex<[Int]>
@@ -54,6 +58,7 @@ public final class TestSourceFeed: Sendable {
                 rendition: rendition.name)
             feeds.append(RenditionFeed(name: rendition.name, generator: generator, nextDueMilliseconds: firstDue))
         }
+        self.streaming = Mutex(Array(repeating: nil, count: feeds.count))
         self.feeds = Mutex(feeds)
         startedMilliseconds = clock.nowMilliseconds()
         outagesApplied = Mutex(Array(repeating: 0, count: channel.configuration.scheduledOutages.count))
@@ -89,10 +94,15 @@ public final class TestSourceFeed: Sendable {
         }
     }
 
-    /// Delivers every segment whose end has passed on the shared clock.
+    /// Delivers every segment whose end has passed on the shared clock; in a Low-Latency channel, streams each
+    /// segment from its slot's start, frame by frame as the clock reaches them.
     public func tick() {
         let now = clock.nowMilliseconds()
         applyScheduledOutages(nowMilliseconds: now)
+        if channel.configuration.lowLatency != nil {
+            stream(nowMilliseconds: now)
+            return
+        }
         // Generate under the lock (cheap remux), ingest outside it.
         let due: [(end: Int64, order: Int, name: String, bytes: [UInt8])] = feeds.withLock { feeds in
             var out: [(end: Int64, order: Int, name: String, bytes: [UInt8])] = []
@@ -120,6 +130,129 @@ public final class TestSourceFeed: Sendable {
                     metadata: ["hls.channel": "\(channel.name)", "hls.rendition": "\(rendition)", "reason": "\(error)"])
             }
         }
+    }
+
+    /// Pushes what the clock has reached of each rendition's segment, slot by slot across renditions (a late tick
+    /// streams several segments per rendition, in the order encoders running side by side would).
+    private func stream(nowMilliseconds now: Int64) {
+        streaming.withLock { segments in
+            var finished = true
+            while finished {
+                finished = false
+                for index in segments.indices {
+                    if segments[index] == nil { segments[index] = beginSegment(index, nowMilliseconds: now) }
+                    guard var segment = segments[index] else { continue }
+                    advance(&segment, index: index, nowMilliseconds: now)
+                    if now >= segment.endMilliseconds {
+                        finish(segment)
+                        segments[index] = nil
+                        finished = true
+                    } else {
+                        segments[index] = segment
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rendition's next segment, generated when its slot starts (nil before); pushed unless the feed is dropped
+    /// for all of it.
+    private func beginSegment(_ index: Int, nowMilliseconds now: Int64) -> StreamingSegment? {
+        let next = feeds.withLock { feeds -> (String, GeneratedSegment, Int64, Int64, Bool)? in
+            let delay = feeds[index].extraDelayMilliseconds
+            let start = feeds[index].nextDueMilliseconds - segmentMilliseconds + delay
+            guard start <= now else { return nil }
+            let end = feeds[index].nextDueMilliseconds + delay
+            feeds[index].nextDueMilliseconds += segmentMilliseconds
+            feeds[index].extraDelayMilliseconds = 0
+            let dropped = end <= feeds[index].droppedUntilMilliseconds
+            return (feeds[index].name, feeds[index].generator.nextSegment(), start, end, dropped)
+        }
+        guard let (rendition, generated, start, end, dropped) = next else { return nil }
+        let push =
+            dropped ? nil : channel.beginStreamingPush(rendition: rendition, fileName: "\(generated.sequence).ts")
+        if !dropped, push == nil {
+            logger.error(
+                "test source segment not streamed",
+                metadata: ["hls.channel": "\(channel.name)", "hls.rendition": "\(rendition)"])
+        }
+        return StreamingSegment(
+            rendition: rendition, push: push, bytes: SharedBytes(generated.bytes),
+            frameEnds: Self.videoFrameEnds(generated.bytes), startMilliseconds: start, endMilliseconds: end)
+    }
+
+    /// Pushes the frames whose time has passed: frame k once k + 1 frame durations from the slot's start passed.
+    /// While the feed is dropped nothing is pushed; a drop that outlasts the segment abandons it (a short segment).
+    private func advance(_ segment: inout StreamingSegment, index: Int, nowMilliseconds now: Int64) {
+        guard let push = segment.push else { return }
+        let droppedUntil = feeds.withLock { $0[index].droppedUntilMilliseconds }
+        if now < droppedUntil {
+            if segment.endMilliseconds <= droppedUntil {
+                push.abandon()
+                segment.push = nil
+            }
+            return
+        }
+        let frames = segment.frameEnds.count
+        let elapsed = now - segment.startMilliseconds
+        let duration = max(1, segment.endMilliseconds - segment.startMilliseconds)
+        let due = min(frames, Int(max(0, elapsed) * Int64(frames) / duration))
+        guard due > segment.fedFrames else { return }
+        let from = segment.fedFrames == 0 ? 0 : segment.frameEnds[segment.fedFrames - 1]
+        let to = segment.frameEnds[due - 1]
+        segment.fedFrames = due
+        let refusal = segment.bytes.withUnsafeBytes { raw in
+            push.receive(UnsafeRawBufferPointer(rebasing: raw[from..<to]))
+        }
+        if let refusal {
+            segment.push = nil
+            logger.error(
+                "test source segment rejected",
+                metadata: [
+                    "hls.channel": "\(channel.name)", "hls.rendition": "\(segment.rendition)", "reason": "\(refusal)",
+                ])
+        }
+    }
+
+    /// The segment's slot ended: the rest of its bytes are pushed and the segment closed.
+    private func finish(_ segment: StreamingSegment) {
+        guard let push = segment.push else { return }
+        let from = segment.fedFrames == 0 ? 0 : segment.frameEnds[segment.fedFrames - 1]
+        do throws(IngestError) {
+            if from < segment.bytes.count {
+                let refusal = segment.bytes.withUnsafeBytes { raw in
+                    push.receive(UnsafeRawBufferPointer(rebasing: raw[from...]))
+                }
+                if let refusal { throw refusal }
+            }
+            _ = try push.finish()
+        } catch {
+            logger.error(
+                "test source segment rejected",
+                metadata: [
+                    "hls.channel": "\(channel.name)", "hls.rendition": "\(segment.rendition)", "reason": "\(error)",
+                ])
+        }
+    }
+
+    /// Where each video frame's bytes end in a generated segment: a frame runs from the packet that starts its PES
+    /// (the program tables before the first one included) to the next one's; the last ends with the segment.
+    static func videoFrameEnds(_ bytes: [UInt8]) -> [Int] {
+        var starts: [Int] = []
+        var offset = 0
+        while offset + 188 <= bytes.count {
+            defer { offset += 188 }
+            guard bytes[offset] == 0x47, bytes[offset + 1] & 0x40 != 0 else { continue }
+            let adaptation = (bytes[offset + 3] >> 4) & 3
+            guard adaptation & 1 != 0 else { continue }
+            let payload = offset + 4 + (adaptation & 2 != 0 ? 1 + Int(bytes[offset + 4]) : 0)
+            guard payload + 4 <= offset + 188, bytes[payload] == 0, bytes[payload + 1] == 0, bytes[payload + 2] == 1,
+                (0xE0...0xEF).contains(bytes[payload + 3])
+            else { continue }
+            starts.append(offset)
+        }
+        guard !starts.isEmpty else { return [bytes.count] }
+        return Array(starts.dropFirst()) + [bytes.count]
     }
 
     /// Stops feeding `renditions` (all when empty) for `seconds`.
@@ -154,6 +287,21 @@ public final class TestSourceFeed: Sendable {
             for i in feeds.indices { feeds[i].generator.restartTimestamps(startPTS: startPTS) }
         }
     }
+}
+
+/// A segment of a Low-Latency test source channel while it is streamed.
+private struct StreamingSegment: Sendable {
+    let rendition: String
+    /// nil: not pushed (the feed is dropped) or ended early (refused, abandoned).
+    var push: StreamingPush?
+    let bytes: SharedBytes
+    /// Where each video frame's bytes end (`TestSourceFeed.videoFrameEnds`).
+    let frameEnds: [Int]
+    /// Frames pushed so far.
+    var fedFrames = 0
+    /// The slot on the shared clock (ms): generated at its start, closed at its end.
+    let startMilliseconds: Int64
+    let endMilliseconds: Int64
 }
 
 /// A test source configuration or fault-injection request that cannot be carried out.

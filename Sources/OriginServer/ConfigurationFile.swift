@@ -322,9 +322,11 @@ public enum ConfigurationFile {
         var iFramePlaylists: Bool?
         var playback: PlaybackModel?
         var encryption: EncryptionModel?
+        var lowLatency: LowLatencyModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
+            case lowLatency
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -345,6 +347,7 @@ public enum ConfigurationFile {
             iFramePlaylists = try c.decodeIfPresent(Bool.self, forKey: .iFramePlaylists)
             playback = try c.decodeIfPresent(PlaybackModel.self, forKey: .playback)
             encryption = try c.decodeIfPresent(EncryptionModel.self, forKey: .encryption)
+            lowLatency = try c.decodeIfPresent(LowLatencyModel.self, forKey: .lowLatency)
         }
 
         /// The channel's settings; `playbackSecret` (from the environment) replaces `playback.secret`.
@@ -397,7 +400,33 @@ public enum ConfigurationFile {
             channel.iFramePlaylists = iFramePlaylists ?? true
             channel.playback = try playback?.authorization(label: label, environmentSecret: playbackSecret)
             channel.encryption = try encryption?.configuration(label: label)
+            if let lowLatency {
+                channel.lowLatency = try lowLatency.configuration(label: label)
+                // Parts are listed before any segment could fix the target duration: an LL channel fixes it here.
+                channel.targetDuration = targetDuration ?? Int(channel.segmentDuration.rounded(.up))
+            }
             return channel
+        }
+    }
+
+    /// `lowLatency:` of a channel: Low-Latency HLS parts cut from pushes streamed while they are encoded.
+    struct LowLatencyModel: Decodable {
+        var partTarget: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case partTarget }
+        /// The shortest PART-TARGET taken, in seconds (shorter parts cost more requests than they save latency).
+        static let minimumPartTarget = 0.1
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            partTarget = try c.decodeIfPresent(Double.self, forKey: .partTarget)
+        }
+
+        func configuration(label: String) throws -> LowLatencyConfiguration {
+            guard let partTarget else {
+                throw ConfigurationError("\(label): lowLatency.partTarget is required (seconds, e.g. 0.4)")
+            }
+            guard partTarget.isFinite else { throw ConfigurationError("\(label): lowLatency.partTarget is not finite") }
+            return LowLatencyConfiguration(partTarget: partTarget)
         }
     }
 
@@ -554,6 +583,17 @@ public enum ConfigurationFile {
                 let unknown = outage.renditions.filter { name in !channel.renditions.contains { $0.name == name } }
                 guard unknown.isEmpty else {
                     throw fail("\(label): outage names unknown rendition(s) \(unknown.joined(separator: ", "))")
+                }
+            }
+            if let lowLatency = channel.lowLatency {
+                // `channel(name:source:playbackSecret:)` fixed the target duration of an LL channel.
+                let target = Double(channel.targetDuration ?? Int(channel.segmentDuration.rounded(.up)))
+                guard lowLatency.partTarget >= LowLatencyModel.minimumPartTarget,
+                    lowLatency.partTarget <= target / 2
+                else {
+                    throw fail(
+                        "\(label): lowLatency.partTarget \(lowLatency.partTarget) must be between "
+                            + "\(LowLatencyModel.minimumPartTarget) and half the target duration (\(target / 2))")
                 }
             }
             if let wait = channel.followerWaitMilliseconds, wait < 0 {

@@ -6,13 +6,16 @@ import OriginCore
 /// The one place where what the core reports (ingest receipts, refused pushes, refused marker requests) becomes an
 /// HTTP status and body. The core knows nothing of HTTP.
 extension OriginHTTPHandler {
-    /// 201 for a segment or init section taken, 200 for a playlist hint read; the receipt's message as plain text.
+    /// 201 for a segment or init section taken, 200 for a playlist hint read (the receipt's message as plain text),
+    /// 204 without a body for a file ignored.
     static func answer(_ receipt: IngestReceipt) -> HTTPResponse {
         let status =
             switch receipt.kind {
             case .segment, .initSection: 201
             case .hintRead: 200
+            case .ignored: 204
             }
+        if status == 204 { return HTTPResponse(status: 204) }
         return .text(status, receipt.message + "\n")
     }
 

@@ -3,7 +3,9 @@ import MicroHTTPD
 import OriginCore
 import SharedBytes
 
-/// `/ingest/{channel}/{rendition}/{file}`: what `ffmpeg -f hls -method PUT` sends.
+/// `/ingest/{channel}/{rendition}/{file}`: what `ffmpeg -f hls -method PUT` sends, and the streamed POSTs of
+/// `ffmpeg -f segment` and PUTs of `ffmpeg -f dash -streaming 1` (docs/low-latency-ingest.md); `.mpd` manifests are
+/// answered 204 and ignored.
 extension OriginHTTPHandler {
     func ingest(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
         let allowed = "PUT, POST, DELETE, OPTIONS"
@@ -20,6 +22,15 @@ extension OriginHTTPHandler {
         let (channel, rendition, file) = (path[0], path[1], path[2])
         if request.method == "PUT" || request.method == "POST" {
             origin.announcePush(channel: channel, rendition: rendition, fileName: file)
+            // A media segment for a Low-Latency channel is cut into parts while its body arrives.
+            let limit = configuration.origin.ingest.maxSegmentBytes
+            do throws(IngestError) {
+                if let push = try origin.beginStreamingPush(channel: channel, rendition: rendition, fileName: file) {
+                    return .streamBody(limit: limit, receiver: StreamingIngest(push: push, handler: self))
+                }
+            } catch {
+                return .streamBody(limit: limit, receiver: StreamingIngest(refusal: error, handler: self))
+            }
         }
         return push(request, allowed: allowed) { [self] body throws(IngestError) in
             try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body)

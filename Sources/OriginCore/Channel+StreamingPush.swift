@@ -1,0 +1,91 @@
+import IngestLoop
+import MediaProbe
+import Persistence
+import SharedBytes
+
+// The channel's side of a streamed push (`StreamingPush`): each step is one pass under `Channel.state`, carried
+// out (journal, store records, publish) as `accept` carries out a whole push.
+extension Channel {
+    /// Starts a streamed push into one of the channel's renditions without an `Origin` (the test source's way in):
+    /// the rendition must exist; nothing guards against a second push to it (the caller pushes one at a time).
+    func beginStreamingPush(rendition: String, fileName: String) -> StreamingPush? {
+        guard let lowLatency = configuration.lowLatency, hasRendition(rendition) else { return nil }
+        let initSection = fileName.hasSuffix(".m4s") ? currentInitSection(rendition) : nil
+        if fileName.hasSuffix(".m4s"), initSection == nil { return nil }
+        return StreamingPush(
+            channelName: name, rendition: rendition, clock: clock, lowLatency: lowLatency, initSection: initSection,
+            limit: Int.max, channel: self, resolveChannel: { [self] () throws(IngestError) -> Channel in self },
+            ended: { _ in })
+    }
+
+    /// Lists a part cut from a streamed push in one pass under the state lock: opens the segment at its first part
+    /// (`ticket` nil), lists the part, then writes the journal and store records and publishes.
+    /// - Returns: the open segment's ticket; a refusal (the segment, if it was open, closed at its last listed part).
+    func listStreamedPart(
+        _ part: CutPart, rendition: String, ticket: OpenSegmentTicket?, container: MediaContainer
+    ) -> Result<OpenSegmentTicket, IngestError> {
+        let now = clock.nowMilliseconds()
+        return state.withLock { state -> Result<OpenSegmentTicket, IngestError> in
+            let open: OpenSegmentTicket
+            if let ticket {
+                open = ticket
+            } else {
+                switch state.openSegment(
+                    rendition: rendition, firstPart: part, container: container, nowMilliseconds: now)
+                {
+                case .success(let ticket): open = ticket
+                case .failure(let error): return .failure(error)
+                }
+            }
+            switch state.appendPart(part, ticket: open, nowMilliseconds: now) {
+            case .success(let actions):
+                carryOut(actions, &state, nowMilliseconds: now)
+                return .success(open)
+            case .failure(let error):
+                carryOut(state.abandonSegment(ticket: open, nowMilliseconds: now), &state, nowMilliseconds: now)
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Closes a streamed segment with its whole bytes (exactly its listed parts): staged in the store outside the
+    /// lock, then closed, journaled, recorded and published as `accept` does with a whole push; encrypted after.
+    /// A store failure closes the segment at its last part, unrecorded (`notPersisted`, 507).
+    func closeStreamedSegment(
+        ticket: OpenSegmentTicket, bytes: SharedBytes, info: SegmentInfo
+    ) throws(IngestError) -> IngestReceipt {
+        let rendition = ticket.rendition
+        var stored: StoredSegment?
+        do throws(IngestError) {
+            if let renditionStore = try self.renditionStore(rendition) {
+                do {
+                    stored = try renditionStore.stage(bytes, container: info.container)
+                } catch {
+                    noteStorageFailure("segment write failed: \(error)")
+                    throw IngestError.notPersisted("\(rendition): segment", error)
+                }
+            }
+        } catch {
+            abandonStreamedSegment(ticket: ticket)
+            throw recordRejection(rendition: rendition, error)
+        }
+        let now = clock.nowMilliseconds()
+        let result = state.withLock { state in
+            let (result, actions) = state.closeSegment(
+                ticket: ticket, bytes: bytes, info: info, stored: stored, nowMilliseconds: now)
+            carryOut(actions, &state, nowMilliseconds: now)
+            return result
+        }
+        let accepted = try receipt(result, rendition: rendition)
+        if let msn = accepted.msn { encryptAccepted(rendition: rendition, msn: msn, bytes: bytes) }
+        return accepted
+    }
+
+    /// A streamed push ended without its whole segment: closed at its last listed part (if any) and published.
+    func abandonStreamedSegment(ticket: OpenSegmentTicket) {
+        let now = clock.nowMilliseconds()
+        state.withLock { state in
+            carryOut(state.abandonSegment(ticket: ticket, nowMilliseconds: now), &state, nowMilliseconds: now)
+        }
+    }
+}
