@@ -188,14 +188,17 @@ extension EndToEnd {
                 #expect((readerFrames["audio"] ?? 0) >= 400, "ffmpeg reader's file: \(readerFrames) \(readerErrors)")
 
                 let streamlinkLog = streamlink.standardOutput + streamlink.standardError
-                #expect(streamlinkStatus == 0, "streamlink: \(streamlinkStatus.map(String.init) ?? "running")\n\(streamlinkLog)")
+                #expect(
+                    streamlinkStatus == 0,
+                    "streamlink: \(streamlinkStatus.map(String.init) ?? "running")\n\(streamlinkLog)")
                 #expect(
                     StreamlinkTests.failures(streamlinkLog).isEmpty,
                     "streamlink reported:\n\(StreamlinkTests.failures(streamlinkLog).joined(separator: "\n"))")
                 let (streamlinkFrames, streamlinkErrors) = try await StreamlinkTests.decode(
                     streamlinkOutput, in: origin.directory)
                 #expect(
-                    (streamlinkFrames["video"] ?? 0) >= 375, "streamlink's file: \(streamlinkFrames) \(streamlinkErrors)")
+                    (streamlinkFrames["video"] ?? 0) >= 375,
+                    "streamlink's file: \(streamlinkFrames) \(streamlinkErrors)")
                 print(
                     "low-latency channel as regular HLS: chromium native \(nativeAccount); ffmpeg reader decoded "
                         + "\(readerFrames); streamlink decoded \(streamlinkFrames)")
@@ -205,7 +208,9 @@ extension EndToEnd {
         /// Chromium's own HLS exposes no PROGRAM-DATE-TIME; its latency is estimated from the first segment it
         /// fetched: the element's time at that segment's start is its first buffered start, so the wall clock minus
         /// (that segment's PDT + currentTime - first buffered start) is how far behind real time the picture is.
-        static func nativeLatency(_ native: BrowserPlayer.Played, programDateTimes: [UInt64: Double])
+        static func nativeLatency(
+            _ native: BrowserPlayer.Played, programDateTimes: [UInt64: Double]
+        )
             -> LatencyFigures
         {
             guard

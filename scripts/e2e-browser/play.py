@@ -76,7 +76,7 @@ def play(browser, base, run):
     # The network log: every response the page received (the players' playlist, segment and key requests), so a
     # caller can check that none was refused.
     # With "requests": true, also every response's time (seconds since the page was loaded, and the wall clock),
-    # status and URL (at most 3,000), for checks on what a player asked for.
+    # status, URL and X-Cache-Status header (a cache in front) (at most 3,000), for checks on what a player asked for.
     network = {"responses": 0, "failed": []}
     if run.get("requests"):
         network["requests"] = []
@@ -86,7 +86,13 @@ def play(browser, base, run):
         if "requests" in network and len(network["requests"]) < 3000:
             at = round(time.monotonic() - loaded, 3)
             network["requests"].append(
-                {"t": at, "wall": round(time.time(), 3), "status": response.status, "url": response.url[:300]}
+                {
+                    "t": at,
+                    "wall": round(time.time(), 3),
+                    "status": response.status,
+                    "url": response.url[:300],
+                    "cache": response.headers.get("x-cache-status"),
+                }
             )
         if response.status >= 400 and len(network["failed"]) < 100:
             network["failed"].append({"status": response.status, "url": response.url[:300]})

@@ -168,6 +168,8 @@ enum BrowserPlayer {
                 let wall: Double
                 let status: Int
                 let url: String
+                /// The X-Cache-Status header (a cache in front of the origin: HIT, MISS, ...).
+                let cache: String?
             }
             let responses: Int
             let failed: [Failure]

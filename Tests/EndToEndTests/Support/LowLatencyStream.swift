@@ -54,7 +54,9 @@ enum LowLatencyStream {
     }
 
     /// Polls `path` until its playlist lists at least `parts` EXT-X-PART tags; returns that playlist.
-    static func awaitParts(client: HTTPClient, path: String, parts: Int, timeout: Duration = .seconds(25))
+    static func awaitParts(
+        client: HTTPClient, path: String, parts: Int, timeout: Duration = .seconds(25)
+    )
         async throws -> LowLatencyPlaylist
     {
         let deadline = ContinuousClock.now + timeout
