@@ -79,7 +79,7 @@ extension EndToEnd {
                 _ = try await LowLatencyStream.awaitParts(
                     client: HTTPClient(port: nginx.port), path: LowLatencyStream.mediaPath, parts: 3)
                 let url = nginx.baseURL + LowLatencyStream.multivariantPath
-                // The first player leads; the second starts 6 s later, so it asks for what the first already had
+                // The second player starts 6 s after the first: one of them asks for what the other already had
                 // fetched, or waits on the cache lock for the same blocking reload.
                 async let leading = BrowserPlayer.playOnce(
                     [BrowserPlayer.Run(player: .hlsjs, url: url, seconds: 45, interval: 0.25, requests: true)],
@@ -97,39 +97,59 @@ extension EndToEnd {
                     #expect(player.fatalErrors.isEmpty, "\(name) player: \(player.fatalErrors) \(player.account)")
                     #expect((player.summary?.all.played ?? 0) >= 28, "\(name) player: \(player.account)")
                 }
+                // Whichever player leads (the second often overtakes: it starts from a fresher playlist) keeps the
+                // LL window; the other may sit further back (a request collapsed onto the leader's waits for
+                // nginx's 500 ms lock check), reported.
+                let leader = [first, second].min { $0.latencies.median < $1.latencies.median }!
                 #expect(
-                    first.latencies.share(within: LowLatencyPlaybackTests.window) >= 0.8,
-                    "first player through nginx: \(first.latencies)")
+                    leader.latencies.share(within: LowLatencyPlaybackTests.window) >= 0.8,
+                    "leading player through nginx: \(leader.latencies)")
 
-                // The second player's parts and blocking reloads came from the cache.
-                let cacheable = (second.network?.requests ?? []).filter {
-                    [.part, .blockingPlaylist, .deltaPlaylist].contains(LowLatencyRequest(url: $0.url))
+                // A part or blocking reload both players asked for: whoever asked second was served from the cache.
+                let requests = [first, second].enumerated().flatMap { index, player in
+                    (player.network?.requests ?? []).filter {
+                        [.part, .blockingPlaylist, .deltaPlaylist].contains(LowLatencyRequest(url: $0.url))
+                    }.map { (player: index, request: $0) }
                 }
-                let hits = cacheable.filter { $0.cache == "HIT" }.count
-                #expect(cacheable.count >= 50, "the second player made \(cacheable.count) part and blocking requests")
+                let byURL = Dictionary(grouping: requests) { Self.cacheKey($0.request.url) }
+                let later = byURL.values.filter { Set($0.map(\.player)).count == 2 }.flatMap {
+                    $0.sorted { $0.request.wall < $1.request.wall }.dropFirst()
+                }
+                let hits = later.filter { $0.request.cache == "HIT" }.count
+                #expect(later.count >= 50, "only \(later.count) parts and blocking reloads were asked for by both")
                 #expect(
-                    Double(hits) >= 0.9 * Double(cacheable.count),
-                    "second player: \(hits) HIT of \(cacheable.count): "
-                        + "\(Dictionary(grouping: cacheable, by: { $0.cache ?? "-" }).mapValues(\.count))")
+                    Double(hits) >= 0.9 * Double(later.count),
+                    "second requests: \(hits) HIT of \(later.count): "
+                        + "\(Dictionary(grouping: later, by: { $0.request.cache ?? "-" }).mapValues(\.count))")
 
                 // Nothing went to the origin twice: one MISS at most per cache key.
                 let log = nginx.accessLog().filter {
                     [.part, .blockingPlaylist, .deltaPlaylist].contains(LowLatencyRequest(url: $0.uri))
                 }
-                let keyed = Dictionary(grouping: log) { line -> String in
-                    let pieces = line.uri.split(separator: "?", maxSplits: 1)
-                    let query = pieces.count > 1 ? pieces[1].split(separator: "&").sorted().joined(separator: "&") : ""
-                    return "\(pieces[0])?\(query)"
-                }
+                let keyed = Dictionary(grouping: log) { Self.cacheKey($0.uri) }
                 let fetchedTwice = keyed.filter { _, lines in lines.filter { $0.cacheStatus == "MISS" }.count > 1 }
                 #expect(fetchedTwice.isEmpty, "fetched from the origin more than once: \(fetchedTwice.keys.sorted())")
                 print(
                     "hls.js through nginx: first player hls.latency \(first.latencies); second player (6 s later) "
-                        + "\(second.latencies), \(hits) of \(cacheable.count) part and blocking requests HIT; "
+                        + "\(second.latencies); \(hits) of \(later.count) second requests for a part or blocking "
+                        + "reload HIT; "
                         + "nginx \(Dictionary(grouping: nginx.accessLog(), by: \.cacheStatus).mapValues(\.count))")
                 await nginx.stop()
             }
         }
+    }
+}
+
+extension EndToEnd.LowLatencyCacheTests {
+    /// A URL as nginx's cache key sees it: path and the query's parameters in a fixed order (origin-relative).
+    static func cacheKey(_ url: String) -> String {
+        let pieces = url.split(separator: "?", maxSplits: 1)
+        var path = String(pieces[0])
+        if let scheme = path.range(of: "://"), let slash = path[scheme.upperBound...].firstIndex(of: "/") {
+            path = String(path[slash...])
+        }
+        let query = pieces.count > 1 ? pieces[1].split(separator: "&").sorted().joined(separator: "&") : ""
+        return "\(path)?\(query)"
     }
 }
 
