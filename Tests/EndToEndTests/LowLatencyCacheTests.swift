@@ -90,8 +90,9 @@ extension EndToEnd {
                         [BrowserPlayer.Run(player: .hlsjs, url: url, seconds: 36, interval: 0.25, requests: true)],
                         directory: origin.directory, label: "ll-nginx-second")
                 }()
-                let first = try #require(try await leading.runs?.first)
-                let second = try #require(try await following.runs?.first)
+                let (firstReport, secondReport) = try await (leading, following)
+                let first = try #require(firstReport.runs?.first)
+                let second = try #require(secondReport.runs?.first)
                 for (name, player) in [("first", first), ("second", second)] {
                     #expect(player.error == nil, "\(name) player: \(player.account)")
                     #expect(player.fatalErrors.isEmpty, "\(name) player: \(player.fatalErrors) \(player.account)")
@@ -108,7 +109,7 @@ extension EndToEnd {
                 // A part or blocking reload both players asked for: whoever asked second was served from the cache.
                 let requests = [first, second].enumerated().flatMap { index, player in
                     (player.network?.requests ?? []).filter {
-                        [.part, .blockingPlaylist, .deltaPlaylist].contains(LowLatencyRequest(url: $0.url))
+                        LowLatencyRequest.cacheable.contains(LowLatencyRequest(url: $0.url))
                     }.map { (player: index, request: $0) }
                 }
                 let byURL = Dictionary(grouping: requests) { Self.cacheKey($0.request.url) }
@@ -124,7 +125,7 @@ extension EndToEnd {
 
                 // Nothing went to the origin twice: one MISS at most per cache key.
                 let log = nginx.accessLog().filter {
-                    [.part, .blockingPlaylist, .deltaPlaylist].contains(LowLatencyRequest(url: $0.uri))
+                    LowLatencyRequest.cacheable.contains(LowLatencyRequest(url: $0.uri))
                 }
                 let keyed = Dictionary(grouping: log) { Self.cacheKey($0.uri) }
                 let fetchedTwice = keyed.filter { _, lines in lines.filter { $0.cacheStatus == "MISS" }.count > 1 }

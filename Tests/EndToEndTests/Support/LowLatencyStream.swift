@@ -197,40 +197,71 @@ enum ConcurrentRequests {
 
     /// GETs every path at once on 127.0.0.1:`port`; returns the answers in the order of `paths`.
     static func get(_ paths: [String], port: Int, timeout: Duration = .seconds(20)) async -> [Answer] {
-        let answers = Mutex([Answer?](repeating: nil, count: paths.count))
+        let collector = Collector(count: paths.count)
         let start = ContinuousClock.now
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let remaining = Mutex(paths.count)
+            collector.onComplete(continuation)
             for (index, path) in paths.enumerated() {
-                let thread = Thread {
-                    var answer: Answer
-                    do {
-                        let connection = try RawHTTPConnection(port: port, timeout: timeout)
-                        try connection.send(
-                            RawHTTPConnection.requestBytes(
-                                "GET", path, headers: [("Host", "127.0.0.1:\(port)"), ("Connection", "close")],
-                                body: nil))
-                        let response = try connection.readResponseUntilClose()
-                        answer = Answer(
-                            path: path, status: response.status, seconds: (ContinuousClock.now - start).seconds,
-                            body: response.body, cacheStatus: response.header("X-Cache-Status"), error: nil)
-                    } catch {
-                        answer = Answer(
-                            path: path, status: 0, seconds: (ContinuousClock.now - start).seconds, body: [],
-                            cacheStatus: nil, error: "\(error)")
-                    }
-                    answers.withLock { $0[index] = answer }
-                    if remaining.withLock({ value -> Bool in
-                        value -= 1
-                        return value == 0
-                    }) {
-                        continuation.resume()
-                    }
-                }
-                thread.start()
+                Thread {
+                    collector.set(index, Self.exchange(path: path, port: port, timeout: timeout, start: start))
+                }.start()
             }
         }
-        return answers.withLock { $0.map { $0! } }
+        return collector.answers
+    }
+
+    private static func exchange(
+        path: String, port: Int, timeout: Duration, start: ContinuousClock.Instant
+    )
+        -> Answer
+    {
+        do {
+            let connection = try RawHTTPConnection(port: port, timeout: timeout)
+            try connection.send(
+                RawHTTPConnection.requestBytes(
+                    "GET", path, headers: [("Host", "127.0.0.1:\(port)"), ("Connection", "close")], body: nil))
+            let response = try connection.readResponseUntilClose()
+            return Answer(
+                path: path, status: response.status, seconds: (ContinuousClock.now - start).seconds,
+                body: response.body, cacheStatus: response.header("X-Cache-Status"), error: nil)
+        } catch {
+            return Answer(
+                path: path, status: 0, seconds: (ContinuousClock.now - start).seconds, body: [], cacheStatus: nil,
+                error: "\(error)")
+        }
+    }
+
+    /// The answers as the threads deliver them; resumes the waiting task when the last one arrives.
+    private final class Collector: Sendable {
+        private struct State {
+            var answers: [Answer?]
+            var remaining: Int
+            var continuation: CheckedContinuation<Void, Never>?
+        }
+        private let state: Mutex<State>
+
+        init(count: Int) {
+            state = Mutex(State(answers: Array(repeating: nil, count: count), remaining: count))
+        }
+
+        func onComplete(_ continuation: CheckedContinuation<Void, Never>) {
+            let done = state.withLock { state -> Bool in
+                state.continuation = continuation
+                return state.remaining == 0
+            }
+            if done { continuation.resume() }
+        }
+
+        func set(_ index: Int, _ answer: Answer) {
+            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.answers[index] = answer
+                state.remaining -= 1
+                return state.remaining == 0 ? state.continuation : nil
+            }
+            continuation?.resume()
+        }
+
+        var answers: [Answer] { state.withLock { $0.answers.map { $0! } } }
     }
 }
 
@@ -297,6 +328,9 @@ enum LowLatencyRequest: String, Sendable, CaseIterable {
             self = .other
         }
     }
+
+    /// What an LL cache keeps per URL and a player asks for once per part: parts and blocking reloads.
+    static let cacheable: Set<LowLatencyRequest> = [.part, .blockingPlaylist, .deltaPlaylist]
 
     /// Counts per kind, e.g. "part 120, blockingPlaylist 118, ...".
     static func tally(_ urls: [String]) -> String {
