@@ -37,8 +37,9 @@ public struct PartialSegment: Sendable, Hashable {
     /// BYTERANGE (a range of `uri`); nil: the whole resource.
     public var byteRange: ByteRange?
 
-    public init(duration: Double, uri: String, independent: Bool = false, gap: Bool = false, byteRange: ByteRange? = nil)
-    {
+    public init(
+        duration: Double, uri: String, independent: Bool = false, gap: Bool = false, byteRange: ByteRange? = nil
+    ) {
         self.duration = duration
         self.uri = uri
         self.independent = independent
@@ -109,11 +110,60 @@ public enum SkipRequest: String, Sendable, Hashable {
 
 extension MediaPlaylist {
     /// The playlist delta update of this full playlist (RFC 8216bis section 4.4.5.2, 6.2.5.1): the leading segments
-    /// that end more than `serverControl.canSkipUntil` seconds before the end of the playlist (its last segment or
-    /// part) are replaced by EXT-X-SKIP; with `.segmentsAndDateRanges` the date ranges attached to skipped segments
-    /// are left out too and `recentlyRemovedDateRanges` is reported. nil when the playlist offers no delta updates
-    /// (no CAN-SKIP-UNTIL, or CAN-SKIP-DATERANGES missing for v2) or nothing would be skipped.
+    /// that end more than `serverControl.canSkipUntil` seconds before the end of the playlist (the end of the last
+    /// part of ``segmentInProgress`` if any, else of the last segment) are replaced by EXT-X-SKIP; at least one
+    /// segment is kept. With `.segmentsAndDateRanges` the date ranges attached to skipped segments are left out too
+    /// (with `.segments` they stay, moved onto the first kept segment) and RECENTLY-REMOVED-DATERANGES carries
+    /// `recentlyRemovedDateRanges` (rendered even when empty: the spec requires the attribute in an update that skips
+    /// date ranges, and it is what marks one, for the version rule and for parsing). The first kept segment carries what the
+    /// skipped lines stated for it: the EXT-X-KEY in force and, when it has none, a PROGRAM-DATE-TIME derived from
+    /// the last skipped one (EXT-X-MAP is rendered on the first segment anyway; DISCONTINUITY-SEQUENCE and
+    /// MEDIA-SEQUENCE stay). nil when the playlist offers no delta updates (no CAN-SKIP-UNTIL, or
+    /// CAN-SKIP-DATERANGES missing for v2), is one already, or nothing would be skipped.
     public func deltaUpdate(_ request: SkipRequest, recentlyRemovedDateRanges: [String] = []) -> MediaPlaylist? {
-        fatalError("contract: built by the playlist model step")
+        guard skip == nil, let control = serverControl, let skipUntil = control.canSkipUntil, segments.count > 1
+        else { return nil }
+        if request == .segmentsAndDateRanges, !control.canSkipDateRanges { return nil }
+        func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
+        var ends: [Int64] = []
+        ends.reserveCapacity(segments.count)
+        var end: Int64 = 0
+        for segment in segments {
+            end += milliseconds(segment.duration)
+            ends.append(end)
+        }
+        for part in segmentInProgress?.parts ?? [] {
+            end += milliseconds(part.duration)
+        }
+        let boundary = end - milliseconds(skipUntil)
+        var skipped = 0
+        while skipped < segments.count - 1, ends[skipped] < boundary { skipped += 1 }
+        guard skipped > 0 else { return nil }
+
+        var keyInForce: EncryptionKey?
+        var lastDate: (date: ProgramDateTime, startMilliseconds: Int64)?
+        for index in 0..<skipped {
+            if let key = segments[index].key { keyInForce = key }
+            if let date = segments[index].programDateTime {
+                lastDate = (date, index == 0 ? 0 : ends[index - 1])
+            }
+        }
+        var delta = self
+        delta.segments.removeFirst(skipped)
+        if delta.segments[0].key == nil { delta.segments[0].key = keyInForce }
+        if delta.segments[0].programDateTime == nil, let lastDate {
+            delta.segments[0].programDateTime = lastDate.date.adding(
+                milliseconds: ends[skipped - 1] - lastDate.startMilliseconds)
+        }
+        switch request {
+        case .segments:
+            // `_HLS_skip=YES` skips segments only: their date ranges stay, ahead of the first kept segment's.
+            let skippedDateRanges = segments[0..<skipped].flatMap(\.dateRanges)
+            delta.segments[0].dateRanges = skippedDateRanges + delta.segments[0].dateRanges
+            delta.skip = Skip(skippedSegments: skipped)
+        case .segmentsAndDateRanges:
+            delta.skip = Skip(skippedSegments: skipped, recentlyRemovedDateRanges: recentlyRemovedDateRanges)
+        }
+        return delta
     }
 }

@@ -1,9 +1,6 @@
 extension MediaPlaylist {
     /// Tags that apply to the whole playlist or to features this model does not carry; read and dropped.
-    static let ignoredTags: Set<String> = [
-        "EXT-X-ALLOW-CACHE", "EXT-X-SERVER-CONTROL", "EXT-X-PART-INF", "EXT-X-PART", "EXT-X-PRELOAD-HINT",
-        "EXT-X-RENDITION-REPORT", "EXT-X-SKIP",
-    ]
+    static let ignoredTags: Set<String> = ["EXT-X-ALLOW-CACHE"]
     /// Multivariant playlist tags: a media playlist that contains one is refused (RFC 8216 section 4.3).
     static let multivariantOnlyTags: Set<String> = [
         "EXT-X-STREAM-INF", "EXT-X-MEDIA", "EXT-X-I-FRAME-STREAM-INF", "EXT-X-SESSION-DATA", "EXT-X-SESSION-KEY",
@@ -28,6 +25,12 @@ extension MediaPlaylist {
     /// next segment's `extraTags` (except the playlist-level tags in `ignoredTags`); tags after the last URI that
     /// belong to no segment (a trailing DATERANGE, say) are dropped. EXT-X-VERSION is checked for form, not value.
     /// A DATERANGE without START-DATE takes it from an earlier DATERANGE with the same ID (8216bis), else fails.
+    ///
+    /// Low-Latency tags: SERVER-CONTROL, PART-INF and SKIP (once each) fill ``serverControl``, ``partTarget`` and
+    /// ``skip``; EXT-X-PART tags attach to the segment whose URI follows them, and parts after the last URI make
+    /// ``segmentInProgress`` (with the segment tags read since that URI; empty `uri`, duration 0); PRELOAD-HINT and
+    /// RENDITION-REPORT are collected in order. Their attributes are checked like the others (required ones present,
+    /// decimals, YES, quoted URIs).
     /// - Parameter text: the playlist text.
     /// - Throws: ``PlaylistParseError`` with the 1-based line number.
     public static func parse(_ text: String) throws(PlaylistParseError) -> MediaPlaylist {
@@ -55,6 +58,7 @@ private struct MediaPlaylistParser {
     var pendingDateRanges: [DateRange] = []
     var pendingExtraTags: [String] = []
     var pendingKey: EncryptionKey?
+    var pendingParts: [PartialSegment] = []
     /// The last EXT-X-KEY read, whatever segment it belongs to: the key that applies to an EXT-X-MAP.
     var keyInForce: EncryptionKey?
     var currentMap: MediaInitializationSection?
@@ -153,6 +157,65 @@ private struct MediaPlaylistParser {
                 throw attributes.error("an AES-128 EXT-X-KEY without IV applies to it (RFC 8216 4.3.2.5 needs the IV)")
             }
             currentMap = MediaInitializationSection(uri: uri, byteRange: byteRange)
+        case "EXT-X-SERVER-CONTROL":
+            try once(tag.name, line: number)
+            playlist.serverControl = try Self.serverControl(tag, line: number)
+        case "EXT-X-PART-INF":
+            try once(tag.name, line: number)
+            let attributes = try TagAttributes(tag: tag, line: number)
+            guard let target = try attributes.decimal("PART-TARGET") else {
+                throw attributes.error("PART-TARGET is required")
+            }
+            playlist.partTarget = target
+        case "EXT-X-SKIP":
+            try once(tag.name, line: number)
+            let attributes = try TagAttributes(tag: tag, line: number)
+            guard let skipped = try attributes.integer("SKIPPED-SEGMENTS") else {
+                throw attributes.error("SKIPPED-SEGMENTS is required")
+            }
+            var skip = Skip(skippedSegments: skipped)
+            if let removed = try attributes.quoted("RECENTLY-REMOVED-DATERANGES", variables: variables) {
+                skip.recentlyRemovedDateRanges = removed.split(separator: "\t").map(String.init)
+            }
+            playlist.skip = skip
+        case "EXT-X-PART":
+            let attributes = try TagAttributes(tag: tag, line: number)
+            guard let duration = try attributes.decimal("DURATION") else {
+                throw attributes.error("DURATION is required")
+            }
+            var part = PartialSegment(
+                duration: duration, uri: try attributes.requiredQuoted("URI", variables: variables))
+            part.independent = try Self.yes("INDEPENDENT", attributes)
+            part.gap = try Self.yes("GAP", attributes)
+            if let rangeText = try attributes.quoted("BYTERANGE", variables: variables) {
+                guard let range = Self.byteRange(rangeText) else {
+                    throw attributes.error("BYTERANGE must be \"<length>[@<offset>]\"")
+                }
+                part.byteRange = range
+            }
+            pendingParts.append(part)
+        case "EXT-X-PRELOAD-HINT":
+            let attributes = try TagAttributes(tag: tag, line: number)
+            guard let typeText = try attributes.enumerated("TYPE"), let type = PreloadHint.HintType(rawValue: typeText)
+            else {
+                throw attributes.error("TYPE must be PART or MAP")
+            }
+            playlist.preloadHints.append(
+                PreloadHint(
+                    type: type, uri: try attributes.requiredQuoted("URI", variables: variables),
+                    byteRangeStart: try attributes.integer("BYTERANGE-START"),
+                    byteRangeLength: try attributes.integer("BYTERANGE-LENGTH")))
+        case "EXT-X-RENDITION-REPORT":
+            let attributes = try TagAttributes(tag: tag, line: number)
+            let uri = try attributes.requiredQuoted("URI", variables: variables)
+            guard let lastMSNText = attributes.values["LAST-MSN"] else {
+                throw attributes.error("LAST-MSN is required")
+            }
+            guard let lastMSN = AttributeList.decimalInteger(lastMSNText) else {
+                throw attributes.error("LAST-MSN must be a decimal integer")
+            }
+            playlist.renditionReports.append(
+                RenditionReport(uri: uri, lastMSN: lastMSN, lastPart: try attributes.integer("LAST-PART")))
         case "EXT-X-DATERANGE":
             let attributes = try TagAttributes(tag: tag, line: number)
             let dateRange = try Self.dateRange(attributes, variables: variables, earlierStarts: dateRangeStarts)
@@ -190,6 +253,8 @@ private struct MediaPlaylistParser {
                 gap: pendingGap, programDateTime: pendingProgramDateTime, map: currentMap, byteRange: pendingByteRange,
                 dateRanges: pendingDateRanges, extraTags: pendingExtraTags))
         playlist.segments[playlist.segments.count - 1].key = pendingKey
+        playlist.segments[playlist.segments.count - 1].parts = pendingParts
+        pendingParts = []
         pendingKey = nil
         pendingDuration = nil
         pendingDiscontinuity = false
@@ -207,7 +272,40 @@ private struct MediaPlaylistParser {
         guard seenPlaylistTags.contains("EXT-X-TARGETDURATION") else {
             throw PlaylistParseError(line: 0, message: "#EXT-X-TARGETDURATION is missing")
         }
+        var playlist = playlist
+        if !pendingParts.isEmpty {
+            var segment = MediaSegment(
+                uri: "", duration: 0, discontinuity: pendingDiscontinuity, gap: pendingGap,
+                programDateTime: pendingProgramDateTime, map: currentMap, byteRange: pendingByteRange,
+                dateRanges: pendingDateRanges, extraTags: pendingExtraTags)
+            segment.key = pendingKey
+            segment.parts = pendingParts
+            playlist.segmentInProgress = segment
+        }
         return playlist
+    }
+
+    /// EXT-X-SERVER-CONTROL; an empty attribute list is a control with nothing supported.
+    static func serverControl(_ tag: PlaylistText.Tag, line: Int) throws(PlaylistParseError) -> ServerControl {
+        guard let value = tag.value, !value.isEmpty else { return ServerControl() }
+        let attributes = try TagAttributes(tag: tag, line: line)
+        var control = ServerControl()
+        control.canBlockReload = try yes("CAN-BLOCK-RELOAD", attributes)
+        control.canSkipUntil = try attributes.decimal("CAN-SKIP-UNTIL")
+        control.canSkipDateRanges = try yes("CAN-SKIP-DATERANGES", attributes)
+        control.holdBack = try attributes.decimal("HOLD-BACK")
+        control.partHoldBack = try attributes.decimal("PART-HOLD-BACK")
+        if control.canSkipDateRanges, control.canSkipUntil == nil {
+            throw attributes.error("CAN-SKIP-DATERANGES needs CAN-SKIP-UNTIL")
+        }
+        return control
+    }
+
+    /// An attribute whose only value is YES (absent: false).
+    static func yes(_ name: String, _ attributes: TagAttributes) throws(PlaylistParseError) -> Bool {
+        guard let value = try attributes.enumerated(name) else { return false }
+        guard value == "YES" else { throw attributes.error("\(name) must be YES") }
+        return true
     }
 
     // MARK: - Values

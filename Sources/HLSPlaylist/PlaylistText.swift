@@ -61,10 +61,18 @@ struct PlaylistText {
         return result
     }
 
+    /// The one line where a control character is allowed: EXT-X-SKIP's RECENTLY-REMOVED-DATERANGES is a
+    /// tab-delimited list (RFC 8216bis section 4.4.5.2).
+    private static let tabDelimitedLinePrefix = Array("#EXT-X-SKIP:".utf8)
+
     private static func checkCharacters(_ bytes: [UInt8], line: Int) throws(PlaylistParseError) {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
+            if byte == 0x09, bytes.starts(with: tabDelimitedLinePrefix) {
+                index += 1
+                continue
+            }
             if byte < 0x20 || byte == 0x7F {
                 let message =
                     byte == 0x0D ? "a CR not followed by LF" : "control character 0x\(String(byte, radix: 16))"

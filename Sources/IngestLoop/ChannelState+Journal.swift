@@ -6,7 +6,7 @@ extension ChannelState {
     static let journalRefreshMilliseconds: Int64 = 1000
 
     /// Newest MSN of any rendition.
-    var highestMSN: UInt64? { renditions.compactMap(\.lastMSN).max() }
+    var highestMSN: UInt64? { renditions.flatMap { [$0.lastMSN, $0.open?.msn] }.compactMap { $0 }.max() }
 
     /// The record to write now.
     package func journalRecord(nowMilliseconds now: Int64) -> ChannelJournalRecord {

@@ -88,16 +88,24 @@ extension ChannelState {
     ) -> ChannelSnapshot {
         version += 1
         var snapshots: [String: RenditionSnapshot] = [:]
-        for rendition in renditions {
+        for position in renditions.indices {
+            let rendition = renditions[position]
             let revision = revisions[rendition.name, default: 0]
             if let old = previous.renditions[rendition.name], old.version == revision {
                 snapshots[rendition.name] = old
                 continue
             }
-            let playlist: SharedBytes? =
-                rendition.window.entries.isEmpty
-                ? nil
-                : SharedBytes(string: markedPlaylist(rendition, markers: markers).render())
+            var lowLatency: LowLatencySnapshot? = nil
+            let playlist: SharedBytes?
+            if rendition.window.entries.isEmpty {
+                playlist = nil
+            } else if isLowLatency(position: position) {
+                let rendered = lowLatencyPlaylist(position: position, markers: markers, nowMilliseconds: now)
+                playlist = SharedBytes(string: rendered.playlist.render())
+                lowLatency = rendered.snapshot
+            } else {
+                playlist = SharedBytes(string: markedPlaylist(rendition, markers: markers).render())
+            }
             let iFrameBytes: SharedBytes? =
                 rendition.window.entries.isEmpty || !hasIFramePlaylist(rendition)
                 ? nil : SharedBytes(string: iFramePlaylist(rendition).render())
@@ -106,7 +114,8 @@ extension ChannelState {
                 modifiedMilliseconds: now,
                 targetDuration: rendition.window.targetDuration,
                 entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
-                initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion)
+                initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion,
+                lowLatency: lowLatency)
         }
         let text = multivariant().map(playbackMultivariant)?.render()
         var multivariantBytes = previous.multivariantPlaylist

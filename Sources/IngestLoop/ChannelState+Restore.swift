@@ -58,10 +58,36 @@ extension ChannelState {
                     durationMilliseconds: entry.durationMilliseconds)
             }
         }
+        if configuration.lowLatency != nil, let lastClosed { closeFirstUnjournaledSlot(after: lastClosed, now: now) }
         let ends =
             renditions.compactMap { $0.lastEntry?.endMilliseconds } + [lastClosed?.endMilliseconds].compactMap { $0 }
         if let end = ends.max() { minimumProgramDateTime = max(minimumProgramDateTime ?? end, end) }
         journalDirty = true
+    }
+
+    /// Low-Latency: parts of the slot after the last closed one may have been listed before the restart, and parts
+    /// are not stored. That slot is closed as a GAP for every media rendition that stored no segment for it, so a
+    /// part URL once listed never names other bytes (it answers 404); the next pushes take later MSNs.
+    private mutating func closeFirstUnjournaledSlot(after lastClosed: SlotRecord, now: Int64) {
+        let msn = lastClosed.msn + 1
+        let closed = Slot(
+            programDateTimeMilliseconds: lastClosed.programDateTimeMilliseconds,
+            durationMilliseconds: lastClosed.durationMilliseconds)
+        var slot =
+            slots[msn]
+            ?? Slot(
+                programDateTimeMilliseconds: closed.endMilliseconds, durationMilliseconds: gapSlotMilliseconds(closed))
+        slot.opened = true
+        slots[msn] = slot
+        for position in renditions.indices
+        where renditions[position].hasStarted && !renditions[position].isFollower
+            && !renditions[position].hasEntry(msn: msn)
+        {
+            writeGap(position: position, msn: msn, slot: slot, nowMilliseconds: now)
+        }
+        for position in renditions.indices where renditions[position].hasStarted && !renditions[position].isFollower {
+            renditions[position].lastPartAtMilliseconds = now
+        }
     }
 
     private mutating func restoreRendition(

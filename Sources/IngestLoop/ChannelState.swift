@@ -9,6 +9,11 @@ package struct Slot: Sendable, Hashable {
     /// When every started media rendition had filled the slot (ms): subtitle renditions are waited for until this
     /// plus the follower wait.
     var mediaFilledAt: Int64? = nil
+    /// Low-Latency: a rendition listed a part of this slot (a streamed push, or GAP parts): its PDT and
+    /// discontinuity are fixed, and a rendition returning from an outage takes a later slot.
+    var opened = false
+    /// Low-Latency: the slot starts a discontinuity (frozen when it was opened).
+    var discontinuity = false
     var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
 }
 
@@ -71,6 +76,16 @@ package struct ChannelState: Sendable {
     var multivariantHint = MultivariantHintState()
     /// AES-128 key secret and schedule (see `ChannelState+Decoration`); nil: the channel never encrypted.
     package var encryption: ChannelEncryption?
+    /// Low-Latency: streamed pushes the ingest loop closed before their end (too long, stalled), and why; their
+    /// later steps are refused with that reason.
+    var closedTickets: [OpenSegmentTicket: IngestError.Reason] = [:]
+    /// Low-Latency: date range IDs that left the playlists, and when (ms), for `_HLS_skip=v2`.
+    var removedDateRanges: [String: Int64] = [:]
+    /// Low-Latency: the date range IDs each rendition's last render showed.
+    var shownDateRanges: [String: Set<String>] = [:]
+    /// Low-Latency: something changed outside a step that returns actions (a refused part closed its segment);
+    /// the next tick publishes it.
+    var pendingPublish = false
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -79,6 +94,10 @@ package struct ChannelState: Sendable {
         self.configuration = configuration
         self.firstMSN = firstMSN
         self.targetDuration = configuration.targetDuration.map { max($0, 1) }
+        if configuration.lowLatency != nil, targetDuration == nil {
+            // Parts are listed before any segment could fix EXT-X-TARGETDURATION.
+            targetDuration = max(Int(configuration.segmentDuration.rounded(.up)), 1)
+        }
     }
 
     package mutating func addRendition(_ name: String) {
@@ -95,7 +114,7 @@ package struct ChannelState: Sendable {
         touch(name)
     }
 
-    private mutating func touch(_ rendition: String) {
+    mutating func touch(_ rendition: String) {
         revisions[rendition, default: 0] += 1
         journalDirty = true
     }
@@ -190,7 +209,7 @@ package struct ChannelState: Sendable {
     }
 
     /// The configured grace period, else half the target duration.
-    private var gracePeriodMilliseconds: Int64 {
+    var gracePeriodMilliseconds: Int64 {
         configuration.gracePeriodMilliseconds ?? Int64(targetDuration ?? 2) * 500
     }
 
@@ -210,7 +229,7 @@ package struct ChannelState: Sendable {
     }
 
     /// The actions of one pass: the queued store records, the journal record if due, and whether to publish.
-    private mutating func actions(publish: Bool, nowMilliseconds now: Int64) -> IngestActions {
+    mutating func actions(publish: Bool, nowMilliseconds now: Int64) -> IngestActions {
         let records = pendingStoreRecords
         pendingStoreRecords.removeAll(keepingCapacity: true)
         return IngestActions(
@@ -220,7 +239,8 @@ package struct ChannelState: Sendable {
     /// Runs the ingest loop up to `now`: closes the slots whose deadline passed (GAP entries for renditions that did
     /// not deliver) and releases expired retained segments.
     package mutating func tick(nowMilliseconds now: Int64) -> IngestActions {
-        let changed = closeDueSlots(nowMilliseconds: now)
+        var changed = closeDueSlots(nowMilliseconds: now)
+        if configuration.lowLatency != nil, tickLowLatency(nowMilliseconds: now) { changed = true }
         return actions(publish: changed, nowMilliseconds: now)
     }
 
@@ -261,9 +281,9 @@ package struct ChannelState: Sendable {
         let anchored = now - (durationMicroseconds + 500) / 1000
         let msn = rendition.lastMSN.map { $0 + 1 } ?? joiningMSN(startMilliseconds: anchored)
         let timeline = Self.placeOnMediaTimeline(info, after: rendition)
-        let existing = slots[msn]
+        let existing = slots[msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
         let slot =
-            existing
+            slots[msn]
             ?? openSlot(msn: msn, anchoredAt: anchored, discontinuity: timeline.discontinuity, rendition: rendition)
         if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
             let start = ProgramDateTime(millisecondsSince1970: slot.programDateTimeMilliseconds).formatted
@@ -317,7 +337,7 @@ package struct ChannelState: Sendable {
     }
 
     /// Why a segment cannot be taken at all: no duration, or fMP4 before any initialization section.
-    private func unacceptable(_ info: SegmentInfo, position: Int) -> IngestError? {
+    func unacceptable(_ info: SegmentInfo, position: Int) -> IngestError? {
         guard info.duration.microseconds > 0 else { return .unprocessable("segment has no duration") }
         if info.container == .fragmentedMP4Segment, renditions[position].currentInitVersion == nil {
             return .unprocessable("fMP4 segment before any initialization section: push init.mp4 first")
@@ -327,7 +347,7 @@ package struct ChannelState: Sendable {
 
     /// EXT-X-TARGETDURATION is fixed by the first segment of the channel (or the configuration) and never changes:
     /// returns it, or why a segment this long cannot be taken.
-    private mutating func fixTargetDuration(_ durationMicroseconds: Int64) -> Result<Int, IngestError> {
+    mutating func fixTargetDuration(_ durationMicroseconds: Int64) -> Result<Int, IngestError> {
         let roundedSeconds = Int((Double(durationMicroseconds) / 1_000_000).rounded())
         if targetDuration == nil {
             let chosen = max(roundedSeconds, 1)
@@ -347,7 +367,7 @@ package struct ChannelState: Sendable {
 
     /// Where the segment sits on the encoder's media timeline (start in unwrapped ticks), whether it continues the
     /// previous one, and whether it starts a discontinuity.
-    private static func placeOnMediaTimeline(
+    static func placeOnMediaTimeline(
         _ info: SegmentInfo, after rendition: RenditionFacts
     )
         -> (start: Int64, continuous: Bool, discontinuity: Bool)
@@ -378,7 +398,7 @@ package struct ChannelState: Sendable {
     /// clock. A feed that resumes (or restarts) opening a new slot re-anchors it on the clock, never earlier than the
     /// previous slot's end: it gets the same margin to its deadlines as a feed that starts, instead of inheriting
     /// the old grid (the discontinuity allows the PDT step). A new slot has no duration yet.
-    private func openSlot(
+    func openSlot(
         msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts
     ) -> Slot {
         if msn > 0, let previous = slots[msn - 1] {
@@ -397,7 +417,7 @@ package struct ChannelState: Sendable {
     /// restart delivers in real time, so its slot ends at the clock; a second encoder's segment lands in the slot
     /// after the first encoder's newest one, ahead of the clock. It is refused as a timeline conflict unless its slot
     /// ends at most half a target duration ahead: the timeline that took the rendition keeps it.
-    private func timelineConflict(
+    func timelineConflict(
         rendition name: String, msn: UInt64, slotEnd: Int64, continuous: Bool, facts rendition: RenditionFacts,
         target: Int, nowMilliseconds now: Int64
     ) -> IngestError? {
@@ -416,7 +436,7 @@ package struct ChannelState: Sendable {
     /// drifts from the media timeline; a slot another rendition opened gives its duration when they differ by at
     /// most `slotSnapMilliseconds`. The duration has its own timescale (ADTS: the sample rate, while the start is a
     /// 90 kHz timestamp).
-    private static func roundedExtinf(
+    static func roundedExtinf(
         _ duration: MediaTime, carry: (value: Int64, timescale: Int64), existingSlot existing: Slot?
     ) -> (milliseconds: Int64, carry: (value: Int64, timescale: Int64)) {
         let durationScale = max(duration.timescale, 1)
@@ -430,7 +450,7 @@ package struct ChannelState: Sendable {
     }
 
     /// Holds the entry for its slot and updates what the rendition knows of its feed and its statistics.
-    private mutating func append(
+    mutating func append(
         _ entry: WindowEntry, bytes: Int, to position: Int, info: SegmentInfo, mediaStart start: Int64,
         carry: (value: Int64, timescale: Int64), nowMilliseconds now: Int64
     ) {
@@ -476,8 +496,10 @@ package struct ChannelState: Sendable {
         let nearest = open.min {
             abs($0.value.programDateTimeMilliseconds - start) < abs($1.value.programDateTimeMilliseconds - start)
         }
+        let nominal = configuration.segmentDurationMilliseconds
         if let nearest,
-            abs(nearest.value.programDateTimeMilliseconds - start) * 2 < max(nearest.value.durationMilliseconds, 1)
+            abs(nearest.value.programDateTimeMilliseconds - start) * 2
+                < max(nearest.value.durationMilliseconds > 0 ? nearest.value.durationMilliseconds : nominal, 1)
         {
             return nearest.key
         }
@@ -491,13 +513,16 @@ package struct ChannelState: Sendable {
     /// Closes, in order, the open slots that every started media rendition has filled, once every started subtitle
     /// rendition has filled them too or the follower wait has passed since media filled them (a subtitle rendition
     /// that missed one gets an empty cue segment). A channel of subtitle renditions only waits for all of them.
-    private mutating func closeFilledSlots(nowMilliseconds now: Int64) {
+    mutating func closeFilledSlots(nowMilliseconds now: Int64) {
         while true {
             let next = closedThrough.map { $0 + 1 } ?? firstMSN
             guard var slot = slots[next] else { break }
             let started = renditions.filter(\.hasStarted)
             let media = started.filter { !$0.isFollower }
-            let leaders = media.isEmpty ? started : media
+            // Low-Latency: a rendition in outage does not hold the slot open (GAP parts mark its time meanwhile).
+            let leaders = (media.isEmpty ? started : media).filter {
+                !isInLowLatencyOutage($0) && !skipped($0, msn: next)
+            }
             guard !leaders.isEmpty, leaders.allSatisfy({ $0.hasEntry(msn: next) }) else { break }
             // The first slots wait (until their deadline) for renditions that have not delivered yet: configured
             // ones, or, on a channel created by pushes, renditions nobody has announced yet.
@@ -518,13 +543,19 @@ package struct ChannelState: Sendable {
                     writeMissing(position: position, msn: next, slot: slot, mediaDelivered: true)
                 }
             }
+            for position in renditions.indices
+            where !renditions[position].isFollower && renditions[position].hasStarted
+                && !renditions[position].hasEntry(msn: next)
+            {
+                writeGap(position: position, msn: next, slot: slot, nowMilliseconds: now)
+            }
             publishSlot(next, nowMilliseconds: now)
         }
     }
 
     /// Moves every rendition's entry of slot `msn` into its window. If any of them starts a discontinuity, all of
     /// them do: the same MSN has the same discontinuity sequence number in every rendition (RFC 8216 section 6.2.4).
-    private mutating func publishSlot(_ msn: UInt64, nowMilliseconds now: Int64) {
+    mutating func publishSlot(_ msn: UInt64, nowMilliseconds now: Int64) {
         let discontinuity = renditions.contains { $0.held.first?.msn == msn && $0.held.first!.discontinuity }
         // The discontinuity sequence number of this MSN, the same in every rendition: a rendition whose first entry
         // this is (a late joiner, or every rendition after a restart) takes it instead of counting on its own.
@@ -576,6 +607,15 @@ package struct ChannelState: Sendable {
                     })
             else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
+            // A streamed push still open at the deadline is closed at its last part, as a stalled push.
+            let openPushes = renditions.indices.filter {
+                renditions[$0].open.map { $0.pushed && $0.msn == due } ?? false
+            }
+            if !openPushes.isEmpty {
+                for position in openPushes { closeStalled(position: position, nowMilliseconds: now) }
+                changed = true
+                continue
+            }
             let mediaDelivered = renditions.contains { rendition in
                 !rendition.isFollower && rendition.held.contains { $0.msn == due && !$0.isGap }
             }
@@ -585,7 +625,7 @@ package struct ChannelState: Sendable {
                     writeMissing(position: position, msn: due, slot: slot, mediaDelivered: mediaDelivered)
                     continue
                 }
-                guard let last = renditions[position].lastMSN, last < due else { continue }
+                guard renditions[position].lastMSN != nil, !renditions[position].hasEntry(msn: due) else { continue }
                 writeGap(position: position, msn: due, slot: slot, nowMilliseconds: now)
             }
             slots[due] = slot
@@ -614,10 +654,14 @@ package struct ChannelState: Sendable {
     /// margin for the tick) after the last entry was added to a rendition still missing it (RFC 8216 section 6.2.1:
     /// a new segment at least every 1.5 target durations, even when the encoder's timeline runs ahead of the clock).
     func deadline(for slot: Slot, msn: UInt64) -> Int64 {
-        let bySlot = slot.endMilliseconds + gracePeriodMilliseconds
+        // A slot opened by a streamed push has no length until its segment closes: at most TD + 0.5 s.
+        let length =
+            slot.durationMilliseconds > 0 || !slot.opened
+            ? slot.durationMilliseconds : Int64(targetDuration ?? 2) * 1000 + 500
+        let bySlot = slot.programDateTimeMilliseconds + length + gracePeriodMilliseconds
         let limit = Int64(targetDuration ?? 2) * 1500 - Self.stalenessMarginMilliseconds
         let byStaleness = renditions.lazy
-            .filter { !$0.isFollower && $0.hasStarted && ($0.lastMSN ?? 0) < msn }
+            .filter { !$0.isFollower && $0.hasStarted && ($0.lastMSN ?? 0) < msn && !isInLowLatencyOutage($0) }
             .map { $0.lastAppendMilliseconds + limit }
             .min()
         return min(bySlot, byStaleness ?? bySlot)
@@ -637,7 +681,7 @@ package struct ChannelState: Sendable {
             initSectionVersion: entry.initSectionVersion, mediaEndTicks: nil, mediaTimescale: 90_000)
     }
 
-    private mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
+    mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false,
@@ -646,6 +690,7 @@ package struct ChannelState: Sendable {
             initSectionVersion: renditions[position].currentInitVersion)
         renditions[position].hold(entry)
         renditions[position].statistics.gapsWritten += 1
+        if configuration.lowLatency != nil { finishGapParts(position: position, msn: msn, slot: slot) }
         if keepsStoreRecords {
             pendingStoreRecords.append(
                 .segment(rendition: renditions[position].name, Self.generatedRecord(entry, kind: .gap, location: nil)))

@@ -174,4 +174,37 @@ package struct RenditionState: Sendable {
 
     /// The newest entry, held or listed.
     var lastEntry: WindowEntry? { held.last ?? window.entries.last }
+
+    /// Low-Latency: the segment whose parts are being listed (a streamed push, or GAP parts in an outage).
+    var open: OpenSegment?
+    /// Low-Latency: the parts of closed segments (held or listed), kept while listed and 3 target durations after.
+    var recentParts: [UInt64: ClosedParts] = [:]
+    /// Low-Latency: shared-clock time the newest pushed part was listed (ms).
+    var lastPartAtMilliseconds: Int64 = 0
+}
+
+/// A Low-Latency segment between its first part and its end.
+struct OpenSegment: Sendable {
+    let msn: UInt64
+    /// The slot's PDT, fixed when it opened.
+    let programDateTimeMilliseconds: Int64
+    /// EXT-X-DISCONTINUITY before it, frozen when it opened.
+    let discontinuity: Bool
+    /// A streamed push (false: GAP parts the tick writes during an outage).
+    let pushed: Bool
+    let container: MediaContainer
+    /// Start of its first part on the rendition's media timeline (unwrapped ticks) and the timescale.
+    let mediaStart: Int64
+    let timescale: Int64
+    var parts: [PartEntry] = []
+    /// Media ticks of the listed parts.
+    var ticks: Int64 = 0
+    /// EXTINF of the listed parts so far (ms).
+    var durationMilliseconds: Int64 { parts.reduce(0) { $0 + $1.durationMilliseconds } }
+}
+
+/// The parts of a closed segment, with the segment's end on the PDT timeline (listing and retention count from it).
+struct ClosedParts: Sendable {
+    var parts: [PartEntry]
+    var endMilliseconds: Int64
 }

@@ -35,6 +35,7 @@ func accessHandler(
             // Over the connection limit: the 503 went out when the connection was accepted.
             guard context.deadlines.headArrived(record, expectsBody: false) else { return .NO }
             let state = RequestState(action: action, discardLimit: context.discardLimit, connection: record)
+            if let method, method[0] == 0x48 { state.isHead = true }  // "H": plain requests are GET or HEAD
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             return .YES
         }
@@ -44,6 +45,7 @@ func accessHandler(
         let state = RequestState(
             action: context.handler.handle(head), discardLimit: context.discardLimit, connection: record)
         state.expectsBody = expectsBody
+        state.isHead = head.method == "HEAD"
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
         return begin(state, head: head, connection: connection, context: context)
     }
@@ -53,7 +55,11 @@ func accessHandler(
     if pieceSize > 0 {
         uploadDataSize.pointee = 0
         guard !state.isAnswered, let uploadData else { return .YES }
-        return receive(UnsafeRawBufferPointer(start: uploadData, count: pieceSize), state, connection, context)
+        let piece = UnsafeRawBufferPointer(start: uploadData, count: pieceSize)
+        if case .streamBody(_, let receiver) = state.action {
+            return stream(piece, to: receiver, state, connection, context)
+        }
+        return receive(piece, state, connection, context)
     }
     guard !state.isAnswered else { return .YES }
     if state.expectsBody {
@@ -104,6 +110,11 @@ func requestCompleted(
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     context.deadlines.requestCompleted(state.connection)
     if let responder = state.responder { context.untrack(responder) }
+    if case .streamBody(_, let receiver) = state.action, !state.receiverIsDone {
+        // Disconnect, timeout, server stop or 413: whatever ended it, the body will not be finished.
+        state.receiverIsDone = true
+        receiver.abandon()
+    }
 }
 
 /// The record `connectionNotification` keeps in the connection's socket context.
@@ -176,6 +187,39 @@ private func receive(
     return .NO
 }
 
+/// One piece of a streamed request body, handed to the receiver. libmicrohttpd refuses MHD_queue_response while a
+/// body is being read, so an answer in the middle of the body (the receiver's own, or 413 past the limit) is written
+/// straight to the socket and the access handler returns MHD_NO: libmicrohttpd reads nothing more and closes the
+/// connection (the request-completed callback then runs with an error termination).
+private func stream(
+    _ piece: UnsafeRawBufferPointer, to receiver: any HTTPBodyReceiver, _ state: RequestState,
+    _ connection: OpaquePointer, _ context: ServerContext
+) -> MHD_Result {
+    state.receivedCount += piece.count
+    if state.receivedCount > state.bodyLimit {
+        state.isAnswered = true
+        context.warn(
+            "MicroHTTPD: streamed request body went over \(state.bodyLimit) bytes; sent 413 and closed the connection",
+            ["http.status": "413", "http.body_limit": "\(state.bodyLimit)"])
+        return answerMidBody(
+            RawResponse.payloadTooLarge(limit: state.bodyLimit, context.standardHeaders), connection)
+    }
+    context.deadlines.bodyProgress(state.connection)
+    guard let response = receiver.receive(piece) else { return .YES }
+    state.isAnswered = true
+    state.receiverIsDone = true
+    return answerMidBody(RawResponse.closing(response), connection)
+}
+
+/// Writes `bytes` to the socket, ends the sending side (the client reads the answer, then the end of the stream),
+/// and has libmicrohttpd close the connection.
+private func answerMidBody(_ bytes: [UInt8], _ connection: OpaquePointer) -> MHD_Result {
+    _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
+    let socket = CMicroHTTPDShims_connection_fd(connection)
+    if socket >= 0 { shutdown(socket, shutdownWrite) }
+    return .NO
+}
+
 /// The request is complete (or the connection was resumed): answer it.
 private func finish(_ state: RequestState, connection: OpaquePointer, context: ServerContext) -> MHD_Result {
     if state.isOverLimit {
@@ -184,6 +228,8 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
     switch state.action {
     case .respond(let response):
         return answer(response, state, connection, context)
+    case .respondPrepared(let prepared) where prepared.isStream:
+        return answer(prepared.response, state, connection, context)
     case .respondPrepared(let prepared):
         state.isAnswered = true
         return queue(prepared.handle, status: prepared.status, connection, context)
@@ -207,8 +253,9 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
         responder.didSuspend()
         start(responder)
         return .YES
-    case .streamBody:
-        fatalError("contract: built by the streaming-HTTP step")
+    case .streamBody(_, let receiver):
+        state.receiverIsDone = true
+        return answer(receiver.finish(), state, connection, context)
     }
 }
 
@@ -218,11 +265,17 @@ private func answer(
 ) -> MHD_Result {
     state.isAnswered = true
     var response = response
+    if state.isHead, case .stream = response.body {
+        // libmicrohttpd 0.9.75 sends the last chunk ("0\r\n\r\n") after the head of a HEAD answer with a
+        // content reader of unknown size; an empty body sends the head alone.
+        response.body = .empty
+    }
     if context.isStopping, !response.headers.contains("Connection") {
         // Draining: the client should not send another request on this connection.
         response.headers.append(name: "Connection", value: "close")
     }
-    let (handle, status) = MHDResponseBuilder.make(response)
+    let (handle, status) = MHDResponseBuilder.make(
+        response, connection: ConnectionHandle(pointer: connection), context: context)
     defer { MHD_destroy_response(handle) }
     return queue(handle, status: status, connection, context)
 }
@@ -261,6 +314,32 @@ private enum RawResponse {
 
     static func payloadTooLarge(limit: Int, _ standard: HTTPHeaders) -> [UInt8] {
         closing("413 Content Too Large", payloadTooLargeMessage(limit: limit), standard)
+    }
+
+    /// `response` as libmicrohttpd would send it, with `Connection: close`. Bodies in memory only: a file or stream
+    /// body is left out (Content-Length: 0); answers given in the middle of a request body are short texts.
+    static func closing(_ response: HTTPResponse) -> [UInt8] {
+        let reason = MHD_get_reason_phrase_for(UInt32(clamping: response.status)).map { String(cString: $0) } ?? ""
+        let date = HTTPDate.format(secondsSince1970: Int64(time(nil)))
+        var head = "HTTP/1.1 \(response.status) \(reason)\r\nDate: \(date)\r\n"
+        for field in response.headers
+        where !["Content-Length", "Connection", "Transfer-Encoding"].contains(where: {
+            HTTPHeaders.namesMatch(field.name, $0)
+        }) {
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        var body: [UInt8] = []
+        switch response.body {
+        case .bytes(let bytes):
+            body = bytes.array
+        case .slice(let bytes, let range):
+            let range = range.clamped(to: 0..<bytes.count)
+            body = Array(UnsafeRawBufferPointer(start: bytes.unsafeBaseAddress + range.lowerBound, count: range.count))
+        case .empty, .file, .stream:
+            break
+        }
+        head += "Connection: close\r\nContent-Length: \(body.count)\r\n\r\n"
+        return Array(head.utf8) + body
     }
 
     /// `HTTP/1.1 <status>`, `Connection: close`, `extraHeaders`, the standard headers, then a text/plain `message`.

@@ -12,8 +12,8 @@ public enum HTTPBody: Sendable {
     /// A sub-range of a file region, counted from the region's start (`0..<region.count` is all of it). The range is
     /// clamped to the region. libmicrohttpd sends it from the file, with sendfile() where it can.
     case file(FileRegion, Range<Int>)
-    /// Bytes produced while the response is sent (`HTTPBodyStream`): no Content-Length, chunked. Not for HEAD,
-    /// ranges or gzip (`count` is 0).
+    /// Bytes produced while the response is sent (`HTTPBodyStream`): no Content-Length, chunked (HTTP/1.0: the
+    /// connection closes at the end). HEAD gets the headers only. Ranges and gzip are not offered (`count` is 0).
     case stream(HTTPBodyStream)
 
     /// All of a file region.
@@ -28,6 +28,12 @@ public enum HTTPBody: Sendable {
         case .file(let region, let range): range.clamped(to: 0..<region.count).count
         case .stream: 0
         }
+    }
+
+    /// Whether the body is an `HTTPBodyStream` (its length is unknown until it ends).
+    public var isStream: Bool {
+        if case .stream = self { return true }
+        return false
     }
 
     /// Whether the body is sent from a file.

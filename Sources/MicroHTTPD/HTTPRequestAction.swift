@@ -17,7 +17,12 @@ public enum HTTPRequestAction: Sendable {
     /// Every suspended request must be answered eventually (the connection timeout does not end a suspension, and
     /// a client that went away is only noticed after the answer); `HTTPServer.stop()` answers the rest with 503.
     case suspend(start: @Sendable (HTTPResponder) -> Void)
-    /// Hands the request body (chunked or Content-Length) to `receiver` piece by piece as it arrives, up to `limit`
-    /// bytes (413 beyond, the connection closed), and sends what `receiver.finish()` returns at its end.
+    /// Hands the request body (chunked or Content-Length) to `receiver` piece by piece as it arrives, on the
+    /// connection's libmicrohttpd thread, in order, and sends what `receiver.finish()` returns at its end. A
+    /// Content-Length over `limit` is answered 413 before any body byte is read; a body that crosses `limit`, or an
+    /// answer returned by `receiver.receive`, is sent at once and the connection is closed (the rest of the body is
+    /// not read). Otherwise `receiver.abandon()` is called once if the body never completes. The request deadline
+    /// (`HTTPServerConfiguration.connectionTimeout`) restarts with every piece: an upload may last as long as it
+    /// keeps sending.
     case streamBody(limit: Int, receiver: any HTTPBodyReceiver)
 }

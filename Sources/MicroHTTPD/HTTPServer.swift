@@ -70,7 +70,8 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Answers every suspended request with 503 (waiting up to two seconds for those answers to go out), then
+    /// Answers every suspended request with 503 and cuts off every streamed response that has waited for bytes
+    /// (waiting up to two seconds for those answers to go out), then
     /// stops libmicrohttpd, closing all connections. Idempotent; also called on deinit. Must not be called from a
     /// handler (it waits for libmicrohttpd's threads to end).
     public func stop() {
@@ -93,9 +94,12 @@ public final class HTTPServer: Sendable {
         // instead of queueing them in the backlog until the process exits.
         let listener = MHD_quiesce_daemon(daemon.pointer)
         if listener >= 0 { shutdown(listener, shutdownReadAndWrite) }
-        for responder in context.beginStopping() {
+        let (responders, streamReaders) = context.beginStopping()
+        for responder in responders {
             responder.respond(serviceUnavailable(context.standardHeaders))
         }
+        // Streamed responses are cut off (the client sees an incomplete chunked body).
+        for reader in streamReaders { reader.cut() }
         let start = ContinuousClock.now
         let suspendedDeadline = start + .seconds(2)
         while context.pendingSuspendedCount > 0 && ContinuousClock.now < suspendedDeadline {

@@ -15,13 +15,17 @@ public final class PreparedResponse: @unchecked Sendable {
     /// What the response was built from.
     public let response: HTTPResponse
 
-    /// Builds the libmicrohttpd response now.
     /// Builds the libmicrohttpd response now. A file body for which no descriptor can be had (e.g. the process is
     /// out of descriptors) becomes a 503 answer, one whose file is shorter than the body a 500, and `status` says so.
     public init(_ response: HTTPResponse) {
         (handle, status) = MHDResponseBuilder.make(response)
         self.response = response
+        if case .stream = response.body { isStream = true } else { isStream = false }
     }
+
+    /// A `.stream` body is read from its own position on every connection: such a response is built afresh for
+    /// each request instead of sharing `handle`.
+    let isStream: Bool
 
     /// Another libmicrohttpd response with the same status, headers and body (the body's bytes are shared, not
     /// copied). libmicrohttpd takes a mutex of the response on every queue and completion, so one response queued
@@ -38,7 +42,10 @@ enum MHDResponseBuilder {
     /// A new MHD response with one reference owned by the caller, and the status to queue it with: the response's
     /// own, 503 when its file body could get no descriptor, or 500 when the file is shorter than the body. Traps only
     /// if libmicrohttpd is out of memory.
-    static func make(_ response: HTTPResponse) -> (handle: OpaquePointer, status: Int) {
+    /// A `.stream` body is read on `connection` (nil: never queued, reading it ends the response with an error).
+    static func make(
+        _ response: HTTPResponse, connection: ConnectionHandle? = nil, context: ServerContext? = nil
+    ) -> (handle: OpaquePointer, status: Int) {
         let created: OpaquePointer?
         switch response.body {
         case .empty:
@@ -66,8 +73,14 @@ enum MHDResponseBuilder {
                 // nil only when out of memory (offsets as large as Int pass its checks): the fd was not taken.
                 if created == nil { close(descriptor) }
             }
-        case .stream:
-            fatalError("contract: built by the streaming-HTTP step")
+        case .stream(let stream):
+            // One response per connection: the reader keeps the connection (to suspend it) and reads from its own
+            // position. Unknown size: chunked on HTTP/1.1; on HTTP/1.0 the connection closes after the body.
+            let reader = StreamReader(stream: stream, connection: connection, context: context)
+            let retained = Unmanaged.passRetained(reader).toOpaque()
+            created = MHD_create_response_from_callback(
+                UInt64.max, streamBlockSize, readStream, retained, releaseStreamReader)
+            if created == nil { Unmanaged<StreamReader>.fromOpaque(retained).release() }
         }
         guard let handle = created else { fatalError("libmicrohttpd could not create a response (out of memory)") }
         for field in response.headers where !HTTPHeaders.namesMatch(field.name, "Content-Length") {
@@ -76,6 +89,9 @@ enum MHDResponseBuilder {
         }
         return (handle, response.status)
     }
+
+    /// The content reader's buffer for a stream answered on HTTP/1.0 (chunked answers use the connection's pool).
+    private static let streamBlockSize = 4096
 
     /// The answer when a file body could get no descriptor: the client should retry shortly.
     private static func noDescriptor(_ error: Int32) -> HTTPResponse {

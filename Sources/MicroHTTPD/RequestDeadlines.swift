@@ -5,6 +5,8 @@ import Synchronization
 
 /// `SHUT_RDWR` of <sys/socket.h> (not imported by name on every toolchain).
 let shutdownReadAndWrite: Int32 = 2
+/// SHUT_WR.
+let shutdownWrite: Int32 = 1
 
 /// What the server keeps per connection: its deadline and whether a request is in flight. Kept in libmicrohttpd's
 /// socket context, so the per-request updates touch only this object (no shared lock or counter between the
@@ -119,6 +121,14 @@ final class RequestDeadlines: Sendable {
         let deadline = expectsBody && limitMilliseconds > 0 ? Self.now() + limitMilliseconds : Self.none
         record.deadline.store(deadline, ordering: .relaxed)
         return true
+    }
+
+    /// More of a streamed request body arrived (`HTTPRequestAction.streamBody`): its deadline starts again, so a
+    /// body sent as it is produced (a live segment over its duration) may take as long as it keeps coming, while a
+    /// sender that goes silent for the limit is still cut.
+    func bodyProgress(_ record: ConnectionRecord) {
+        guard limitMilliseconds > 0 else { return }
+        record.deadline.store(Self.now() + limitMilliseconds, ordering: .relaxed)
     }
 
     /// The request body is complete: its deadline ends.

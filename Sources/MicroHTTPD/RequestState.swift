@@ -5,7 +5,8 @@ import SharedBytes
 final class RequestState {
     /// What the handler asked for.
     let action: HTTPRequestAction
-    /// Most body bytes accepted: the `.receiveBody` limit, or what the other actions read and throw away.
+    /// Most body bytes accepted: the `.receiveBody` or `.streamBody` limit, or what the other actions read and throw
+    /// away.
     let bodyLimit: Int
     /// Body bytes collected for `.receiveBody`.
     var body: ByteAccumulator?
@@ -17,6 +18,10 @@ final class RequestState {
     var isAnswered = false
     /// A body follows the head and its deadline runs (see `RequestDeadlines`) until it is complete.
     var expectsBody = false
+    /// The request is a HEAD (a streamed body is then not read at all).
+    var isHead = false
+    /// A `.streamBody` receiver has finished or answered early: it must not be abandoned.
+    var receiverIsDone = false
     /// Set once a `.suspend` action has suspended the connection.
     var responder: HTTPResponder?
     /// The connection's record (deadline, in-flight flag).
@@ -25,9 +30,10 @@ final class RequestState {
     init(action: HTTPRequestAction, discardLimit: Int, connection: ConnectionRecord) {
         self.action = action
         self.connection = connection
-        if case .receiveBody(let limit, _) = action {
+        switch action {
+        case .receiveBody(let limit, _), .streamBody(let limit, _):
             bodyLimit = max(limit, 0)
-        } else {
+        default:
             bodyLimit = discardLimit
         }
     }

@@ -8,6 +8,8 @@ final class ServerContext: Sendable {
     private struct Registry {
         var isStopping = false
         var suspended: [ObjectIdentifier: HTTPResponder] = [:]
+        /// Connections that have waited for bytes of an `HTTPBodyStream` and whose response is not gone yet.
+        var streamReaders: [ObjectIdentifier: StreamReader] = [:]
         /// Messages logged while `start()` runs, for the error it throws.
         var startupMessages: [String]? = nil
     }
@@ -89,12 +91,27 @@ final class ServerContext: Sendable {
         _ = registry.withLock { $0.suspended.removeValue(forKey: ObjectIdentifier(responder)) }
     }
 
-    /// Refuses further suspensions and returns the responders of every request still suspended or not yet complete.
-    func beginStopping() -> [HTTPResponder] {
+    /// Registers a stream reader before its connection first suspends; false once the server is stopping.
+    func track(_ reader: StreamReader) -> Bool {
+        registry.withLock { registry in
+            guard !registry.isStopping else { return false }
+            registry.streamReaders[ObjectIdentifier(reader)] = reader
+            return true
+        }
+    }
+
+    /// Forgets a stream reader whose response is gone.
+    func untrack(_ reader: StreamReader) {
+        _ = registry.withLock { $0.streamReaders.removeValue(forKey: ObjectIdentifier(reader)) }
+    }
+
+    /// Refuses further suspensions and returns the responders of every request still suspended or not yet complete,
+    /// and the readers of streamed responses that have waited for bytes.
+    func beginStopping() -> (responders: [HTTPResponder], streamReaders: [StreamReader]) {
         registry.withLock { registry in
             registry.isStopping = true
             stopping.store(true, ordering: .relaxed)
-            return Array(registry.suspended.values)
+            return (Array(registry.suspended.values), Array(registry.streamReaders.values))
         }
     }
 
@@ -104,9 +121,9 @@ final class ServerContext: Sendable {
     /// True once `beginStopping()` ran: answers should close their connection.
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
-    /// Number of suspended requests that have not completed yet.
+    /// Number of suspended requests and stream readers that have not completed yet.
     var pendingSuspendedCount: Int {
-        registry.withLock { $0.suspended.count }
+        registry.withLock { $0.suspended.count + $0.streamReaders.count }
     }
 }
 

@@ -73,7 +73,9 @@ public struct StaticRepresentation: Sendable {
     ///   `Gzip.compress(_:level:)`).
     public func response(to request: HTTPRequestHead, gzipped: () -> SharedBytes? = { nil }) -> HTTPResponse {
         var headers: HTTPHeaders = ["Content-Type": contentType, "Cache-Control": cacheControl, "ETag": etag]
-        if delivery == .byteRanges { headers.append(name: "Accept-Ranges", value: "bytes") }
+        // A stream's length is not known yet: no ranges, no gzip.
+        let isStream = body.isStream
+        if delivery == .byteRanges && !isStream { headers.append(name: "Accept-Ranges", value: "bytes") }
         if let lastModifiedSeconds {
             headers.append(name: "Last-Modified", value: HTTPDate.format(secondsSince1970: lastModifiedSeconds))
         }
@@ -81,10 +83,12 @@ public struct StaticRepresentation: Sendable {
         if Self.noneMatch(request, etag: etag) { return HTTPResponse(status: 304, headers: headers) }
         switch delivery {
         case .compressible:
-            if !body.isFile, ContentCoding.acceptsGzip(request), let compressed = gzipped() {
+            if !body.isFile, !isStream, ContentCoding.acceptsGzip(request), let compressed = gzipped() {
                 headers.append(name: "Content-Encoding", value: "gzip")
                 return HTTPResponse(status: 200, headers: headers, body: .bytes(compressed))
             }
+            return HTTPResponse(status: 200, headers: headers, body: body)
+        case .byteRanges where isStream:
             return HTTPResponse(status: 200, headers: headers, body: body)
         case .byteRanges:
             return rangeResponse(to: request, headers: headers)

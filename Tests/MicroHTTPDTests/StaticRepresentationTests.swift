@@ -37,6 +37,19 @@ struct StaticRepresentationTests {
         #expect(Self.text(response.body) == "0123456789")
     }
 
+    @Test(arguments: [StaticRepresentation.Delivery.byteRanges, .compressible])
+    func streamBodyIsSentWholeWithoutRangesOrGzip(delivery: StaticRepresentation.Delivery) {
+        let representation = StaticRepresentation(
+            body: .stream(HTTPBodyStream()), contentType: "video/mp2t", cacheControl: "no-cache", etag: "\"s1\"",
+            lastModifiedSeconds: nil, delivery: delivery)
+        let response = representation.response(
+            to: Self.get(["Range": "bytes=2-4", "Accept-Encoding": "gzip"]), gzipped: { Self.bytes })
+        #expect(response.status == 200)
+        #expect(response.headers["Accept-Ranges"] == nil)
+        #expect(response.headers["Content-Encoding"] == nil)
+        #expect(response.body.isStream)
+    }
+
     @Test func matchingETagOrUnmodifiedDateAnswers304() {
         #expect(Self.media.response(to: Self.get(["If-None-Match": "W/\"e1\""])).status == 304)
         #expect(Self.media.response(to: Self.get(["If-None-Match": "\"x\", \"e1\""])).status == 304)
