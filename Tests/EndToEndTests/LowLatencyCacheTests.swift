@@ -118,10 +118,10 @@ extension EndToEnd {
                 }
                 let hits = later.filter { $0.request.cache == "HIT" }.count
                 #expect(later.count >= 50, "only \(later.count) parts and blocking reloads were asked for by both")
+                let laterStatuses = Dictionary(grouping: later) { $0.request.cache ?? "-" }.mapValues(\.count)
                 #expect(
                     Double(hits) >= 0.9 * Double(later.count),
-                    "second requests: \(hits) HIT of \(later.count): "
-                        + "\(Dictionary(grouping: later, by: { $0.request.cache ?? "-" }).mapValues(\.count))")
+                    "second requests: \(hits) HIT of \(later.count): \(laterStatuses)")
 
                 // Nothing went to the origin twice: one MISS at most per cache key.
                 let log = nginx.accessLog().filter {

@@ -106,10 +106,11 @@ extension EndToEnd {
                 let recovery = backAt.map { $0 - restarted }
                 let after = latencies((restarted + 10)..<Double.infinity)
                 #expect(before.share(within: Self.window) >= 0.8, "before the outage: \(before)")
+                let afterReturn = latencies(restarted..<Double.infinity).samples.map { String(format: "%.2f", $0) }
+                let recoveryText = recovery.map { String(format: "%.2f s", $0) } ?? "never"
                 #expect(
                     recovery.map { $0 <= 10 } == true,
-                    "latency not back in 1-2.5 s within 10 s of the encoder's return (\(recovery.map { "\($0) s" } ?? "never")); "
-                        + "after: \(latencies(restarted..<Double.infinity).samples.map { String(format: "%.2f", $0) })")
+                    "latency not back in 1-2.5 s within 10 s of the encoder's return (\(recoveryText)): \(afterReturn)")
                 #expect(after.share(within: Self.window) >= 0.8, "from 10 s after the return on: \(after)")
                 #expect(playlist.contains("GAP=YES") || playlist.contains("#EXT-X-GAP"), "\(playlist)")
                 print(
