@@ -142,10 +142,15 @@ extension ChannelState {
             listed.part.map { PartPosition(msn: listed.msn, part: $0) }
         }
         noteDateRanges(of: rendition.name, shown: playlist, canSkipUntil: 6 * target, nowMilliseconds: now)
-        // TODO: delta updates (`MediaPlaylist.deltaUpdate`) once the playlist model step lands.
+        // Delta updates are rendered with the full playlist (a few KB each, per rendition change), so serving one
+        // is a lookup like the full playlist.
+        let skipPlaylist = playlist.deltaUpdate(.segments).map { SharedBytes(string: $0.render()) }
+        let skipPlaylistV2 = playlist.deltaUpdate(
+            .segmentsAndDateRanges, recentlyRemovedDateRanges: recentlyRemovedDateRanges
+        ).map { SharedBytes(string: $0.render()) }
         let snapshot = LowLatencySnapshot(
             partTargetMilliseconds: partTarget, parts: parts, lastPart: lastPart, preloadHint: hint,
-            skipPlaylist: nil, skipPlaylistV2: nil,
+            skipPlaylist: skipPlaylist, skipPlaylistV2: skipPlaylistV2,
             maximumPartsPerSegment: Int((Double(target + 500) / Double(max(partTarget, 1))).rounded(.up)))
         return (playlist, snapshot)
     }

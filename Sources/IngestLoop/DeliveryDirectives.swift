@@ -92,12 +92,11 @@ public struct DeliveryDirectives: Sendable, Hashable {
             // RFC 8216bis 6.2.5.2: a part index beyond the last part of a complete segment means part 0 of the next.
             let partCount = lowLatency.parts[msn]?.count ?? 0
             if part < partCount { return .answerNow(skip: skip) }
-            if partCount == 0, lowLatency.parts[msn] == nil, msn < (lowLatency.lastPart?.msn ?? 0) {
-                // A complete segment whose parts have left: anything after it is listed.
-                return .answerNow(skip: skip)
-            }
             position = PartPosition(msn: msn + 1, part: 0)
         }
+        // A part of a complete segment is in the past even when its parts are not known (they left the playlist,
+        // or the segment was restored after an origin restart, which keeps no parts): never block on it.
+        if let lastCompleteMSN, position.msn <= lastCompleteMSN { return .answerNow(skip: skip) }
         if let lastPart = lowLatency.lastPart, position <= lastPart { return .answerNow(skip: skip) }
         return .wait(until: position, wholeSegment: false, skip: skip)
     }

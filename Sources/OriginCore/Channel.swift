@@ -57,6 +57,8 @@ public final class Channel: Sendable {
     private let published: Mutex<ChannelSnapshot>
     /// `published.version`, readable without the lock (stored after the snapshot is).
     private let publishedVersionValue = Atomic<UInt64>(0)
+    /// Each rendition's version and retention floors, readable without a lock (see `RenditionVersions`).
+    let renditionVersions = Mutex<[String: RenditionVersions]>([:])
     /// The channel's date ranges (ad markers), journaled; see `Channel+Markers.swift`.
     public let markers: MarkerStore
 
@@ -623,6 +625,7 @@ public final class Channel: Sendable {
         let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
         published.withLock { $0 = snapshot }
         publishedVersionValue.store(snapshot.version, ordering: .releasing)
+        publishRenditionVersions(snapshot, previous: previous)
         if snapshot.encryption != nil { ciphertexts.withLock { $0.prune(to: snapshot) } }
         waiters.published(snapshot, previous: previous)
     }

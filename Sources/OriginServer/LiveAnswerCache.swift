@@ -1,14 +1,17 @@
 import MicroHTTPD
 import OriginCore
+import Synchronization
 
 /// Per-thread tables of prepared `/live` answers, consulted by `OriginHTTPHandler.handlePlain(_:)` before any
 /// routing: a plain GET of a playlist or segment costs one hash of its path, one probe and one atomic load.
 ///
 /// Each libmicrohttpd thread has a table of its own, keyed by the raw path bytes and whether the answer is gzipped,
 /// holding its own copy of the prepared response (libmicrohttpd locks a response's mutex on every queue, so one
-/// response shared by all threads makes them wait on each other). An entry remembers the channel and the version of
-/// the snapshot it was derived from, and is used only while that is still the channel's published version; after a
-/// publish (every segment duration) each thread derives the answer once more through the normal route.
+/// response shared by all threads makes them wait on each other). An entry holds while its `Validity` does: the
+/// multivariant playlist (and anything else) while its channel's snapshot version is unchanged, a media playlist
+/// while its rendition's version is, a segment or part while its MSN is not below the rendition's retention floor.
+/// So a publish (several a second per rendition with parts) sends each thread back through the normal route only
+/// for what it changed, not for every segment it holds.
 final class LiveAnswerCache: Sendable {
     /// Threads with an index at or above this go the normal route (only tests start that many servers).
     static let threadCapacity = 64
@@ -25,21 +28,62 @@ final class LiveAnswerCache: Sendable {
         return tables[request.threadIndex].lookup(request.path, gzip: gzip)
     }
 
+    /// Lookups answered from a table and lookups that were not, over all threads since the start.
+    var counts: (hits: Int, misses: Int) {
+        tables.reduce((0, 0)) { ($0.0 + $1.hits.load(ordering: .relaxed), $0.1 + $1.misses.load(ordering: .relaxed)) }
+    }
+
+    /// The counters in the Prometheus text format (appended to `/metrics`).
+    var exposition: String {
+        let (hits, misses) = counts
+        return """
+            # HELP hlsorigin_live_answer_cache_hits_total Plain /live GETs answered from a thread's prepared answers.
+            # TYPE hlsorigin_live_answer_cache_hits_total counter
+            hlsorigin_live_answer_cache_hits_total \(hits)
+            # HELP hlsorigin_live_answer_cache_misses_total Plain /live GETs that took the normal route.
+            # TYPE hlsorigin_live_answer_cache_misses_total counter
+            hlsorigin_live_answer_cache_misses_total \(misses)
+
+            """
+    }
+
     /// Entries and body bytes held by all threads' tables (tests check that stale segments do not pile up).
     /// Only meaningful while no request is being served.
     var usage: (entries: Int, bodyBytes: Int) {
         tables.reduce((0, 0)) { ($0.0 + $1.usage.entries, $0.1 + $1.usage.bodyBytes) }
     }
 
-    /// Keeps a copy of `shared` for this thread, valid while `channel` publishes `version`; returns the copy.
-    func store(
-        _ request: PlainRequest, gzip: Bool, channel: Channel, version: UInt64, shared: PreparedResponse
-    ) -> PreparedResponse {
+    /// Keeps a copy of `shared` for this thread while `validity` holds; returns the copy.
+    func store(_ request: PlainRequest, gzip: Bool, validity: Validity, shared: PreparedResponse) -> PreparedResponse {
         guard request.threadIndex < tables.count else { return shared }
         let copy = shared.copy()
         tables[request.threadIndex].store(
-            Entry(path: Array(request.path), gzip: gzip, channel: channel, version: version, response: copy))
+            Entry(path: Array(request.path), gzip: gzip, validity: validity, response: copy))
         return copy
+    }
+
+    /// How long a cached answer holds. Each case is read before the route reads the snapshot the answer comes
+    /// from, so a publish in between makes the entry stale at its first use, never too fresh.
+    enum Validity: Sendable {
+        /// While the channel's published snapshot version is this one (the multivariant playlist, and any
+        /// answer not classified below).
+        case snapshot(Channel, UInt64)
+        /// A media or I-frame playlist: while the rendition's version is this one.
+        case playlist(RenditionVersions, UInt64)
+        /// A segment: its bytes never change, so while its MSN is at or above the rendition's retention floor.
+        case segment(RenditionVersions, msn: UInt64)
+        /// A part: while its MSN is at or above the lowest MSN whose parts still answer.
+        case part(RenditionVersions, msn: UInt64)
+
+        /// True while an answer derived under this validity is still the right one.
+        var holds: Bool {
+            switch self {
+            case .snapshot(let channel, let version): channel.publishedVersion == version
+            case .playlist(let versions, let version): versions.version == version
+            case .segment(let versions, let msn): versions.retentionFloor <= msn
+            case .part(let versions, let msn): versions.partFloor <= msn
+            }
+        }
     }
 
     /// One cached answer.
@@ -47,24 +91,22 @@ final class LiveAnswerCache: Sendable {
         let hash: UInt64
         let path: [UInt8]
         let gzip: Bool
-        let channel: Channel
-        let version: UInt64
+        let validity: Validity
         let response: PreparedResponse
 
-        init(path: [UInt8], gzip: Bool, channel: Channel, version: UInt64, response: PreparedResponse) {
+        init(path: [UInt8], gzip: Bool, validity: Validity, response: PreparedResponse) {
             self.hash = path.withUnsafeBytes { Table.hash($0, gzip: gzip) }
             self.path = path
             self.gzip = gzip
-            self.channel = channel
-            self.version = version
+            self.validity = validity
             self.response = response
         }
     }
 
     /// An open-addressing table (linear probing) of one thread.
     ///
-    /// Entries keep their bytes alive, and a segment's entry goes stale at its channel's next publish (about one
-    /// segment duration later) but would stay in the table until overwritten: so every `sweepInterval` stores, and
+    /// Entries keep their bytes alive, and a stale entry (a segment that left retention, a playlist version
+    /// replaced) would stay in the table until overwritten: so every `sweepInterval` stores, and
     /// whenever the bodies held would pass `maximumBodyBytes`, the table is rebuilt with only its current entries.
     /// It grows to `maximumSlots`; if it is still half full (or over the byte budget) after a sweep, it is emptied
     /// and refills with what is asked for.
@@ -74,6 +116,9 @@ final class LiveAnswerCache: Sendable {
         private var count = 0
         private var bodyBytes = 0
         private var storesSinceSweep = 0
+        /// Written by the owning thread only (a load and a store, no read-modify-write), read by `/metrics`.
+        let hits = Atomic<Int>(0)
+        let misses = Atomic<Int>(0)
         static let maximumSlots = 4096
         static let maximumBodyBytes = 16 << 20
         static let sweepInterval = 64
@@ -92,10 +137,13 @@ final class LiveAnswerCache: Sendable {
             var index = Int(truncatingIfNeeded: hash) & mask
             while let entry = slots[index] {
                 if entry.hash == hash, entry.gzip == gzip, entry.path.elementsEqual(path) {
-                    return entry.channel.publishedVersion == entry.version ? entry.response : nil
+                    guard entry.validity.holds else { break }
+                    hits.store(hits.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+                    return entry.response
                 }
                 index = (index + 1) & mask
             }
+            misses.store(misses.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
             return nil
         }
 
@@ -135,7 +183,7 @@ final class LiveAnswerCache: Sendable {
             bodyBytes = 0
             storesSinceSweep = 0
             guard keepingCurrentOnly else { return }
-            for case let kept? in old where kept.channel.publishedVersion == kept.version { insert(kept) }
+            for case let kept? in old where kept.validity.holds { insert(kept) }
         }
 
         private func position(of entry: Entry) -> Int? {

@@ -6,8 +6,8 @@ import Synchronization
 
 /// The server's cache of what `/live` answers are made of, keyed by what the core publishes: per channel, the
 /// prepared answers of the current multivariant playlist (by channel snapshot version), of each rendition's current
-/// media playlist (by rendition playlist version) and of its segments (by MSN), with the gzip forms of the
-/// playlists. Built on first use, outside the lock; shared by all threads (`LiveAnswerCache` keeps per-thread
+/// media playlist (by rendition playlist version) and of its segments (by MSN) and parts (by MSN and index), with
+/// the gzip forms of the playlists. Built on first use, outside the lock; shared by all threads (`LiveAnswerCache` keeps per-thread
 /// copies in front of it).
 ///
 /// A rendition's segments are pruned to the entries of its snapshot whenever a request for one of its playlists or
@@ -66,14 +66,32 @@ final class LiveResponseStore: Sendable {
         }
     }
 
-    /// The prepared answer of segment `msn` (`bytes`) of `rendition`, made by `make` if there is none yet.
+    /// The prepared answer of segment `msn` (`bytes`) of `rendition`, made by `make` if there is none yet. Keyed by
+    /// MSN only: a segment's bytes never change, so a publish that leaves it retained leaves its answer in place.
     func segment(
         channel: String, of rendition: RenditionSnapshot, msn: UInt64, bytes: SharedBytes,
         make: () -> PreparedResponse
     ) -> PreparedResponse {
+        prepared(channel: channel, of: rendition, table: \.segments, key: msn, bytes: bytes, make: make)
+    }
+
+    /// The prepared answer of part `position` (`bytes`) of `rendition`, made by `make` if there is none yet; kept
+    /// while the rendition's snapshot still answers the part's URL.
+    func part(
+        channel: String, of rendition: RenditionSnapshot, position: PartPosition, bytes: SharedBytes,
+        make: () -> PreparedResponse
+    ) -> PreparedResponse {
+        prepared(channel: channel, of: rendition, table: \.parts, key: position, bytes: bytes, make: make)
+    }
+
+    private func prepared<Key: Hashable>(
+        channel: String, of rendition: RenditionSnapshot,
+        table: WritableKeyPath<RenditionResponses, [Key: PreparedSegment]>, key: Key, bytes: SharedBytes,
+        make: () -> PreparedResponse
+    ) -> PreparedResponse {
         let found = channels.withLock { channels -> PreparedResponse? in
             channels[channel, default: .init()].renditions[rendition.name, default: .init()].prune(to: rendition)
-            guard let prepared = channels[channel]?.renditions[rendition.name]?.segments[msn],
+            guard let prepared = channels[channel]?.renditions[rendition.name]?[keyPath: table][key],
                 prepared.bytes === bytes
             else { return nil }
             return prepared.response
@@ -81,15 +99,15 @@ final class LiveResponseStore: Sendable {
         if let found { return found }
         let made = PreparedSegment(bytes: bytes, response: make())
         return channels.withLock { channels in
-            // Read and write in place: a copy of the rendition's table would copy every segment's entry.
+            // Read and write in place: a copy of the rendition's table would copy every entry.
             guard let prunedAtVersion = channels[channel]?.renditions[rendition.name]?.prunedAtVersion,
                 // A request holding an older snapshot does not bring back what a prune removed.
                 rendition.version >= prunedAtVersion
             else { return made.response }
-            if let raced = channels[channel]?.renditions[rendition.name]?.segments[msn], raced.bytes === bytes {
+            if let raced = channels[channel]?.renditions[rendition.name]?[keyPath: table][key], raced.bytes === bytes {
                 return raced.response
             }
-            channels[channel]?.renditions[rendition.name]?.segments[msn] = made
+            channels[channel]?.renditions[rendition.name]?[keyPath: table][key] = made
             return made.response
         }
     }
@@ -105,15 +123,16 @@ final class LiveResponseStore: Sendable {
         }
     }
 
-    /// Segment answers held and the bytes of their bodies (tests check that they follow retention).
+    /// Segment and part answers held and the bytes of their bodies (tests check that they follow retention).
     var segmentUsage: (count: Int, bodyBytes: Int) {
         channels.withLock { channels in
             var count = 0
             var bodyBytes = 0
             for channel in channels.values {
                 for rendition in channel.renditions.values {
-                    count += rendition.segments.count
+                    count += rendition.segments.count + rendition.parts.count
                     bodyBytes += rendition.segments.values.reduce(0) { $0 + $1.response.response.body.count }
+                    bodyBytes += rendition.parts.values.reduce(0) { $0 + $1.response.response.body.count }
                 }
             }
             return (count, bodyBytes)
@@ -129,15 +148,22 @@ final class LiveResponseStore: Sendable {
         var playlist: PlaylistResponses?
         var iFramePlaylist: PlaylistResponses?
         var segments: [UInt64: PreparedSegment] = [:]
-        /// The rendition version the segments were last pruned to.
+        var parts: [PartPosition: PreparedSegment] = [:]
+        /// The rendition version the segments and parts were last pruned to.
         var prunedAtVersion: UInt64 = 0
 
-        /// Drops the segments that `rendition` (if newer than the last prune) no longer lists or retains.
+        /// Drops the segments and parts that `rendition` (if newer than the last prune) no longer answers.
         mutating func prune(to rendition: RenditionSnapshot) {
             guard rendition.version > prunedAtVersion else { return }
             prunedAtVersion = rendition.version
-            guard !segments.isEmpty else { return }
-            segments = segments.filter { msn, prepared in rendition.entry(msn: msn)?.bytes === prepared.bytes }
+            if !segments.isEmpty {
+                segments = segments.filter { msn, prepared in rendition.entry(msn: msn)?.bytes === prepared.bytes }
+            }
+            if !parts.isEmpty {
+                parts = parts.filter { position, prepared in
+                    rendition.lowLatency?.part(position)?.bytes === prepared.bytes
+                }
+            }
         }
     }
 

@@ -70,6 +70,44 @@ enum MetricsExposition {
                 "hlsorigin_storage_write_failures_total", "counter", "Failed writes to the channel's durable store.",
                 stored.map { ("{channel=\"\($0.0)\"}", "\($0.1.writeFailures)") })
         }
+        let lowLatency = origin.allChannels.filter { $0.configuration.lowLatency != nil }.map {
+            ($0.name, $0.lowLatencyServing)
+        }
+        if !lowLatency.isEmpty {
+            func perChannel(_ value: (LowLatencyServingStatus) -> String) -> [(String, String)] {
+                lowLatency.map { ("{channel=\"\($0.0)\"}", value($0.1)) }
+            }
+            family(
+                "hlsorigin_ll_parts_total", "counter", "Low-Latency parts listed (GAP parts included).",
+                perChannel { "\($0.partsListed)" })
+            family(
+                "hlsorigin_ll_blocking_waiting", "gauge",
+                "Requests waiting for a part: blocking playlist reloads and preload-hinted part requests.",
+                lowLatency.flatMap { name, status in
+                    [
+                        ("{channel=\"\(name)\",kind=\"playlist\"}", "\(status.waitingReloads)"),
+                        ("{channel=\"\(name)\",kind=\"part\"}", "\(status.waitingParts)"),
+                    ]
+                })
+            family(
+                "hlsorigin_ll_blocking_timeouts_total", "counter",
+                "Waits for a part that reached 3 target durations (playlists answered 503).",
+                perChannel { "\($0.timeouts)" })
+            out +=
+                "# HELP hlsorigin_ll_blocking_release_seconds From a publish to the last blocking reload it released.\n"
+            out += "# TYPE hlsorigin_ll_blocking_release_seconds histogram\n"
+            for (name, status) in lowLatency {
+                for bucket in status.releaseBuckets {
+                    out +=
+                        "hlsorigin_ll_blocking_release_seconds_bucket{channel=\"\(name)\",le=\"\(bucket.upperBound)\"}"
+                    out += " \(bucket.count)\n"
+                }
+                out +=
+                    "hlsorigin_ll_blocking_release_seconds_bucket{channel=\"\(name)\",le=\"+Inf\"} \(status.releaseCount)\n"
+                out += "hlsorigin_ll_blocking_release_seconds_sum{channel=\"\(name)\"} \(status.releaseSeconds)\n"
+                out += "hlsorigin_ll_blocking_release_seconds_count{channel=\"\(name)\"} \(status.releaseCount)\n"
+            }
+        }
         let refusals = playbackRefusals.all
         if !refusals.isEmpty || origin.allChannels.contains(where: { $0.configuration.playback != nil }) {
             family(

@@ -40,6 +40,12 @@ extension OriginHTTPHandler {
         let file = path[path.startIndex + 2]
         if let answer = encryptedIFrame(request, snapshot, channel, rendition, file) { return answer }
         if file == "index.m3u8" {
+            // Delivery directives (blocking reloads, delta updates) on a Low-Latency rendition; ignored otherwise.
+            if rendition.lowLatency != nil, !request.query.isEmpty,
+                let answer = lowLatencyPlaylist(request, channel: channel, rendition: rendition)
+            {
+                return answer
+            }
             guard let playlist = rendition.playlist else {
                 return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
             }
@@ -57,6 +63,11 @@ extension OriginHTTPHandler {
                 serveImmutable(
                     request, bytes: section.bytes, contentType: "video/mp4", etag: "\"\(instanceTag)-init-\(version)\"",
                     modifiedMilliseconds: nil))
+        }
+        if let (position, fileExtension) = Self.partName(file) {
+            return livePart(
+                request, channel: channel, snapshot: snapshot, rendition: rendition, file: file, position: position,
+                fileExtension: fileExtension)
         }
         // Only the canonical name `{msn}.{ext}`: no leading zeros, the rendition's extension.
         guard let (msn, fileExtension) = Self.segmentName(file) else {

@@ -19,6 +19,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let liveCache = LiveAnswerCache()
     /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.
     let preparedLive = LiveResponseStore()
+    /// Prepared Low-Latency playlist forms (delta updates, blocking answers), shared by threads.
+    let lowLatencyAnswers = LowLatencyAnswerStore()
     /// Rendered blocks of DVR playlists (`?start=`), shared by threads.
     let dvrBlocks = DVRPlaylistCache()
     /// Gzip forms of recent DVR playlists.
@@ -73,7 +75,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                         body: .bytes(
                             SharedBytes(
                                 string: MetricsExposition.render(
-                                    origin: origin, requests: metrics, playbackRefusals: playbackRefusals)))))
+                                    origin: origin, requests: metrics, playbackRefusals: playbackRefusals)
+                                    + liveCache.exposition))))
         default:
             return refuse(request, .text(404, "not found\n"))
         }
@@ -96,13 +99,31 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         if let channel, channel.configuration.playback != nil, !Self.isOpenPlaylist(segments.dropFirst(2)) {
             return nil
         }
-        let version = channel?.publishedVersion
+        let validity = channel.map { Self.answerValidity(of: segments, channel: $0) }
         let action = live(head, segments.dropFirst())
-        if case .respondPrepared(let shared) = action, let channel, let version {
-            return .respondPrepared(
-                liveCache.store(request, gzip: gzip, channel: channel, version: version, shared: shared))
+        if case .respondPrepared(let shared) = action, let validity {
+            return .respondPrepared(liveCache.store(request, gzip: gzip, validity: validity, shared: shared))
         }
         return action
+    }
+
+    /// How long the answer to `/live/{channel}/...` (`segments`, from "live") holds, read before the route reads
+    /// the snapshot: media playlists per rendition version, segments `{msn}.{ext}` and parts `{msn}.{part}.{ext}`
+    /// while their MSN is retained, everything else per channel snapshot version.
+    static func answerValidity(of segments: [String], channel: Channel) -> LiveAnswerCache.Validity {
+        let snapshotVersion = LiveAnswerCache.Validity.snapshot(channel, channel.publishedVersion)
+        guard segments.count == 4, let versions = channel.versions(ofRendition: segments[2]) else {
+            return snapshotVersion
+        }
+        let file = segments[3]
+        if file == "index.m3u8" || file == "iframes.m3u8" { return .playlist(versions, versions.version) }
+        if let (msn, _) = segmentName(file) { return .segment(versions, msn: msn) }
+        if let dot = file.lastIndex(of: "."), let (msn, part) = segmentName(String(file[..<dot])),
+            !part.isEmpty, part.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        {
+            return .part(versions, msn: msn)
+        }
+        return snapshotVersion
     }
 
     /// Prunes the prepared `/live` answers to the channels' latest snapshots every `interval` until the task is

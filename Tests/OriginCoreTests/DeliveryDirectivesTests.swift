@@ -163,6 +163,28 @@ struct DeliveryDirectivesDecisionTests {
         #expect(try Self.decide([("_HLS_msn", "1007"), ("_HLS_part", "4")], closed) == .answerNow(skip: nil))
     }
 
+    @Test func aClientsPositionFromBeforeAnOriginRestartIsAnsweredAtOnce() throws {
+        // After a restart the window is restored without parts (they are not stored) and nothing is in progress.
+        let full = Self.rendition(openParts: 0)
+        let restored = RenditionSnapshot(
+            name: full.name, playlist: full.playlist, version: 1, modifiedMilliseconds: 0, targetDuration: 2,
+            entries: full.entries, initSections: [:], currentInitVersion: nil,
+            lowLatency: LowLatencySnapshot(
+                partTargetMilliseconds: 400, parts: [:], lastPart: nil, preloadHint: nil, skipPlaylist: nil,
+                skipPlaylistV2: nil, maximumPartsPerSegment: 7))
+        #expect(try Self.decide([("_HLS_msn", "1006"), ("_HLS_part", "3")], restored) == .answerNow(skip: nil))
+        #expect(try Self.decide([("_HLS_msn", "1007")], restored) == .answerNow(skip: nil))
+        // The newest segment lists no parts, so any part of it means part 0 of the next (RFC 8216bis 6.2.5.2): a
+        // wait, not a refusal. MSNs far ahead are still refused.
+        let next = DirectiveDecision.wait(until: PartPosition(msn: 1008, part: 0), wholeSegment: false, skip: nil)
+        #expect(try Self.decide([("_HLS_msn", "1007"), ("_HLS_part", "0")], restored) == next)
+        #expect(try Self.decide([("_HLS_msn", "1007"), ("_HLS_part", "5")], restored) == next)
+        guard case .refuse = try Self.decide([("_HLS_msn", "1010"), ("_HLS_part", "0")], restored) else {
+            Issue.record("1010.0 should be refused: more than 2 beyond 1007")
+            return
+        }
+    }
+
     @Test func msnAloneWaitsUntilTheSegmentIsComplete() throws {
         #expect(try Self.decide([("_HLS_msn", "1007")]) == .answerNow(skip: nil))
         #expect(try Self.decide([("_HLS_msn", "1003"), ("_HLS_skip", "YES")]) == .answerNow(skip: .segments))

@@ -65,8 +65,7 @@ struct LowLatencyPartsTests {
         #expect(published.partTargetMilliseconds == 400)
     }
 
-    // Passed on a trial merge of the playlist model step (its renderer writes the LL tags); enable with the merge.
-    @Test(.disabled("needs the playlist model step's rendering of the Low-Latency tags, not yet on main"))
+    @Test
     func theWorkedExampleIsRenderedByteExact() throws {
         var channel = try Self.workedExample()
         var segments = ""

@@ -179,6 +179,45 @@ def command_mirror(args):
     print(len(playlist))
 
 
+def command_newest(args):
+    """Copies the newest segment (not GAP; with `--parts` the newest part) `--path` (a media playlist) lists into nginx's root under the same URL and prints
+    `path size`: figure 2b re-chooses it every round, so both servers serve the segment players fetch right now."""
+    client = Client(args.port)
+    status, playlist = client.request("GET", args.path)
+    uris, gap = [], False
+    if args.parts:  # the newest complete part (EXT-X-PART without GAP=YES) instead
+        uris = [m.group(1) for m in re.finditer(r'^#EXT-X-PART:(?!.*GAP=YES).*URI="([^"]+)"', playlist.decode(), re.M)]
+    for line in [] if args.parts else playlist.decode().splitlines():
+        if line.startswith("#EXT-X-GAP"):
+            gap = True
+        elif line and not line.startswith("#"):
+            if not gap:  # a GAP entry's URL answers 404 or a filler, not a segment
+                uris.append(line)
+            gap = False
+    if status != 200 or not uris:
+        raise SystemExit(f"{args.path}: {status}, no segment listed")
+    path = f"{args.path.rsplit('/', 1)[0]}/{uris[-1]}"
+    status, data = client.request("GET", path)
+    if status != 200:
+        raise SystemExit(f"GET {path}: {status}")
+    if args.root:
+        write_file(args.root, path, data)
+    if args.save:
+        with open(args.save, "wb") as out:
+            out.write(data)
+    print(path, len(data))
+
+
+def command_counters(args):
+    """The sum of each `--name` metric (all label sets) in the origin's /metrics, one `name value` per line; a
+    metric the build does not export prints `name nan`."""
+    status, body = Client(args.port).request("GET", "/metrics")
+    text = body.decode(errors="replace") if status == 200 else ""
+    for name in args.name:
+        values = [float(m.group(1)) for m in re.finditer(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$", text, re.M)]
+        print(name, sum(values) if values else "nan")
+
+
 # ---------------------------------------------------------------------------------------------------- wrk
 
 
@@ -200,11 +239,19 @@ def parse_wrk(text):
         result["errors"] += sum(int(x) for x in m.groups())
     if m := re.search(r"Non-2xx or 3xx responses: (\d+)", text):
         result["errors"] += int(m.group(1))
+    if m := re.search(r"(\d+) requests in", text):
+        result["requests"] = int(m.group(1))
     return result
 
 
 def command_parse_wrk(args):
     result = parse_wrk(open(args.file).read())
+    if args.cpu_file:
+        # `perf stat -x,` output: the server's task-clock (ms of CPU) over the round.
+        cpu = [float(line.split(",")[0]) for line in open(args.cpu_file) if ",task-clock," in line
+               and line.split(",")[0].replace(".", "", 1).isdigit()]
+        if cpu and result.get("requests"):
+            result["cpu_us"] = cpu[0] * 1000 / result["requests"]
     print(json.dumps({"label": args.label, "server": args.server, **result}))
 
 
@@ -279,6 +326,219 @@ def pump(selector, pending, request, answered, errors):
                 selector.unregister(s)
                 del pending[s]
     return answered, errors
+
+
+# ---------------------------------------------------------------------------------------------------- fan-out
+
+
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux; SCM_TIMESTAMPNS has the same value
+
+
+def ll_target(port, path):
+    """The part to block on: waits for a part to be published (the preload hint moves), then returns the newly
+    hinted part `(msn, part)`, so the requests have about one part duration to be sent before it is published."""
+    client = Client(port)
+    def hint():
+        status, playlist = client.request("GET", path)
+        if status != 200:
+            raise SystemExit(f"GET {path}: {status}")
+        m = re.search(rb'#EXT-X-PRELOAD-HINT:TYPE=PART,URI="(\d+)\.(\d+)\.', playlist)
+        if not m:
+            raise SystemExit(f"{path} has no part preload hint: is the channel Low-Latency?")
+        return int(m.group(1)), int(m.group(2))
+    first = hint()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        now = hint()
+        if now != first:
+            return now
+        time.sleep(0.002)
+    raise SystemExit(f"{path}: no part published in 10 s")
+
+
+def rss_kib(pids):
+    total = 0
+    for pid in pids:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total
+
+
+def command_fanout(args):
+    """Figure 8: `--count` keep-alive connections, opened (one plain GET each, as a player's first request) and
+    then, per round, each sends one request at nearly the same instant and waits for its answer.
+
+    `--mode blocking`: the request is `--path?_HLS_msn=M&_HLS_part=P` for the part the preload hint names just after
+    a part was published, so every request waits in the origin until that part is published, and all are released
+    together. `--mode plain` (the nginx reference): `--stop` processes (the server's workers) are stopped with
+    SIGSTOP, every connection sends a plain GET of `--path`, and the workers continue with SIGCONT: all requests are
+    pending at one instant.
+
+    Answer times are the kernel's receive time of each answer's last bytes (SO_TIMESTAMPNS), so the client's own
+    slowness in reading 10,000 sockets is not counted. Prints one JSON object: per round the first-to-last answer
+    spread, p50/p99/max of answer time minus the first answer's, errors; RSS of `--rss-pids` with the connections
+    idle and while the requests wait (blocking mode)."""
+    import signal
+    selector = selectors.EpollSelector()
+    sockets, errors = [], 0
+    warm = f"GET {args.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    pending = {}
+    for _ in range(args.count):
+        s = socket.socket()
+        s.setblocking(False)
+        s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        s.connect_ex(("127.0.0.1", args.port))
+        sockets.append(s)
+        selector.register(s, selectors.EVENT_WRITE)
+        pending[s] = b""
+        while len(pending) >= 512:
+            _, errors = pump(selector, pending, warm, 0, errors)
+    while pending:
+        _, errors = pump(selector, pending, warm, 0, errors)
+    if errors:
+        raise SystemExit(f"{errors} of {args.count} connections failed to open or answer")
+    rss_pids = [int(p) for p in args.rss_pids.split(",")] if args.rss_pids else []
+    stop_pids = [int(p) for p in args.stop.split(",")] if args.stop else []
+    rounds = []
+    for round_index in range(args.rounds):
+        idle_rss = rss_kib(rss_pids) if rss_pids else None
+        if args.mode == "blocking":
+            msn, part = ll_target(args.port, args.path)
+            target = f"{args.path}?_HLS_msn={msn}&_HLS_part={part}"
+        else:
+            target = args.path
+            for pid in stop_pids:
+                os.kill(pid, signal.SIGSTOP)
+        request = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        sent_start = time.time()
+        for s in sockets:
+            s.send(request)
+        sent_end = time.time()
+        if args.mode == "blocking":
+            time.sleep(0.05)  # the origin reads the last requests (the part is due ~0.2 s later)
+        waiting_rss = rss_kib(rss_pids) if rss_pids else None
+        if args.mode != "blocking":
+            for pid in stop_pids:
+                os.kill(pid, signal.SIGCONT)
+        answers, failures = collect(sockets, args.timeout)
+        times = sorted(t for t, _ in answers)
+        early = sum(1 for t in times if t < sent_end)
+        if args.mode == "blocking":
+            needle = f"{msn}.{part}.".encode()
+            failures += sum(1 for _, body in answers if needle not in body)
+        first = times[0] if times else float("nan")
+        offsets = [(t - first) * 1000 for t in times]
+        pick = lambda q: offsets[min(len(offsets) - 1, int(q * len(offsets)))] if offsets else float("nan")
+        rounds.append({
+            "answers": len(times), "errors": failures,
+            "send_ms": (sent_end - sent_start) * 1000, "answered_while_sending": early,
+            "spread_ms": offsets[-1] if offsets else float("nan"), "p50_ms": pick(0.5), "p99_ms": pick(0.99),
+            "max_ms": offsets[-1] if offsets else float("nan"),
+            "rss_idle_kib": idle_rss, "rss_waiting_kib": waiting_rss})
+    for s in sockets:
+        s.close()
+    print(json.dumps({"count": args.count, "mode": args.mode, "rounds": rounds}))
+
+
+def collect(sockets, timeout):
+    """Reads one HTTP answer (Content-Length bodies) from every socket; returns [(kernel receive time, body)] of
+    the 200 answers and the number of other answers or failures."""
+    import struct
+    selector = selectors.EpollSelector()
+    buffers, stamps = {}, {}
+    for s in sockets:
+        selector.register(s, selectors.EVENT_READ)
+        buffers[s] = b""
+    answers, failures = [], 0
+    deadline = time.time() + timeout
+    cmsg_space = socket.CMSG_SPACE(16)
+    while buffers and time.time() < deadline:
+        for key, _ in selector.select(timeout=0.5) or []:
+            s = key.fileobj
+            try:
+                data, ancillary, _, _ = s.recvmsg(1 << 16, cmsg_space)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data, ancillary = b"", []
+            for level, kind, value in ancillary:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                    seconds, nanoseconds = struct.unpack("qq", value[:16])
+                    stamps[s] = seconds + nanoseconds / 1e9
+            if not data:
+                failures += 1
+                selector.unregister(s)
+                del buffers[s]
+                continue
+            buffers[s] += data
+            buffered = buffers[s]
+            head_end = buffered.find(b"\r\n\r\n")
+            if head_end < 0:
+                continue
+            m = re.search(rb"Content-Length: (\d+)", buffered[:head_end], re.I)
+            if m and len(buffered) >= head_end + 4 + int(m.group(1)):
+                if buffered.startswith(b"HTTP/1.1 200"):
+                    answers.append((stamps.get(s, time.time()), buffered[head_end + 4:]))
+                else:
+                    failures += 1
+                selector.unregister(s)
+                del buffers[s]
+    failures += len(buffers)
+    selector.close()
+    return answers, failures
+
+
+def command_histogram(args):
+    """The buckets of Prometheus histogram `--name` in /metrics (all label sets summed) as JSON {upper bound:
+    cumulative count}; {} when the build does not export it."""
+    status, body = Client(args.port).request("GET", "/metrics")
+    buckets = {}
+    for m in re.finditer(rf'^{re.escape(args.name)}_bucket{{(?:[^}}]*,)?le="([^"]+)"[^}}]*}} (\S+)$',
+                         body.decode(errors="replace") if status == 200 else "", re.M):
+        buckets[m.group(1)] = buckets.get(m.group(1), 0) + float(m.group(2))
+    print(json.dumps(buckets))
+
+
+def command_fanout_rows(args):
+    """Table rows of figure 8 from the two `fanout` results and the release histogram before and after."""
+    origin, nginx = json.loads(args.origin), json.loads(args.nginx)
+    before, after = json.loads(args.release_before), json.loads(args.release_after)
+    count = origin["count"]
+    def summary(result, key):
+        return median([r[key] for r in result["rounds"]])
+    def every(result, key):
+        return max(r[key] for r in result["rounds"])
+    label = f"8. fan-out, {count:,} conns each blocked on the next part (nginx: a plain GET each, released at once)"
+    h, n = summary(origin, "spread_ms"), summary(nginx, "spread_ms")
+    rows = [{"row": f"{label}: first-to-last answer, median of {len(origin['rounds'])} rounds",
+             "hlsorigin": f"{h:.1f} ms", "nginx": f"{n:.1f} ms", "ratio": f"{h / n:.2f}" if n else "n/a",
+             "runs": len(origin["rounds"]),
+             "errors": sum(r["errors"] for r in origin["rounds"]) + sum(r["errors"] for r in nginx["rounds"])}]
+    for key, name in (("p50_ms", "p50"), ("p99_ms", "p99"), ("max_ms", "max")):
+        rows.append({"row": f"8. fan-out: answer time after the round's first answer, {name} (worst round)",
+                     "hlsorigin": f"{every(origin, key):.1f} ms", "nginx": f"{every(nginx, key):.1f} ms"})
+    delta = {le: after.get(le, 0) - before.get(le, 0) for le in after}
+    total = delta.get("+Inf", 0)
+    if total:
+        def quantile(q):
+            for le, cumulative in sorted(((float(le), c) for le, c in delta.items()), key=lambda x: x[0]):
+                if cumulative >= q * total:
+                    return "> largest bucket" if le == float("inf") else f"<= {le * 1000:g} ms"
+        rows.append({"row": "8. fan-out: server-side release (publish to the last waiter resumed), p50 / p99 / max",
+                     "hlsorigin": f"{quantile(0.5)} / {quantile(0.99)} / {quantile(1.0)} ({total:.0f} releases)"})
+    else:
+        rows.append({"row": "8. fan-out: server-side release", "hlsorigin": "not exported by this build"})
+    growth = [(r["rss_waiting_kib"] - r["rss_idle_kib"]) * 1024 / count for r in origin["rounds"]
+              if r["rss_idle_kib"] is not None]
+    if growth:
+        rows.append({"row": "8. fan-out: RSS growth per suspended request (median of rounds)",
+                     "hlsorigin": f"{median(growth):,.0f} B"})
+    early = sum(r["answered_while_sending"] for r in origin["rounds"])
+    rows.append({"row": "8. fan-out: answers received before the last request was sent (should be 0)",
+                 "hlsorigin": f"{early}"})
+    for row in rows:
+        print(json.dumps(row))
 
 
 # ---------------------------------------------------------------------------------------------------- ingest latency
@@ -452,7 +712,8 @@ def command_table(args):
         return f"{a / b:.2f}" if b and a == a and b == b else "n/a"
 
     for label in labels:
-        of = lambda server, key: median([r[key] for r in wrk if r["label"] == label and r["server"] == server])
+        of = lambda server, key: median([r.get(key, float("nan")) for r in wrk
+                                         if r["label"] == label and r["server"] == server])
         errors = sum(r["errors"] for r in wrk if r["label"] == label)
         n = len([r for r in wrk if r["label"] == label and r["server"] == "hlsorigin"])
         if label.startswith(("2.", "7.")):
@@ -463,6 +724,10 @@ def command_table(args):
             rows.append((label + ", req/s", f"{h:,.0f}", f"{g:,.0f}", ratio(h, g), n, errors))
             h, g = of("hlsorigin", "p99"), of("nginx", "p99")
             rows.append((label + ", p99 latency", f"{h:.2f} ms", f"{g:.2f} ms", ratio(h, g), n, ""))
+        if any("cpu_us" in r for r in wrk if r["label"] == label):
+            # CPU time of the server per request answered: steadier than req/s on a shared machine.
+            h, g = of("hlsorigin", "cpu_us"), of("nginx", "cpu_us")
+            rows.append((label + ", server CPU per request", f"{h:.1f} us", f"{g:.1f} us", ratio(h, g), n, ""))
     small = next((l for l in labels if l.startswith("1.") and "64 conns" in l), None)
     large = next((l for l in labels if l.startswith("6.")), None)
     if small and large:
@@ -493,8 +758,19 @@ def main():
     p = sub.add_parser("mirror"); p.add_argument("--port", type=int); p.add_argument("--path"); p.add_argument("--root")
     p.add_argument("--segments", type=int, default=6); p.add_argument("--wait", type=float, default=30)
     p.add_argument("--with-segments", action="store_true")
+    p = sub.add_parser("newest"); p.add_argument("--port", type=int); p.add_argument("--path"); p.add_argument("--root")
+    p.add_argument("--save"); p.add_argument("--parts", action="store_true")
+    p = sub.add_parser("counters"); p.add_argument("--port", type=int); p.add_argument("--name", action="append")
     p = sub.add_parser("parse-wrk"); p.add_argument("file"); p.add_argument("--label"); p.add_argument("--server")
+    p.add_argument("--cpu-file")
     p = sub.add_parser("idle"); p.add_argument("--port", type=int); p.add_argument("--count", type=int); p.add_argument("--path")
+    p = sub.add_parser("fanout"); p.add_argument("--port", type=int); p.add_argument("--path")
+    p.add_argument("--count", type=int, default=10000); p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--mode", choices=["blocking", "plain"], default="blocking"); p.add_argument("--stop")
+    p.add_argument("--rss-pids"); p.add_argument("--timeout", type=float, default=10)
+    p = sub.add_parser("histogram"); p.add_argument("--port", type=int); p.add_argument("--name")
+    p = sub.add_parser("fanout-rows"); p.add_argument("--origin"); p.add_argument("--nginx")
+    p.add_argument("--release-before"); p.add_argument("--release-after")
     p = sub.add_parser("latency"); p.add_argument("--port", type=int); p.add_argument("--media")
     p.add_argument("--renditions", type=int, default=20); p.add_argument("--segments", type=int, default=50)
     p = sub.add_parser("held"); p.add_argument("--port", type=int); p.add_argument("--channels", type=int)
