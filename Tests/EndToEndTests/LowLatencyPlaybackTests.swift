@@ -88,7 +88,6 @@ extension EndToEnd {
                 let (killed, restarted, secondEncoder) = await outage.value
                 defer { secondEncoder?.signal(SIGKILL) }
                 #expect(secondEncoder != nil, "the second encoder did not start")
-                let playlist = try await client.get(LowLatencyStream.mediaPath).text
 
                 let hlsjs = try #require(report.runs?.first)
                 #expect(hlsjs.error == nil, "\(hlsjs.account)")
@@ -112,7 +111,6 @@ extension EndToEnd {
                     recovery.map { $0 <= 10 } == true,
                     "latency not back in 1-2.5 s within 10 s of the encoder's return (\(recoveryText)): \(afterReturn)")
                 #expect(after.share(within: Self.window) >= 0.8, "from 10 s after the return on: \(after)")
-                #expect(playlist.contains("GAP=YES") || playlist.contains("#EXT-X-GAP"), "\(playlist)")
                 print(
                     "low-latency hls.js through a 10 s encoder outage: before \(before); during \(during); back in "
                         + "range \(recovery.map { String(format: "%.2f s", $0) } ?? "never") after the encoder's "
