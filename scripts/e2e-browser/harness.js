@@ -162,6 +162,13 @@ window.harness = {
             videoBytes: element.webkitVideoDecodedByteCount ?? null,
             audioPeak: state.audioPeak,
             errors: state.errors.length,
+            // Low latency: hls.js's own estimate (seconds behind the live edge), how far the wall clock is ahead of
+            // the PROGRAM-DATE-TIME being shown, and the end of the seekable range (native players).
+            wallClock: Date.now() / 1000,
+            latency: hls && Number.isFinite(hls.latency) ? hls.latency : null,
+            targetLatency: hls && Number.isFinite(hls.targetLatency) ? hls.targetLatency : null,
+            dateLatency: hls && hls.playingDate ? (Date.now() - hls.playingDate.getTime()) / 1000 : null,
+            seekableEnd: element.seekable?.length ? element.seekable.end(element.seekable.length - 1) : null,
         };
         state.audioPeak = 0;
         return result;

@@ -5,6 +5,8 @@ how it played (currentTime, decoded audio bytes, audio level), sampled every hal
 
     play.py SPEC.json          SPEC: {"assets": DIR, "runs": [RUN, ...]}
     RUN: {"player": "hlsjs"|"native"|"videojs", "url": URL, "seconds": 20,
+          "interval": 0.5,                          seconds between samples
+          "requests": true,                         list every response (time, status, URL) in the report
           "subtitles": true,                        turn the first subtitle/caption track on once tracks are known
           "switchAudio": {"to": "fr", "at": 10}}    select that language's audio track N seconds in
 
@@ -73,10 +75,25 @@ def play(browser, base, run):
     page.on("pageerror", lambda e: console.append(f"pageerror: {e}"[:300]))
     # The network log: every response the page received (the players' playlist, segment and key requests), so a
     # caller can check that none was refused.
+    # With "requests": true, also every response's time (seconds since the page was loaded, and the wall clock),
+    # status, URL and X-Cache-Status header (a cache in front) (at most 3,000), for checks on what a player asked for.
     network = {"responses": 0, "failed": []}
+    if run.get("requests"):
+        network["requests"] = []
 
     def on_response(response):
         network["responses"] += 1
+        if "requests" in network and len(network["requests"]) < 3000:
+            at = round(time.monotonic() - loaded, 3)
+            network["requests"].append(
+                {
+                    "t": at,
+                    "wall": round(time.time(), 3),
+                    "status": response.status,
+                    "url": response.url[:300],
+                    "cache": response.headers.get("x-cache-status"),
+                }
+            )
         if response.status >= 400 and len(network["failed"]) < 100:
             network["failed"].append({"status": response.status, "url": response.url[:300]})
 
@@ -87,6 +104,7 @@ def play(browser, base, run):
         and network["failed"].append({"status": 0, "url": r.url[:300], "failure": str(r.failure)[:200]}),
     )
     query = urllib.parse.urlencode({"player": run["player"], "src": run["url"]})
+    loaded = time.monotonic()
     page.goto(f"{base}/page.html?{query}")
     seconds = float(run.get("seconds", 20))
     switch = run.get("switchAudio")
@@ -106,7 +124,7 @@ def play(browser, base, run):
             if switch and switched is None and now >= switch["at"]:
                 found = page.evaluate("(l) => window.harness.switchAudio(l)", switch["to"])
                 switched = {"at": round(now, 2), "found": found, "sampleIndex": len(samples)}
-        time.sleep(0.5)
+        time.sleep(float(run.get("interval", 0.5)))
     tracks = page.evaluate("() => window.harness ? window.harness.tracks() : null")
     state = page.evaluate("() => window.harness ? window.harness.state : null")
     page.close()

@@ -25,6 +25,10 @@ enum BrowserPlayer {
         /// Turns the first subtitle or caption track on as soon as the player lists one.
         var subtitles = false
         var switchAudio: AudioSwitch?
+        /// Seconds between samples (play.py's default: 0.5).
+        var interval: Double?
+        /// Lists every response (time, status, URL) in `Played.network.requests`.
+        var requests = false
     }
 
     /// What `play.py` printed.
@@ -67,6 +71,16 @@ enum BrowserPlayer {
             let buffered: String?
             let audioBytes: Int?
             let audioPeak: Double
+            /// The browser's clock (seconds since 1970) when the sample was taken.
+            let wallClock: Double?
+            /// hls.js: `hls.latency`, seconds behind the live edge as hls.js estimates it.
+            let latency: Double?
+            /// hls.js: `hls.targetLatency`.
+            let targetLatency: Double?
+            /// hls.js: the wall clock minus `hls.playingDate` (the PROGRAM-DATE-TIME being shown).
+            let dateLatency: Double?
+            /// The end of the element's seekable range.
+            let seekableEnd: Double?
         }
         struct Span: Decodable, Sendable {
             /// How far currentTime moved, seconds.
@@ -147,8 +161,20 @@ enum BrowserPlayer {
                 let url: String
                 let failure: String?
             }
+            struct Request: Decodable, Sendable {
+                /// Seconds after the page was loaded.
+                let t: Double
+                /// The wall clock, seconds since 1970.
+                let wall: Double
+                let status: Int
+                let url: String
+                /// The X-Cache-Status header (a cache in front of the origin: HIT, MISS, ...).
+                let cache: String?
+            }
             let responses: Int
             let failed: [Failure]
+            /// Every response, when the run asked for them.
+            let requests: [Request]?
         }
 
         /// True when the element sat at readyState 1 near time 0 to the end while its buffer began over a second
