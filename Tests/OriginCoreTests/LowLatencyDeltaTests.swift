@@ -82,7 +82,7 @@ struct LowLatencyDeltaTests {
                 checked.removed += removed.count
             }
         }
-        #expect(checked.segments > 4000)
+        #expect(checked.segments > 2000)
         #expect(checked.dateRanges > 1000)
         #expect(checked.removed > 100)
     }

@@ -4,11 +4,8 @@ import Testing
 
 @testable import OriginServer
 
-/// Blocking reloads, the directive table and hinted parts on a Low-Latency channel fed by streamed pushes. Enable
-/// once the ingest loop's parts and streamed pushes are merged (they answer `fatalError` until then).
-@Suite(
-    "Low-Latency serving on a channel with parts",
-    .disabled("needs the ingest loop's parts and streamed pushes (merged after this branch)"))
+/// Blocking reloads, the directive table and hinted parts on a Low-Latency channel fed by streamed pushes.
+@Suite("Low-Latency serving on a channel with parts")
 struct LowLatencyChannelServingTests {
     /// A stack whose channel `ch` (rendition 360p, TD 2) is Low-Latency with parts of 0.4 s.
     static func lowLatencyStack() throws -> OriginTestStack {
