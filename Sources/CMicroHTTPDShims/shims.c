@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -159,13 +161,43 @@ size_t CMicroHTTPDShims_request_head_cost(struct MHD_Connection *connection) {
     return info->header_size + (size_t)(records > 0 ? records : 0) * 64;
 }
 
+/* Thread indices are the lowest ones no live thread holds, returned when their thread exits (a pthread key's
+ * destructor), so they stay small for the life of the process however many servers start and stop: per-thread
+ * tables indexed by them (OriginServer's answer caches) keep working after threads are replaced. */
+enum { THREAD_INDEX_LIMIT = 4096 };
+static pthread_mutex_t thread_index_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char thread_index_used[THREAD_INDEX_LIMIT];
+static pthread_key_t thread_index_key;
+static pthread_once_t thread_index_once = PTHREAD_ONCE_INIT;
+static _Thread_local unsigned int thread_index_plus_one = 0; /* 0: not assigned yet */
+
+static void thread_index_release(void *value) {
+    unsigned int index = (unsigned int)(uintptr_t)value - 1;
+    if (index >= THREAD_INDEX_LIMIT) return;
+    pthread_mutex_lock(&thread_index_lock);
+    thread_index_used[index] = 0;
+    pthread_mutex_unlock(&thread_index_lock);
+}
+
+static void thread_index_make_key(void) { (void)pthread_key_create(&thread_index_key, thread_index_release); }
+
 unsigned int CMicroHTTPDShims_thread_index(void) {
-    static unsigned int next = 0;
-    static _Thread_local unsigned int index = 0; /* 0: not assigned yet; stored as index + 1 */
-    if (index == 0) {
-        index = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+    if (thread_index_plus_one == 0) {
+        pthread_once(&thread_index_once, thread_index_make_key);
+        unsigned int index = THREAD_INDEX_LIMIT; /* all taken: an index no table has (callers then keep nothing) */
+        pthread_mutex_lock(&thread_index_lock);
+        for (unsigned int candidate = 0; candidate < THREAD_INDEX_LIMIT; candidate++) {
+            if (!thread_index_used[candidate]) {
+                thread_index_used[candidate] = 1;
+                index = candidate;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&thread_index_lock);
+        thread_index_plus_one = index + 1;
+        if (index < THREAD_INDEX_LIMIT) (void)pthread_setspecific(thread_index_key, (void *)(uintptr_t)(index + 1));
     }
-    return index - 1;
+    return thread_index_plus_one - 1;
 }
 
 /* What CMicroHTTPDShims_plain_request learns from one pass over the headers. */

@@ -121,8 +121,9 @@ public final class HTTPServer: Sendable {
     /// `HTTPServerConfiguration.connectionTimeout`).
     public var connectionsCutForSlowness: Int { context.deadlines.cutConnections }
 
-    /// A small number for the calling thread (0, 1, 2 ... in the order threads first ask), stable for its lifetime;
-    /// on libmicrohttpd's threads the same as `PlainRequest.threadIndex`. Lets handlers keep per-thread state.
+    /// A small number for the calling thread (the lowest one no live thread holds), stable for its lifetime and
+    /// free again when it exits; on libmicrohttpd's threads the same as `PlainRequest.threadIndex`. Lets handlers
+    /// keep per-thread state, also after servers stop and start new threads.
     public static var currentThreadIndex: Int { Int(CMicroHTTPDShims_thread_index()) }
 
     /// Requests whose head has arrived and whose answer has not been completely sent yet.
