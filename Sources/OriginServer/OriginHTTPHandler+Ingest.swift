@@ -4,7 +4,7 @@ import OriginCore
 import SharedBytes
 
 /// `/ingest/{channel}/{rendition}/{file}`: what `ffmpeg -f hls -method PUT` sends, and the streamed POSTs of
-/// `ffmpeg -f segment` and PUTs of `ffmpeg -f dash -streaming 1` (docs/low-latency-ingest.md); `.mpd` manifests are
+/// `ffmpeg -f segment` and PUTs of `ffmpeg -f dash -streaming 1` (docs/low-latency.md); `.mpd` manifests are
 /// answered 204 and ignored.
 extension OriginHTTPHandler {
     func ingest(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
