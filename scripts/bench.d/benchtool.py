@@ -372,9 +372,9 @@ def command_fanout(args):
     """Figure 8: `--count` keep-alive connections, opened (one plain GET each, as a player's first request) and
     then, per round, each sends one request at nearly the same instant and waits for its answer.
 
-    `--mode blocking`: the request is `--path?_HLS_msn=M&_HLS_part=P` for the part the preload hint names just after
-    a part was published, so every request waits in the origin until that part is published, and all are released
-    together. `--mode plain` (the nginx reference): `--stop` processes (the server's workers) are stopped with
+    `--mode blocking`: the request is `--path?_HLS_msn=M&_HLS_part=P` for part 1 of the segment after the one the
+    preload hint names just after a part was published (`ll_target`), so every request waits in the origin until
+    that part is published, and all are released together. `--mode plain` (the nginx reference): `--stop` processes (the server's workers) are stopped with
     SIGSTOP, every connection sends a plain GET of `--path`, and the workers continue with SIGCONT: all requests are
     pending at one instant.
 
