@@ -90,6 +90,10 @@ struct LowLatencyChannelServingTests {
             Self.edge(try stack.playlistText("360p")).lastPart.flatMap { OriginHTTPHandler.partName($0)?.position })
         let waiting = try RawHTTPConnection(port: stack.port, timeout: .seconds(5))
         try waiting.send(RawHTTPConnection.requestBytes("GET", "/live/ch/360p/index.m3u8?_HLS_msn=\(last.msn + 2)"))
+        // The deadline counts from when the server takes the request: the clock moves only once it waits.
+        try waitUntil("the blocking reload to wait") {
+            (stack.origin.channel(named: "ch")?.lowLatencyServing.waitingReloads ?? 0) > 0
+        }
         stack.clock.advance(seconds: 5.9)
         stack.origin.tick()
         #expect(!waiting.peerClosed(waitingMilliseconds: 100))
