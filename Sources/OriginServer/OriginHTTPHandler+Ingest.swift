@@ -28,6 +28,11 @@ extension OriginHTTPHandler {
                 if let push = try origin.beginStreamingPush(channel: channel, rendition: rendition, fileName: file) {
                     return .streamBody(limit: limit, receiver: StreamingIngest(push: push, handler: self))
                 }
+            } catch  where error.reason == .concurrentPush {
+                // The previous push may only not have been read to its end yet: wait for it (StreamingIngest).
+                let waiting = StreamingIngest(
+                    channel: channel, rendition: rendition, fileName: file, refusal: error, handler: self)
+                return .streamBody(limit: limit, receiver: waiting)
             } catch {
                 return .streamBody(limit: limit, receiver: StreamingIngest(refusal: error, handler: self))
             }
