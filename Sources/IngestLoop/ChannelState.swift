@@ -525,9 +525,12 @@ package struct ChannelState: Sendable {
             }
             guard !leaders.isEmpty, leaders.allSatisfy({ $0.hasEntry(msn: next) }) else { break }
             // The first slots wait (until their deadline) for renditions that have not delivered yet: configured
-            // ones, or, on a channel created by pushes, renditions nobody has announced yet.
+            // ones, or, on a channel created by pushes, renditions nobody has announced yet. Not for unannounced
+            // ones in a Low-Latency channel: the next segment's parts are listed only once this slot closes, so a
+            // wait here would stall every player for up to the grace period at each of the first slots.
             if next < firstMSN + Self.startupSlots,
-                started.count < renditions.count || configuration.renditions.isEmpty
+                started.count < renditions.count
+                    || (configuration.renditions.isEmpty && configuration.lowLatency == nil)
             {
                 break
             }

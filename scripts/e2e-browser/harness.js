@@ -97,6 +97,10 @@ const players = {
             note("hls", "MANIFEST_PARSED");
             video.play().catch((e) => error(`play(): ${e}`));
         });
+        // ?catchup=R: hls.js plays up to R x speed while behind its latency target (`maxLiveSyncPlaybackRate`,
+        // default 1: never catches up); the controllers read the live config object.
+        const catchUp = Number(params.get("catchup"));
+        if (catchUp > 1) hls.config.maxLiveSyncPlaybackRate = catchUp;
         const Events = hls.constructor.Events;
         hls.on(Events.ERROR, (_, data) => {
             note("hls-error", `${data.fatal ? "FATAL " : ""}${data.type} ${data.details}`);

@@ -103,7 +103,10 @@ def play(browser, base, run):
         lambda r: len(network["failed"]) < 100
         and network["failed"].append({"status": 0, "url": r.url[:300], "failure": str(r.failure)[:200]}),
     )
-    query = urllib.parse.urlencode({"player": run["player"], "src": run["url"]})
+    fields = {"player": run["player"], "src": run["url"]}
+    if run.get("catchUpRate"):
+        fields["catchup"] = run["catchUpRate"]
+    query = urllib.parse.urlencode(fields)
     loaded = time.monotonic()
     page.goto(f"{base}/page.html?{query}")
     seconds = float(run.get("seconds", 20))

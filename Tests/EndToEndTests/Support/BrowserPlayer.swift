@@ -29,6 +29,9 @@ enum BrowserPlayer {
         var interval: Double?
         /// Lists every response (time, status, URL) in `Played.network.requests`.
         var requests = false
+        /// hls.js: plays up to this many times faster while behind its live latency target
+        /// (`maxLiveSyncPlaybackRate`; nil: hls.js's default 1, it never catches up).
+        var catchUpRate: Double?
     }
 
     /// What `play.py` printed.
