@@ -311,19 +311,7 @@ extension ChannelState {
         slots[msn] = slot
         renditions[position].recentParts[msn] = ClosedParts(parts: parts, endMilliseconds: entry.endMilliseconds)
         renditions[position].open = nil
-        if keepsStoreRecords {
-            let mediaEnd = renditions[position].lastMediaEnd
-            pendingStoreRecords.append(
-                .segment(
-                    rendition: renditions[position].name,
-                    SegmentRecord(
-                        kind: stored == nil ? .unpersisted : .segment, msn: msn,
-                        programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
-                        durationMilliseconds: entry.durationMilliseconds, discontinuity: entry.discontinuity,
-                        startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
-                        initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
-                        mediaTimescale: mediaEnd?.timescale ?? 90_000)))
-        }
+        queueSegmentRecord(entry, position: position, info: info, stored: stored)
         touch(renditions[position].name)
         closeFilledSlots(nowMilliseconds: now)
         return entry

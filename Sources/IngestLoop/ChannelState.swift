@@ -319,21 +319,25 @@ package struct ChannelState: Sendable {
                 renditions[position].recentFileNumbers.removeFirst()
             }
         }
-        if keepsStoreRecords {
-            let mediaEnd = renditions[position].lastMediaEnd
-            pendingStoreRecords.append(
-                .segment(
-                    rendition: name,
-                    SegmentRecord(
-                        kind: stored == nil ? .unpersisted : .segment, msn: msn,
-                        programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
-                        durationMilliseconds: entry.durationMilliseconds, discontinuity: entry.discontinuity,
-                        startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
-                        initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
-                        mediaTimescale: mediaEnd?.timescale ?? 90_000)))
-        }
+        queueSegmentRecord(entry, position: position, info: info, stored: stored)
         closeFilledSlots(nowMilliseconds: now)
         return .success(entry)
+    }
+
+    /// Queues the store record of an accepted segment (whole or streamed), written before its slot is published.
+    mutating func queueSegmentRecord(_ entry: WindowEntry, position: Int, info: SegmentInfo, stored: StoredSegment?) {
+        guard keepsStoreRecords else { return }
+        let mediaEnd = renditions[position].lastMediaEnd
+        pendingStoreRecords.append(
+            .segment(
+                rendition: renditions[position].name,
+                SegmentRecord(
+                    kind: stored == nil ? .unpersisted : .segment, msn: entry.msn,
+                    programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
+                    durationMilliseconds: entry.durationMilliseconds, discontinuity: entry.discontinuity,
+                    startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
+                    initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
+                    mediaTimescale: mediaEnd?.timescale ?? 90_000)))
     }
 
     /// Why a segment cannot be taken at all: no duration, or fMP4 before any initialization section.
