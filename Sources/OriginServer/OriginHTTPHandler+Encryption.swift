@@ -77,9 +77,7 @@ extension OriginHTTPHandler {
 
     /// `{msn}.{ext}` with the canonical decimal MSN (no leading zeros); nil otherwise.
     static func segmentName(_ name: String) -> (msn: UInt64, fileExtension: Substring)? {
-        guard let dot = name.lastIndex(of: "."), case let number = name[..<dot], !number.isEmpty,
-            number.count <= 20, number.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-            number.count == 1 || !number.hasPrefix("0"), let msn = UInt64(number)
+        guard let dot = name.lastIndex(of: "."), let number = canonicalNumber(name[..<dot]), let msn = UInt64(number)
         else { return nil }
         return (msn, name[name.index(after: dot)...])
     }

@@ -137,7 +137,8 @@ extension OriginHTTPHandler {
         return (PartPosition(msn: msn, part: part), pieces[2])
     }
 
-    private static func canonicalNumber(_ text: Substring) -> Substring? {
+    /// A decimal number as URLs name MSNs and parts: digits only, no leading zeros, at most 20 digits.
+    static func canonicalNumber(_ text: Substring) -> Substring? {
         guard !text.isEmpty, text.count <= 20,
             text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             text.count == 1 || !text.hasPrefix("0")

@@ -118,11 +118,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         let file = segments[3]
         if file == "index.m3u8" || file == "iframes.m3u8" { return .playlist(versions, versions.version) }
         if let (msn, _) = segmentName(file) { return .segment(versions, msn: msn) }
-        if let dot = file.lastIndex(of: "."), let (msn, part) = segmentName(String(file[..<dot])),
-            !part.isEmpty, part.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-        {
-            return .part(versions, msn: msn)
-        }
+        if let (position, _) = partName(file) { return .part(versions, msn: position.msn) }
         return snapshotVersion
     }
 
