@@ -55,16 +55,9 @@ extension Channel {
         ticket: OpenSegmentTicket, bytes: SharedBytes, info: SegmentInfo
     ) throws(IngestError) -> IngestReceipt {
         let rendition = ticket.rendition
-        var stored: StoredSegment?
+        let stored: StoredSegment?
         do throws(IngestError) {
-            if let renditionStore = try self.renditionStore(rendition) {
-                do {
-                    stored = try renditionStore.stage(bytes, container: info.container)
-                } catch {
-                    noteStorageFailure("segment write failed: \(error)")
-                    throw IngestError.notPersisted("\(rendition): segment", error)
-                }
-            }
+            stored = try stage(bytes, rendition: rendition, container: info.container)
         } catch {
             abandonStreamedSegment(ticket: ticket)
             throw recordRejection(rendition: rendition, error)

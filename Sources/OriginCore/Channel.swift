@@ -387,14 +387,11 @@ public final class Channel: Sendable {
             return IngestReceipt(kind: .initSection, message: "\(rendition): init-\(version).mp4", msn: nil)
         case .segment(let bytes, let info):
             // Durable before the lock is taken (`sync: always` waits for the disk here, holding no lock).
-            var stored: StoredSegment?
-            if let renditionStore = try self.renditionStore(rendition) {
-                do {
-                    stored = try renditionStore.stage(bytes, container: info.container)
-                } catch {
-                    noteStorageFailure("segment write failed: \(error)")
-                    throw recordRejection(rendition: rendition, .notPersisted("\(rendition): segment", error))
-                }
+            let stored: StoredSegment?
+            do throws(IngestError) {
+                stored = try stage(bytes, rendition: rendition, container: info.container)
+            } catch {
+                throw recordRejection(rendition: rendition, error)
             }
             let result = state.withLock { state in
                 let (result, actions) = state.accept(
@@ -406,6 +403,22 @@ public final class Channel: Sendable {
             let accepted = try receipt(result, rendition: rendition)
             if let msn = accepted.msn { encryptAccepted(rendition: rendition, msn: msn, bytes: bytes) }
             return accepted
+        }
+    }
+
+    /// Writes a segment's bytes to the rendition's store (outside any lock; `sync: always` waits for the disk):
+    /// where they are, nil without a store; a failure is noted (status, metrics, log) and thrown as `notPersisted`.
+    func stage(
+        _ bytes: SharedBytes, rendition: String, container: MediaContainer
+    ) throws(IngestError)
+        -> StoredSegment?
+    {
+        guard let renditionStore = try renditionStore(rendition) else { return nil }
+        do {
+            return try renditionStore.stage(bytes, container: container)
+        } catch {
+            noteStorageFailure("segment write failed: \(error)")
+            throw .notPersisted("\(rendition): segment", error)
         }
     }
 
