@@ -11,7 +11,8 @@ import SharedBytes
 /// Input: `METHOD SP TARGET LF`, header lines `Name: value LF`, an empty line, then the body (sent when the handler
 /// asks for one). The client is a loopback client (so the admin API answers without a token).
 /// One origin lives for the whole run: a test-source channel `demo` (two renditions, three segments in the window)
-/// plus auto-created channels. So that state stays bounded, it is rebuilt every `rebuildEvery` inputs.
+/// plus auto-created channels, Low-Latency ones (a POST streams its body in pieces and is cut into parts). So that
+/// state stays bounded, it is rebuilt every `rebuildEvery` inputs.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let raw = UnsafeBufferPointer(start: data, count: size)
@@ -65,11 +66,33 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         break
     case .receiveBody(let limit, let complete):
         if body.count <= limit { consume(complete(body)) }
+    case .streamBody(let limit, let receiver):
+        stream(body, limit: limit, to: receiver)
     case .suspend:
         // A long poll: answered later from another thread through a responder only the server can make.
         break
     }
     return 0
+}
+
+/// Hands the body to a streaming receiver as libmicrohttpd would: in pieces (three uneven ones, so cuts fall inside
+/// packets), stopping at the receiver's early answer, abandoning past the limit as the server does (413).
+private func stream(_ body: SharedBytes, limit: Int, to receiver: any HTTPBodyReceiver) {
+    if body.count > limit {
+        receiver.abandon()
+        return
+    }
+    let cuts = [0, body.count / 3, body.count * 2 / 3 + 1, body.count].map { min($0, body.count) }
+    for (start, end) in zip(cuts, cuts.dropFirst()) where start < end {
+        let answered = body.withUnsafeBytes { raw in
+            receiver.receive(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+        }
+        if let answered {
+            consume(answered)
+            return
+        }
+    }
+    consume(receiver.finish())
 }
 
 private func consume(_ response: HTTPResponse) {
@@ -105,6 +128,7 @@ private final class Harness: @unchecked Sendable {
               defaults:
                 segmentDuration: 2
                 window: { segments: 3 }
+                lowLatency: { partTarget: 0.5 }
             channels:
               - name: demo
                 source: test-source
