@@ -14,9 +14,7 @@ extension EndToEnd {
         static let window = 1.0...2.5
 
         @Test(
-            "hls.js in low-latency mode plays 60 s of an LL push with hls.latency in 1-2.5 s for >= 80 % of samples",
-            .disabled(
-                "not met yet: played straight from the origin hls.js settles at 2.7-2.9 s (1.2-1.8 s through nginx)"))
+            "hls.js in low-latency mode plays 60 s of an LL push with hls.latency in 1-2.5 s for >= 80 % of samples")
         func hlsjsPlaysWithinTheLatencyWindow() async throws {
             try await OriginProcess.withRunning(
                 configuration: LowLatencyStream.configuration(), label: "ll-hlsjs"
@@ -61,8 +59,7 @@ extension EndToEnd {
         }
 
         @Test(
-            "hls.js plays through a 10 s encoder outage: no fatal error, latency back in 1-2.5 s within 10 s",
-            .disabled("not met yet: no fatal error, but latency stays near 2.9 s after the return"))
+            "hls.js plays through a 10 s encoder outage: no fatal error, latency back in 1-2.5 s within 10 s")
         func hlsjsPlaysThroughAnEncoderOutage() async throws {
             try await OriginProcess.withRunning(
                 configuration: LowLatencyStream.configuration(), label: "ll-outage"
@@ -86,11 +83,14 @@ extension EndToEnd {
                 }
                 let report = try await BrowserPlayer.play(
                     [
-                        // A player waits out a 10 s outage behind the live edge; hls.js only comes back to its
-                        // target if it may play faster (its default never does): the LL setting players use.
+                        // A player waits out a 10 s outage behind the live edge; hls.js comes back to its target
+                        // only if it may play faster (its default never does), and by default it aims 1 s further
+                        // behind for good after each stall (up to a target duration: 3.2 s here, measured 2.9 s
+                        // after the return): the LL settings players use instead, so what is measured is whether
+                        // the origin lets the player get back, not the player's policy (docs/low-latency.md).
                         BrowserPlayer.Run(
                             player: .hlsjs, url: origin.baseURL + LowLatencyStream.multivariantPath, seconds: 55,
-                            interval: 0.25, requests: true, catchUpRate: 1.5)
+                            interval: 0.25, requests: true, catchUpRate: 1.5, stallIncrease: 0)
                     ], directory: origin.directory, label: "ll-outage")
                 let (killed, restarted, secondEncoder) = await outage.value
                 defer { secondEncoder?.signal(SIGKILL) }

@@ -101,6 +101,12 @@ const players = {
         // default 1: never catches up); the controllers read the live config object.
         const catchUp = Number(params.get("catchup"));
         if (catchUp > 1) hls.config.maxLiveSyncPlaybackRate = catchUp;
+        // ?stallincrease=S: seconds hls.js adds to its latency target at each stall (`liveSyncOnStallIncrease`,
+        // default 1, up to one target duration: after an outage it aims that much further behind for good).
+        const stallIncrease = params.get("stallincrease");
+        if (stallIncrease !== null && Number.isFinite(Number(stallIncrease))) {
+            hls.config.liveSyncOnStallIncrease = Number(stallIncrease);
+        }
         const Events = hls.constructor.Events;
         hls.on(Events.ERROR, (_, data) => {
             note("hls-error", `${data.fatal ? "FATAL " : ""}${data.type} ${data.details}`);

@@ -8,7 +8,9 @@ how it played (currentTime, decoded audio bytes, audio level), sampled every hal
           "interval": 0.5,                          seconds between samples
           "requests": true,                         list every response (time, status, URL) in the report
           "subtitles": true,                        turn the first subtitle/caption track on once tracks are known
-          "switchAudio": {"to": "fr", "at": 10}}    select that language's audio track N seconds in
+          "switchAudio": {"to": "fr", "at": 10},    select that language's audio track N seconds in
+          "catchUpRate": 1.5,                       hls.js maxLiveSyncPlaybackRate (catch up to its latency target)
+          "stallIncrease": 0}                       hls.js liveSyncOnStallIncrease (target growth per stall)
 
 The page (page.html, harness.js) and the players (DIR/hls.js, DIR/video.js, laid down by scripts/e2e-browser/install)
 are served by a small HTTP server of this process on 127.0.0.1; the origin's playlists are loaded cross-origin (the
@@ -81,14 +83,20 @@ def play(browser, base, run):
     if run.get("requests"):
         network["requests"] = []
 
+    # Each entry also carries "sent": the wall clock when the browser sent the request (its resource timing).
     def on_response(response):
         network["responses"] += 1
         if "requests" in network and len(network["requests"]) < 3000:
             at = round(time.monotonic() - loaded, 3)
+            try:
+                sent = response.request.timing["startTime"] / 1000
+            except Exception:  # noqa: BLE001 - timing is optional; "wall" stands in
+                sent = None
             network["requests"].append(
                 {
                     "t": at,
                     "wall": round(time.time(), 3),
+                    "sent": round(sent, 3) if sent and sent > 0 else None,
                     "status": response.status,
                     "url": response.url[:300],
                     "cache": response.headers.get("x-cache-status"),
@@ -106,6 +114,8 @@ def play(browser, base, run):
     fields = {"player": run["player"], "src": run["url"]}
     if run.get("catchUpRate"):
         fields["catchup"] = run["catchUpRate"]
+    if run.get("stallIncrease") is not None:
+        fields["stallincrease"] = run["stallIncrease"]
     query = urllib.parse.urlencode(fields)
     loaded = time.monotonic()
     page.goto(f"{base}/page.html?{query}")

@@ -32,6 +32,9 @@ enum BrowserPlayer {
         /// hls.js: plays up to this many times faster while behind its live latency target
         /// (`maxLiveSyncPlaybackRate`; nil: hls.js's default 1, it never catches up).
         var catchUpRate: Double?
+        /// hls.js: seconds its latency target grows by at each stall (`liveSyncOnStallIncrease`; nil: hls.js's
+        /// default 1 s, up to one target duration).
+        var stallIncrease: Double?
     }
 
     /// What `play.py` printed.
@@ -169,6 +172,8 @@ enum BrowserPlayer {
                 let t: Double
                 /// The wall clock, seconds since 1970.
                 let wall: Double
+                /// When the browser sent the request (wall clock, seconds since 1970), if its timing was known.
+                let sent: Double?
                 let status: Int
                 let url: String
                 /// The X-Cache-Status header (a cache in front of the origin: HIT, MISS, ...).
