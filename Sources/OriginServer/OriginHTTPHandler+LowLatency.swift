@@ -168,9 +168,21 @@ extension OriginHTTPHandler {
                 response.headers.append(name: "Cache-Control", value: "public, max-age=\(rendition.targetDuration)")
                 return respond(response)
             }
-            return respond(
-                serveImmutable(
-                    request, bytes: bytes, contentType: container.contentType, etag: etag, modifiedMilliseconds: nil))
+            guard StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) else {
+                return respond(
+                    serveImmutable(
+                        request, bytes: bytes, contentType: container.contentType, etag: etag,
+                        modifiedMilliseconds: nil))
+            }
+            // A plain GET: one prepared answer per part, kept while the part answers (and per thread after it).
+            let prepared = preparedLive.part(channel: channel.name, of: rendition, position: position, bytes: bytes) {
+                PreparedResponse(
+                    Self.completed(
+                        serveImmutable(
+                            Self.plainGet, bytes: bytes, contentType: container.contentType, etag: etag,
+                            modifiedMilliseconds: nil)))
+            }
+            return respond(prepared)
         }
         guard let hint = lowLatency.preloadHint, Channel.isHintedOrNext(position, hint: hint) else {
             return respond(Self.noPart(file, rendition: rendition.name))

@@ -31,6 +31,30 @@ struct PreparedLiveResponseTests {
         #expect(stack.handler.preparedLive.segmentUsage.count == 0)
     }
 
+    @Test func aPartIsAnsweredFromOnePreparedAnswerFreedOnceItsPartStopsAnswering() throws {
+        let stack = try LowLatencyChannelServingTests.lowLatencyStack()
+        for _ in 0..<3 { try stack.slot(chunkSize: 1316) }
+        let playlist = try stack.get("/live/ch/360p/index.m3u8")
+        let uri = try #require(LowLatencyChannelServingTests.edge(playlist.text).lastPart)
+        let before = stack.handler.preparedLive.segmentUsage.count
+        let first = try stack.get("/live/ch/360p/\(uri)")
+        let second = try stack.get("/live/ch/360p/\(uri)")
+        #expect(first.status == 200 && second.status == 200)
+        #expect(!first.body.isEmpty && first.body == second.body)
+        #expect(first.header("Cache-Control") == second.header("Cache-Control"))
+        #expect(first.header("ETag") != nil && first.header("ETag") == second.header("ETag"))
+        #expect(stack.handler.preparedLive.segmentUsage.count == before + 1)
+        // A range is cut from the same bytes, not from the prepared answer.
+        let range = try stack.get("/live/ch/360p/\(uri)", headers: [("Range", "bytes=0-187")])
+        #expect(range.status == 206)
+        #expect(range.body == Array(first.body.prefix(188)))
+        // Once the part's segment leaves retention (and its parts stop answering), the prepared answer goes.
+        try stack.slots(40)
+        #expect(try stack.get("/live/ch/360p/index.m3u8").status == 200)
+        #expect(try stack.get("/live/ch/360p/\(uri)").status == 404)
+        #expect(stack.handler.preparedLive.segmentUsage.count == 0)
+    }
+
     @Test func aNewPlaylistVersionReplacesThePreparedOne() throws {
         let stack = try OriginTestStack()
         try stack.slots(3)
