@@ -82,12 +82,20 @@ extension EndToEnd {
                 // The second player starts 6 s after the first: one of them asks for what the other already had
                 // fetched, or waits on the cache lock for the same blocking reload.
                 async let leading = BrowserPlayer.playOnce(
-                    [BrowserPlayer.Run(player: .hlsjs, url: url, seconds: 45, interval: 0.25, requests: true)],
+                    [
+                        BrowserPlayer.Run(
+                            player: .hlsjs, url: url, seconds: 45, interval: 0.25, requests: true,
+                            catchUpRate: LowLatencyStream.catchUpRate, stallIncrease: 0)
+                    ],
                     directory: origin.directory, label: "ll-nginx-first")
                 async let following = { () async throws -> BrowserPlayer.Report in
                     try await Task.sleep(for: .seconds(6))
                     return try await BrowserPlayer.playOnce(
-                        [BrowserPlayer.Run(player: .hlsjs, url: url, seconds: 36, interval: 0.25, requests: true)],
+                        [
+                            BrowserPlayer.Run(
+                                player: .hlsjs, url: url, seconds: 36, interval: 0.25, requests: true,
+                                catchUpRate: LowLatencyStream.catchUpRate, stallIncrease: 0)
+                        ],
                         directory: origin.directory, label: "ll-nginx-second")
                 }()
                 let (firstReport, secondReport) = try await (leading, following)

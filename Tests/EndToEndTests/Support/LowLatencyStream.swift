@@ -10,6 +10,8 @@ import TestSupport
 enum LowLatencyStream {
     /// PART-TARGET of the test channel: 10 frames at 25 fps.
     static let partTarget = 0.4
+    /// hls.js's `maxLiveSyncPlaybackRate` in the LL tests: it may play this much faster to get back to its target.
+    static let catchUpRate = 1.5
     static let channel = "sport"
     static let rendition = "main"
 
