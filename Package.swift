@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
     ],
     targets: [
         // C boundary: libmicrohttpd and zlib, seen only by MicroHTTPD / OriginServer.
@@ -64,6 +66,14 @@ let package = Package(
             name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal, the marker journals and the segment store (CRC-32 from zlib).
         .target(name: "Persistence", dependencies: ["CZlib", "IngestLoop", "Markers", "MediaProbe", "SharedBytes"]),
+        // Marker books shared by a group of origins through PostgreSQL (postgres-nio), with LISTEN/NOTIFY.
+        .target(
+            name: "MarkerDatabase",
+            dependencies: [
+                "Markers", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         // Keys, playback tokens and AES-128 segment encryption: the only code that imports swift-crypto (keys, HMAC)
         // and libcrypto (the bulk cipher: swift-crypto's AES-CBC sets up the key for every block, 0.35 s per MiB).
         .target(
@@ -83,7 +93,7 @@ let package = Package(
         .target(
             name: "OriginServer",
             dependencies: [
-                "OriginCore", "HLSCrypto", "MicroHTTPD", "HLSPlaylist", "SharedBytes",
+                "OriginCore", "HLSCrypto", "MarkerDatabase", "Markers", "MicroHTTPD", "HLSPlaylist", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
@@ -91,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "hlsorigin",
             dependencies: [
-                "OriginServer",
+                "MarkerDatabase", "OriginServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -126,7 +136,8 @@ let package = Package(
         .testTarget(
             name: "OriginServerTests",
             dependencies: [
-                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport", "HLSCrypto",
+                "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
+                "HLSCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -13,6 +13,9 @@ public struct MarkerError: Error, Sendable, Hashable, CustomStringConvertible {
         case tooManyMarkers
         /// The journal could not be written: the change was not made.
         case notPersisted
+        /// The shared marker database could not be reached (or kept changing under us): the change was not made;
+        /// retry later.
+        case unavailable
     }
 
     /// Why the request was refused.

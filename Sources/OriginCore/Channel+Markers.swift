@@ -1,3 +1,4 @@
+import Dispatch
 import HLSPlaylist
 import Markers
 
@@ -57,12 +58,27 @@ extension Channel {
         let due = book.endsMilliseconds().contains { $0.value + grace < windowStart }
         let expired = book.retiredIds.contains { now - $0.value > MarkerBook.retiredIdLifetimeMilliseconds }
         guard due || expired else { return }
-        let pruned = try? markers.change { book throws(MarkerError) in
-            let removed = book.prune(
-                windowStartMilliseconds: windowStart, graceMilliseconds: grace, nowMilliseconds: now)
-            return (removed, changed: true)
+        let prune: @Sendable () -> Void = { [self] in
+            let pruned = try? markers.change { book throws(MarkerError) in
+                let removed = book.prune(
+                    windowStartMilliseconds: windowStart, graceMilliseconds: grace, nowMilliseconds: now)
+                return (removed, changed: !removed.isEmpty || expired)
+            }
+            if let removed = pruned?.0, !removed.isEmpty { markersDidChange() }
         }
-        if let removed = pruned?.0, !removed.isEmpty { markersDidChange() }
+        guard markers.shared != nil else { return prune() }
+        // Shared books are a database round trip away: never on the tick's thread, one prune at a time.
+        guard !sharedPruneRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            prune()
+            sharedPruneRunning.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Reads the shared marker book again (another origin of the group changed it, or the database came back) and
+    /// republishes the playlists if the markers changed. Makes a database round trip: not for the tick's thread.
+    public func refreshSharedMarkers() {
+        if markers.refresh() { markersDidChange() }
     }
 
     private func markersDidChange() {

@@ -63,6 +63,8 @@ public final class Channel: Sendable {
     let renditionVersions = Mutex<[String: RenditionVersions]>([:])
     /// The channel's date ranges (ad markers), journaled; see `Channel+Markers.swift`.
     public let markers: MarkerStore
+    /// A prune of shared markers is running on a background thread (`pruneMarkers`).
+    let sharedPruneRunning = Atomic<Bool>(false)
 
     private let journal: StateJournal?
     /// What happened to the journal at start-up or since (shown in the channel status).

@@ -5,7 +5,9 @@ import Persistence
 import Synchronization
 
 /// One channel's marker book behind locks, with its journal: every change is on disk before it is visible or
-/// acknowledged.
+/// acknowledged. With shared books (`SharedMarkerBooks`: a database the origins of a group share), every change is
+/// made on the stored book as it is now and stored there before it is visible or acknowledged; the journal then only
+/// keeps the last book known, so that a restart while the database is down still shows the markers.
 ///
 /// Two locks: `writer` serialises changes (held while the journal is written and fsynced), `visible` holds the book
 /// the renderer reads and is only held to copy or swap it, so ingest never waits for a disk write. The lock order
@@ -13,7 +15,13 @@ import Synchronization
 public final class MarkerStore: Sendable {
     /// The journal, nil when markers are kept in memory only (no data directory).
     public let journal: MarkerJournal?
+    /// The shared books, nil when this origin's journal is the only copy.
+    public let shared: (any SharedMarkerBooks)?
+    /// The channel (the shared books' key).
+    let channel: String
     private let writer: Mutex<MarkerBook>
+    /// The version of the shared book that `writer` holds (nil: none stored yet, or no shared books).
+    private let sharedVersion = Mutex<Int64?>(nil)
     private let visible: Mutex<MarkerBook>
     /// The last journal write failure, shown in the channel status.
     private let failure = Mutex<String?>(nil)
@@ -23,8 +31,14 @@ public final class MarkerStore: Sendable {
     /// - Parameters:
     ///   - book: markers loaded from the journal (or an empty book).
     ///   - journal: where changes are written, nil for memory only.
-    public init(book: MarkerBook = MarkerBook(), journal: MarkerJournal? = nil, logger: Logger) {
+    ///   - shared: the group's shared books, if configured; `channel` is their key.
+    public init(
+        book: MarkerBook = MarkerBook(), journal: MarkerJournal? = nil, shared: (any SharedMarkerBooks)? = nil,
+        channel: String = "", logger: Logger
+    ) {
         self.journal = journal
+        self.shared = shared
+        self.channel = channel
         self.writer = Mutex(book)
         self.visible = Mutex(book)
         self.logger = logger
@@ -32,8 +46,11 @@ public final class MarkerStore: Sendable {
 
     /// Opens the journal of `channel` under `dataDirectory` and loads it. A journal that cannot be read is moved
     /// aside (`.unreadable-{random}`) with an error in the log, and the channel starts with no markers.
-    public static func open(channel: String, dataDirectory: String?, logger: Logger) -> MarkerStore {
-        guard let dataDirectory else { return MarkerStore(logger: logger) }
+    /// With `shared` books, the journal's book is only where the store starts: `refresh()` reads the shared one.
+    public static func open(
+        channel: String, dataDirectory: String?, shared: (any SharedMarkerBooks)? = nil, logger: Logger
+    ) -> MarkerStore {
+        guard let dataDirectory else { return MarkerStore(shared: shared, channel: channel, logger: logger) }
         let journal = MarkerJournal(dataDirectory: dataDirectory, channel: channel)
         do {
             let book = try journal.load() ?? MarkerBook()
@@ -42,14 +59,14 @@ public final class MarkerStore: Sendable {
                     "markers restored from the journal",
                     metadata: ["hls.channel": "\(channel)", "hls.markers": "\(book.markers.count)"])
             }
-            return MarkerStore(book: book, journal: journal, logger: logger)
+            return MarkerStore(book: book, journal: journal, shared: shared, channel: channel, logger: logger)
         } catch {
             let aside = journal.path + ".unreadable-" + String(UInt32.random(in: .min ... .max), radix: 36)
             try? FileManager.default.moveItem(atPath: journal.path, toPath: aside)
             logger.error(
                 "marker journal unreadable: moved aside, channel starts without markers",
                 metadata: ["hls.channel": "\(channel)", "error": "\(error)", "path": "\(aside)"])
-            return MarkerStore(journal: journal, logger: logger)
+            return MarkerStore(journal: journal, shared: shared, channel: channel, logger: logger)
         }
     }
 
@@ -66,7 +83,8 @@ public final class MarkerStore: Sendable {
     )
         throws(MarkerError) -> (Result, changed: Bool)
     {
-        try writer.withLock { current throws(MarkerError) -> (Result, changed: Bool) in
+        if let shared { return try changeShared(shared, body) }
+        return try writer.withLock { current throws(MarkerError) -> (Result, changed: Bool) in
             var next = current
             let (result, changed) = try body(&next)
             guard changed else { return (result, false) }
@@ -84,5 +102,83 @@ public final class MarkerStore: Sendable {
             visible.withLock { $0 = next }
             return (result, true)
         }
+    }
+
+    /// Most attempts at a change while other origins keep changing the same book.
+    static let sharedAttempts = 4
+
+    /// A change made on the shared book as stored now (so a PATCH here sees a POST made on another origin), stored
+    /// there only if no other origin changed it meanwhile (else read again and retried), then made visible.
+    private func changeShared<Result>(
+        _ shared: any SharedMarkerBooks, _ body: (inout MarkerBook) throws(MarkerError) -> (Result, changed: Bool)
+    ) throws(MarkerError) -> (Result, changed: Bool) {
+        do {
+            // Read and stored again while other origins change the book first.
+            return try writer.withLock { current throws(MarkerError) -> (Result, changed: Bool) in
+                for _ in 0..<Self.sharedAttempts {
+                    let stored = try shared.load(channel: channel)
+                    var next = stored?.book ?? MarkerBook()
+                    let (result, changed) = try body(&next)
+                    guard changed else {
+                        if let stored { adopt(stored, into: &current) }
+                        return (result, false)
+                    }
+                    guard let version = try shared.save(channel: channel, book: next, replacing: stored?.version)
+                    else {
+                        continue  // another origin changed the book first: read it again
+                    }
+                    adopt(SharedMarkerBook(book: next, version: version), into: &current)
+                    return (result, true)
+                }
+                throw MarkerError(
+                    .unavailable, field: nil,
+                    "the marker book of '\(channel)' kept changing on other origins: try again")
+            }
+        } catch  where error.reason == .unavailable {
+            failure.withLock { $0 = error.message }
+            logger.error("marker change refused: shared marker books unavailable", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    /// Reads the shared book again (another origin changed it, or the database came back) and shows it if it is
+    /// newer than the one shown. Nothing changes while the database cannot be reached: the markers known stay.
+    /// - Returns: whether the visible book changed.
+    @discardableResult
+    public func refresh() -> Bool {
+        guard let shared else { return false }
+        let stored: SharedMarkerBook?
+        do {
+            stored = try shared.load(channel: channel)
+        } catch {
+            failure.withLock { $0 = error.message }
+            return false
+        }
+        guard let stored else { return false }
+        return writer.withLock { current in adopt(stored, into: &current) }
+    }
+
+    /// Makes `stored` the book (writer and visible) if it is newer than the one held, and keeps it in the journal as
+    /// the last book known. Called with the writer lock held.
+    @discardableResult
+    private func adopt(_ stored: SharedMarkerBook, into current: inout MarkerBook) -> Bool {
+        let newer = sharedVersion.withLock { version -> Bool in
+            guard version.map({ stored.version > $0 }) ?? true else { return false }
+            version = stored.version
+            return true
+        }
+        failure.withLock { $0 = nil }
+        guard newer, stored.book != current else { return false }
+        current = stored.book
+        visible.withLock { $0 = stored.book }
+        if let journal {
+            do {
+                try journal.save(stored.book)
+            } catch {
+                // Only the local copy: the shared book holds the change.
+                logger.warning("marker journal (local copy) write failed", metadata: ["error": "\(error)"])
+            }
+        }
+        return true
     }
 }

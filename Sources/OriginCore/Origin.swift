@@ -2,6 +2,7 @@ import Glibc
 import HLSPlaylist
 import IngestLoop
 import Logging
+import Markers
 import MediaProbe
 import Persistence
 import SharedBytes
@@ -80,6 +81,8 @@ public final class Origin: Sendable {
     private let lastLimitCheck = Atomic<Int64>(0)
     /// The recordings (live-to-VOD) of every channel, loaded from `recordings/` (see `Origin+Recordings.swift`).
     public let recordings: RecordingStore
+    /// Marker books shared by the origins of a group, nil when each channel's journal holds its markers.
+    public let sharedMarkers: (any SharedMarkerBooks)?
 
     /// The channels by name, and their names in configuration (then creation) order.
     private struct ChannelDirectory {
@@ -90,12 +93,15 @@ public final class Origin: Sendable {
     /// Creates the configured channels and their test source feeds, restoring each from the data directory; with
     /// auto-create on, channels that were created by pushes in an earlier run are restored too (they answer before
     /// any encoder pushes again).
-    /// - Parameter storeFileIO: the file operations of the segment store (tests inject faults through it).
+    /// - Parameters:
+    ///   - storeFileIO: the file operations of the segment store (tests inject faults through it).
+    ///   - sharedMarkers: marker books shared by a group of origins (PostgreSQL), nil: each channel's journal.
     public init(
         configuration: OriginConfiguration, clock: any OriginClock, logger: Logger,
-        storeFileIO: any StoreFileIO = PosixFileIO()
+        storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil
     ) throws {
         self.configuration = configuration
+        self.sharedMarkers = sharedMarkers
         self.clock = clock
         self.logger = logger
         let journal = try configuration.dataDirectory.map { try StateJournal(directory: $0 + "/channels") }
@@ -116,7 +122,7 @@ public final class Origin: Sendable {
             }
             let channel = Channel(
                 configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
-                markers: Self.markerStore(channelConfiguration.name, configuration, logger),
+                markers: Self.markerStore(channelConfiguration.name, configuration, sharedMarkers, logger),
                 store: try store?.channel(channelConfiguration.name), recordings: recordings)
             channels.byName[channel.name] = channel
             channels.order.append(channel.name)
@@ -133,7 +139,7 @@ public final class Origin: Sendable {
             }
             let channel = Channel(
                 configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
-                journal: journal, markers: Self.markerStore(name, configuration, logger),
+                journal: journal, markers: Self.markerStore(name, configuration, sharedMarkers, logger),
                 store: try store?.channel(name), recordings: recordings)
             channels.byName[name] = channel
             channels.order.append(name)
@@ -299,7 +305,8 @@ public final class Origin: Sendable {
             }
             let built = Channel(
                 configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
-                journal: journal, markers: Self.markerStore(name, configuration, logger), store: channelStore,
+                journal: journal, markers: Self.markerStore(name, configuration, sharedMarkers, logger),
+                store: channelStore,
                 recordings: recordings)
             let (inserted, winner) = directory.withLock { directory -> (Bool, Channel) in
                 if let raced = directory.byName[name] { return (false, raced) }

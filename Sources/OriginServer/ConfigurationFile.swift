@@ -1,5 +1,6 @@
 import Foundation
 import IngestLoop
+import MarkerDatabase
 import OriginCore
 import Yams
 
@@ -62,8 +63,11 @@ public enum ConfigurationFile {
         var channels: [ChannelModel]?
         var logLevel: String?
         var storage: StorageModel?
+        var database: DatabaseModel?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case server, ingest, admin, channels, logLevel, storage }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case server, ingest, admin, channels, logLevel, storage, database
+        }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -73,6 +77,7 @@ public enum ConfigurationFile {
             channels = try c.decodeIfPresent([ChannelModel].self, forKey: .channels)
             logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
             storage = try c.decodeIfPresent(StorageModel.self, forKey: .storage)
+            database = try c.decodeIfPresent(DatabaseModel.self, forKey: .database)
         }
 
         func configuration(source: String, playbackSecret: String?) throws -> ServerConfiguration {
@@ -94,6 +99,7 @@ public enum ConfigurationFile {
             }
             configuration.logLevel = logLevel ?? configuration.logLevel
             configuration.adminToken = admin?.token
+            configuration.databaseURL = database?.url
             var ingestConfiguration = IngestConfiguration()
             if let ingest {
                 ingestConfiguration.autoCreate = ingest.autoCreate ?? ingestConfiguration.autoCreate
@@ -223,6 +229,15 @@ public enum ConfigurationFile {
             case let other:
                 throw ConfigurationError("\(source): storage.sync '\(other)' is not always or batched")
             }
+        }
+    }
+
+    struct DatabaseModel: Decodable {
+        var url: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case url }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            url = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .url)
         }
     }
 
@@ -544,6 +559,13 @@ public enum ConfigurationFile {
             throw fail("port \(configuration.port) out of range")
         }
         guard configuration.connectionLimit > 0 else { throw fail("connectionLimit must be positive") }
+        if let url = configuration.databaseURL {
+            do {
+                _ = try MarkerDatabase.Location(url: url)
+            } catch {
+                throw fail(error.message)
+            }
+        }
         guard configuration.connectionTimeoutSeconds > 0 else {
             throw fail("connectionTimeoutSeconds must be positive")
         }

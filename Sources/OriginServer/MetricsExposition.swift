@@ -20,6 +20,12 @@ enum MetricsExposition {
         family(
             "hlsorigin_http_responses_total", "counter", "HTTP responses by status class.",
             requests.snapshot.map { ("{code=\"\($0.0)\"}", "\($0.1)") })
+        if let shared = origin.sharedMarkers {
+            family(
+                "hlsorigin_marker_database_up", "gauge",
+                "1 if the last call to the shared marker database (PostgreSQL) succeeded, else 0.",
+                [("", shared.reachability.reachable ? "1" : "0")])
+        }
         family(
             "hlsorigin_segments_accepted_total", "counter", "Segments accepted into the live window.",
             perRendition { "\($0.segmentsAccepted)" })

@@ -43,7 +43,9 @@ extension OriginHTTPHandler {
     func answer(_ error: MarkerError) -> HTTPResponse {
         var answer = ["error": error.message]
         if let field = error.field { answer["field"] = field }
-        return json(Self.status(of: error.reason), answer)
+        var response = json(Self.status(of: error.reason), answer)
+        if error.reason == .unavailable { response.headers.append(name: "Retry-After", value: "1") }
+        return response
     }
 
     /// HTTP status of a refused marker request.
@@ -54,6 +56,7 @@ extension OriginHTTPHandler {
         case .conflict: 409
         case .tooManyMarkers: 429
         case .notPersisted: 500
+        case .unavailable: 503
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MarkerDatabase
 import MicroHTTPD
 import OriginCore
 import ServiceLifecycle
@@ -17,6 +18,8 @@ public final class OriginService: Service, Sendable {
     private let handler: OriginHTTPHandler
     private let logger: Logger
     private let listening = Mutex(false)
+    /// The marker books shared through PostgreSQL, when `databaseURL` is set.
+    private let database: MarkerDatabase?
 
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `startListening()` or `run()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
@@ -27,7 +30,18 @@ public final class OriginService: Service, Sendable {
             atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         var originConfiguration = configuration.origin
         originConfiguration.dataDirectory = originConfiguration.dataDirectory ?? configuration.dataDirectory
-        origin = try Origin(configuration: originConfiguration, clock: clock, logger: logger)
+        let database = try configuration.databaseURL.map { url in
+            MarkerDatabase(location: try MarkerDatabase.Location(url: url), logger: logger)
+        }
+        self.database = database
+        origin = try Origin(configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database)
+        if let database {
+            logger.info("markers are shared through PostgreSQL", metadata: ["database": "\(database.location)"])
+            // Notifications arrive on a SwiftNIO event loop; reading the book again blocks, so it runs elsewhere.
+            database.listen { [origin] channel in
+                DispatchQueue.global().async { origin.sharedMarkersChanged(channel: channel) }
+            }
+        }
         handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         let http = Self.httpConfiguration(configuration)
@@ -118,6 +132,7 @@ public final class OriginService: Service, Sendable {
     private func stop(gracePeriod: Duration = OriginService.drainGracePeriod) {
         let inFlight = server.requestsInFlight
         server.stop(gracePeriod: gracePeriod)
+        database?.stop()
         origin.flushJournals()
         logger.info("hlsorigin stopped", metadata: ["http.in_flight_at_stop": "\(inFlight)"])
     }

@@ -25,6 +25,10 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// Bearer token ingest requires; nil: ingest is open.
     public var ingestToken: String?
+    /// PostgreSQL URL (`postgres://user:password@host:5432/database`) of the marker books a group of origins
+    /// shares (docs/redundancy.md); nil: each channel's markers live in its journal under the data directory.
+    /// `HLSORIGIN_DATABASE_URL` overrides it.
+    public var databaseURL: String?
     /// Cache-Control max-age of the multivariant playlist, seconds. Default: 5.
     public var multivariantMaxAge: Int = 5
     /// Added to the system wall clock for everything the origin stamps (PDT, deadlines, marker times), in ms.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import Logging
+import MarkerDatabase
 import OriginServer
 import ServiceLifecycle
 
@@ -51,6 +52,14 @@ struct HLSOriginCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         if let token = environment["HLSORIGIN_ADMIN_TOKEN"], !token.isEmpty { settings.adminToken = token }
         if let token = environment["HLSORIGIN_INGEST_TOKEN"], !token.isEmpty { settings.ingestToken = token }
+        if let url = environment["HLSORIGIN_DATABASE_URL"], !url.isEmpty {
+            do {
+                _ = try MarkerDatabase.Location(url: url)
+            } catch {
+                throw ValidationError("HLSORIGIN_DATABASE_URL: \(error.message)")
+            }
+            settings.databaseURL = url
+        }
 
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         LoggingSystem.bootstrap { label in

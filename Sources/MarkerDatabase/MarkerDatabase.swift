@@ -1,0 +1,352 @@
+import Foundation
+import Logging
+import Markers
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The marker books of a group of origins, shared through PostgreSQL: one row per channel (`hlsorigin_marker_books`:
+/// the book as JSON and a version that grows with every change), and a trigger that NOTIFYs `hlsorigin_markers` with
+/// the channel's name in the same transaction as every change, so every origin of the group hears of it at once.
+///
+/// Calls block the calling thread (the admin API's libmicrohttpd thread) for at most `timeout`; they use SwiftNIO's
+/// event loops, never the Swift concurrency pool. A call that cannot reach the database throws
+/// `MarkerDatabaseError` and leaves nothing half-done: a change is either committed (and announced) or not.
+public final class MarkerDatabase: Sendable {
+    /// Where the database is: `postgres://user[:password]@host[:port]/database` (or `postgresql://`).
+    public struct Location: Sendable, Hashable, CustomStringConvertible {
+        public let host: String
+        public let port: Int
+        public let username: String
+        public let password: String?
+        public let database: String
+
+        /// Reads a `postgres://` URL.
+        /// - Throws: `MarkerDatabaseError` naming what is missing or malformed.
+        public init(url: String) throws(MarkerDatabaseError) {
+            guard let components = URLComponents(string: url),
+                let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql"
+            else {
+                throw MarkerDatabaseError("database.url must look like postgres://user:password@host:5432/database")
+            }
+            guard let host = components.host, !host.isEmpty else {
+                throw MarkerDatabaseError("database.url has no host")
+            }
+            guard let user = components.user, !user.isEmpty else {
+                throw MarkerDatabaseError("database.url has no user name (postgres://USER@host/database)")
+            }
+            let database = String(components.path.drop(while: { $0 == "/" }))
+            guard !database.isEmpty else { throw MarkerDatabaseError("database.url names no database") }
+            self.host = host
+            self.port = components.port ?? 5432
+            self.username = user
+            self.password = components.password
+            self.database = database
+        }
+
+        /// The location without the password, for logs and status.
+        public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }
+    }
+
+    /// A channel's book as stored, and the version that a change must name to replace it.
+    public struct StoredBook: Sendable {
+        public let book: MarkerBook
+        public let version: Int64
+    }
+
+    /// Whether the database answered the last call, and why not if it did not.
+    public struct Health: Sendable, Hashable {
+        public var reachable: Bool
+        public var lastError: String?
+    }
+
+    /// Where the database is.
+    public let location: Location
+    private let timeout: TimeAmount
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    /// The connection for reads and writes (one at a time: `writer` serialises changes).
+    private let connection = Mutex<PostgresConnection?>(nil)
+    private let writer = Mutex<Void>(())
+    private let healthState = Mutex(Health(reachable: false, lastError: "not connected yet"))
+    private let listening = Mutex<Listening>(Listening())
+    private static let notificationChannel = "hlsorigin_markers"
+
+    private struct Listening: Sendable {
+        var connection: PostgresConnection?
+        var stopped = false
+    }
+
+    /// A database at `location`; nothing is connected until the first call.
+    /// - Parameter timeout: the longest a call waits for the database (connecting included).
+    public init(location: Location, timeout: Duration = .seconds(2), logger: Logger) {
+        self.location = location
+        let (seconds, attoseconds) = timeout.components
+        self.timeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self.logger = logger
+        self.group = MultiThreadedEventLoopGroup.singleton
+    }
+
+    /// Whether the last call reached the database.
+    public var health: Health { healthState.withLock { $0 } }
+
+    /// The stored book of `channel`, nil if none was ever saved.
+    public func loadBook(channel: String) throws(MarkerDatabaseError) -> StoredBook? {
+        let rows = try run("load the marker book of '\(channel)'") { connection in
+            connection.query(
+                "SELECT version, book FROM hlsorigin_marker_books WHERE channel = $1", [PostgresData(string: channel)]
+            ).map(\.rows)
+        }
+        guard let row = rows.first else { return nil }
+        let cells = row.makeRandomAccess()
+        guard let version = cells[data: "version"].int64, let text = cells[data: "book"].string else {
+            throw MarkerDatabaseError("the marker book of '\(channel)' in the database has no version or book")
+        }
+        do {
+            return StoredBook(book: try JSONDecoder().decode(MarkerBook.self, from: Data(text.utf8)), version: version)
+        } catch {
+            throw MarkerDatabaseError("the marker book of '\(channel)' in the database cannot be read: \(error)")
+        }
+    }
+
+    /// Stores `book` as the new book of `channel` if the stored one is still `version` (nil: none stored yet).
+    /// - Returns: the new version, or nil when another origin changed the book first (load it again and retry).
+    public func saveBook(
+        channel: String, book: MarkerBook, replacing version: Int64?
+    ) throws(MarkerDatabaseError) -> Int64? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text: String
+        do {
+            text = String(decoding: try encoder.encode(book), as: UTF8.self)
+        } catch {
+            throw MarkerDatabaseError("the marker book of '\(channel)' cannot be encoded: \(error)")
+        }
+        let rows = try writer.withLock { _ throws(MarkerDatabaseError) in
+            try run("save the marker book of '\(channel)'") { connection in
+                if let version {
+                    return connection.query(
+                        """
+                        UPDATE hlsorigin_marker_books SET version = version + 1, book = $2, updated_at = now()
+                        WHERE channel = $1 AND version = $3 RETURNING version
+                        """,
+                        [PostgresData(string: channel), PostgresData(string: text), PostgresData(int64: version)]
+                    ).map(\.rows)
+                }
+                return connection.query(
+                    """
+                    INSERT INTO hlsorigin_marker_books (channel, version, book) VALUES ($1, 1, $2)
+                    ON CONFLICT (channel) DO NOTHING RETURNING version
+                    """,
+                    [PostgresData(string: channel), PostgresData(string: text)]
+                ).map(\.rows)
+            }
+        }
+        return rows.first?.makeRandomAccess()[data: "version"].int64
+    }
+
+    /// Listens for changes made by any origin of the group (this one included) until `stop()`: `changed` gets the
+    /// channel's name, or nil after (re)connecting, when changes may have been missed and every book should be read
+    /// again. Reconnects every second while the database cannot be reached.
+    public func listen(_ changed: @escaping @Sendable (_ channel: String?) -> Void) {
+        connectListener(changed)
+    }
+
+    /// Stops listening and closes the connections.
+    public func stop() {
+        let listener = listening.withLock { state -> PostgresConnection? in
+            state.stopped = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        listener.map(Self.close)
+        let current = connection.withLock { connection -> PostgresConnection? in
+            defer { connection = nil }
+            return connection
+        }
+        current.map(Self.close)
+    }
+
+    // MARK: - Connections
+
+    private func connectListener(_ changed: @escaping @Sendable (String?) -> Void) {
+        guard !listening.withLock({ $0.stopped }) else { return }
+        let eventLoop = group.any()
+        connect(on: eventLoop).flatMap { connection -> EventLoopFuture<PostgresConnection> in
+            connection.addListener(channel: Self.notificationChannel) { _, notification in
+                changed(notification.payload)
+            }
+            return connection.query("LISTEN \(Self.notificationChannel)", []).map { _ in connection }
+        }.whenComplete { [self] result in
+            switch result {
+            case .success(let connection):
+                let keep = listening.withLock { state -> Bool in
+                    guard !state.stopped else { return false }
+                    state.connection = connection
+                    return true
+                }
+                guard keep else {
+                    Self.close(connection)
+                    return
+                }
+                logger.info("marker database: listening for changes", metadata: ["database": "\(location)"])
+                changed(nil)
+                connection.closeFuture.whenComplete { [self] _ in
+                    logger.warning("marker database: listening connection closed; reconnecting")
+                    eventLoop.scheduleTask(in: .seconds(1)) { self.connectListener(changed) }
+                }
+            case .failure(let error):
+                note(failure: "listen: \(Self.describe(error))")
+                eventLoop.scheduleTask(in: .seconds(1)) { self.connectListener(changed) }
+            }
+        }
+    }
+
+    /// A new connection with the schema in place (made once per connection: idempotent, under an advisory lock so
+    /// that origins starting together do not race).
+    private func connect(on eventLoop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: .disable)
+        configuration.options.connectTimeout = timeout
+        return PostgresConnection.connect(
+            on: eventLoop, configuration: configuration, id: 1, logger: logger
+        ).flatMap { connection in
+            // One statement per query (the extended protocol takes no lists), in one transaction.
+            Self.schema.reduce(eventLoop.makeSucceededVoidFuture()) { done, statement in
+                done.flatMap { connection.query(statement, []).map { _ in } }
+            }.map { connection }.flatMapErrorThrowing { error in
+                Self.close(connection)
+                throw error
+            }
+        }
+    }
+
+    /// The table, and the trigger that announces every change in its own transaction; run in order.
+    static let schema = [
+        "BEGIN",
+        "SELECT pg_advisory_xact_lock(7152019)",
+        """
+        CREATE TABLE IF NOT EXISTS hlsorigin_marker_books (
+            channel text PRIMARY KEY,
+            version bigint NOT NULL,
+            book text NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        )
+        """,
+        """
+        CREATE OR REPLACE FUNCTION hlsorigin_announce_marker_book() RETURNS trigger AS $$
+        BEGIN
+            PERFORM pg_notify('hlsorigin_markers', NEW.channel);
+            RETURN NEW;
+        END;
+        $$ LANGUAGE plpgsql
+        """,
+        """
+        CREATE OR REPLACE TRIGGER hlsorigin_marker_book_changed
+            AFTER INSERT OR UPDATE ON hlsorigin_marker_books
+            FOR EACH ROW EXECUTE FUNCTION hlsorigin_announce_marker_book()
+        """,
+        "COMMIT",
+    ]
+
+    /// Runs `body` on the shared connection (connecting first if needed) and waits at most `timeout`.
+    private func run<Value: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) -> EventLoopFuture<Value>
+    ) throws(MarkerDatabaseError) -> Value {
+        let eventLoop = group.any()
+        let current = connection.withLock { connection -> PostgresConnection? in
+            if let open = connection, !open.isClosed { return open }
+            connection = nil
+            return nil
+        }
+        let ready = current.map { eventLoop.makeSucceededFuture($0) } ?? connect(on: eventLoop)
+        let promise = eventLoop.makePromise(of: Value.self)
+        let deadline = eventLoop.scheduleTask(in: timeout) {
+            promise.fail(MarkerDatabaseError("no answer from the database within \(Self.seconds(self.timeout))"))
+        }
+        ready.flatMap { [self] connection -> EventLoopFuture<Value> in
+            if current == nil { self.connection.withLock { $0 = connection } }
+            return body(connection)
+        }.whenComplete { result in
+            deadline.cancel()
+            promise.completeWith(result)
+        }
+        do {
+            let value = try promise.futureResult.wait()
+            healthState.withLock { $0 = Health(reachable: true, lastError: nil) }
+            return value
+        } catch {
+            // A connection that failed or timed out is not reused: the next call connects anew.
+            let broken = connection.withLock { connection -> PostgresConnection? in
+                defer { connection = nil }
+                return connection
+            }
+            broken.map(Self.close)
+            let message = "cannot \(what): \(Self.describe(error))"
+            note(failure: message)
+            throw MarkerDatabaseError(message)
+        }
+    }
+
+    private func note(failure message: String) {
+        let first = healthState.withLock { health -> Bool in
+            defer { health = Health(reachable: false, lastError: message) }
+            return health.reachable || health.lastError != message
+        }
+        if first { logger.error("marker database unreachable", metadata: ["error": "\(message)"]) }
+    }
+
+    /// Closes a connection without waiting (the future form: the async one would need a task).
+    private static func close(_ connection: PostgresConnection) {
+        let _: EventLoopFuture<Void> = connection.close()
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? MarkerDatabaseError { return error.message }
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return "database: \(message)" }
+            // e.g. "connectionError (connection refused)": what the socket said, not only the category.
+            return "\(error.code)" + (error.underlying.map { " (\($0))" } ?? "")
+        }
+        return "\(error)"
+    }
+
+    static func seconds(_ amount: TimeAmount) -> String {
+        String(format: "%.1f s", Double(amount.nanoseconds) / 1e9)
+    }
+}
+
+/// Why the marker database could not do what was asked.
+public struct MarkerDatabaseError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}
+
+extension MarkerDatabase: SharedMarkerBooks {
+    public func load(channel: String) throws(MarkerError) -> SharedMarkerBook? {
+        do {
+            let stored = try loadBook(channel: channel)
+            return stored.map { SharedMarkerBook(book: $0.book, version: $0.version) }
+        } catch {
+            throw MarkerError(.unavailable, field: nil, "marker database unavailable: \(error.message)")
+        }
+    }
+
+    public func save(channel: String, book: MarkerBook, replacing version: Int64?) throws(MarkerError) -> Int64? {
+        do {
+            return try saveBook(channel: channel, book: book, replacing: version)
+        } catch {
+            throw MarkerError(.unavailable, field: nil, "marker database unavailable: \(error.message)")
+        }
+    }
+
+    public var reachability: (reachable: Bool, lastError: String?) {
+        let health = self.health
+        return (health.reachable, health.lastError)
+    }
+}

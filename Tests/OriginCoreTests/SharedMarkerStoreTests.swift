@@ -1,0 +1,134 @@
+import HLSPlaylist
+import Logging
+import Markers
+import Synchronization
+import Testing
+
+@testable import OriginCore
+
+/// Marker stores of two origins over the same shared books (the logic `MarkerDatabase` serves with PostgreSQL; here
+/// the books are kept in memory so that a race and an outage can be staged exactly; EndToEndTests.SharedMarkerTests
+/// runs the same against a real PostgreSQL).
+@Suite("Shared marker books: changes made on the stored book, retried on a race, refused while unreachable")
+struct SharedMarkerStoreTests {
+    /// Books in memory with the semantics of `MarkerDatabase`: versioned rows, a save only over the version read.
+    final class Books: SharedMarkerBooks {
+        struct State {
+            var rows: [String: SharedMarkerBook] = [:]
+            var reachable = true
+            /// Run once before the next save: another origin's write landing between a load and a save.
+            var beforeNextSave: ((inout [String: SharedMarkerBook]) -> Void)?
+            var saves = 0
+        }
+        let state = Mutex(State())
+
+        func load(channel: String) throws(MarkerError) -> SharedMarkerBook? {
+            let (reachable, row) = state.withLock { ($0.reachable, $0.rows[channel]) }
+            guard reachable else { throw MarkerError(.unavailable, field: nil, "marker database unavailable: down") }
+            return row
+        }
+
+        func save(channel: String, book: MarkerBook, replacing version: Int64?) throws(MarkerError) -> Int64? {
+            let outcome = state.withLock { state -> Int64?? in
+                guard state.reachable else { return .none }
+                if let race = state.beforeNextSave {
+                    state.beforeNextSave = nil
+                    race(&state.rows)
+                }
+                state.saves += 1
+                let stored = state.rows[channel]?.version
+                guard stored == version else { return .some(nil) }
+                let next = (stored ?? 0) + 1
+                state.rows[channel] = SharedMarkerBook(book: book, version: next)
+                return .some(next)
+            }
+            guard let outcome else {
+                throw MarkerError(.unavailable, field: nil, "marker database unavailable: down")
+            }
+            return outcome
+        }
+
+        var reachability: (reachable: Bool, lastError: String?) {
+            state.withLock { ($0.reachable, $0.reachable ? nil : "down") }
+        }
+    }
+
+    static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+    static let now: Int64 = 1_800_000_000_000
+
+    /// An open marker (no duration yet: a PATCH closes it), planned for 30 s.
+    static func request(_ id: String) -> MarkerRequest {
+        MarkerRequest(
+            id: id, classAttribute: "com.example.ad", startDate: ProgramDateTime(millisecondsSince1970: now),
+            plannedDuration: 30)
+    }
+
+    static func add(_ id: String, to store: MarkerStore) throws(MarkerError) -> Bool {
+        try store.change { book throws(MarkerError) in
+            let (marker, created) = try book.add(request(id), nowMilliseconds: now)
+            return (marker, changed: created)
+        }.changed
+    }
+
+    @Test func aChangeOnOneOriginSeesWhatAnotherStoredAndTheOtherSeesItAfterARefresh() throws {
+        let books = Books()
+        let first = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
+        let second = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
+        #expect(try Self.add("ad-1", to: first))
+        // The second origin never heard of it, yet a PATCH there closes it: the change is made on the stored book.
+        let (closed, changed) = try second.change { book throws(MarkerError) in
+            let (marker, changed) = try book.close(
+                id: "ad-1", patch: MarkerPatch(duration: 12), nowMilliseconds: Self.now + 1_000)
+            return (marker, changed: changed)
+        }
+        #expect(changed && closed.dateRange.duration == 12)
+        #expect(second.book.markers["ad-1"]?.dateRange.duration == 12)
+        // The same post again on the second origin is an idempotent repeat, not a second marker.
+        #expect(try Self.add("ad-1", to: second) == false)
+        #expect(first.book.markers["ad-1"]?.dateRange.duration == nil)
+        #expect(first.refresh())
+        #expect(first.book.markers["ad-1"]?.dateRange.duration == 12)
+        #expect(first.refresh() == false, "an unchanged stored book is not shown again")
+    }
+
+    @Test func aWriteThatLandsBetweenReadAndSaveIsReadAgainAndKept() throws {
+        let books = Books()
+        let first = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
+        let second = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
+        #expect(try Self.add("ad-1", to: first))
+        books.state.withLock { state in
+            state.beforeNextSave = { rows in
+                // Another origin adds ad-2 after `second` read the book and before it saves.
+                var book = rows["ch"]!.book
+                _ = try? book.add(Self.request("ad-2"), nowMilliseconds: Self.now)
+                rows["ch"] = SharedMarkerBook(book: book, version: rows["ch"]!.version + 1)
+            }
+        }
+        #expect(try Self.add("ad-3", to: second))
+        let stored = try #require(try books.load(channel: "ch"))
+        #expect(Set(stored.book.markers.keys) == ["ad-1", "ad-2", "ad-3"])
+        #expect(Set(second.book.markers.keys) == ["ad-1", "ad-2", "ad-3"])
+        #expect(books.state.withLock { $0.saves } == 3, "one first save, one refused by the race, one retried")
+    }
+
+    @Test func whileTheBooksAreUnreachableChangesAreRefusedAndTheKnownMarkersStay() throws {
+        let books = Books()
+        let store = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
+        #expect(try Self.add("ad-1", to: store))
+        books.state.withLock { $0.reachable = false }
+        #expect(throws: MarkerError.self) { try Self.add("ad-2", to: store) }
+        do {
+            _ = try Self.add("ad-2", to: store)
+        } catch {
+            #expect(error.reason == .unavailable)
+            #expect(error.message.contains("unavailable"))
+        }
+        #expect(store.refresh() == false)
+        #expect(Set(store.book.markers.keys) == ["ad-1"], "the markers known stay visible")
+        #expect(store.writeFailure?.contains("unavailable") == true, "the status says why")
+        books.state.withLock { $0.reachable = true }
+        #expect(try Self.add("ad-2", to: store))
+        #expect(store.writeFailure == nil)
+        #expect(Set(store.book.markers.keys) == ["ad-1", "ad-2"])
+    }
+}
