@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import HLSPlaylist
 import IngestLoop
@@ -314,7 +315,13 @@ public final class Origin: Sendable {
                 directory.order.append(name)
                 return (true, built)
             }
-            if inserted { logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"]) }
+            if inserted {
+                logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
+                // Another origin of the group may hold markers for it already: read them off this push's thread.
+                if sharedMarkers != nil {
+                    DispatchQueue.global(qos: .utility).async { built.refreshSharedMarkers() }
+                }
+            }
             channel = winner
         }
         if channel.configuration.source == .testSource { throw .notPushed(name) }

@@ -1,7 +1,11 @@
 import HLSPlaylist
+import IngestLoop
 import Logging
 import Markers
+import SharedBytes
 import Synchronization
+import TestSource
+import TestSupport
 import Testing
 
 @testable import OriginCore
@@ -130,5 +134,24 @@ struct SharedMarkerStoreTests {
         #expect(try Self.add("ad-2", to: store))
         #expect(store.writeFailure == nil)
         #expect(Set(store.book.markers.keys) == ["ad-1", "ad-2"])
+    }
+
+    @Test func aChannelCreatedByAPushReadsTheMarkersTheGroupAlreadyHasForIt() async throws {
+        let books = Books()
+        let elsewhere = MarkerStore(shared: books, channel: "news", logger: Self.logger)
+        #expect(try Self.add("ad-1", to: elsewhere))
+        var configuration = OriginConfiguration()
+        configuration.ingest.autoCreate = true
+        let clock = ManualClock()
+        let origin = try Origin(
+            configuration: configuration, clock: clock, logger: Self.logger, sharedMarkers: books)
+        var video = try TestStreamGenerator(profile: try #require(TestSourceProfile.named("180p")), segmentDuration: 2)
+        clock.advance(seconds: 2)
+        _ = try origin.ingest(
+            channel: "news", rendition: "180p", fileName: "0.ts", body: SharedBytes(video.nextSegment().bytes))
+        let channel = try #require(origin.channel(named: "news"))
+        try await waitUntil("the created channel to read the shared markers", timeout: .seconds(5)) {
+            channel.marker(id: "ad-1") != nil
+        }
     }
 }
