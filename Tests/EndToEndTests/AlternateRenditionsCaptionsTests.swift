@@ -4,7 +4,7 @@ import HLSPlaylist
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndInBrowser {
     /// CEA-608 captions in the H.264 SEI of the built-in test source's `captions` profile: the probe finds CC1, the
     /// multivariant playlist offers it, ffprobe and hls.js in chromium see it.
     @Suite("End to end: closed captions", .tags(.endToEnd))

@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndInBrowser {
     /// The demuxed ffmpeg push (two video renditions, English and French audio, WebVTT subtitles on `lo`,
     /// ffmpeg's own multivariant playlist PUT as the hint) into an auto-created channel, checked with real readers:
     /// the multivariant playlist, ffmpeg reading it, hls.js, chromium's own HLS and video.js in Debian's chromium, an
@@ -514,7 +514,7 @@ extension EndToEnd {
     }
 }
 
-extension EndToEnd.AlternateRenditionsTests {
+extension EndToEndInBrowser.AlternateRenditionsTests {
     @Test("MPEG-TS: groups, ffmpeg records en+fr, three players with sound, aligned across a restart, bad hints 400")
     func demuxedTransportStream() async throws {
         try await OriginProcess.withRunning(configuration: Self.configuration, label: "alternate-ts") { origin in
@@ -734,7 +734,7 @@ extension EndToEnd.AlternateRenditionsTests {
     }
 }
 
-extension EndToEnd.AlternateRenditionsTests {
+extension EndToEndInBrowser.AlternateRenditionsTests {
     @Test("fMP4 H.264, a cue every 20 s: the window keeps moving, hls.js plays with sound, 2 audio + 1 subtitle track")
     func demuxedFragmentedMP4SparseCues() async throws {
         try await OriginProcess.withRunning(configuration: Self.configuration, label: "alternate-fmp4") { origin in

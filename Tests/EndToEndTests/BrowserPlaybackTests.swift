@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndInBrowser {
     /// A tokenized, encrypted live channel in real browser players: hls.js 1.6 (variable substitution, AES-128 with
     /// WebCrypto) in Debian's headless chromium, in both the `import` and the `queryparam` form, across key
     /// rotations; and chromium's own HLS where the browser reports it (recorded, not required: see docs/playback.md).

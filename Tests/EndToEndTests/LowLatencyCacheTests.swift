@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndInBrowser {
     /// The shipped nginx configuration (`config/nginx-llhls.conf`) in front of an LL channel: concurrent identical
     /// blocking reloads, in either parameter order, reach the origin once; players through it are served parts and
     /// blocking playlists from the cache, each fetched from the origin once however many players ask.
@@ -157,7 +157,7 @@ extension EndToEnd {
     }
 }
 
-extension EndToEnd.LowLatencyCacheTests {
+extension EndToEndInBrowser.LowLatencyCacheTests {
     /// A URL as nginx's cache key sees it: path and the query's parameters in a fixed order (origin-relative).
     static func cacheKey(_ url: String) -> String {
         let pieces = url.split(separator: "?", maxSplits: 1)

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndInBrowser {
     /// Low-Latency HLS from a plain push, played by real players: ffmpeg's segment muxer POSTs each MPEG-TS segment
     /// while it encodes it, the origin cuts parts of 0.4 s from the body as it arrives, and hls.js 1.6.15 in
     /// low-latency mode (Debian's chromium, headless) plays 1-2.5 s behind the live edge; chromium's own HLS, ffmpeg's
@@ -132,7 +132,7 @@ extension EndToEnd {
 
         @Test("chromium's own HLS, ffmpeg's HLS reader and streamlink play the LL channel as regular HLS")
         func regularClientsPlayTheSameURLs() async throws {
-            _ = try await StreamlinkTests.streamlink()
+            _ = try await EndToEnd.StreamlinkTests.streamlink()
             try await OriginProcess.withRunning(
                 configuration: LowLatencyStream.configuration(), label: "ll-regular"
             ) { origin in
@@ -162,7 +162,7 @@ extension EndToEnd {
                 defer { reader.signal(SIGKILL) }
                 let streamlinkOutput = origin.directory.appendingPathComponent("streamlink.ts")
                 let streamlink = try ChildProcess(
-                    executable: try await StreamlinkTests.streamlink(),
+                    executable: try await EndToEnd.StreamlinkTests.streamlink(),
                     arguments: [
                         "--loglevel", "debug", "--hls-live-edge", "3", "--stream-segmented-duration", "20", "--force",
                         "-o", streamlinkOutput.path, url, "best",
@@ -194,7 +194,8 @@ extension EndToEnd {
                 }
 
                 #expect(readerStatus == 0, "ffmpeg's HLS reader: status \(readerStatus.map(String.init) ?? "running")")
-                let (readerFrames, readerErrors) = try await StreamlinkTests.decode(recording, in: origin.directory)
+                let (readerFrames, readerErrors) = try await EndToEnd.StreamlinkTests.decode(
+                    recording, in: origin.directory)
                 #expect((readerFrames["video"] ?? 0) >= 400, "ffmpeg reader's file: \(readerFrames) \(readerErrors)")
                 #expect((readerFrames["audio"] ?? 0) >= 400, "ffmpeg reader's file: \(readerFrames) \(readerErrors)")
 
@@ -203,9 +204,9 @@ extension EndToEnd {
                     streamlinkStatus == 0,
                     "streamlink: \(streamlinkStatus.map(String.init) ?? "running")\n\(streamlinkLog)")
                 #expect(
-                    StreamlinkTests.failures(streamlinkLog).isEmpty,
-                    "streamlink reported:\n\(StreamlinkTests.failures(streamlinkLog).joined(separator: "\n"))")
-                let (streamlinkFrames, streamlinkErrors) = try await StreamlinkTests.decode(
+                    EndToEnd.StreamlinkTests.failures(streamlinkLog).isEmpty,
+                    "streamlink reported:\n\(EndToEnd.StreamlinkTests.failures(streamlinkLog).joined(separator: "\n"))")
+                let (streamlinkFrames, streamlinkErrors) = try await EndToEnd.StreamlinkTests.decode(
                     streamlinkOutput, in: origin.directory)
                 #expect(
                     (streamlinkFrames["video"] ?? 0) >= 375,
