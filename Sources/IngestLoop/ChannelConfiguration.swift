@@ -139,6 +139,9 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// Low-Latency HLS: pushes streamed while they are encoded are cut into parts of about `partTarget`. Default:
     /// nil = regular HLS.
     public var lowLatency: LowLatencyConfiguration?
+    /// The channel is served by a redundancy group (`redundancy:`): slots are numbered and timed as every origin of
+    /// the group does (`SharedTimeline`). Default: nil = a lone origin numbers from its own counter.
+    public var sharedTimeline: SharedTimeline?
 
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,

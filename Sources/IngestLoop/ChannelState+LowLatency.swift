@@ -67,7 +67,8 @@ extension ChannelState {
         }
         let facts = renditions[position].facts
         let timescale = max(firstPart.decodeTime.timescale, 1)
-        let anchored = now - firstPart.durationTicks * 1000 / timescale
+        let anchored = openingTime(
+            arrivalMilliseconds: now - firstPart.durationTicks * 1000 / timescale, mediaStart: firstPart.decodeTime)
         var start = firstPart.decodeTime.ticks
         var continuous = false
         if let last = facts.lastMediaEnd, last.timescale == timescale {

@@ -44,8 +44,9 @@ package struct ChannelState: Sendable {
     var slots: [UInt64: Slot] = [:]
     /// Every started rendition has an entry (segment or GAP) for every MSN up to this one.
     var closedThrough: UInt64?
-    /// MSN of the first slot (above everything an earlier run of the origin published).
-    let firstMSN: UInt64
+    /// MSN of the first slot (above everything an earlier run of the origin published); with a shared timeline,
+    /// moved up to the grid's MSN when the channel's first slot opens.
+    private(set) var firstMSN: UInt64
     /// EXT-X-TARGETDURATION, fixed once known.
     package var targetDuration: Int?
     /// Counts publishes.
@@ -222,9 +223,12 @@ package struct ChannelState: Sendable {
         fileName: String? = nil, nowMilliseconds now: Int64
     ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
         let fileNumber = fileName.flatMap(WebVTTSegment.fileNumber)
+        // On a shared timeline, whether a segment fills a slot or comes after its GAP depends only on when it arrived,
+        // never on when this origin's ingest loop last ticked: every origin of the group decides the same.
+        let closedDue = configuration.sharedTimeline != nil && closeDueSlots(nowMilliseconds: now)
         let result = fillSlot(
             rendition: name, bytes: bytes, info: info, stored: stored, fileNumber: fileNumber, nowMilliseconds: now)
-        let publish = if case .success = result { true } else { false }
+        let publish = if case .success = result { true } else { closedDue }
         return (result, actions(publish: publish, nowMilliseconds: now))
     }
 
@@ -278,7 +282,8 @@ package struct ChannelState: Sendable {
         // appending would copy its whole window.
         let rendition = renditions[position].facts
         let durationMicroseconds = info.duration.microseconds
-        let anchored = now - (durationMicroseconds + 500) / 1000
+        let anchored = openingTime(
+            arrivalMilliseconds: now - (durationMicroseconds + 500) / 1000, mediaStart: info.startTime)
         let msn = rendition.lastMSN.map { $0 + 1 } ?? joiningMSN(startMilliseconds: anchored)
         let timeline = Self.placeOnMediaTimeline(info, after: rendition)
         let existing = slots[msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
@@ -492,9 +497,24 @@ package struct ChannelState: Sendable {
         renditions[position].statistics = statistics
     }
 
+    /// Where a slot that opens a feed starts: when its segment started arriving, or with a shared timeline the
+    /// anchor every origin of the group computes (`SharedTimeline`).
+    func openingTime(arrivalMilliseconds arrival: Int64, mediaStart: MediaTime) -> Int64 {
+        guard let shared = configuration.sharedTimeline else { return arrival }
+        return shared.openingProgramDateTime(arrivalMilliseconds: arrival, mediaStart: mediaStart)
+    }
+
     /// The MSN a rendition's first segment takes: the open slot that started closest to the segment's start (so
-    /// renditions whose encoders start a moment apart line up), else the slot after the newest one.
-    func joiningMSN(startMilliseconds start: Int64) -> UInt64 {
+    /// renditions whose encoders start a moment apart line up), else the slot after the newest one. The channel's
+    /// very first slot on a shared timeline takes the grid's MSN (never below `firstMSN`), and becomes `firstMSN`.
+    mutating func joiningMSN(startMilliseconds start: Int64) -> UInt64 {
+        if closedThrough == nil, slots.isEmpty, let shared = configuration.sharedTimeline {
+            let grid = shared.firstMSN(
+                programDateTimeMilliseconds: max(start, minimumProgramDateTime ?? start),
+                segmentDurationMilliseconds: configuration.segmentDurationMilliseconds)
+            firstMSN = max(grid, firstMSN)
+            return firstMSN
+        }
         let lowest = max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
         let open = slots.filter { $0.key >= lowest }
         let nearest = open.min {

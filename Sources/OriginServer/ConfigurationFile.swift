@@ -64,9 +64,10 @@ public enum ConfigurationFile {
         var logLevel: String?
         var storage: StorageModel?
         var database: DatabaseModel?
+        var redundancy: RedundancyModel?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case server, ingest, admin, channels, logLevel, storage, database
+            case server, ingest, admin, channels, logLevel, storage, database, redundancy
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -78,6 +79,7 @@ public enum ConfigurationFile {
             logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
             storage = try c.decodeIfPresent(StorageModel.self, forKey: .storage)
             database = try c.decodeIfPresent(DatabaseModel.self, forKey: .database)
+            redundancy = try c.decodeIfPresent(RedundancyModel.self, forKey: .redundancy)
         }
 
         func configuration(source: String, playbackSecret: String?) throws -> ServerConfiguration {
@@ -122,6 +124,13 @@ public enum ConfigurationFile {
                 }
                 configuration.origin.channels.append(
                     try channel.channel(name: name, source: source, playbackSecret: playbackSecret))
+            }
+            if let redundancy {
+                let timeline = try redundancy.timeline(source: source)
+                configuration.origin.ingest.autoCreatedChannel.sharedTimeline = timeline
+                for index in configuration.origin.channels.indices {
+                    configuration.origin.channels[index].sharedTimeline = timeline
+                }
             }
             try validate(configuration, source: source)
             return configuration
@@ -238,6 +247,28 @@ public enum ConfigurationFile {
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             url = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .url)
+        }
+    }
+
+    /// `redundancy:` this origin is one of a group fed the same segments: every channel numbers and times its
+    /// slots as the others do (docs/redundancy.md).
+    struct RedundancyModel: Decodable {
+        /// Seconds the group's clocks (and a segment's arrival at each origin) agree within, by a wide margin.
+        var clockTolerance: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case clockTolerance }
+        init(from decoder: any Decoder) throws {
+            try rejectUnknownKeys(decoder, CodingKeys.self)
+            clockTolerance = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(
+                Double.self, forKey: .clockTolerance)
+        }
+
+        func timeline(source: String) throws -> SharedTimeline {
+            let seconds = clockTolerance ?? 0.5
+            guard seconds.isFinite, (0.01...10).contains(seconds) else {
+                throw ConfigurationError(
+                    "\(source): redundancy.clockTolerance must be between 0.01 and 10 seconds (got \(seconds))")
+            }
+            return SharedTimeline(toleranceMilliseconds: Int64((seconds * 1000).rounded()))
         }
     }
 
