@@ -11,7 +11,7 @@ let package = Package(
             name: "HLSOriginKit",
             targets: [
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "TestSource", "MicroHTTPD",
-                "IngestLoop", "Markers", "Persistence", "HLSCrypto", "OriginCore", "OriginServer",
+                "IngestLoop", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair", "OriginServer",
             ]),
     ],
     dependencies: [
@@ -91,9 +91,18 @@ let package = Package(
                 "SharedBytes", "TestSource", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
+            name: "PeerRepair",
+            dependencies: [
+                "HLSPlaylist", "IngestLoop", "OriginCore", "SharedBytes",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
+        .target(
             name: "OriginServer",
             dependencies: [
-                "OriginCore", "HLSCrypto", "MarkerDatabase", "Markers", "MicroHTTPD", "HLSPlaylist", "SharedBytes",
+                "OriginCore", "HLSCrypto", "MarkerDatabase", "Markers", "MicroHTTPD", "HLSPlaylist", "PeerRepair",
+                "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
@@ -137,7 +146,7 @@ let package = Package(
             name: "OriginServerTests",
             dependencies: [
                 "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
-                "HLSCrypto",
+                "HLSCrypto", "PeerRepair",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -286,6 +286,11 @@ package struct ChannelState: Sendable {
             arrivalMilliseconds: now - (durationMicroseconds + 500) / 1000, mediaStart: info.startTime)
         let msn = rendition.lastMSN.map { $0 + 1 } ?? joiningMSN(startMilliseconds: anchored)
         let timeline = Self.placeOnMediaTimeline(info, after: rendition)
+        if let newest = rendition.lastMSN, Self.repeatsNewest(info, start: timeline.start, of: rendition) {
+            return .failure(
+                IngestError(
+                    .alreadyListed, "segment already taken as msn \(newest) of rendition '\(name)' (same media time)"))
+        }
         let existing = slots[msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
         let slot =
             slots[msn]
@@ -401,6 +406,17 @@ package struct ChannelState: Sendable {
             || (rendition.hasStarted
                 && (formatChanged || (!resumesAfterSubtitleGap && (!continuous || rendition.lastWasGap))))
         return (start, continuous, discontinuity)
+    }
+
+    /// The segment ends where the rendition's newest entry (a segment, not a GAP) ends, within 10 ms: the same media
+    /// again.
+    static func repeatsNewest(_ info: SegmentInfo, start: Int64, of rendition: RenditionFacts) -> Bool {
+        guard let last = rendition.lastMediaEnd, last.timescale == info.startTime.timescale, !rendition.lastWasGap
+        else { return false }
+        let timescale = max(last.timescale, 1)
+        let durationScale = max(info.duration.timescale, 1)
+        let duration = info.duration.ticks * timescale / durationScale
+        return duration > 0 && abs(start + duration - last.ticks) <= timescale / 100
     }
 
     /// A new slot for `msn` (no other rendition opened it yet): following the previous slot, or anchored on the

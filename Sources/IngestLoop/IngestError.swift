@@ -41,6 +41,9 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A streamed Low-Latency push delivered no byte for too long: its segment was closed at the last part and
         /// the rest of the body discarded.
         case pushStalled
+        /// The segment is the rendition's newest entry already (an encoder repeating a push, or the encoder's push
+        /// arriving after the slot was repaired from a peer): nothing changed, and the push is not an error.
+        case alreadyListed
     }
 
     /// Why the push was refused.

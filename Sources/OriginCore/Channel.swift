@@ -19,6 +19,8 @@ public struct IngestReceipt: Sendable, Hashable {
         case hintRead
         /// A file the origin takes and ignores (an encoder's DASH manifest, `.mpd`).
         case ignored
+        /// A segment the rendition already lists as its newest (a repeated push, or one repaired from a peer first).
+        case alreadyListed
     }
 
     /// What the push was.
@@ -474,6 +476,9 @@ public final class Channel: Sendable {
         -> IngestReceipt
     {
         switch result {
+        case .failure(let error) where error.reason == .alreadyListed:
+            logger.debug("segment already listed", metadata: ["hls.rendition": "\(rendition)"])
+            return IngestReceipt(kind: .alreadyListed, message: "\(rendition): \(error.message)", msn: nil)
         case .failure(let error):
             logger.warning(
                 "segment rejected", metadata: ["hls.rendition": "\(rendition)", "reason": "\(error.message)"])
@@ -547,6 +552,13 @@ public final class Channel: Sendable {
     public func refuseMultivariantHint(_ error: IngestError) {
         state.withLock { $0.refuseMultivariantHint() }
         logger.warning("multivariant hint refused", metadata: ["reason": "\(error.message)"])
+    }
+
+    /// The slots whose segment is overdue (its slot ended `lateness` ms ago) for a media rendition, before the
+    /// ingest loop closes them as GAPs: what a peer of the redundancy group may repair.
+    public func missingSlots(lateness: Int64) -> [MissingSlot] {
+        let now = clock.nowMilliseconds()
+        return state.withLock { $0.missingSlots(nowMilliseconds: now, lateness: lateness) }
     }
 
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP

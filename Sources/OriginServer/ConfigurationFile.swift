@@ -2,6 +2,7 @@ import Foundation
 import IngestLoop
 import MarkerDatabase
 import OriginCore
+import PeerRepair
 import Yams
 
 /// The YAML configuration file (`config/default.yaml`). Unknown keys are errors, so a typo never goes unnoticed.
@@ -127,6 +128,7 @@ public enum ConfigurationFile {
             }
             if let redundancy {
                 let timeline = try redundancy.timeline(source: source)
+                configuration.peers = try redundancy.peerURLs(source: source)
                 configuration.origin.ingest.autoCreatedChannel.sharedTimeline = timeline
                 for index in configuration.origin.channels.indices {
                     configuration.origin.channels[index].sharedTimeline = timeline
@@ -255,11 +257,24 @@ public enum ConfigurationFile {
     struct RedundancyModel: Decodable {
         /// Seconds the group's clocks (and a segment's arrival at each origin) agree within, by a wide margin.
         var clockTolerance: Double?
-        enum CodingKeys: String, CodingKey, CaseIterable { case clockTolerance }
+        /// Base URLs of the other origins of the group (`http://10.0.0.2:8080`), asked for slots this one missed.
+        var peers: [String]?
+        enum CodingKeys: String, CodingKey, CaseIterable { case clockTolerance, peers }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
-            clockTolerance = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(
-                Double.self, forKey: .clockTolerance)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            clockTolerance = try c.decodeIfPresent(Double.self, forKey: .clockTolerance)
+            peers = try c.decodeIfPresent([String].self, forKey: .peers)
+        }
+
+        func peerURLs(source: String) throws -> [String] {
+            try (peers ?? []).map { peer in
+                guard PeerURL(peer) != nil else {
+                    throw ConfigurationError(
+                        "\(source): redundancy.peers: '\(peer)' is not an http://host[:port] URL")
+                }
+                return peer
+            }
         }
 
         func timeline(source: String) throws -> SharedTimeline {

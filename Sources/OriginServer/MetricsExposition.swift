@@ -1,10 +1,12 @@
 import IngestLoop
 import OriginCore
+import PeerRepair
 
 /// `/metrics` in the Prometheus text format (version 0.0.4).
 enum MetricsExposition {
     static func render(
-        origin: Origin, requests: RequestMetrics, playbackRefusals: PlaybackRefusals = PlaybackRefusals()
+        origin: Origin, requests: RequestMetrics, playbackRefusals: PlaybackRefusals = PlaybackRefusals(),
+        peers: [PeerRepairer.PeerStatistics] = []
     ) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
@@ -25,6 +27,22 @@ enum MetricsExposition {
                 "hlsorigin_marker_database_up", "gauge",
                 "1 if the last call to the shared marker database (PostgreSQL) succeeded, else 0.",
                 [("", shared.reachability.reachable ? "1" : "0")])
+        }
+        if !peers.isEmpty {
+            func perPeer(_ value: (PeerRepairer.PeerStatistics) -> Int) -> [(String, String)] {
+                peers.map { ("{peer=\"\($0.peer)\"}", "\(value($0))") }
+            }
+            family(
+                "hlsorigin_peer_repaired_segments_total", "counter",
+                "Segments of slots this origin missed, fetched from the peer and accepted.", perPeer(\.repairedSegments)
+            )
+            family(
+                "hlsorigin_peer_fetch_failures_total", "counter",
+                "Requests to the peer that failed (connection, timeout, status).", perPeer(\.failedFetches))
+            family(
+                "hlsorigin_peer_timeline_mismatches_total", "counter",
+                "Slots the peer listed with another PDT than this origin (timelines disagree).",
+                perPeer(\.timelineMismatches))
         }
         family(
             "hlsorigin_segments_accepted_total", "counter", "Segments accepted into the live window.",

@@ -12,7 +12,7 @@ extension OriginHTTPHandler {
         let status =
             switch receipt.kind {
             case .segment, .initSection: 201
-            case .hintRead: 200
+            case .hintRead, .alreadyListed: 200
             case .ignored: 204
             }
         if status == 204 { return HTTPResponse(status: 204) }
@@ -36,6 +36,7 @@ extension OriginHTTPHandler {
         case .concurrentPush: 409
         case .aheadOfClock: 429
         case .notPersisted: 507
+        case .alreadyListed: 200
         }
     }
 

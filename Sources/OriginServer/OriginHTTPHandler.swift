@@ -3,6 +3,7 @@ import HLSPlaylist
 import Logging
 import MicroHTTPD
 import OriginCore
+import PeerRepair
 import SharedBytes
 
 /// Routes every request of the origin: `/live` (players and CDNs), `/ingest` (encoders), `/admin` (operators),
@@ -28,9 +29,16 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     /// Refused playback requests by channel and reason.
     let playbackRefusals = PlaybackRefusals()
 
+    /// Slot repair from the redundancy group's peers (its statistics are in `/metrics`); nil without peers.
+    let peerRepairer: PeerRepairer?
+
     /// Creates the handler.
-    public init(origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, logger: Logger) {
+    public init(
+        origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, peerRepairer: PeerRepairer? = nil,
+        logger: Logger
+    ) {
         self.origin = origin
+        self.peerRepairer = peerRepairer
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
@@ -75,7 +83,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                         body: .bytes(
                             SharedBytes(
                                 string: MetricsExposition.render(
-                                    origin: origin, requests: metrics, playbackRefusals: playbackRefusals)
+                                    origin: origin, requests: metrics, playbackRefusals: playbackRefusals,
+                                    peers: peerRepairer?.statistics ?? [])
                                     + liveCache.exposition))))
         default:
             return refuse(request, .text(404, "not found\n"))

@@ -3,6 +3,7 @@ import Logging
 import MarkerDatabase
 import MicroHTTPD
 import OriginCore
+import PeerRepair
 import ServiceLifecycle
 import Synchronization
 
@@ -20,6 +21,8 @@ public final class OriginService: Service, Sendable {
     private let listening = Mutex(false)
     /// The marker books shared through PostgreSQL, when `databaseURL` is set.
     private let database: MarkerDatabase?
+    /// Repairs slots this origin's feed missed from the peers of its redundancy group, when peers are configured.
+    private let peerRepairer: PeerRepairer?
 
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `startListening()` or `run()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
@@ -42,8 +45,15 @@ public final class OriginService: Service, Sendable {
                 DispatchQueue.global().async { origin.sharedMarkersChanged(channel: channel) }
             }
         }
+        let peers = configuration.peers.compactMap(PeerURL.init)
+        let repairer = peers.isEmpty ? nil : PeerRepairer(origin: origin, peers: peers, logger: logger)
+        peerRepairer = repairer
+        if !peers.isEmpty {
+            logger.info("slots this origin misses are repaired from its peers", metadata: ["peers": "\(peers)"])
+        }
         handler = OriginHTTPHandler(
-            origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
+            origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
+            logger: logger)
         let http = Self.httpConfiguration(configuration)
         server = HTTPServer(configuration: http, handler: handler, logger: logger)
     }
@@ -94,10 +104,11 @@ public final class OriginService: Service, Sendable {
 
     /// The ingest loop and the pruning of the server's prepared answers, until the task is cancelled.
     private var backgroundLoops: @Sendable () async -> Void {
-        { [origin, handler] in
+        { [origin, handler, peerRepairer] in
             await withTaskGroup(of: Void.self) { loops in
                 loops.addTask { await origin.run() }
                 loops.addTask { await handler.prunePreparedAnswers() }
+                if let peerRepairer { loops.addTask { await peerRepairer.run() } }
             }
         }
     }

@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     /// shares (docs/redundancy.md); nil: each channel's markers live in its journal under the data directory.
     /// `HLSORIGIN_DATABASE_URL` overrides it.
     public var databaseURL: String?
+    /// Base URLs of the other origins of the redundancy group (`redundancy.peers`): slots this origin's feed missed
+    /// are repaired from them (docs/redundancy.md). Default: none.
+    public var peers: [String] = []
     /// Cache-Control max-age of the multivariant playlist, seconds. Default: 5.
     public var multivariantMaxAge: Int = 5
     /// Added to the system wall clock for everything the origin stamps (PDT, deadlines, marker times), in ms.

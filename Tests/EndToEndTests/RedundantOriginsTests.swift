@@ -25,7 +25,10 @@ extension EndToEnd {
             """
 
         /// ffmpeg encoding a test pattern and a tone once per rendition and pushing each rendition to every origin
-        /// through the tee muxer (one HLS muxer per origin, fed the same packets).
+        /// through the tee muxer (one HLS muxer per origin, fed the same packets). `ignore_io_errors`: a path that
+        /// fails loses its segments and the encoder goes on (ffmpeg would otherwise stop at the first failed PUT);
+        /// one connection per PUT, so a path that comes back is used again (a persistent connection broken by the
+        /// failure is never reopened by ffmpeg's HLS muxer).
         static func startTeePush(ports: [Int], directory: URL) throws -> ChildProcess {
             guard let ffmpeg = ChildProcess.locate("ffmpeg") else { throw EndToEndError("ffmpeg is not on the PATH") }
             var arguments = [
@@ -35,7 +38,7 @@ extension EndToEnd {
             ]
             for (rendition, size, bitrate) in [("hi", "640x360", "800k"), ("lo", "320x180", "300k")] {
                 let outputs = ports.map { port in
-                    "[f=hls:hls_time=2:hls_list_size=6:method=PUT:http_persistent=1]"
+                    "[f=hls:hls_time=2:hls_list_size=6:method=PUT:ignore_io_errors=1]"
                         + "http://127.0.0.1:\(port)/ingest/\(channel)/\(rendition)/index.m3u8"
                 }
                 arguments += [
@@ -48,6 +51,58 @@ extension EndToEnd {
                 ]
             }
             return try ChildProcess(executable: ffmpeg, arguments: arguments, directory: directory, label: "tee")
+        }
+
+        /// Both origins' media playlists of every rendition read at once, compared for every MSN both list.
+        struct Comparison {
+            var compared = 0
+            var differences: [String] = []
+            var msns = Set<UInt64>()
+            /// GAP entries listed by each origin (by index), by rendition and MSN.
+            var gaps: [Set<String>] = [[], []]
+
+            mutating func read(_ clients: [HTTPClient]) async throws {
+                for rendition in RedundantOriginsTests.renditions {
+                    let path = "/live/\(RedundantOriginsTests.channel)/\(rendition)/index.m3u8"
+                    async let readA = clients[0].get(path)
+                    async let readB = clients[1].get(path)
+                    let (a, b) = try await (readA, readB)
+                    guard a.status == 200, b.status == 200 else {
+                        differences.append("\(path): \(a.status) / \(b.status)")
+                        continue
+                    }
+                    let entries = [
+                        try RedundantOriginsTests.published(a.text), try RedundantOriginsTests.published(b.text),
+                    ]
+                    for (index, listed) in entries.enumerated() {
+                        for (msn, entry) in listed where entry.gap { gaps[index].insert("\(rendition) \(msn)") }
+                    }
+                    for msn in Set(entries[0].keys).intersection(entries[1].keys).sorted() {
+                        compared += 1
+                        msns.insert(msn)
+                        if entries[0][msn] != entries[1][msn] {
+                            differences.append("\(rendition) msn \(msn): \(entries[0][msn]!) | \(entries[1][msn]!)")
+                        }
+                    }
+                }
+            }
+
+            var summary: String {
+                "\(compared) entries compared over \(msns.count) MSNs, \(differences.count) differ; "
+                    + "GAP entries: \(gaps[0].count) / \(gaps[1].count)"
+            }
+            var differenceList: String { differences.prefix(20).joined(separator: "\n") }
+        }
+
+        static func waitForPlaylists(_ clients: [HTTPClient]) async throws {
+            for client in clients {
+                for rendition in renditions {
+                    let path = "/live/\(channel)/\(rendition)/index.m3u8"
+                    try await waitUntil("\(path) on port \(client.port)", timeout: .seconds(20)) {
+                        (try? await client.get(path))?.status == 200
+                    }
+                }
+            }
         }
 
         /// One entry as both origins must publish it (the URI is relative, so it names the same resource on each).
@@ -88,47 +143,66 @@ extension EndToEnd {
                 second.kill()
             }
             let clients = [HTTPClient(port: first.port), HTTPClient(port: second.port)]
-            for client in clients {
-                for rendition in Self.renditions {
-                    let path = "/live/\(Self.channel)/\(rendition)/index.m3u8"
-                    try await waitUntil("\(path) on port \(client.port)", timeout: .seconds(20)) {
-                        (try? await client.get(path))?.status == 200
-                    }
-                }
-            }
-            var compared = 0
-            var differences: [String] = []
-            var msnsSeen = Set<UInt64>()
+            try await Self.waitForPlaylists(clients)
+            var comparison = Comparison()
             for _ in 0..<60 {
-                for rendition in Self.renditions {
-                    let path = "/live/\(Self.channel)/\(rendition)/index.m3u8"
-                    async let readA = clients[0].get(path)
-                    async let readB = clients[1].get(path)
-                    let (a, b) = try await (readA, readB)
-                    guard a.status == 200, b.status == 200 else {
-                        differences.append("\(path): \(a.status) / \(b.status)")
-                        continue
-                    }
-                    let (entriesA, entriesB) = (try Self.published(a.text), try Self.published(b.text))
-                    for msn in Set(entriesA.keys).intersection(entriesB.keys).sorted() {
-                        compared += 1
-                        msnsSeen.insert(msn)
-                        if entriesA[msn] != entriesB[msn] {
-                            differences.append("\(rendition) msn \(msn): \(entriesA[msn]!) | \(entriesB[msn]!)")
-                        }
-                    }
-                }
+                try await comparison.read(clients)
                 try await Task.sleep(for: .seconds(1))
             }
             #expect(encoder.isRunning, "ffmpeg exited: \(encoder.standardError)")
             #expect(
-                differences.isEmpty,
-                "\(differences.count) differences:\n\(differences.prefix(20).joined(separator: "\n"))")
+                comparison.differences.count == 0,
+                "\(comparison.differences.count) differences:\n\(comparison.differenceList)")
             // A minute of 2 s segments: about 30 MSNs, each compared in both renditions on several reloads.
-            #expect(msnsSeen.count >= 25, "only \(msnsSeen.count) MSNs listed by both")
-            #expect(compared >= 500, "only \(compared) entries compared")
-            print(
-                "redundant pair: \(compared) entries compared over \(msnsSeen.count) MSNs, \(differences.count) differ")
+            #expect(comparison.msns.count >= 25, "only \(comparison.msns.count) MSNs listed by both")
+            #expect(comparison.compared >= 500, "only \(comparison.compared) entries compared")
+            print("redundant pair: \(comparison.summary)")
+        }
+
+        @Test("one encoder path cut for 10 s: the origin it feeds repairs the slots from its peer, no GAP, same lists")
+        func slotsMissedOnOnePathAreRepairedFromThePeer() async throws {
+            let ports = [try OriginProcess.freePort(), try OriginProcess.freePort()]
+            func configuration(peer: Int) -> String {
+                Self.configuration.replacingOccurrences(
+                    of: "redundancy: { clockTolerance: 0.5 }",
+                    with: "redundancy: { clockTolerance: 0.5, peers: [\"http://127.0.0.1:\(peer)\"] }")
+            }
+            let first = try await OriginProcess(
+                configuration: configuration(peer: ports[1]), label: "repair-a", port: ports[0])
+            let second = try await OriginProcess(
+                configuration: configuration(peer: ports[0]), label: "repair-b", port: ports[1])
+            let path = try CuttableProxy(upstreamPort: second.port)
+            let encoder = try Self.startTeePush(ports: [first.port, path.port], directory: first.directory)
+            defer {
+                encoder.signal(SIGKILL)
+                path.stop()
+                first.kill()
+                second.kill()
+            }
+            let clients = [HTTPClient(port: first.port), HTTPClient(port: second.port)]
+            try await Self.waitForPlaylists(clients)
+            var comparison = Comparison()
+            for tick in 0..<34 {
+                if tick == 8 { path.cut() }
+                if tick == 18 { path.restore() }
+                try await comparison.read(clients)
+                try await Task.sleep(for: .seconds(1))
+            }
+            let metrics = try await clients[1].get("/metrics").text
+            let repaired =
+                metrics.split(separator: "\n").first { $0.hasPrefix("hlsorigin_peer_repaired_segments_total{") }
+                .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? 0
+            #expect(encoder.isRunning, "ffmpeg exited: \(encoder.standardError)")
+            #expect(
+                comparison.differences.count == 0,
+                "\(comparison.differences.count) differences:\n\(comparison.differenceList)")
+            // 10 s cut: about 5 slots of 2 renditions missed by B, each fetched from A instead of a GAP.
+            #expect(repaired >= 8, "only \(repaired) segments repaired:\n\(second.logTail())")
+            // ... and only those: once the path is back, the encoder's pushes fill the slots again.
+            #expect(repaired <= 16, "\(repaired) segments repaired: the encoder's path did not come back")
+            #expect(comparison.gaps[1].isEmpty, "B listed GAP entries: \(comparison.gaps[1].sorted())")
+            #expect(comparison.msns.count >= 14, "only \(comparison.msns.count) MSNs listed by both")
+            print("redundant pair through a 10 s cut of one path: \(comparison.summary), \(repaired) repaired")
         }
     }
 }

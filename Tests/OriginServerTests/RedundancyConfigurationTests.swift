@@ -40,6 +40,18 @@ struct RedundancyConfigurationTests {
     }
 
     @Test func anUnknownKeyIsRefused() {
-        #expect(ConfigurationFileTests.refusal("redundancy: { peers: [] }\n")?.contains("peers") == true)
+        #expect(ConfigurationFileTests.refusal("redundancy: { group: a }\n")?.contains("group") == true)
+    }
+
+    @Test func peersAreKeptInOrder() throws {
+        let configuration = try ConfigurationFile.parse(
+            "redundancy: { peers: [\"http://10.0.0.2:8080\", \"http://origin-c\"] }\n")
+        #expect(configuration.peers == ["http://10.0.0.2:8080", "http://origin-c"])
+    }
+
+    @Test func aPeerThatIsNotAnHTTPURLIsRefused() {
+        #expect(
+            ConfigurationFileTests.refusal("redundancy: { peers: [\"https://b:8443\"] }\n")
+                == "test.yaml: redundancy.peers: 'https://b:8443' is not an http://host[:port] URL")
     }
 }

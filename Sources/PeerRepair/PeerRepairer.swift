@@ -1,0 +1,188 @@
+import HLSPlaylist
+import IngestLoop
+import Logging
+import OriginCore
+import SharedBytes
+import Synchronization
+
+/// Fills the slots this origin's encoder feed missed with the segments a peer of the redundancy group lists for
+/// them, before the ingest loop closes them as GAPs, so both origins publish the same entry (docs/redundancy.md).
+///
+/// A rendition's next slot is *overdue* once its slot ended `lateness` ms ago with no segment here. Each peer in
+/// turn is asked for the rendition's media playlist (`/live/{channel}/{rendition}/index.m3u8`); a peer that lists
+/// that MSN as a segment (not a GAP) with the same PDT (the same timeline) gives its bytes, which go through the
+/// ingest path as a push does (probed, stored, journaled). A peer that does not list it yet is asked again 200 ms
+/// later until the slot's deadline. When no peer has it, the slot closes as a GAP here as on every peer.
+/// Channels with encryption or playback tokens are not repaired (peers serve ciphertext, or need a viewer's token).
+public final class PeerRepairer: Sendable {
+    /// What was repaired from one peer, and how fetches from it went.
+    public struct PeerStatistics: Sendable, Hashable {
+        /// The peer's base URL as configured.
+        public let peer: String
+        /// Segments fetched from the peer and accepted into a slot this origin missed.
+        public var repairedSegments = 0
+        /// Requests to the peer that failed (connection, timeout, status other than 200).
+        public var failedFetches = 0
+        /// Slots the peer listed with another PDT than ours (the two timelines disagree): not repaired from it.
+        public var timelineMismatches = 0
+        /// The newest failure, for the status page.
+        public var lastError: String?
+    }
+
+    private struct SlotKey: Hashable {
+        let channel: String
+        let rendition: String
+        let msn: UInt64
+    }
+
+    private struct State {
+        var statistics: [PeerStatistics]
+        var lastTried: [SlotKey: Int64] = [:]
+    }
+
+    private let origin: Origin
+    private let peers: [PeerURL]
+    private let fetcher: any PeerFetching
+    private let lateness: Int64
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    /// A slot is asked for again at most this often (ms).
+    static let retryMilliseconds: Int64 = 200
+    /// Longest wait for one answer of a peer.
+    static let requestTimeout: Duration = .milliseconds(500)
+
+    /// - Parameters:
+    ///   - peers: base URLs of the other origins of the group (`http://10.0.0.2:8080`).
+    ///   - lateness: how long after its slot's end a segment is overdue (ms).
+    public init(
+        origin: Origin, peers: [PeerURL], fetcher: any PeerFetching = PeerClient(), lateness: Int64 = 250,
+        logger: Logger
+    ) {
+        self.origin = origin
+        self.peers = peers
+        self.fetcher = fetcher
+        self.lateness = lateness
+        self.logger = logger
+        state = Mutex(State(statistics: peers.map { PeerStatistics(peer: $0.description) }))
+    }
+
+    /// Per peer, in the configured order.
+    public var statistics: [PeerStatistics] { state.withLock { $0.statistics } }
+
+    /// Repairs every `interval` until the task is cancelled.
+    public func run(interval: Duration = .milliseconds(100)) async {
+        while !Task.isCancelled {
+            _ = await repairOnce()
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    /// One pass over every overdue slot of every repairable channel (concurrently); returns how many were repaired.
+    public func repairOnce() async -> Int {
+        let now = origin.clock.nowMilliseconds()
+        var due: [(channel: String, slot: MissingSlot)] = []
+        for channel in origin.allChannels where Self.repairable(channel.configuration) {
+            for slot in channel.missingSlots(lateness: lateness) {
+                let key = SlotKey(channel: channel.configuration.name, rendition: slot.rendition, msn: slot.msn)
+                let tryNow = state.withLock { state in
+                    if let last = state.lastTried[key], now - last < Self.retryMilliseconds { return false }
+                    state.lastTried[key] = now
+                    return true
+                }
+                if tryNow { due.append((channel.configuration.name, slot)) }
+            }
+        }
+        state.withLock { state in state.lastTried = state.lastTried.filter { now - $0.value < 60_000 } }
+        guard !due.isEmpty else { return 0 }
+        return await withTaskGroup(of: Bool.self) { group in
+            for (channel, slot) in due {
+                group.addTask { await self.repair(slot, channel: channel) }
+            }
+            var repaired = 0
+            for await done in group where done { repaired += 1 }
+            return repaired
+        }
+    }
+
+    /// Push channels in the clear: a peer's segment URL serves the pushed bytes.
+    static func repairable(_ configuration: ChannelConfiguration) -> Bool {
+        configuration.sharedTimeline != nil && configuration.source == .push && configuration.encryption == nil
+            && configuration.playback == nil
+    }
+
+    /// Asks each peer in turn for the slot; true when one gave it and the ingest path took it into that slot.
+    private func repair(_ slot: MissingSlot, channel: String) async -> Bool {
+        for (index, peer) in peers.enumerated() {
+            let remaining = slot.deadlineMilliseconds - origin.clock.nowMilliseconds()
+            guard remaining > 0 else { return false }
+            let timeout = min(Self.requestTimeout, .milliseconds(remaining))
+            do {
+                guard
+                    let (bytes, fileName) = try await fetchSegment(
+                        slot, channel: channel, from: peer, timeout: timeout, peerIndex: index)
+                else { continue }
+                let receipt = try origin.ingest(
+                    channel: channel, rendition: slot.rendition, fileName: fileName, body: SharedBytes(bytes))
+                guard receipt.kind == .segment else { return false }  // the encoder's push arrived meanwhile
+                if receipt.msn != slot.msn {
+                    logger.warning(
+                        "segment repaired from a peer took another slot",
+                        metadata: [
+                            "hls.channel": "\(channel)", "hls.rendition": "\(slot.rendition)",
+                            "hls.msn": "\(slot.msn)", "peer": "\(peer)",
+                            "taken": "\(receipt.msn.map(String.init) ?? "-")",
+                        ])
+                }
+                state.withLock { $0.statistics[index].repairedSegments += 1 }
+                logger.info(
+                    "slot repaired from a peer",
+                    metadata: [
+                        "hls.channel": "\(channel)", "hls.rendition": "\(slot.rendition)", "hls.msn": "\(slot.msn)",
+                        "peer": "\(peer)",
+                    ])
+                return true
+            } catch {
+                state.withLock {
+                    $0.statistics[index].failedFetches += 1
+                    $0.statistics[index].lastError = "\(error)"
+                }
+                logger.debug("peer repair failed", metadata: ["peer": "\(peer)", "reason": "\(error)"])
+            }
+        }
+        return false
+    }
+
+    /// The peer's segment for the slot and its file name; nil when the peer does not list it (yet) as a segment on
+    /// the same timeline.
+    private func fetchSegment(
+        _ slot: MissingSlot, channel: String, from peer: PeerURL, timeout: Duration, peerIndex: Int
+    ) async throws -> (bytes: [UInt8], fileName: String)? {
+        let playlistURL = peer.with(path: "/live/\(channel)/\(slot.rendition)/index.m3u8")
+        let answer = try await fetcher.get(playlistURL, timeout: timeout, limit: 1 << 20)
+        guard answer.status == 200 else { throw PeerFetchError("\(playlistURL): status \(answer.status)") }
+        let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
+        guard slot.msn >= playlist.mediaSequence, slot.msn - playlist.mediaSequence < UInt64(playlist.segments.count)
+        else { return nil }
+        let segment = playlist.segments[Int(slot.msn - playlist.mediaSequence)]
+        guard !segment.gap else { return nil }
+        guard segment.programDateTime?.millisecondsSince1970 == slot.programDateTimeMilliseconds else {
+            state.withLock { $0.statistics[peerIndex].timelineMismatches += 1 }
+            logger.warning(
+                "peer lists the slot with another PDT: timelines disagree, not repaired from it",
+                metadata: [
+                    "hls.channel": "\(channel)", "hls.rendition": "\(slot.rendition)", "hls.msn": "\(slot.msn)",
+                    "peer": "\(peer)",
+                ])
+            return nil
+        }
+        guard let segmentURL = playlistURL.resolving(segment.uri) else {
+            throw PeerFetchError("\(playlistURL): segment URI '\(segment.uri)' is not on the peer")
+        }
+        let bytes = try await fetcher.get(
+            segmentURL, timeout: timeout, limit: origin.configuration.ingest.maxSegmentBytes)
+        guard bytes.status == 200 else { throw PeerFetchError("\(segmentURL): status \(bytes.status)") }
+        let fileName = segmentURL.path.split(separator: "/").last.map(String.init) ?? "segment.ts"
+        return (bytes.body, fileName)
+    }
+}
