@@ -191,6 +191,8 @@ public final class MarkerDatabase: Sendable {
                     return
                 }
                 logger.info("marker database: listening for changes", metadata: ["database": "\(location)"])
+                // The database answered: reachable again (a post that failed while it was down set it otherwise).
+                healthState.withLock { $0 = Health(reachable: true, lastError: nil) }
                 changed(nil)
                 connection.closeFuture.whenComplete { [self] _ in
                     logger.warning("marker database: listening connection closed; reconnecting")
@@ -267,8 +269,15 @@ public final class MarkerDatabase: Sendable {
             promise.fail(MarkerDatabaseError("no answer from the database within \(Self.seconds(self.timeout))"))
         }
         ready.flatMap { [self] connection -> EventLoopFuture<Value> in
-            if current == nil { self.connection.withLock { $0 = connection } }
-            return body(connection)
+            guard current == nil else { return body(connection) }
+            // Two first callers may both have connected: the first one's connection is kept, the other closed
+            // once its call is done.
+            let kept = self.connection.withLock { stored -> Bool in
+                if let open = stored, !open.isClosed { return false }
+                stored = connection
+                return true
+            }
+            return body(connection).always { _ in if !kept { Self.close(connection) } }
         }.whenComplete { result in
             deadline.cancel()
             promise.completeWith(result)

@@ -96,12 +96,9 @@ extension OriginHTTPHandler {
         if let bytes = entry.bytes, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
             // Keyed by the plaintext's identity; an encrypted channel's answer carries the ciphertext.
             let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
-                PreparedResponse(
-                    Self.completed(
-                        serveImmutable(
-                            Self.plainGet, bytes: served(bytes),
-                            contentType: Self.segmentContentType(entry, of: rendition),
-                            etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)))
+                preparedImmutable(
+                    served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
+                    etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)
             }
             return respond(prepared)
         }
@@ -159,6 +156,17 @@ extension OriginHTTPHandler {
             etag: "\"\(instanceTag)-\(record.msn)\"", lastModifiedSeconds: record.endMilliseconds / 1000,
             delivery: .byteRanges
         ).response(to: request)
+    }
+
+    /// The prepared answer of an immutable resource (a segment, a part) to a plain GET.
+    func preparedImmutable(
+        _ bytes: SharedBytes, contentType: String, etag: String, modifiedMilliseconds: Int64?
+    ) -> PreparedResponse {
+        PreparedResponse(
+            Self.completed(
+                serveImmutable(
+                    Self.plainGet, bytes: bytes, contentType: contentType, etag: etag,
+                    modifiedMilliseconds: modifiedMilliseconds)))
     }
 
     /// What a prepared response answers: a GET without conditions, with or without gzip.

@@ -176,11 +176,7 @@ extension OriginHTTPHandler {
             }
             // A plain GET: one prepared answer per part, kept while the part answers (and per thread after it).
             let prepared = preparedLive.part(channel: channel.name, of: rendition, position: position, bytes: bytes) {
-                PreparedResponse(
-                    Self.completed(
-                        serveImmutable(
-                            Self.plainGet, bytes: bytes, contentType: container.contentType, etag: etag,
-                            modifiedMilliseconds: nil)))
+                preparedImmutable(bytes, contentType: container.contentType, etag: etag, modifiedMilliseconds: nil)
             }
             return respond(prepared)
         }
