@@ -6,7 +6,7 @@ import PeerRepair
 enum MetricsExposition {
     static func render(
         origin: Origin, requests: RequestMetrics, playbackRefusals: PlaybackRefusals = PlaybackRefusals(),
-        peers: [PeerRepairer.PeerStatistics] = []
+        peerRepairer: PeerRepairer? = nil
     ) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
@@ -28,7 +28,8 @@ enum MetricsExposition {
                 "1 if the last call to the shared marker database (PostgreSQL) succeeded, else 0.",
                 [("", shared.reachability.reachable ? "1" : "0")])
         }
-        if !peers.isEmpty {
+        if let peerRepairer {
+            let peers = peerRepairer.statistics
             func perPeer(_ value: (PeerRepairer.PeerStatistics) -> Int) -> [(String, String)] {
                 peers.map { ("{peer=\"\($0.peer)\"}", "\(value($0))") }
             }
@@ -43,6 +44,19 @@ enum MetricsExposition {
                 "hlsorigin_peer_timeline_mismatches_total", "counter",
                 "Slots the peer listed with another PDT than this origin (timelines disagree).",
                 perPeer(\.timelineMismatches))
+            let agreements = origin.allChannels.flatMap { channel in
+                peerRepairer.agreements(channel: channel.configuration.name).map { (channel.configuration.name, $0) }
+            }
+            func perChannelAndPeer(_ value: (PeerAgreement) -> String) -> [(String, String)] {
+                agreements.map { ("{channel=\"\($0.0)\",peer=\"\($0.1.peer)\"}", value($0.1)) }
+            }
+            family(
+                "hlsorigin_peer_agreement", "gauge",
+                "1 if every MSN this origin and the peer both listed was identical at the last check, else 0.",
+                perChannelAndPeer { $0.agrees ? "1" : "0" })
+            family(
+                "hlsorigin_peer_live_edge_msn", "gauge", "The peer's newest MSN as last read.",
+                perChannelAndPeer { $0.peerNewestMSN.map { "\($0)" } ?? "NaN" })
         }
         family(
             "hlsorigin_segments_accepted_total", "counter", "Segments accepted into the live window.",

@@ -3,6 +3,7 @@ import HLSCrypto
 import IngestLoop
 import MicroHTTPD
 import OriginCore
+import PeerRepair
 import SharedBytes
 import Synchronization
 
@@ -159,6 +160,7 @@ extension OriginHTTPHandler {
     func adminStatus(_ channel: Channel) -> ChannelStatusAnswer {
         ChannelStatusAnswer(
             status: channel.status(),
+            peers: peerRepairer.map { $0.agreements(channel: channel.configuration.name) },
             playback: channel.configuration.playback.map { playback in
                 PlaybackStatus(
                     form: playback.form.rawValue, refused: playbackRefusals.counts(channel: channel.name))
@@ -174,15 +176,22 @@ struct PlaybackStatus: Encodable {
     let refused: [String: UInt64]
 }
 
-/// A channel's status as the admin API answers it: the core's status with `playback` added when it is configured.
+/// A channel's status as the admin API answers it: the core's status with `peers` (redundancy group) and `playback`
+/// added when they are configured.
 struct ChannelStatusAnswer: Encodable {
     let status: ChannelStatus
+    /// With peers configured: the last agreement check with each peer of the redundancy group.
+    let peers: [PeerAgreement]?
     let playback: PlaybackStatus?
 
-    private enum Keys: String, CodingKey { case playback }
+    private enum Keys: String, CodingKey { case playback, peers }
 
     func encode(to encoder: any Encoder) throws {
         try status.encode(to: encoder)
+        if let peers {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(peers, forKey: .peers)
+        }
         if let playback {
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(playback, forKey: .playback)

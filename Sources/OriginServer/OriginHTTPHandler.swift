@@ -84,7 +84,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                             SharedBytes(
                                 string: MetricsExposition.render(
                                     origin: origin, requests: metrics, playbackRefusals: playbackRefusals,
-                                    peers: peerRepairer?.statistics ?? [])
+                                    peerRepairer: peerRepairer)
                                     + liveCache.exposition))))
         default:
             return refuse(request, .text(404, "not found\n"))

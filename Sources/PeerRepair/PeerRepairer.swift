@@ -38,11 +38,17 @@ public final class PeerRepairer: Sendable {
     private struct State {
         var statistics: [PeerStatistics]
         var lastTried: [SlotKey: Int64] = [:]
+        /// By channel: segments repaired from each peer (by peer index).
+        var repairedByChannel: [String: [Int]] = [:]
+        /// By channel: the last agreement check with each peer (by peer index).
+        var agreements: [String: [PeerAgreement?]] = [:]
+        /// By channel: how many agreement checks ran (which rendition is next).
+        var turns: [String: Int] = [:]
     }
 
-    private let origin: Origin
-    private let peers: [PeerURL]
-    private let fetcher: any PeerFetching
+    let origin: Origin
+    let peers: [PeerURL]
+    let fetcher: any PeerFetching
     private let lateness: Int64
     private let logger: Logger
     private let state: Mutex<State>
@@ -70,12 +76,56 @@ public final class PeerRepairer: Sendable {
     /// Per peer, in the configured order.
     public var statistics: [PeerStatistics] { state.withLock { $0.statistics } }
 
-    /// Repairs every `interval` until the task is cancelled.
-    public func run(interval: Duration = .milliseconds(100)) async {
+    /// The last agreement check of `channel` with each peer (checked ones only), in the configured order.
+    public func agreements(channel: String) -> [PeerAgreement] {
+        state.withLock { $0.agreements[channel]?.compactMap { $0 } ?? [] }
+    }
+
+    /// Repairs every `interval` and checks the agreement with the peers every `agreementInterval`, until the task is
+    /// cancelled.
+    public func run(interval: Duration = .milliseconds(100), agreementInterval: Duration = .seconds(2)) async {
+        var lastCheck = ContinuousClock.now - agreementInterval
         while !Task.isCancelled {
             _ = await repairOnce()
+            if ContinuousClock.now - lastCheck >= agreementInterval {
+                lastCheck = ContinuousClock.now
+                await checkAgreement()
+            }
             try? await Task.sleep(for: interval)
         }
+    }
+
+    func nextTurn(channel: String) -> Int {
+        state.withLock { state in
+            defer { state.turns[channel, default: 0] += 1 }
+            return state.turns[channel, default: 0]
+        }
+    }
+
+    func record(_ agreement: PeerAgreement, channel: String, peerIndex: Int) {
+        let changed = state.withLock { state -> Bool in
+            var list = state.agreements[channel] ?? Array(repeating: nil, count: peers.count)
+            let before = list[peerIndex]?.agrees
+            list[peerIndex] = agreement
+            state.agreements[channel] = list
+            return before != agreement.agrees
+        }
+        guard changed else { return }
+        if agreement.agrees {
+            logger.info(
+                "peer agrees", metadata: ["hls.channel": "\(channel)", "peer": "\(agreement.peer)"])
+        } else {
+            logger.warning(
+                "peer disagrees",
+                metadata: [
+                    "hls.channel": "\(channel)", "peer": "\(agreement.peer)",
+                    "difference": "\(agreement.difference ?? "-")",
+                ])
+        }
+    }
+
+    func repaired(channel: String, peerIndex: Int) -> Int {
+        state.withLock { $0.repairedByChannel[channel]?[peerIndex] ?? 0 }
     }
 
     /// One pass over every overdue slot of every repairable channel (concurrently); returns how many were repaired.
@@ -134,7 +184,10 @@ public final class PeerRepairer: Sendable {
                             "taken": "\(receipt.msn.map(String.init) ?? "-")",
                         ])
                 }
-                state.withLock { $0.statistics[index].repairedSegments += 1 }
+                state.withLock { state in
+                    state.statistics[index].repairedSegments += 1
+                    state.repairedByChannel[channel, default: Array(repeating: 0, count: peers.count)][index] += 1
+                }
                 logger.info(
                     "slot repaired from a peer",
                     metadata: [

@@ -188,6 +188,20 @@ extension EndToEnd {
                 try await comparison.read(clients)
                 try await Task.sleep(for: .seconds(1))
             }
+            // Each origin's own check against its peer (every 2 s, one rendition in turn) says they agree.
+            for client in clients {
+                try await waitUntil("port \(client.port): hlsorigin_peer_agreement 1", timeout: .seconds(6)) {
+                    let metrics = (try? await client.get("/metrics").text) ?? ""
+                    return metrics.split(separator: "\n").contains {
+                        $0.hasPrefix("hlsorigin_peer_agreement{channel=\"\(Self.channel)\"") && $0.hasSuffix(" 1")
+                    }
+                }
+            }
+            let status = try await clients[1].get("/admin/channels/\(Self.channel)").text
+            let peers = (try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])?["peers"]
+            #expect(
+                ((peers as? [[String: Any]])?.first?["agrees"] as? Bool) == true, "admin status: \(status.prefix(3000))"
+            )
             let metrics = try await clients[1].get("/metrics").text
             let repaired =
                 metrics.split(separator: "\n").first { $0.hasPrefix("hlsorigin_peer_repaired_segments_total{") }

@@ -1,12 +1,12 @@
 import HLSPlaylist
 import Logging
 import OriginCore
-import OriginServer
 import PeerRepair
 import TestSupport
 import Testing
 
 @testable import IngestLoop
+@testable import OriginServer
 
 /// Two origins of a redundancy group, each a real HTTP server on loopback on one manual clock, fed the same
 /// segments. When one origin's feed misses slots the other received, the `PeerRepairer` fetches them from the peer
@@ -115,6 +115,30 @@ struct PeerRepairTests {
         let a = try pair.a.playlistText("360p")
         #expect(a == (try pair.b.playlistText("360p")))
         #expect(a.contains("#EXT-X-GAP"))
+    }
+
+    @Test func theAgreementCheckSaysWhetherBothListTheSameAndShowsTheFirstDifference() async throws {
+        let pair = try Pair()
+        for _ in 0..<5 { try pair.step() }
+        await pair.repairer.checkAgreement()
+        let agreeing = try #require(pair.repairer.agreements(channel: "ch").first)
+        #expect(agreeing.agrees, "\(agreeing.difference ?? "")")
+        #expect(agreeing.newestCommonMSN != nil && agreeing.newestCommonMSN == agreeing.peerNewestMSN)
+        var metrics = MetricsExposition.render(
+            origin: pair.a.origin, requests: RequestMetrics(), peerRepairer: pair.repairer)
+        #expect(metrics.contains("hlsorigin_peer_agreement{channel=\"ch\",peer=\"\(agreeing.peer)\"} 1"))
+
+        // A slot B received and A missed, not repaired: a GAP here, a segment on the peer.
+        try pair.step(toA: false)
+        for _ in 0..<3 { try pair.step() }
+        for _ in 0..<2 { await pair.repairer.checkAgreement() }  // both renditions, in turn
+        let disagreeing = pair.repairer.agreements(channel: "ch")
+        #expect(disagreeing.count == 1)
+        #expect(disagreeing.first?.agrees == false)
+        #expect(disagreeing.first?.difference?.contains("GAP here, segment on the peer") == true)
+        metrics = MetricsExposition.render(
+            origin: pair.a.origin, requests: RequestMetrics(), peerRepairer: pair.repairer)
+        #expect(metrics.contains("hlsorigin_peer_agreement{channel=\"ch\",peer=\"\(agreeing.peer)\"} 0"))
     }
 
     @Test func anUnreachablePeerIsCountedAndTheSlotClosesAsAGap() async throws {
