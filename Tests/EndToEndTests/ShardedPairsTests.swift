@@ -6,8 +6,8 @@ import Testing
 extension EndToEnd {
     /// `config/nginx-sharded.conf` in front of two pairs of origins, each pair carrying its own three test-source
     /// channels (placed with nginx's consistent hash before nginx starts, so a request sent to the wrong pair would
-    /// get a 404), one of them Low-Latency (concurrent blocking reloads and hinted parts through both hops reach an
-    /// origin once each). A player through nginx reloads every channel's media playlist and fetches its new segments every
+    /// get a 404), one of them Low-Latency (concurrent blocking reloads and hinted parts through both hops are collapsed
+    /// by the front's cache lock). A player through nginx reloads every channel's media playlist and fetches its new segments every
     /// 0.5 s while one origin of one pair is killed with SIGKILL: every answer is a 200, every request for a channel
     /// goes to its own pair (nginx's log at both hops), and the dead origin's channels are answered by its partner,
     /// never by the other pair. With the partner killed too, that pair's channels get 502, still from their pair.

@@ -182,7 +182,8 @@ final class CDNTierProcesses: Sendable {
 /// Low-Latency requests through a CDN tier as LL players make them, all at once: `count` blocking reloads of the part
 /// after the preload-hinted one (half with the parameters in each order) and `count` requests of the hinted part.
 /// Checked: every answer a 200, the reloads identical and listing that part, the hinted part's bodies identical; at
-/// nginx's front, each of the two cache keys fetched once (one MISS, the rest HIT: canonical key and cache lock).
+/// nginx's front, the reloads' one cache key fetched once (one MISS, the rest HIT: canonical key and cache lock), the
+/// hinted part once or twice.
 enum LowLatencyThroughCDN {
     /// Runs the check on `path` (an LL media playlist) through `nginx`; returns a line for the test's output.
     static func check(nginx: NginxCache, path: String, count: Int = 10) async throws -> String {
@@ -222,10 +223,15 @@ enum LowLatencyThroughCDN {
         let partStatuses = Dictionary(grouping: lines.filter { $0.uri == partPath }, by: \.cacheStatus)
             .mapValues(\.count)
         #expect(reloadStatuses == ["MISS": 1, "HIT": count - 1], "blocking reloads at nginx: \(reloadStatuses)")
-        #expect(partStatuses == ["MISS": 1, "HIT": count - 1], "hinted part at nginx: \(partStatuses)")
+        // A hinted part is written into the cache while it is being made; a waiter whose 500 ms lock check finds
+        // it still being written may go to the origin itself (as in LowLatencyCacheTests): at most one more.
+        let partMisses = partStatuses["MISS"] ?? 0
+        #expect(
+            (1...2).contains(partMisses) && partStatuses["HIT"] == count - partMisses,
+            "hinted part at nginx: \(partStatuses)")
         let seconds = answers.map(\.seconds).max() ?? 0
         return "\(count) blocking reloads of \(msn).\(part) and \(count) requests of the hinted part \(hint): all 200 "
-            + "within \(String(format: "%.2f", seconds)) s, one origin request each (\(reloadStatuses), "
-            + "\(partStatuses))"
+            + "within \(String(format: "%.2f", seconds)) s; at nginx \(reloadStatuses) and "
+            + "\(partStatuses)"
     }
 }
