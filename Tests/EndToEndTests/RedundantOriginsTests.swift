@@ -24,33 +24,15 @@ extension EndToEnd {
             channels: []
             """
 
-        /// ffmpeg encoding a test pattern and a tone once per rendition and pushing each rendition to every origin
-        /// through the tee muxer (one HLS muxer per origin, fed the same packets). `ignore_io_errors`: a path that
-        /// fails loses its segments and the encoder goes on (ffmpeg would otherwise stop at the first failed PUT);
-        /// one connection per PUT, so a path that comes back is used again (a persistent connection broken by the
-        /// failure is never reopened by ffmpeg's HLS muxer).
+        /// Pushed by one ffmpeg through its tee muxer to both origins (`FFmpeg.startTeePush`).
+        static let pushed = [
+            FFmpeg.PushedRendition(name: "hi", width: 640, height: 360, videoBitrate: "800k"),
+            FFmpeg.PushedRendition(name: "lo", width: 320, height: 180, videoBitrate: "300k"),
+        ]
+
         static func startTeePush(ports: [Int], directory: URL) throws -> ChildProcess {
-            guard let ffmpeg = ChildProcess.locate("ffmpeg") else { throw EndToEndError("ffmpeg is not on the PATH") }
-            var arguments = [
-                "-nostdin", "-v", "error", "-re",
-                "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-            ]
-            for (rendition, size, bitrate) in [("hi", "640x360", "800k"), ("lo", "320x180", "300k")] {
-                let outputs = ports.map { port in
-                    "[f=hls:hls_time=2:hls_list_size=6:method=PUT:ignore_io_errors=1]"
-                        + "http://127.0.0.1:\(port)/ingest/\(channel)/\(rendition)/index.m3u8"
-                }
-                arguments += [
-                    "-map", "0:v", "-map", "1:a",
-                    "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-pix_fmt", "yuv420p",
-                    "-s", size, "-g", "50", "-keyint_min", "50", "-sc_threshold", "0",
-                    "-b:v", bitrate, "-maxrate", bitrate, "-bufsize", bitrate,
-                    "-c:a", "aac", "-b:a", "64k", "-ac", "2",
-                    "-f", "tee", outputs.joined(separator: "|"),
-                ]
-            }
-            return try ChildProcess(executable: ffmpeg, arguments: arguments, directory: directory, label: "tee")
+            try FFmpeg.startTeePush(
+                ports: ports, channel: channel, renditions: pushed, directory: directory, label: "tee")
         }
 
         /// Both origins' media playlists of every rendition read at once, compared for every MSN both list.

@@ -45,26 +45,27 @@ enum FFmpeg {
         return try ChildProcess(executable: ffmpeg, arguments: arguments, directory: directory, label: label)
     }
 
-    /// Starts one ffmpeg that encodes the test pattern and tone once, in real time, and pushes the same segments to
-    /// every origin in `ports` through its tee muxer, as an encoder feeding a redundant pair does: one HLS muxer per
-    /// origin (2-second segments, PUT, a new connection per request). Each has `ignore_io_errors`, so a dead origin's
+    /// Starts one ffmpeg that encodes the test pattern and tone once per rendition, in real time, and pushes the same
+    /// segments of every rendition to every origin in `ports` through its tee muxer, as an encoder feeding a redundant
+    /// pair does: one HLS muxer per origin and rendition (2-second segments, PUT, a new connection per request). Each has `ignore_io_errors`, so a dead origin's
     /// failed PUTs neither stop the encoder nor the pushes to the others, and its pushes resume with the next segment
     /// once it listens again (measured with ffmpeg 5.1); `onfail=ignore` keeps the others going if one fails anyway.
     static func startTeePush(
-        ports: [Int], channel: String, rendition: PushedRendition, directory: URL, label: String
+        ports: [Int], channel: String, renditions: [PushedRendition], directory: URL, label: String
     ) throws -> ChildProcess {
         guard let ffmpeg = ChildProcess.locate("ffmpeg") else { throw EndToEndError("ffmpeg is not on the PATH") }
         let muxer =
             "f=hls:hls_time=2:hls_list_size=6:hls_flags=delete_segments:method=PUT:ignore_io_errors=1:onfail=ignore"
-        let outputs = ports.map {
-            "[\(muxer)]http://127.0.0.1:\($0)/ingest/\(channel)/\(rendition.name)/index.m3u8"
-        }
-        return try ChildProcess(
-            executable: ffmpeg,
-            arguments: [
-                "-nostdin", "-v", "error", "-re",
-                "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+        var arguments = [
+            "-nostdin", "-v", "error", "-re",
+            "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+        ]
+        for rendition in renditions {
+            let outputs = ports.map {
+                "[\(muxer)]http://127.0.0.1:\($0)/ingest/\(channel)/\(rendition.name)/index.m3u8"
+            }
+            arguments += [
                 "-map", "0:v", "-map", "1:a",
                 "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-pix_fmt", "yuv420p",
                 "-s", "\(rendition.width)x\(rendition.height)",
@@ -72,7 +73,9 @@ enum FFmpeg {
                 "-b:v", rendition.videoBitrate, "-maxrate", rendition.videoBitrate, "-bufsize", rendition.videoBitrate,
                 "-c:a", "aac", "-b:a", "64k", "-ac", "2",
                 "-f", "tee", outputs.joined(separator: "|"),
-            ], directory: directory, label: label)
+            ]
+        }
+        return try ChildProcess(executable: ffmpeg, arguments: arguments, directory: directory, label: label)
     }
 
     /// Starts `ffmpeg -i URL -c copy -t SECONDS output` (the live recorder a player stands for).
