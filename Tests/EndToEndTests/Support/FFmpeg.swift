@@ -13,6 +13,25 @@ enum FFmpeg {
         let videoBitrate: String
     }
 
+    /// The live sources every push encodes: a test pattern at 25 fps and a 440 Hz tone, in real time (`-re`).
+    static let sourceArguments = [
+        "-nostdin", "-v", "error", "-re",
+        "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+    ]
+
+    /// H.264 (a keyframe every 2 s, constant bit rate) and AAC for one rendition.
+    static func encodingArguments(_ rendition: PushedRendition) -> [String] {
+        [
+            "-map", "0:v", "-map", "1:a",
+            "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-pix_fmt", "yuv420p",
+            "-s", "\(rendition.width)x\(rendition.height)",
+            "-g", "50", "-keyint_min", "50", "-sc_threshold", "0",
+            "-b:v", rendition.videoBitrate, "-maxrate", rendition.videoBitrate, "-bufsize", rendition.videoBitrate,
+            "-c:a", "aac", "-b:a", "64k", "-ac", "2",
+        ]
+    }
+
     /// Starts one ffmpeg process that encodes a test pattern and a sine tone in real time (`-re`) and pushes every
     /// rendition with the HLS muxer over HTTP PUT (2-second segments, 6-segment encoder window, deletes sent too).
     /// - Parameter ingestToken: sent as `Authorization: Bearer` with every request when the origin requires one.
@@ -21,22 +40,13 @@ enum FFmpeg {
         ingestToken: String? = nil
     ) throws -> ChildProcess {
         guard let ffmpeg = ChildProcess.locate("ffmpeg") else { throw EndToEndError("ffmpeg is not on the PATH") }
-        var arguments = [
-            "-nostdin", "-v", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-        ]
+        var arguments = sourceArguments
         for rendition in renditions {
-            arguments += [
-                "-map", "0:v", "-map", "1:a",
-                "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-pix_fmt", "yuv420p",
-                "-s", "\(rendition.width)x\(rendition.height)",
-                "-g", "50", "-keyint_min", "50", "-sc_threshold", "0",
-                "-b:v", rendition.videoBitrate, "-maxrate", rendition.videoBitrate, "-bufsize", rendition.videoBitrate,
-                "-c:a", "aac", "-b:a", "64k", "-ac", "2",
-                "-f", "hls", "-hls_time", "2", "-hls_list_size", "6", "-hls_flags", "delete_segments",
-                "-method", "PUT", "-http_persistent", "1",
-            ]
+            arguments +=
+                encodingArguments(rendition) + [
+                    "-f", "hls", "-hls_time", "2", "-hls_list_size", "6", "-hls_flags", "delete_segments",
+                    "-method", "PUT", "-http_persistent", "1",
+                ]
             if let ingestToken { arguments += ["-headers", "Authorization: Bearer \(ingestToken)\r\n"] }
             arguments += [
                 "http://127.0.0.1:\(port)/ingest/\(channel)/\(rendition.name)/index.m3u8"
@@ -56,24 +66,15 @@ enum FFmpeg {
         guard let ffmpeg = ChildProcess.locate("ffmpeg") else { throw EndToEndError("ffmpeg is not on the PATH") }
         let muxer =
             "f=hls:hls_time=2:hls_list_size=6:hls_flags=delete_segments:method=PUT:ignore_io_errors=1:onfail=ignore"
-        var arguments = [
-            "-nostdin", "-v", "error", "-re",
-            "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-        ]
+        var arguments = sourceArguments
         for rendition in renditions {
             let outputs = ports.map {
                 "[\(muxer)]http://127.0.0.1:\($0)/ingest/\(channel)/\(rendition.name)/index.m3u8"
             }
-            arguments += [
-                "-map", "0:v", "-map", "1:a",
-                "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "main", "-pix_fmt", "yuv420p",
-                "-s", "\(rendition.width)x\(rendition.height)",
-                "-g", "50", "-keyint_min", "50", "-sc_threshold", "0",
-                "-b:v", rendition.videoBitrate, "-maxrate", rendition.videoBitrate, "-bufsize", rendition.videoBitrate,
-                "-c:a", "aac", "-b:a", "64k", "-ac", "2",
-                "-f", "tee", outputs.joined(separator: "|"),
-            ]
+            arguments +=
+                encodingArguments(rendition) + [
+                    "-f", "tee", outputs.joined(separator: "|"),
+                ]
         }
         return try ChildProcess(executable: ffmpeg, arguments: arguments, directory: directory, label: label)
     }
