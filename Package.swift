@@ -63,7 +63,8 @@ let package = Package(
         .target(name: "Markers", dependencies: ["HLSPlaylist", "SCTE35"]),
         // The ingest loop and live window: pure state machine, no locks, no I/O, time comes in as arguments.
         .target(
-            name: "IngestLoop", dependencies: ["GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
+            name: "IngestLoop",
+            dependencies: ["CivilCalendar", "GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal, the marker journals and the segment store (CRC-32 from zlib).
         .target(name: "Persistence", dependencies: ["CZlib", "IngestLoop", "Markers", "MediaProbe", "SharedBytes"]),
         // Marker books shared by a group of origins through PostgreSQL (postgres-nio), with LISTEN/NOTIFY.

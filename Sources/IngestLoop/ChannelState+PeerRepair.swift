@@ -18,16 +18,8 @@ extension ChannelState {
     package func missingSlots(nowMilliseconds now: Int64, lateness: Int64) -> [MissingSlot] {
         var missing: [MissingSlot] = []
         for rendition in renditions where rendition.hasStarted && !rendition.isFollower && rendition.open == nil {
-            guard let last = rendition.lastMSN else { continue }
+            guard let last = rendition.lastMSN, let slot = slotOrGapSlot(last + 1) else { continue }
             let msn = last + 1
-            guard
-                let slot = slots[msn]
-                    ?? slots[last].map({
-                        Slot(
-                            programDateTimeMilliseconds: $0.endMilliseconds,
-                            durationMilliseconds: gapSlotMilliseconds($0))
-                    })
-            else { continue }
             let length =
                 slot.durationMilliseconds > 0 ? slot.durationMilliseconds : configuration.segmentDurationMilliseconds
             let deadline = deadline(for: slot, msn: msn)

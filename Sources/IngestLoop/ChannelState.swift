@@ -413,10 +413,8 @@ package struct ChannelState: Sendable {
     static func repeatsNewest(_ info: SegmentInfo, start: Int64, of rendition: RenditionFacts) -> Bool {
         guard let last = rendition.lastMediaEnd, last.timescale == info.startTime.timescale, !rendition.lastWasGap
         else { return false }
-        let timescale = max(last.timescale, 1)
-        let durationScale = max(info.duration.timescale, 1)
-        let duration = info.duration.ticks * timescale / durationScale
-        return duration > 0 && abs(start + duration - last.ticks) <= timescale / 100
+        let duration = ticks(info.duration.ticks, from: info.duration.timescale, to: last.timescale)
+        return duration > 0 && abs(start + duration - last.ticks) <= last.timescale / 100
     }
 
     /// A new slot for `msn` (no other rendition opened it yet): following the previous slot, or anchored on the
@@ -487,9 +485,7 @@ package struct ChannelState: Sendable {
         renditions[position].container = info.container
         renditions[position].tracks = info.tracks
         renditions[position].closedCaptions.formUnion(info.closedCaptions)
-        let durationInStartScale =
-            durationScale == timescale
-            ? info.duration.ticks : (info.duration.ticks * timescale + durationScale / 2) / durationScale
+        let durationInStartScale = Self.ticks(info.duration.ticks, from: durationScale, to: timescale)
         renditions[position].lastMediaEnd = (start + durationInStartScale, timescale)
         renditions[position].pendingDiscontinuity = false
         renditions[position].gapFill = .idle
@@ -641,14 +637,7 @@ package struct ChannelState: Sendable {
         closeFilledSlots(nowMilliseconds: now)
         var changed = closedThrough != closedBefore
         while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
-            guard
-                let slot = slots[due]
-                    ?? slots[due &- 1].map({
-                        Slot(
-                            programDateTimeMilliseconds: $0.endMilliseconds,
-                            durationMilliseconds: gapSlotMilliseconds($0))
-                    })
-            else { break }
+            guard let slot = slotOrGapSlot(due) else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
             // A streamed push still open at the deadline is closed at its last part, as a stalled push.
             let openPushes = renditions.indices.filter {
@@ -682,6 +671,15 @@ package struct ChannelState: Sendable {
             changed = true
         }
         return changed
+    }
+
+    /// Slot `msn`, or, when no rendition opened it, the slot after `msn - 1` as a GAP would take it (of
+    /// `gapSlotMilliseconds`); nil when neither exists.
+    func slotOrGapSlot(_ msn: UInt64) -> Slot? {
+        slots[msn]
+            ?? slots[msn &- 1].map {
+                Slot(programDateTimeMilliseconds: $0.endMilliseconds, durationMilliseconds: gapSlotMilliseconds($0))
+            }
     }
 
     /// Length of a slot nobody filled, after `previous`: the previous slot's length, but never less than the

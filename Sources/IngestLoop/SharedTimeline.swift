@@ -1,3 +1,4 @@
+import CivilCalendar
 import MediaProbe
 
 /// How the origins of a redundancy group number and time their slots so that, fed the same segments, they publish the
@@ -30,7 +31,7 @@ public struct SharedTimeline: Sendable, Hashable {
     /// `arrivalMilliseconds` on the shared clock.
     func openingProgramDateTime(arrivalMilliseconds arrival: Int64, mediaStart: MediaTime) -> Int64 {
         let media = Self.milliseconds(mediaStart)
-        let anchor = Self.floorDivide(arrival - media, toleranceMilliseconds) * toleranceMilliseconds
+        let anchor = CivilCalendar.floorDivide(arrival - media, toleranceMilliseconds) * toleranceMilliseconds
         return anchor + media
     }
 
@@ -45,13 +46,8 @@ public struct SharedTimeline: Sendable, Hashable {
     /// A media time in whole milliseconds (rounded down), without overflow for any 64-bit decode time.
     static func milliseconds(_ time: MediaTime) -> Int64 {
         let timescale = max(time.timescale, 1)
-        let seconds = floorDivide(time.ticks, timescale)
+        let seconds = CivilCalendar.floorDivide(time.ticks, timescale)
         let rest = time.ticks - seconds * timescale
         return seconds.multipliedReportingOverflow(by: 1000).partialValue &+ rest * 1000 / timescale
-    }
-
-    static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-        let quotient = value / divisor
-        return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }

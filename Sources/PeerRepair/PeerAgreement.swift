@@ -57,7 +57,7 @@ extension PeerRepairer {
         let url = peer.with(path: "/live/\(channel)/\(ours.name)/index.m3u8")
         let playlist: MediaPlaylist
         do {
-            let answer = try await fetcher.get(url, timeout: Self.requestTimeout, limit: 1 << 20)
+            let answer = try await fetcher.get(url, timeout: requestTimeout, limit: 1 << 20)
             guard answer.status == 200 else { return failed("\(url): status \(answer.status)") }
             playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
         } catch {

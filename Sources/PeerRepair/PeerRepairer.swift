@@ -50,21 +50,23 @@ public final class PeerRepairer: Sendable {
     let peers: [PeerURL]
     let fetcher: any PeerFetching
     private let lateness: Int64
+    /// Longest wait for one answer of a peer (a repair also waits no longer than its slot's deadline).
+    let requestTimeout: Duration
     private let logger: Logger
     private let state: Mutex<State>
 
     /// A slot is asked for again at most this often (ms).
     static let retryMilliseconds: Int64 = 200
-    /// Longest wait for one answer of a peer.
-    static let requestTimeout: Duration = .milliseconds(500)
 
     /// - Parameters:
     ///   - peers: base URLs of the other origins of the group (`http://10.0.0.2:8080`).
     ///   - lateness: how long after its slot's end a segment is overdue (ms).
+    ///   - requestTimeout: longest wait for one answer of a peer.
     public init(
         origin: Origin, peers: [PeerURL], fetcher: any PeerFetching = PeerClient(), lateness: Int64 = 250,
-        logger: Logger
+        requestTimeout: Duration = .milliseconds(500), logger: Logger
     ) {
+        self.requestTimeout = requestTimeout
         self.origin = origin
         self.peers = peers
         self.fetcher = fetcher
@@ -82,16 +84,22 @@ public final class PeerRepairer: Sendable {
     }
 
     /// Repairs every `interval` and checks the agreement with the peers every `agreementInterval`, until the task is
-    /// cancelled.
+    /// cancelled. The two run as loops of their own: a slow or unreachable peer holding up an agreement check never
+    /// delays a repair, whose deadline is about a second away.
     public func run(interval: Duration = .milliseconds(100), agreementInterval: Duration = .seconds(2)) async {
-        var lastCheck = ContinuousClock.now - agreementInterval
-        while !Task.isCancelled {
-            _ = await repairOnce()
-            if ContinuousClock.now - lastCheck >= agreementInterval {
-                lastCheck = ContinuousClock.now
-                await checkAgreement()
+        await withTaskGroup(of: Void.self) { loops in
+            loops.addTask {
+                while !Task.isCancelled {
+                    _ = await self.repairOnce()
+                    try? await Task.sleep(for: interval)
+                }
             }
-            try? await Task.sleep(for: interval)
+            loops.addTask {
+                while !Task.isCancelled {
+                    await self.checkAgreement()
+                    try? await Task.sleep(for: agreementInterval)
+                }
+            }
         }
     }
 
@@ -166,7 +174,7 @@ public final class PeerRepairer: Sendable {
         for (index, peer) in peers.enumerated() {
             let remaining = slot.deadlineMilliseconds - origin.clock.nowMilliseconds()
             guard remaining > 0 else { return false }
-            let timeout = min(Self.requestTimeout, .milliseconds(remaining))
+            let timeout = min(requestTimeout, .milliseconds(remaining))
             do {
                 guard
                     let (bytes, fileName) = try await fetchSegment(
