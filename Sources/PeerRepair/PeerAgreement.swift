@@ -57,7 +57,14 @@ extension PeerRepairer {
         let url = peer.with(path: "/live/\(channel)/\(ours.name)/index.m3u8")
         let playlist: MediaPlaylist
         do {
-            let answer = try await fetcher.get(url, timeout: requestTimeout, limit: 1 << 20)
+            // A connection that fails once (the peer closing an idle socket, a reset) is tried again before the
+            // peer is reported as not comparable.
+            let answer: PeerResponse
+            do {
+                answer = try await fetcher.get(url, timeout: requestTimeout, limit: 1 << 20)
+            } catch {
+                answer = try await fetcher.get(url, timeout: requestTimeout, limit: 1 << 20)
+            }
             guard answer.status == 200 else { return failed("\(url): status \(answer.status)") }
             playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
         } catch {

@@ -29,8 +29,11 @@ struct PeerRepairTests {
             b = try OriginTestStack(renditions: PeerRepairTests.renditions, clock: clock) {
                 $0.origin.channels[0].sharedTimeline = SharedTimeline()
             }
+            // A generous wait per answer: the unit tests run in parallel on 2 cores (a repair still waits no longer
+            // than its slot's deadline).
             repairer = PeerRepairer(
-                origin: a.origin, peers: [PeerURL("http://127.0.0.1:\(b.port)")!], logger: PeerRepairTests.logger)
+                origin: a.origin, peers: [PeerURL("http://127.0.0.1:\(b.port)")!], requestTimeout: .seconds(5),
+                logger: PeerRepairTests.logger)
         }
 
         /// `seconds` pass (2 s after the previous segment: 1.6 s after a repair pass); the encoder's next segment of
