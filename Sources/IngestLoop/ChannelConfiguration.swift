@@ -143,6 +143,13 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// the group does (`SharedTimeline`). Default: nil = a lone origin numbers from its own counter.
     public var sharedTimeline: SharedTimeline?
 
+    /// Peers of the redundancy group can fill the slots this channel's feed missed: a pushed channel in the clear on
+    /// a shared timeline (a peer's segment URL serves the pushed bytes; encrypted or token-protected channels serve
+    /// ciphertext or need a viewer's token).
+    public var repairsFromPeers: Bool {
+        sharedTimeline != nil && source == .push && encryption == nil && playback == nil
+    }
+
     public init(
         name: String, renditions: [RenditionConfiguration] = [], source: ChannelSource = .push,
         targetDuration: Int? = nil, segmentDuration: Double = 2, window: WindowLength = .segments(6),

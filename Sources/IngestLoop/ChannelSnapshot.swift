@@ -70,11 +70,15 @@ public final class ChannelSnapshot: Sendable {
     /// The channel's AES-128 keys and schedule; nil for a channel that never encrypted. Read by the HTTP thread and
     /// the accept-time encryption without taking the channel's state lock.
     public let encryption: SnapshotEncryption?
+    /// The channel is catching up with its redundancy group after a restart: its playlists still show the window
+    /// as it was before, and are not served.
+    public let catchingUp: Bool
 
     package init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
-        renditions: [String: RenditionSnapshot], encryption: SnapshotEncryption? = nil
+        renditions: [String: RenditionSnapshot], encryption: SnapshotEncryption? = nil, catchingUp: Bool = false
     ) {
+        self.catchingUp = catchingUp
         self.name = name
         self.version = version
         self.multivariantPlaylist = multivariantPlaylist

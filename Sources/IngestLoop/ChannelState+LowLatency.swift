@@ -56,6 +56,7 @@ extension ChannelState {
         guard configuration.lowLatency != nil, container != .webVTT, !renditions[position].isFollower else {
             return refuse(.unprocessable("rendition '\(name)' has no parts: push whole segments"))
         }
+        if isCatchingUp(nowMilliseconds: now) { return refuse(catchingUpRefusal(rendition: name)) }
         if let open = renditions[position].open, open.pushed {
             return refuse(
                 IngestError(

@@ -9,25 +9,30 @@ public struct MissingSlot: Sendable, Hashable {
     public let programDateTimeMilliseconds: Int64
     /// When the ingest loop closes the slot as a GAP for the rendition: a repair after it comes too late.
     public let deadlineMilliseconds: Int64
+    /// The slot was missed while the origin was down (catch-up after a restart): a peer's GAP, or a slot no longer
+    /// in the peer's window, is taken as a GAP here at once (`Channel.acceptPeerGap`).
+    public let catchingUp: Bool
 }
 
 extension ChannelState {
     /// The next slot of every started media rendition whose segment is overdue: its slot (or, when no rendition
     /// opened it, the slot after the newest one, of the nominal length) ended `lateness` ms ago or more and its
-    /// deadline has not passed. Streamed Low-Latency pushes in progress are not overdue.
+    /// deadline has not passed. Streamed Low-Latency pushes in progress are not overdue. While the channel catches
+    /// up after a restart, the slots missed while the origin was down are held until the catch-up ends.
     package func missingSlots(nowMilliseconds now: Int64, lateness: Int64) -> [MissingSlot] {
+        let heldUntil = isCatchingUp(nowMilliseconds: now) ? catchUpUntilMilliseconds : nil
         var missing: [MissingSlot] = []
         for rendition in renditions where rendition.hasStarted && !rendition.isFollower && rendition.open == nil {
             guard let last = rendition.lastMSN, let slot = slotOrGapSlot(last + 1) else { continue }
             let msn = last + 1
             let length =
                 slot.durationMilliseconds > 0 ? slot.durationMilliseconds : configuration.segmentDurationMilliseconds
-            let deadline = deadline(for: slot, msn: msn)
+            let deadline = max(deadline(for: slot, msn: msn), heldUntil ?? .min)
             guard now >= slot.programDateTimeMilliseconds + length + lateness, now < deadline else { continue }
             missing.append(
                 MissingSlot(
                     rendition: rendition.name, msn: msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
-                    deadlineMilliseconds: deadline))
+                    deadlineMilliseconds: deadline, catchingUp: heldUntil != nil))
         }
         return missing
     }

@@ -127,7 +127,7 @@ extension ChannelState {
         return ChannelSnapshot(
             name: name, version: version, multivariantPlaylist: multivariantBytes,
             multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots,
-            encryption: snapshotEncryption())
+            encryption: snapshotEncryption(), catchingUp: catchUpUntilMilliseconds != nil)
     }
 
     /// True when the rendition has an I-frame playlist: the channel has them on (`iFramePlaylists`) and the

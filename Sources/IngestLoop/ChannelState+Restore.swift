@@ -5,7 +5,8 @@ import SharedBytes
 /// Restoring a channel from its durable store after a restart (SIGTERM or kill -9): the same MSNs, URIs, PDTs,
 /// discontinuity sequence numbers and bytes as before, held entries back in their open slots, corrupt or missing
 /// segments as GAP entries. The time the origin was down becomes GAP entries when the owner ticks next, exactly like
-/// an encoder outage, and every rendition's next segment starts a discontinuity.
+/// an encoder outage, and every rendition's next segment starts a discontinuity; in a redundancy group the peers
+/// fill those slots first (`ChannelState+CatchUp`).
 extension ChannelState {
     /// How many of the newest closed slots a restart restores: the live window and the removed entries that must stay
     /// downloadable after it (about one more window), plus a margin.
@@ -63,6 +64,7 @@ extension ChannelState {
             renditions.compactMap { $0.lastEntry?.endMilliseconds } + [lastClosed?.endMilliseconds].compactMap { $0 }
         if let end = ends.max() { minimumProgramDateTime = max(minimumProgramDateTime ?? end, end) }
         journalDirty = true
+        startCatchUp(nowMilliseconds: now)
     }
 
     /// Low-Latency: parts of the slot after the last closed one may have been listed before the restart, and parts

@@ -87,6 +87,9 @@ package struct ChannelState: Sendable {
     /// Low-Latency: something changed outside a step that returns actions (a refused part closed its segment);
     /// the next tick publishes it.
     var pendingPublish = false
+    /// After a restart: until when the slots missed while the origin was down wait for the peers to fill them
+    /// (`ChannelState+CatchUp`); nil when the channel is not catching up.
+    var catchUpUntilMilliseconds: Int64?
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -216,18 +219,21 @@ package struct ChannelState: Sendable {
 
     /// Fills the rendition's next slot with a probed segment, and says what the owner must do next (journal,
     /// publish). A refused segment is counted in the rendition's statistics and leaves the window alone.
-    /// - Parameter stored: where the durable store put the bytes (nil on a channel without a store).
+    /// - Parameters:
+    ///   - stored: where the durable store put the bytes (nil on a channel without a store).
     ///   - fileName: the pushed file's name; its trailing number pairs WebVTT segments with their parent's.
+    ///   - placement: a segment repaired from a peer: the slot, PDT and discontinuity flag the peer lists it with.
     package mutating func accept(
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment? = nil,
-        fileName: String? = nil, nowMilliseconds now: Int64
+        fileName: String? = nil, placement: PeerPlacement? = nil, nowMilliseconds now: Int64
     ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
         let fileNumber = fileName.flatMap(WebVTTSegment.fileNumber)
         // On a shared timeline, whether a segment fills a slot or comes after its GAP depends only on when it arrived,
         // never on when this origin's ingest loop last ticked: every origin of the group decides the same.
         let closedDue = configuration.sharedTimeline != nil && closeDueSlots(nowMilliseconds: now)
         let result = fillSlot(
-            rendition: name, bytes: bytes, info: info, stored: stored, fileNumber: fileNumber, nowMilliseconds: now)
+            rendition: name, bytes: bytes, info: info, stored: stored, fileNumber: fileNumber, placement: placement,
+            nowMilliseconds: now)
         let publish = if case .success = result { true } else { closedDue }
         return (result, actions(publish: publish, nowMilliseconds: now))
     }
@@ -252,7 +258,7 @@ package struct ChannelState: Sendable {
     /// media timeline, find its slot, refuse a second timeline, round its EXTINF, then append it.
     private mutating func fillSlot(
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, fileNumber: Int?,
-        nowMilliseconds now: Int64
+        placement: PeerPlacement?, nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
         guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
         func refuse(_ error: IngestError) -> Result<WindowEntry, IngestError> {
@@ -260,6 +266,7 @@ package struct ChannelState: Sendable {
             renditions[position].statistics.lastRejection = error.message
             return .failure(error)
         }
+        if placement == nil, isCatchingUp(nowMilliseconds: now) { return refuse(catchingUpRefusal(rendition: name)) }
         if let error = settleRole(rendition: name, tracks: info.tracks) { return .failure(error) }
         if info.container == .webVTT {
             return placeFollower(
@@ -291,10 +298,23 @@ package struct ChannelState: Sendable {
                 IngestError(
                     .alreadyListed, "segment already taken as msn \(newest) of rendition '\(name)' (same media time)"))
         }
+        if let placement, let error = Self.misplaced(placement, msn: msn, slot: slots[msn], rendition: name) {
+            return refuse(error)
+        }
+        // A repaired segment takes the peer's discontinuity flag (an origin restart is none on the peer), unless its
+        // media does not continue this rendition's own timeline.
+        let discontinuity =
+            placement.map {
+                $0.discontinuity
+                    || (timeline.discontinuity && !rendition.pendingDiscontinuity && !rendition.lastWasGap)
+            } ?? timeline.discontinuity
         let existing = slots[msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
         let slot =
             slots[msn]
-            ?? openSlot(msn: msn, anchoredAt: anchored, discontinuity: timeline.discontinuity, rendition: rendition)
+            ?? placement.map {
+                Slot(programDateTimeMilliseconds: $0.programDateTimeMilliseconds, durationMilliseconds: 0)
+            }
+            ?? openSlot(msn: msn, anchoredAt: anchored, discontinuity: discontinuity, rendition: rendition)
         if slot.programDateTimeMilliseconds > now + Int64(target) * 1000 {
             let start = ProgramDateTime(millisecondsSince1970: slot.programDateTimeMilliseconds).formatted
             return refuse(
@@ -315,7 +335,7 @@ package struct ChannelState: Sendable {
         if existing == nil { filled.durationMilliseconds = extinf.milliseconds }
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: extinf.milliseconds,
-            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: timeline.discontinuity,
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: discontinuity,
             content: .segment(bytes, startsWithKeyframe: info.startsWithKeyframe), container: info.container,
             initSectionVersion: info.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil,
             iFrameRangeEnd: info.iFrameRangeEnd)
@@ -348,6 +368,24 @@ package struct ChannelState: Sendable {
                     startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
                     initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
                     mediaTimescale: mediaEnd?.timescale ?? 90_000)))
+    }
+
+    /// Why a segment repaired from a peer cannot fill slot `msn` (the rendition's next): the peer lists it for another
+    /// slot, or with another PDT than the slot has here. nil when it fits.
+    static func misplaced(_ placement: PeerPlacement, msn: UInt64, slot: Slot?, rendition: String) -> IngestError? {
+        if placement.msn != msn {
+            return IngestError(
+                .timelineConflict,
+                "the peer lists the segment as msn \(placement.msn), but the next slot of rendition '\(rendition)' "
+                    + "here is msn \(msn)")
+        }
+        if let slot, slot.programDateTimeMilliseconds != placement.programDateTimeMilliseconds {
+            return IngestError(
+                .timelineConflict,
+                "the peer lists msn \(msn) at PDT \(placement.programDateTimeMilliseconds) ms, this origin at "
+                    + "\(slot.programDateTimeMilliseconds) ms: the timelines disagree")
+        }
+        return nil
     }
 
     /// Why a segment cannot be taken at all: no duration, or fMP4 before any initialization section.
@@ -634,9 +672,12 @@ package struct ChannelState: Sendable {
     /// did not deliver; releases expired retained segments. Returns true if anything changed.
     mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
         let closedBefore = closedThrough
+        let catchingUpBefore = catchUpUntilMilliseconds != nil
+        let catchingUp = continueCatchUp(nowMilliseconds: now)
         closeFilledSlots(nowMilliseconds: now)
-        var changed = closedThrough != closedBefore
-        while let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
+        // The end of a catch-up changes the snapshot (playlists are served again).
+        var changed = closedThrough != closedBefore || catchingUpBefore != (catchUpUntilMilliseconds != nil)
+        while !catchingUp, let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard let slot = slotOrGapSlot(due) else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
             // A streamed push still open at the deadline is closed at its last part, as a stalled push.

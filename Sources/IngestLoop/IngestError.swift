@@ -44,6 +44,9 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The segment is the rendition's newest entry already (an encoder repeating a push, or the encoder's push
         /// arriving after the slot was repaired from a peer): nothing changed, and the push is not an error.
         case alreadyListed
+        /// The channel is catching up with its peers after a restart (the slots missed while the origin was down
+        /// are being repaired): the encoder's push would take the oldest missing slot. Retry in a second.
+        case catchingUp
     }
 
     /// Why the push was refused.

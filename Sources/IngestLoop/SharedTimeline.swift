@@ -19,9 +19,13 @@ public struct SharedTimeline: Sendable, Hashable {
     /// Anchors are rounded down to this (ms). Clocks of the group (NTP) and arrival of a segment at each origin must
     /// agree within a small fraction of it. Default: 500.
     public var toleranceMilliseconds: Int64
+    /// After a restart, how long the slots missed while the origin was down wait for its peers to fill them before
+    /// they close as GAPs (`ChannelState+CatchUp`). 0 (no peers): they close at once.
+    public var catchUpMilliseconds: Int64
 
-    public init(toleranceMilliseconds: Int64 = 500) {
+    public init(toleranceMilliseconds: Int64 = 500, catchUpMilliseconds: Int64 = 0) {
         self.toleranceMilliseconds = max(toleranceMilliseconds, 1)
+        self.catchUpMilliseconds = max(catchUpMilliseconds, 0)
     }
 
     /// 2000-01-01T00:00:00Z in ms since 1970: MSN 0 of the grid.

@@ -337,12 +337,13 @@ public final class Channel: Sendable {
     /// Takes what the probe made of a push: a refusal is counted in the rendition's status.
     func accept(
         _ probed: Result<PushedMedia, IngestError>, rendition: String, fileName: String? = nil,
-        announcedContainers: [String: MediaContainer] = [:]
+        announcedContainers: [String: MediaContainer] = [:], placement: PeerPlacement? = nil
     ) throws(IngestError) -> IngestReceipt {
         switch probed {
         case .success(let media):
             return try accept(
-                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers)
+                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers,
+                placement: placement)
         case .failure(let error): throw recordRejection(rendition: rendition, error)
         }
     }
@@ -353,9 +354,10 @@ public final class Channel: Sendable {
     ///   - fileName: the pushed file's name (its number pairs WebVTT segments with their parent's).
     ///   - announcedContainers: containers the renditions' pushes announced by file name (`Origin.announcePush`),
     ///     for a WebVTT segment whose parent has not delivered yet.
+    ///   - placement: a segment repaired from a peer: the slot it fills (`PeerPlacement`).
     func accept(
         _ media: PushedMedia, rendition: String, fileName: String? = nil,
-        announcedContainers: [String: MediaContainer] = [:]
+        announcedContainers: [String: MediaContainer] = [:], placement: PeerPlacement? = nil
     ) throws(IngestError) -> IngestReceipt {
         let now = clock.nowMilliseconds()
         var media = media
@@ -400,7 +402,7 @@ public final class Channel: Sendable {
             let result = state.withLock { state in
                 let (result, actions) = state.accept(
                     rendition: rendition, bytes: bytes, info: info, stored: stored, fileName: fileName,
-                    nowMilliseconds: now)
+                    placement: placement, nowMilliseconds: now)
                 carryOut(actions, &state, nowMilliseconds: now)
                 return result
             }
@@ -559,6 +561,21 @@ public final class Channel: Sendable {
     public func missingSlots(lateness: Int64) -> [MissingSlot] {
         let now = clock.nowMilliseconds()
         return state.withLock { $0.missingSlots(nowMilliseconds: now, lateness: lateness) }
+    }
+
+    /// While the channel catches up after a restart: the peers list slot `msn` of `rendition` as a GAP (or no
+    /// longer list it), so it is a GAP here too and the slots after it can be repaired. False when nothing changed
+    /// (not catching up, or `msn` is not the rendition's next slot).
+    @discardableResult
+    public func acceptPeerGap(rendition: String, msn: UInt64) -> Bool {
+        let now = clock.nowMilliseconds()
+        return state.withLock { state in
+            guard let actions = state.placePeerGap(rendition: rendition, msn: msn, nowMilliseconds: now) else {
+                return false
+            }
+            carryOut(actions, &state, nowMilliseconds: now)
+            return true
+        }
     }
 
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP

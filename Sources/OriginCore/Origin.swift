@@ -182,8 +182,10 @@ public final class Origin: Sendable {
     /// Media is probed once, before any lock; a push that would create a channel or rendition is checked completely
     /// before anything is created, so a refused push never leaves an auto-created channel or rendition behind (junk
     /// PUTs would otherwise create channels without limit).
+    /// - Parameter placement: a segment repaired from a peer of the redundancy group: the slot it fills.
     public func ingest(
-        channel channelName: String, rendition: String, fileName: String, body: SharedBytes
+        channel channelName: String, rendition: String, fileName: String, body: SharedBytes,
+        placement: PeerPlacement? = nil
     )
         throws(IngestError) -> IngestReceipt
     {
@@ -218,7 +220,8 @@ public final class Origin: Sendable {
             ?? PushedMedia.probe(
                 fileName: fileName, body: body, initSection: channel.currentInitSection(rendition))
         let announced = fileName.hasSuffix(".vtt") ? announcedContainers(channel: channelName) : [:]
-        return try channel.accept(media, rendition: rendition, fileName: fileName, announcedContainers: announced)
+        return try channel.accept(
+            media, rendition: rendition, fileName: fileName, announcedContainers: announced, placement: placement)
     }
 
     /// Notes the container a push's file name announces (`.ts`: MPEG-TS; `.m4s`, `.mp4`: fMP4) when its head arrives,

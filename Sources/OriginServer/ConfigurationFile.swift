@@ -259,12 +259,16 @@ public enum ConfigurationFile {
         var clockTolerance: Double?
         /// Base URLs of the other origins of the group (`http://10.0.0.2:8080`), asked for slots this one missed.
         var peers: [String]?
-        enum CodingKeys: String, CodingKey, CaseIterable { case clockTolerance, peers }
+        /// Seconds a restarted origin holds the slots it missed while down for its peers to fill (default 3 with
+        /// peers; without peers there is nobody to ask).
+        var catchUp: Double?
+        enum CodingKeys: String, CodingKey, CaseIterable { case clockTolerance, peers, catchUp }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             clockTolerance = try c.decodeIfPresent(Double.self, forKey: .clockTolerance)
             peers = try c.decodeIfPresent([String].self, forKey: .peers)
+            catchUp = try c.decodeIfPresent(Double.self, forKey: .catchUp)
         }
 
         func peerURLs(source: String) throws -> [String] {
@@ -283,7 +287,14 @@ public enum ConfigurationFile {
                 throw ConfigurationError(
                     "\(source): redundancy.clockTolerance must be between 0.01 and 10 seconds (got \(seconds))")
             }
-            return SharedTimeline(toleranceMilliseconds: Int64((seconds * 1000).rounded()))
+            let catchUpSeconds = (peers ?? []).isEmpty ? 0 : catchUp ?? 3
+            guard catchUpSeconds.isFinite, (0...30).contains(catchUpSeconds) else {
+                throw ConfigurationError(
+                    "\(source): redundancy.catchUp must be between 0 and 30 seconds (got \(catchUpSeconds))")
+            }
+            return SharedTimeline(
+                toleranceMilliseconds: Int64((seconds * 1000).rounded()),
+                catchUpMilliseconds: Int64((catchUpSeconds * 1000).rounded()))
         }
     }
 

@@ -21,7 +21,16 @@ extension OriginHTTPHandler {
 
     /// A refused push: its status, and the message as plain text (what the encoder logs).
     static func answer(_ error: IngestError) -> HTTPResponse {
-        .text(status(of: error.reason), error.message + "\n")
+        if error.reason == .catchingUp { return retryLater(error.message) }
+        return .text(status(of: error.reason), error.message + "\n")
+    }
+
+    /// 503 with `Retry-After: 1`, not stored by caches: what is asked for will be there in a second.
+    static func retryLater(_ message: String) -> HTTPResponse {
+        var response = HTTPResponse.text(503, message + "\n")
+        response.headers.append(name: "Retry-After", value: "1")
+        response.headers.append(name: "Cache-Control", value: "no-store")
+        return response
     }
 
     /// HTTP status of a refused push.
@@ -37,6 +46,7 @@ extension OriginHTTPHandler {
         case .aheadOfClock: 429
         case .notPersisted: 507
         case .alreadyListed: 200
+        case .catchingUp: 503
         }
     }
 

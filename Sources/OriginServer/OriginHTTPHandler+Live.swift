@@ -19,6 +19,13 @@ extension OriginHTTPHandler {
         if let answer = playbackGate(request, channel: channel, path: path) { return answer }
         if !request.query.isEmpty, let answer = dvr(request, channel: channel, path: path) { return answer }
         let snapshot = channel.snapshot
+        if snapshot.catchingUp, path[path.endIndex - 1].hasSuffix(".m3u8") {
+            // Its playlists still show the window of before the restart: a player must ask a peer (a CDN tier passes
+            // the request on, as for any 503), or again in a second.
+            return respond(
+                Self.retryLater(
+                    "channel '\(channel.name)' is catching up with its peers after a restart: try again in a second"))
+        }
         let second = path[path.startIndex + 1]
         if path.count == 2 {
             if second.hasPrefix("key-") { return keyFile(request, channel: channel, file: second) }

@@ -90,7 +90,9 @@ public final class PeerRepairer: Sendable {
         await withTaskGroup(of: Void.self) { loops in
             loops.addTask {
                 while !Task.isCancelled {
-                    _ = await self.repairOnce()
+                    // A restarted origin catching up repairs one slot per rendition and pass: go on at once while
+                    // passes repair something.
+                    while await self.repairOnce() > 0, !Task.isCancelled {}
                     try? await Task.sleep(for: interval)
                 }
             }
@@ -164,10 +166,7 @@ public final class PeerRepairer: Sendable {
     }
 
     /// Push channels in the clear: a peer's segment URL serves the pushed bytes.
-    static func repairable(_ configuration: ChannelConfiguration) -> Bool {
-        configuration.sharedTimeline != nil && configuration.source == .push && configuration.encryption == nil
-            && configuration.playback == nil
-    }
+    static func repairable(_ configuration: ChannelConfiguration) -> Bool { configuration.repairsFromPeers }
 
     /// Asks each peer in turn for the slot; true when one gave it and the ingest path took it into that slot.
     private func repair(_ slot: MissingSlot, channel: String) async -> Bool {
@@ -176,12 +175,27 @@ public final class PeerRepairer: Sendable {
             guard remaining > 0 else { return false }
             let timeout = min(requestTimeout, .milliseconds(remaining))
             do {
-                guard
-                    let (bytes, fileName) = try await fetchSegment(
-                        slot, channel: channel, from: peer, timeout: timeout, peerIndex: index)
-                else { continue }
+                let bytes: [UInt8]
+                let fileName: String
+                let placement: PeerPlacement
+                switch try await fetchSegment(slot, channel: channel, from: peer, timeout: timeout, peerIndex: index) {
+                case .segment(let body, let name, let place):
+                    (bytes, fileName, placement) = (body, name, place)
+                case .gap, .gone:
+                    // Catching up after a restart: the peer had no segment either, or the slot left its window.
+                    if slot.catchingUp,
+                        origin.channel(named: channel)?.acceptPeerGap(
+                            rendition: slot.rendition, msn: slot.msn) == true
+                    {
+                        return true
+                    }
+                    continue
+                case .notYet, .otherTimeline:
+                    continue
+                }
                 let receipt = try origin.ingest(
-                    channel: channel, rendition: slot.rendition, fileName: fileName, body: SharedBytes(bytes))
+                    channel: channel, rendition: slot.rendition, fileName: fileName, body: SharedBytes(bytes),
+                    placement: placement)
                 guard receipt.kind == .segment else { return false }  // the encoder's push arrived meanwhile
                 if receipt.msn != slot.msn {
                     logger.warning(
@@ -214,19 +228,31 @@ public final class PeerRepairer: Sendable {
         return false
     }
 
-    /// The peer's segment for the slot and its file name; nil when the peer does not list it (yet) as a segment on
-    /// the same timeline.
+    /// What a peer lists for a slot.
+    enum PeerEntry {
+        /// A segment on the same timeline: its bytes, file name and place.
+        case segment([UInt8], fileName: String, placement: PeerPlacement)
+        /// A GAP.
+        case gap
+        /// Nothing any more: the slot left the peer's window.
+        case gone
+        /// Nothing yet: the peer's newest entry is older.
+        case notYet
+        /// An entry with another PDT (the timelines disagree): not taken.
+        case otherTimeline
+    }
+
+    /// What the peer lists for the slot, with the segment's bytes when it lists a segment on the same timeline.
     private func fetchSegment(
         _ slot: MissingSlot, channel: String, from peer: PeerURL, timeout: Duration, peerIndex: Int
-    ) async throws -> (bytes: [UInt8], fileName: String)? {
+    ) async throws -> PeerEntry {
         let playlistURL = peer.with(path: "/live/\(channel)/\(slot.rendition)/index.m3u8")
         let answer = try await fetcher.get(playlistURL, timeout: timeout, limit: 1 << 20)
         guard answer.status == 200 else { throw PeerFetchError("\(playlistURL): status \(answer.status)") }
         let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
-        guard slot.msn >= playlist.mediaSequence, slot.msn - playlist.mediaSequence < UInt64(playlist.segments.count)
-        else { return nil }
+        guard slot.msn >= playlist.mediaSequence else { return .gone }
+        guard slot.msn - playlist.mediaSequence < UInt64(playlist.segments.count) else { return .notYet }
         let segment = playlist.segments[Int(slot.msn - playlist.mediaSequence)]
-        guard !segment.gap else { return nil }
         guard segment.programDateTime?.millisecondsSince1970 == slot.programDateTimeMilliseconds else {
             state.withLock { $0.statistics[peerIndex].timelineMismatches += 1 }
             logger.warning(
@@ -235,8 +261,9 @@ public final class PeerRepairer: Sendable {
                     "hls.channel": "\(channel)", "hls.rendition": "\(slot.rendition)", "hls.msn": "\(slot.msn)",
                     "peer": "\(peer)",
                 ])
-            return nil
+            return .otherTimeline
         }
+        if segment.gap { return .gap }
         guard let segmentURL = playlistURL.resolving(segment.uri) else {
             throw PeerFetchError("\(playlistURL): segment URI '\(segment.uri)' is not on the peer")
         }
@@ -244,6 +271,10 @@ public final class PeerRepairer: Sendable {
             segmentURL, timeout: timeout, limit: origin.configuration.ingest.maxSegmentBytes)
         guard bytes.status == 200 else { throw PeerFetchError("\(segmentURL): status \(bytes.status)") }
         let fileName = segmentURL.path.split(separator: "/").last.map(String.init) ?? "segment.ts"
-        return (bytes.body, fileName)
+        return .segment(
+            bytes.body, fileName: fileName,
+            placement: PeerPlacement(
+                msn: slot.msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
+                discontinuity: segment.discontinuity))
     }
 }

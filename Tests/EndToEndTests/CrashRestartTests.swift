@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// The release binary killed with SIGKILL at random moments during ingest and admin writes, 50
     /// times, on one data directory and one port: every acknowledged segment, listed entry and marker survives each
     /// kill; and SIGTERM draining a slow reader and flushing the journal.

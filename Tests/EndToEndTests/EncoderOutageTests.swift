@@ -53,7 +53,7 @@ final class ChannelStatusLog: Sendable {
     }
 }
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// A real ffmpeg pushes two renditions; it is killed for 12 s and started again. GAP entries
     /// cover the outage in both renditions on the PDT timeline, the playlists never go stale, the join carries a
     /// discontinuity, a real ffmpeg reader plays through it; then the origin itself is killed with SIGKILL and

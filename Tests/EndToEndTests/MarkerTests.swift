@@ -4,7 +4,7 @@ import HLSPlaylist
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// Ad markers (docs/markers.md): a real ffmpeg pushes two renditions with an ingest token;
     /// 20 markers are posted (open ones closed later by PATCH, SCTE-35 encoded by the origin and raw, scheduled ahead,
     /// END-ON-NEXT chapters); the playlists are read for 35 s; three more are posted just before the kill; the origin
@@ -503,7 +503,7 @@ extension EndToEnd {
 
         mutating func fail(_ message: String) { if problems.count < 200 { problems.append(message) } }
 
-        mutating func observe(_ snapshot: EndToEnd.MarkerTests.Snapshot) throws {
+        mutating func observe(_ snapshot: EndToEndRestarts.MarkerTests.Snapshot) throws {
             let rendition = snapshot.rendition
             lastWindowStart = snapshot.windowStart
             if !snapshot.tags.isEmpty, snapshot.programDateTimes != snapshot.segments {
@@ -514,7 +514,7 @@ extension EndToEnd {
             }
             var listed: Set<String> = []
             for tag in snapshot.tags {
-                let id = try EndToEnd.MarkerTests.id(tag)
+                let id = try EndToEndRestarts.MarkerTests.id(tag)
                 listed.insert(id)
                 if requireOverlapping { listedAfterRestart.insert(id) }
                 seenIn[id, default: []].insert(rendition)
@@ -526,8 +526,8 @@ extension EndToEnd {
                 var shown = history[rendition, default: [:]][id] ?? []
                 if shown.last != tag {
                     if let previous = shown.last {
-                        let old = try EndToEnd.MarkerTests.attributes(previous)
-                        let new = try EndToEnd.MarkerTests.attributes(tag)
+                        let old = try EndToEndRestarts.MarkerTests.attributes(previous)
+                        let new = try EndToEndRestarts.MarkerTests.attributes(tag)
                         if !old.allSatisfy({ new[$0.key] == $0.value }) {
                             fail("\(rendition): \(id) changed a shown attribute: \(previous) -> \(tag)")
                         }

@@ -62,7 +62,7 @@ final class EncoderSupervisor: Sendable {
     }
 }
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// The origin is killed with SIGKILL and restarted at once on the same port and data directory while a real ffmpeg
     /// pushes two renditions from a supervisor loop, and three real players read the multivariant playlist: ffmpeg's
     /// HLS reader, streamlink and GStreamer's playbin. Before the kill the encoder crashes once, so the window holds
@@ -104,7 +104,7 @@ extension EndToEnd {
 
         @Test("ffmpeg, streamlink and GStreamer play through kill -9 + restart: no 404, no reader error")
         func playersKeepPlayingThroughKillAndRestart() async throws {
-            _ = try await StreamlinkTests.streamlink()
+            _ = try await EndToEnd.StreamlinkTests.streamlink()
             try await GStreamerPlayer.requireInstalled(in: try TemporaryDirectory.make("hlsorigin-e2e-gstreamer"))
             let port = try OriginProcess.freePort()
             let origin = try await OriginProcess(configuration: Self.configuration, label: "play-restart", port: port)
@@ -251,7 +251,7 @@ extension EndToEnd {
                 label: "reader-ffmpeg", logLevel: "warning")
             let streamlinkOutput = origin.directory.appendingPathComponent("reader-streamlink.ts")
             let streamlink = try ChildProcess(
-                executable: try await StreamlinkTests.streamlink(),
+                executable: try await EndToEnd.StreamlinkTests.streamlink(),
                 arguments: [
                     "--loglevel", "debug", "--hls-live-edge", "3", "--stream-segmented-duration", "\(readSeconds)",
                     "--force", "-o", streamlinkOutput.path, url, "best",
@@ -394,7 +394,7 @@ extension EndToEnd {
                     continue
                 }
                 let (duration, _) = try await FFmpeg.formatDuration(of: output, in: directory)
-                let (frames, errors) = try await StreamlinkTests.decode(output, in: directory)
+                let (frames, errors) = try await EndToEnd.StreamlinkTests.decode(output, in: directory)
                 #expect(errors.isEmpty, "ffprobe decoding the \(name) reader's output said: \(errors)")
                 // A reader that stopped at the kill wrote what it had buffered then: about secondsBeforeKill + 6 s of
                 // 25 fps video. (Not ffprobe's duration: the encoder's restart started its timestamps again.)

@@ -4,7 +4,7 @@ import HLSPlaylist
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// Recordings (docs/recordings.md): a real ffmpeg pushes two renditions; a recording of about 10 s of the live
     /// stream is posted; once it finished, the origin is killed with SIGKILL and restarted with no encoder; ffmpeg
     /// then copies `/vod/{id}/index.m3u8` to a file, to the end, and ffprobe finds the interval's duration.

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// Two origins of a redundancy group (`redundancy:` configured on both) fed by ONE real ffmpeg whose `tee` muxer
     /// sends every segment of two renditions to both, one after the other, as an encoder feeding a redundant pair
     /// does. Every second for a minute both media playlists of each rendition are read and compared entry by entry

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// `config/nginx-redundant.conf` in front of a pair of origins (a redundancy group) that one ffmpeg feeds the
     /// same segments (its tee muxer, as an encoder feeding a redundant pair does). A player through nginx reloads the media playlist and
     /// fetches every new segment every 0.5 s while one origin is killed with SIGKILL and then restarted on its port

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// `config/nginx-sharded.conf` in front of two pairs of origins, each pair carrying its own three test-source
     /// channels (placed with nginx's consistent hash before nginx starts, so a request sent to the wrong pair would
     /// get a 404), one of them Low-Latency (concurrent blocking reloads and hinted parts through both hops are collapsed

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-extension EndToEnd {
+extension EndToEndRestarts {
     /// Markers shared through PostgreSQL (docs/redundancy.md): two origins configured with the same `database.url`
     /// (a throwaway cluster made by the test with Debian's PostgreSQL) and the same test-source channel. A marker
     /// posted to one appears identically on the other, a PATCH to the other closes it on both; with PostgreSQL

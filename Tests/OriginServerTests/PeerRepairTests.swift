@@ -144,6 +144,152 @@ struct PeerRepairTests {
         #expect(metrics.contains("hlsorigin_peer_agreement{channel=\"ch\",peer=\"\(agreeing.peer)\"} 0"))
     }
 
+    /// Origin A (with a durable store) stops after 5 slots; B gets 3 more while A is down; A restarts on the same
+    /// store and catches up from B before its ingest loop writes GAPs for the slots it missed.
+    struct Restart {
+        let clock = ManualClock()
+        let b: OriginTestStack
+        /// A after its restart.
+        let a: OriginTestStack
+        /// The segments pushed to B while A was down, by rendition.
+        private(set) var missed: [[String: [UInt8]]] = []
+
+        /// - Parameters:
+        ///   - catchUp: A's `SharedTimeline.catchUpMilliseconds`.
+        ///   - peerMisses: which of the 3 slots A misses B's feed misses too (B lists a GAP).
+        init(catchUp: Int64 = 3000, peerMisses: Set<Int> = []) throws {
+            let directory = try TemporaryDirectory.make("peer-restart").path
+            b = try OriginTestStack(renditions: PeerRepairTests.renditions, clock: clock) {
+                $0.origin.channels[0].sharedTimeline = SharedTimeline()
+            }
+            var first: OriginTestStack? = try Self.originA(clock: clock, directory: directory, catchUp: catchUp)
+            for _ in 0..<5 { try Self.push(clock: clock, to: [b, first!]) }
+            first = nil  // stops its server; what it acknowledged is in the store
+            for index in 0..<3 {
+                missed.append(try Self.push(clock: clock, to: peerMisses.contains(index) ? [] : [b], generator: b))
+                b.origin.tick()
+            }
+            clock.advance(seconds: 0.5)
+            a = try Self.originA(clock: clock, directory: directory, catchUp: catchUp)
+        }
+
+        static func originA(clock: ManualClock, directory: String, catchUp: Int64) throws -> OriginTestStack {
+            try OriginTestStack(renditions: PeerRepairTests.renditions, clock: clock) {
+                $0.origin.dataDirectory = directory
+                $0.origin.channels[0].sharedTimeline = SharedTimeline(catchUpMilliseconds: catchUp)
+            }
+        }
+
+        /// 2 s pass; the encoder's next segment of every rendition (from B's generator) reaches `stacks`, which
+        /// tick. Returns the bytes, by rendition.
+        @discardableResult
+        static func push(
+            clock: ManualClock, to stacks: [OriginTestStack], generator: OriginTestStack? = nil
+        ) throws
+            -> [String: [UInt8]]
+        {
+            clock.advance(seconds: 2)
+            var pushed: [String: [UInt8]] = [:]
+            for rendition in PeerRepairTests.renditions {
+                let bytes = (generator ?? stacks.first)?.nextSegment(rendition) ?? []
+                pushed[rendition] = bytes
+                for stack in stacks {
+                    let response = try stack.push(rendition, bytes)
+                    guard response.status == 201 else {
+                        throw TestFailure("push to \(rendition) answered \(response.status): \(response.text)")
+                    }
+                }
+            }
+            for stack in stacks { stack.origin.tick() }
+            return pushed
+        }
+
+        /// The next slot reaches both origins.
+        func pushToBoth() throws { try Self.push(clock: clock, to: [b, a]) }
+
+        /// A repairer of A from B.
+        func repairer() -> PeerRepairer {
+            PeerRepairer(
+                origin: a.origin, peers: [PeerURL("http://127.0.0.1:\(b.port)")!], requestTimeout: .seconds(5),
+                logger: PeerRepairTests.logger)
+        }
+
+        /// Repair passes until one repairs nothing (what `PeerRepairer.run` does), then A ticks. Returns the total.
+        func catchUp(_ repairer: PeerRepairer) async -> Int {
+            var repaired = 0
+            while true {
+                let pass = await repairer.repairOnce()
+                guard pass > 0 else { break }
+                repaired += pass
+            }
+            a.origin.tick()
+            return repaired
+        }
+    }
+
+    @Test func aRestartedOriginTakesTheSlotsItMissedWhileDownFromItsPeer() async throws {
+        let restart = try Restart()
+        // Catching up: the playlists still show the window of before the restart, so they are not served; the
+        // encoder's push would take the oldest missing slot, so it is refused; both say to come back in a second.
+        let playlist = try restart.a.get("/live/ch/360p/index.m3u8")
+        #expect(playlist.status == 503)
+        #expect(playlist.header("Retry-After") == "1")
+        #expect(playlist.text.contains("catching up with its peers"))
+        let early = try restart.a.push("360p", restart.missed[2]["360p"]!)
+        #expect(early.status == 503)
+        #expect(early.text.contains("catching up with its peers"))
+        let repairer = restart.repairer()
+        #expect(await restart.catchUp(repairer) == 6)  // 3 slots of 2 renditions
+        #expect(repairer.statistics.first?.repairedSegments == 6)
+        try restart.pushToBoth()
+        try restart.pushToBoth()
+        for rendition in Self.renditions {
+            let a = try restart.a.playlistText(rendition)
+            #expect(a == (try restart.b.playlistText(rendition)))
+            #expect(!a.contains("#EXT-X-GAP"), "\(a)")
+            #expect(!a.contains("#EXT-X-DISCONTINUITY\n"), "\(a)")
+        }
+        // The bytes of the first slot A missed are the encoder's.
+        let parsed = try MediaPlaylist.parse(try restart.a.playlistText("360p"))
+        let uri = parsed.segments[parsed.segments.count - 5].uri
+        #expect(try restart.a.get("/live/ch/360p/\(uri)").body == restart.missed[0]["360p"])
+    }
+
+    @Test func aSlotThePeerListsAsAGapIsAGapOnTheRestartedOriginToo() async throws {
+        let restart = try Restart(peerMisses: [0])
+        #expect(await restart.catchUp(restart.repairer()) == 6)  // 2 GAPs, then 4 segments
+        try restart.pushToBoth()
+        for rendition in Self.renditions {
+            let a = try restart.a.playlistText(rendition)
+            #expect(a == (try restart.b.playlistText(rendition)))
+            #expect(a.components(separatedBy: "#EXT-X-GAP").count - 1 == 1, "\(a)")
+        }
+    }
+
+    @Test func withoutCatchUpTheSlotsMissedWhileDownAreGapsAndDifferFromThePeer() async throws {
+        // The negative control: with catch-up off, the first tick closes the slots missed while down as GAPs.
+        let restart = try Restart(catchUp: 0)
+        #expect(try restart.a.get("/live/ch/360p/index.m3u8").status == 200)
+        try restart.pushToBoth()
+        let a = try restart.a.playlistText("360p")
+        #expect(a.contains("#EXT-X-GAP"))
+        #expect(a != (try restart.b.playlistText("360p")))
+    }
+
+    @Test func anUnreachablePeerEndsTheCatchUpAtItsBoundAndTheMissedSlotsAreGaps() async throws {
+        let restart = try Restart()
+        let unreachable = PeerRepairer(
+            origin: restart.a.origin, peers: [PeerURL("http://127.0.0.1:\(try OriginTestStack().port)")!],
+            logger: Self.logger)
+        #expect(await restart.catchUp(unreachable) == 0)
+        #expect(try restart.a.get("/live/ch/360p/index.m3u8").status == 503)
+        restart.clock.advance(seconds: 3)
+        restart.a.origin.tick()
+        // 4 GAPs: the 3 slots missed while down, and the next one, whose deadline passed during the 3 s.
+        let a = try restart.a.playlistText("360p")
+        #expect(a.components(separatedBy: "#EXT-X-GAP").count - 1 == 4, "\(a)")
+    }
+
     @Test func anUnreachablePeerIsCountedAndTheSlotClosesAsAGap() async throws {
         let clock = ManualClock()
         let stack = try OriginTestStack(renditions: ["360p"], clock: clock) {
