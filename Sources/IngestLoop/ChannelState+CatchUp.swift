@@ -80,3 +80,57 @@ public struct PeerPlacement: Sendable, Hashable {
         self.discontinuity = discontinuity
     }
 }
+
+/// Joining the redundancy group (docs/redundancy.md, "Joining late"): a channel's first slot in this run takes its
+/// discontinuity sequence number from a peer that lists that MSN already, so an origin that starts minutes late lists
+/// the same EXT-X-DISCONTINUITY-SEQUENCE as the peers that counted the discontinuities it never saw. The first slot
+/// is held (nothing is listed yet) until the peer repairer settles it (`settleJoin`): the peer's number, or the
+/// channel's own when no peer lists the MSN (origins starting together: each has nothing yet), or when the hold
+/// (`SharedTimeline.catchUpMilliseconds`) has passed. Low-Latency channels list parts before their first slot closes,
+/// so they do not wait.
+extension ChannelState {
+    /// True while the first slot of this run waits for the peers' discontinuity sequence (its wait starts now if it
+    /// had not); ends the wait once its time is up.
+    mutating func holdsFirstSlotForPeers(nowMilliseconds now: Int64) -> Bool {
+        guard joinsPeers, closedThrough == nil, let shared = configuration.sharedTimeline else { return false }
+        let since = joinHeldSinceMilliseconds ?? now
+        joinHeldSinceMilliseconds = since
+        if now < since + shared.catchUpMilliseconds { return true }
+        joinsPeers = false
+        return false
+    }
+
+    /// Starts the wait for the peers' discontinuity sequence on a channel that has published nothing in this run.
+    package mutating func startJoin() {
+        guard configuration.repairsFromPeers, configuration.lowLatency == nil, closedThrough == nil,
+            let shared = configuration.sharedTimeline, shared.catchUpMilliseconds > 0
+        else { return }
+        joinsPeers = true
+    }
+
+    /// The slot held for the peers' discontinuity sequence: its MSN, its PDT, and a media rendition that filled it
+    /// (whose playlist the peers are asked for); nil when none is held.
+    package var joiningSlot: (rendition: String, msn: UInt64, programDateTimeMilliseconds: Int64)? {
+        guard joinsPeers, closedThrough == nil, joinHeldSinceMilliseconds != nil, let slot = slots[firstMSN],
+            let rendition = renditions.first(where: { !$0.isFollower && $0.hasEntry(msn: firstMSN) })
+        else { return nil }
+        return (rendition.name, firstMSN, slot.programDateTimeMilliseconds)
+    }
+
+    /// Ends the wait of the first slot: with `peerSequence`, the discontinuity sequence number a peer lists for slot
+    /// `msn`, the channel counts on from it (never below its own count: a number once published never goes back);
+    /// with nil, from its own. Publishes what is ready. nil when nothing was waiting (or `msn` is another slot).
+    package mutating func settleJoin(msn: UInt64, peerSequence: UInt64?, nowMilliseconds now: Int64) -> IngestActions? {
+        guard let joining = joiningSlot, joining.msn == msn else { return nil }
+        joinsPeers = false
+        if let peerSequence {
+            let own = publishedDiscontinuityDomain ?? renditions.map(\.window.edgeDiscontinuitySequence).max() ?? 0
+            let discontinuity = renditions.contains { $0.held.first?.msn == msn && $0.held.first!.discontinuity }
+            // `publishSlot` adds the slot's own discontinuity to the domain before it.
+            let before = peerSequence - (discontinuity && peerSequence > 0 ? 1 : 0)
+            publishedDiscontinuityDomain = max(own, before)
+        }
+        _ = closeDueSlots(nowMilliseconds: now)
+        return actions(publish: true, nowMilliseconds: now)
+    }
+}

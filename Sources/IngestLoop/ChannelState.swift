@@ -90,6 +90,10 @@ package struct ChannelState: Sendable {
     /// After a restart: until when the slots missed while the origin was down wait for the peers to fill them
     /// (`ChannelState+CatchUp`); nil when the channel is not catching up.
     var catchUpUntilMilliseconds: Int64?
+    /// The first slot of this run waits for a peer's discontinuity sequence (`ChannelState+CatchUp`, joining).
+    var joinsPeers = false
+    /// Since when the first slot waits for it.
+    var joinHeldSinceMilliseconds: Int64?
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -608,6 +612,7 @@ package struct ChannelState: Sendable {
             {
                 break
             }
+            if closedThrough == nil, holdsFirstSlotForPeers(nowMilliseconds: now) { break }
             if !started.allSatisfy({ $0.fills(msn: next) }) {
                 let filledAt = slot.mediaFilledAt ?? now
                 if slot.mediaFilledAt == nil {
@@ -680,6 +685,7 @@ package struct ChannelState: Sendable {
         while !catchingUp, let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard let slot = slotOrGapSlot(due) else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
+            if closedThrough == nil, holdsFirstSlotForPeers(nowMilliseconds: now) { break }
             // A streamed push still open at the deadline is closed at its last part, as a stalled push.
             let openPushes = renditions.indices.filter {
                 renditions[$0].open.map { $0.pushed && $0.msn == due } ?? false

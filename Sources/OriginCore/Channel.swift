@@ -175,6 +175,7 @@ public final class Channel: Sendable {
         for rendition in configuration.renditions where initial.index[rendition.name] == nil {
             initial.addRendition(rendition.name)
         }
+        if windowRestored == nil { initial.startJoin() }
         let keysNote = Self.startEncryption(
             &initial, configuration: configuration, keys: keyJournal, loaded: loadedKeys, logger: logger)
         journalNote = Mutex([note, keysNote].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
@@ -571,6 +572,31 @@ public final class Channel: Sendable {
         let now = clock.nowMilliseconds()
         return state.withLock { state in
             guard let actions = state.placePeerGap(rendition: rendition, msn: msn, nowMilliseconds: now) else {
+                return false
+            }
+            carryOut(actions, &state, nowMilliseconds: now)
+            return true
+        }
+    }
+
+    /// The first slot of this run, held for a peer's discontinuity sequence (joining a redundancy group): a media
+    /// rendition that filled it, its MSN and PDT; nil when none is held.
+    public var joiningSlot: JoiningSlot? {
+        state.withLock { state in
+            state.joiningSlot.map {
+                JoiningSlot(
+                    rendition: $0.rendition, msn: $0.msn, programDateTimeMilliseconds: $0.programDateTimeMilliseconds)
+            }
+        }
+    }
+
+    /// Ends the wait of the first slot `msn`: with the discontinuity sequence number a peer lists for it, or nil to
+    /// count on from the channel's own. False when nothing was waiting.
+    @discardableResult
+    public func settleJoin(msn: UInt64, peerSequence: UInt64?) -> Bool {
+        let now = clock.nowMilliseconds()
+        return state.withLock { state in
+            guard let actions = state.settleJoin(msn: msn, peerSequence: peerSequence, nowMilliseconds: now) else {
                 return false
             }
             carryOut(actions, &state, nowMilliseconds: now)

@@ -138,11 +138,22 @@ public final class PeerRepairer: Sendable {
         state.withLock { $0.repairedByChannel[channel]?[peerIndex] ?? 0 }
     }
 
-    /// One pass over every overdue slot of every repairable channel (concurrently); returns how many were repaired.
+    /// One pass over every overdue slot of every repairable channel, and every first slot held for the peers'
+    /// discontinuity sequence (concurrently); returns how many were repaired or settled.
     public func repairOnce() async -> Int {
         let now = origin.clock.nowMilliseconds()
         var due: [(channel: String, slot: MissingSlot)] = []
+        var joining: [(channel: Channel, slot: JoiningSlot)] = []
         for channel in origin.allChannels where Self.repairable(channel.configuration) {
+            if let slot = channel.joiningSlot {
+                let key = SlotKey(channel: channel.configuration.name, rendition: slot.rendition, msn: slot.msn)
+                let tryNow = state.withLock { state in
+                    if let last = state.lastTried[key], now - last < Self.retryMilliseconds { return false }
+                    state.lastTried[key] = now
+                    return true
+                }
+                if tryNow { joining.append((channel, slot)) }
+            }
             for slot in channel.missingSlots(lateness: lateness) {
                 let key = SlotKey(channel: channel.configuration.name, rendition: slot.rendition, msn: slot.msn)
                 let tryNow = state.withLock { state in
@@ -154,10 +165,13 @@ public final class PeerRepairer: Sendable {
             }
         }
         state.withLock { state in state.lastTried = state.lastTried.filter { now - $0.value < 60_000 } }
-        guard !due.isEmpty else { return 0 }
+        guard !due.isEmpty || !joining.isEmpty else { return 0 }
         return await withTaskGroup(of: Bool.self) { group in
             for (channel, slot) in due {
                 group.addTask { await self.repair(slot, channel: channel) }
+            }
+            for (channel, slot) in joining {
+                group.addTask { await self.join(slot, channel: channel) }
             }
             var repaired = 0
             for await done in group where done { repaired += 1 }
@@ -226,6 +240,56 @@ public final class PeerRepairer: Sendable {
             }
         }
         return false
+    }
+
+    /// Settles a joining channel's first slot: the discontinuity sequence number of the first peer that lists that
+    /// MSN on the same timeline, or the channel's own when every peer has no media for the rendition yet (origins
+    /// starting together). A peer that does not list it yet, or cannot be asked, is asked again; the channel stops
+    /// waiting on its own when its hold has passed. True when settled.
+    private func join(_ slot: JoiningSlot, channel: Channel) async -> Bool {
+        let name = channel.configuration.name
+        var peersWithoutMedia = 0
+        for (index, peer) in peers.enumerated() {
+            let playlistURL = peer.with(path: "/live/\(name)/\(slot.rendition)/index.m3u8")
+            do {
+                let answer = try await fetcher.get(playlistURL, timeout: requestTimeout, limit: 1 << 20)
+                if answer.status == 404 {
+                    peersWithoutMedia += 1
+                    continue
+                }
+                guard answer.status == 200 else { throw PeerFetchError("\(playlistURL): status \(answer.status)") }
+                let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
+                guard slot.msn >= playlist.mediaSequence,
+                    slot.msn - playlist.mediaSequence < UInt64(playlist.segments.count)
+                else { continue }
+                let position = Int(slot.msn - playlist.mediaSequence)
+                guard
+                    playlist.segments[position].programDateTime?.millisecondsSince1970
+                        == slot.programDateTimeMilliseconds
+                else {
+                    state.withLock { $0.statistics[index].timelineMismatches += 1 }
+                    continue
+                }
+                let sequence =
+                    playlist.discontinuitySequence
+                    + UInt64(playlist.segments[...position].filter(\.discontinuity).count)
+                guard channel.settleJoin(msn: slot.msn, peerSequence: sequence) else { return false }
+                logger.info(
+                    "joined the group: discontinuity sequence from a peer",
+                    metadata: [
+                        "hls.channel": "\(name)", "hls.msn": "\(slot.msn)", "peer": "\(peer)",
+                        "hls.discontinuity_sequence": "\(sequence)",
+                    ])
+                return true
+            } catch {
+                state.withLock {
+                    $0.statistics[index].failedFetches += 1
+                    $0.statistics[index].lastError = "\(error)"
+                }
+            }
+        }
+        guard peersWithoutMedia == peers.count else { return false }
+        return channel.settleJoin(msn: slot.msn, peerSequence: nil)
     }
 
     /// What a peer lists for a slot.

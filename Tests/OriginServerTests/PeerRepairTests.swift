@@ -290,6 +290,83 @@ struct PeerRepairTests {
         #expect(a.components(separatedBy: "#EXT-X-GAP").count - 1 == 4, "\(a)")
     }
 
+    /// MSN -> (discontinuity sequence number, URI, PDT, GAP) of every entry a media playlist lists.
+    static func entries(_ text: String) throws -> [UInt64: String] {
+        let playlist = try MediaPlaylist.parse(text)
+        var sequence = playlist.discontinuitySequence
+        var entries: [UInt64: String] = [:]
+        for (offset, segment) in playlist.segments.enumerated() {
+            if segment.discontinuity { sequence += 1 }
+            entries[playlist.mediaSequence + UInt64(offset)] =
+                "dsn \(sequence) \(segment.uri) \(segment.programDateTime?.millisecondsSince1970 ?? -1) "
+                + "gap=\(segment.gap)"
+        }
+        return entries
+    }
+
+    /// B runs with an encoder outage (a GAP, then a discontinuity: B counts 1); A starts afterwards, fed from then on.
+    /// Returns A's and B's media playlists of 360p after 3 slots fed to both.
+    static func joinLate(catchUp: Int64) async throws -> (a: String, b: String) {
+        let clock = ManualClock()
+        let b = try OriginTestStack(renditions: renditions, clock: clock) {
+            $0.origin.channels[0].sharedTimeline = SharedTimeline()
+        }
+        for _ in 0..<3 { try Restart.push(clock: clock, to: [b]) }
+        try Restart.push(clock: clock, to: [], generator: b)
+        b.origin.tick()
+        for _ in 0..<3 { try Restart.push(clock: clock, to: [b]) }
+        #expect(try b.playlistText("360p").contains("#EXT-X-DISCONTINUITY\n"))
+        let a = try OriginTestStack(renditions: renditions, clock: clock) {
+            $0.origin.channels[0].sharedTimeline = SharedTimeline(catchUpMilliseconds: catchUp)
+        }
+        let repairer = PeerRepairer(
+            origin: a.origin, peers: [PeerURL("http://127.0.0.1:\(b.port)")!], requestTimeout: .seconds(5),
+            logger: logger)
+        for _ in 0..<3 {
+            try Restart.push(clock: clock, to: [b, a], generator: b)
+            _ = await repairer.repairOnce()
+        }
+        return (try a.playlistText("360p"), try b.playlistText("360p"))
+    }
+
+    @Test func anOriginJoiningLateTakesTheDiscontinuitySequenceItsPeerCounted() async throws {
+        let (a, b) = try await Self.joinLate(catchUp: 3000)
+        let (onA, onB) = (try Self.entries(a), try Self.entries(b))
+        #expect(onA.count == 3)
+        for (msn, entry) in onA { #expect(entry == onB[msn], "msn \(msn)") }
+        #expect(a.contains("#EXT-X-DISCONTINUITY-SEQUENCE:1\n"), "\(a)")
+    }
+
+    @Test func withoutWaitingForItsPeerALateJoinerCountsFromZero() async throws {
+        // The negative control: no hold, so the late joiner's first slot counts its own (no) discontinuities.
+        let (a, b) = try await Self.joinLate(catchUp: 0)
+        let (onA, onB) = (try Self.entries(a), try Self.entries(b))
+        #expect(onA.keys.contains { onA[$0] != onB[$0] })
+        #expect(a.contains("#EXT-X-DISCONTINUITY-SEQUENCE:0\n"), "\(a)")
+    }
+
+    @Test func originsStartingTogetherBothCountFromZero() async throws {
+        let clock = ManualClock()
+        let stacks = try (0..<2).map { _ in
+            try OriginTestStack(renditions: Self.renditions, clock: clock) {
+                $0.origin.channels[0].sharedTimeline = SharedTimeline(catchUpMilliseconds: 3000)
+            }
+        }
+        let repairers = [(0, 1), (1, 0)].map { from, to in
+            PeerRepairer(
+                origin: stacks[from].origin, peers: [PeerURL("http://127.0.0.1:\(stacks[to].port)")!],
+                requestTimeout: .seconds(5), logger: Self.logger)
+        }
+        try Restart.push(clock: clock, to: stacks)
+        // Held: nothing listed until the peers are asked (each has no media yet, so each counts on its own).
+        #expect(try stacks[0].get("/live/ch/360p/index.m3u8").status == 404)
+        for repairer in repairers { _ = await repairer.repairOnce() }
+        for _ in 0..<2 { try Restart.push(clock: clock, to: stacks) }
+        let (a, b) = (try stacks[0].playlistText("360p"), try stacks[1].playlistText("360p"))
+        #expect(a == b)
+        #expect(try Self.entries(a).count == 3)
+    }
+
     @Test func anUnreachablePeerIsCountedAndTheSlotClosesAsAGap() async throws {
         let clock = ManualClock()
         let stack = try OriginTestStack(renditions: ["360p"], clock: clock) {
