@@ -110,11 +110,12 @@ extension ChannelState {
 
     /// The slot held for the peers' discontinuity sequence: its MSN, its PDT, and a media rendition that filled it
     /// (whose playlist the peers are asked for); nil when none is held.
-    package var joiningSlot: (rendition: String, msn: UInt64, programDateTimeMilliseconds: Int64)? {
+    package var joiningSlot: JoiningSlot? {
         guard joinsPeers, closedThrough == nil, joinHeldSinceMilliseconds != nil, let slot = slots[firstMSN],
             let rendition = renditions.first(where: { !$0.isFollower && $0.hasEntry(msn: firstMSN) })
         else { return nil }
-        return (rendition.name, firstMSN, slot.programDateTimeMilliseconds)
+        return JoiningSlot(
+            rendition: rendition.name, msn: firstMSN, programDateTimeMilliseconds: slot.programDateTimeMilliseconds)
     }
 
     /// Ends the wait of the first slot: with `peerSequence`, the discontinuity sequence number a peer lists for slot

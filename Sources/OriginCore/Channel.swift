@@ -569,11 +569,15 @@ public final class Channel: Sendable {
     /// (not catching up, or `msn` is not the rendition's next slot).
     @discardableResult
     public func acceptPeerGap(rendition: String, msn: UInt64) -> Bool {
+        peerStep { $0.placePeerGap(rendition: rendition, msn: msn, nowMilliseconds: $1) }
+    }
+
+    /// One change a peer of the redundancy group settled, under the state lock: its actions carried out; false when
+    /// it changed nothing.
+    private func peerStep(_ change: (inout ChannelState, Int64) -> IngestActions?) -> Bool {
         let now = clock.nowMilliseconds()
         return state.withLock { state in
-            guard let actions = state.placePeerGap(rendition: rendition, msn: msn, nowMilliseconds: now) else {
-                return false
-            }
+            guard let actions = change(&state, now) else { return false }
             carryOut(actions, &state, nowMilliseconds: now)
             return true
         }
@@ -581,27 +585,13 @@ public final class Channel: Sendable {
 
     /// The first slot of this run, held for a peer's discontinuity sequence (joining a redundancy group): a media
     /// rendition that filled it, its MSN and PDT; nil when none is held.
-    public var joiningSlot: JoiningSlot? {
-        state.withLock { state in
-            state.joiningSlot.map {
-                JoiningSlot(
-                    rendition: $0.rendition, msn: $0.msn, programDateTimeMilliseconds: $0.programDateTimeMilliseconds)
-            }
-        }
-    }
+    public var joiningSlot: JoiningSlot? { state.withLock { $0.joiningSlot } }
 
     /// Ends the wait of the first slot `msn`: with the discontinuity sequence number a peer lists for it, or nil to
     /// count on from the channel's own. False when nothing was waiting.
     @discardableResult
     public func settleJoin(msn: UInt64, peerSequence: UInt64?) -> Bool {
-        let now = clock.nowMilliseconds()
-        return state.withLock { state in
-            guard let actions = state.settleJoin(msn: msn, peerSequence: peerSequence, nowMilliseconds: now) else {
-                return false
-            }
-            carryOut(actions, &state, nowMilliseconds: now)
-            return true
-        }
+        peerStep { $0.settleJoin(msn: msn, peerSequence: peerSequence, nowMilliseconds: $1) }
     }
 
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP

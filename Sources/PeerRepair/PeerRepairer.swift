@@ -145,23 +145,13 @@ public final class PeerRepairer: Sendable {
         var due: [(channel: String, slot: MissingSlot)] = []
         var joining: [(channel: Channel, slot: JoiningSlot)] = []
         for channel in origin.allChannels where Self.repairable(channel.configuration) {
-            if let slot = channel.joiningSlot {
-                let key = SlotKey(channel: channel.configuration.name, rendition: slot.rendition, msn: slot.msn)
-                let tryNow = state.withLock { state in
-                    if let last = state.lastTried[key], now - last < Self.retryMilliseconds { return false }
-                    state.lastTried[key] = now
-                    return true
-                }
-                if tryNow { joining.append((channel, slot)) }
+            let name = channel.configuration.name
+            if let slot = channel.joiningSlot, tryNow(channel: name, rendition: slot.rendition, msn: slot.msn, now) {
+                joining.append((channel, slot))
             }
-            for slot in channel.missingSlots(lateness: lateness) {
-                let key = SlotKey(channel: channel.configuration.name, rendition: slot.rendition, msn: slot.msn)
-                let tryNow = state.withLock { state in
-                    if let last = state.lastTried[key], now - last < Self.retryMilliseconds { return false }
-                    state.lastTried[key] = now
-                    return true
-                }
-                if tryNow { due.append((channel.configuration.name, slot)) }
+            for slot in channel.missingSlots(lateness: lateness)
+            where tryNow(channel: name, rendition: slot.rendition, msn: slot.msn, now) {
+                due.append((name, slot))
             }
         }
         state.withLock { state in state.lastTried = state.lastTried.filter { now - $0.value < 60_000 } }
@@ -232,14 +222,29 @@ public final class PeerRepairer: Sendable {
                     ])
                 return true
             } catch {
-                state.withLock {
-                    $0.statistics[index].failedFetches += 1
-                    $0.statistics[index].lastError = "\(error)"
-                }
-                logger.debug("peer repair failed", metadata: ["peer": "\(peer)", "reason": "\(error)"])
+                noteFailure(peerIndex: index, error)
             }
         }
         return false
+    }
+
+    /// True when the slot was not asked for within `retryMilliseconds` (it is marked as asked now).
+    private func tryNow(channel: String, rendition: String, msn: UInt64, _ now: Int64) -> Bool {
+        let key = SlotKey(channel: channel, rendition: rendition, msn: msn)
+        return state.withLock { state in
+            if let last = state.lastTried[key], now - last < Self.retryMilliseconds { return false }
+            state.lastTried[key] = now
+            return true
+        }
+    }
+
+    /// Counts a failed request to a peer, with its reason for the status.
+    private func noteFailure(peerIndex index: Int, _ error: any Error) {
+        state.withLock {
+            $0.statistics[index].failedFetches += 1
+            $0.statistics[index].lastError = "\(error)"
+        }
+        logger.debug("peer request failed", metadata: ["peer": "\(peers[index])", "reason": "\(error)"])
     }
 
     /// Settles a joining channel's first slot: the discontinuity sequence number of the first peer that lists that
@@ -282,10 +287,7 @@ public final class PeerRepairer: Sendable {
                     ])
                 return true
             } catch {
-                state.withLock {
-                    $0.statistics[index].failedFetches += 1
-                    $0.statistics[index].lastError = "\(error)"
-                }
+                noteFailure(peerIndex: index, error)
             }
         }
         guard peersWithoutMedia == peers.count else { return false }
