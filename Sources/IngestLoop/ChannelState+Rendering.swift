@@ -350,6 +350,11 @@ extension ChannelState {
                     emptyCueSegments: rendition.statistics.emptyCueSegments,
                     lateCuesSuperseded: rendition.statistics.lateCuesSuperseded)
             })
+        if catchUpUntilMilliseconds != nil {
+            status.peerWait = "catching up"
+        } else if joiningSlot != nil {
+            status.peerWait = "joining"
+        }
         let notes = layout().contradictions
         if multivariantHint.read + multivariantHint.refused > 0 || !notes.isEmpty {
             status.multivariantHints = MultivariantHintStatus(
@@ -377,6 +382,9 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     public var multivariantHints: MultivariantHintStatus? = nil
     /// AES-128 encryption; nil for a channel that never encrypted.
     public var encryption: EncryptionStatus? = nil
+    /// In a redundancy group, what the channel waits for from its peers: `catching up` (after a restart, the slots
+    /// missed while down), `joining` (its first slot, for their discontinuity sequence); nil when nothing.
+    public var peerWait: String? = nil
 }
 
 /// The encoder's multivariant hints as the admin API reports them.

@@ -238,8 +238,13 @@ struct PeerRepairTests {
         let early = try restart.a.push("360p", restart.missed[2]["360p"]!)
         #expect(early.status == 503)
         #expect(early.text.contains("catching up with its peers"))
+        // (Read before #expect: its capture of a whole ChannelStatus overflowed a debug build's task stack.)
+        let waitAtRestart = restart.a.origin.channel(named: "ch")?.status().peerWait
+        #expect(waitAtRestart == "catching up")
         let repairer = restart.repairer()
         #expect(await restart.catchUp(repairer) == 6)  // 3 slots of 2 renditions
+        let waitAfter = restart.a.origin.channel(named: "ch")?.status().peerWait
+        #expect(waitAfter == nil)
         #expect(repairer.statistics.first?.repairedSegments == 6)
         try restart.pushToBoth()
         try restart.pushToBoth()
@@ -360,6 +365,8 @@ struct PeerRepairTests {
         try Restart.push(clock: clock, to: stacks)
         // Held: nothing listed until the peers are asked (each has no media yet, so each counts on its own).
         #expect(try stacks[0].get("/live/ch/360p/index.m3u8").status == 404)
+        let wait = stacks[0].origin.channel(named: "ch")?.status().peerWait
+        #expect(wait == "joining")
         for repairer in repairers { _ = await repairer.repairOnce() }
         for _ in 0..<2 { try Restart.push(clock: clock, to: stacks) }
         let (a, b) = (try stacks[0].playlistText("360p"), try stacks[1].playlistText("360p"))
