@@ -1,7 +1,11 @@
 #include "CMicroHTTPDShims.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -68,7 +72,8 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     unsigned int connection_timeout_seconds,
     size_t connection_memory_limit,
     unsigned int listen_backlog,
-    unsigned int listening_address_reuse) {
+    unsigned int listening_address_reuse,
+    int listen_fd) {
     if (address->is_ipv6) {
         flags |= MHD_USE_IPv6;
     }
@@ -84,8 +89,12 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     /* Options passed only when asked for. MHD_OPTION_LISTENING_ADDRESS_REUSE with 0 does not mean "default": it
        makes libmicrohttpd leave out SO_REUSEADDR, so a restarted origin could not bind its port while old
        connections sit in TIME_WAIT (about 60 s after a kill -9). A thread pool of 1 makes MHD log a warning. */
-    struct MHD_OptionItem optional[3];
+    struct MHD_OptionItem optional[4];
     int count = 0;
+    if (listen_fd >= 0) {
+        /* A socket bound before the daemon (connections that came meanwhile wait in its backlog). */
+        optional[count++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, (intptr_t)listen_fd, NULL};
+    }
     if (listening_address_reuse) {
         optional[count++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
     }
@@ -109,6 +118,31 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
         MHD_OPTION_ARRAY, optional,
         MHD_OPTION_END);
+}
+
+int CMicroHTTPDShims_listen(const CMicroHTTPDShims_Address *address, unsigned int backlog, int reuse_port) {
+    int family = address->is_ipv6 ? AF_INET6 : AF_INET;
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        return -errno;
+    }
+    int on = 1;
+    int off = 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        (reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) ||
+        (address->is_ipv6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) != 0)) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    socklen_t length = address->is_ipv6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (bind(fd, (const struct sockaddr *)&address->storage, length) != 0 ||
+        listen(fd, backlog == 0 ? SOMAXCONN : (int)backlog) != 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
 }
 
 uint16_t CMicroHTTPDShims_bound_port(struct MHD_Daemon *daemon) {

@@ -125,6 +125,28 @@ public final class HTTPServer: Sendable {
     /// Requests whose head has arrived and whose answer has not been completely sent yet.
     public var requestsInFlight: Int { context.requestsInFlight }
 
+    /// Binds `configuration`'s host and port and listens, before any server runs: put the socket in
+    /// `HTTPServerConfiguration.listeningSocket`. Connections queue in the backlog until the server starts.
+    /// - Throws: `HTTPServerError` naming the address and the reason (for instance, the port is taken).
+    public static func listen(_ configuration: HTTPServerConfiguration) throws -> Int32 {
+        guard (0...65_535).contains(configuration.port) else {
+            throw HTTPServerError.invalidConfiguration("port \(configuration.port) is not between 0 and 65535")
+        }
+        var address = CMicroHTTPDShims_Address()
+        guard CMicroHTTPDShims_make_address(configuration.host, UInt16(configuration.port), &address) == 0 else {
+            throw HTTPServerError.invalidConfiguration(
+                "host \"\(configuration.host)\" is not a numeric IPv4 or IPv6 address")
+        }
+        let fd = CMicroHTTPDShims_listen(
+            &address, UInt32(clamping: configuration.listenBacklog), configuration.reusePort ? 1 : 0)
+        guard fd >= 0 else {
+            throw HTTPServerError.startFailed(
+                "could not start the HTTP server on \(configuration.host) port \(configuration.port): "
+                    + "Failed to bind to port \(configuration.port): \(String(cString: strerror(-fd)))")
+        }
+        return fd
+    }
+
     private func startDaemon() throws -> (OpaquePointer, Int) {
         let config = configuration
         guard (0...65_535).contains(config.port) else {
@@ -164,7 +186,8 @@ public final class HTTPServer: Sendable {
             UInt32(clamping: config.connectionTimeout),
             config.connectionMemoryLimit,
             UInt32(clamping: config.listenBacklog),
-            config.reusePort ? 1 : 0)
+            config.reusePort ? 1 : 0,
+            config.listeningSocket ?? -1)
         let messages = context.endStartup()
         guard let daemon else {
             Unmanaged<ServerContext>.fromOpaque(retainedContext).release()

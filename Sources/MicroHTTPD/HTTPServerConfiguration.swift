@@ -42,6 +42,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Headers added to the answers MicroHTTPD builds itself (413 for a body over its limit, 503 at shutdown), e.g.
     /// CORS headers the application puts on every answer. Default: none.
     public var standardHeaders: HTTPHeaders = HTTPHeaders()
+    /// A socket already bound and listening (`HTTPServer.listen(_:)`), used instead of binding `host`/`port` at
+    /// `start()`: connections that arrive before the server starts wait in its backlog instead of being refused (a
+    /// restarted origin binds first and restores its channels after). The server owns it once started. Default: nil.
+    public var listeningSocket: Int32?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -37,7 +37,19 @@ public final class OriginService: Service, Sendable {
             MarkerDatabase(location: try MarkerDatabase.Location(url: url), logger: logger)
         }
         self.database = database
-        origin = try Origin(configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database)
+        // The port is bound before the channels are restored (reading the durable store takes a moment after a
+        // restart): players' connections meanwhile wait in the backlog instead of being refused, which ends some
+        // readers (ffmpeg's HLS demuxer stops at the first failed playlist reload).
+        var http = Self.httpConfiguration(configuration)
+        let listeningSocket = try HTTPServer.listen(http)
+        http.listeningSocket = listeningSocket
+        do {
+            origin = try Origin(
+                configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database)
+        } catch {
+            close(listeningSocket)
+            throw error
+        }
         if let database {
             logger.info("markers are shared through PostgreSQL", metadata: ["database": "\(database.location)"])
             // Notifications arrive on a SwiftNIO event loop; reading the book again blocks, so it runs elsewhere.
@@ -54,7 +66,6 @@ public final class OriginService: Service, Sendable {
         handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
             logger: logger)
-        let http = Self.httpConfiguration(configuration)
         server = HTTPServer(configuration: http, handler: handler, logger: logger)
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import MicroHTTPD
 import SharedBytes
 import Synchronization
@@ -214,6 +215,45 @@ import Testing
                     """)
             #expect(second.boundPort == 0)
         }
+    }
+
+    @Test func aConnectionMadeBeforeTheServerStartsOnABoundSocketIsAnswered() throws {
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 1)
+        let socket = try HTTPServer.listen(configuration)
+        configuration.listeningSocket = socket
+        // Find the port the kernel chose, connect and send the request: nothing refuses it, nothing answers yet.
+        let port = try #require(Self.localPort(of: socket))
+        let client = try RawHTTPConnection(port: port)
+        try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let server = HTTPServer(
+            configuration: configuration, handler: HTTPClosureHandler { _ in .respond(HTTPResponse(status: 204)) })
+        try server.start()
+        defer { server.stop() }
+        #expect(server.boundPort == port)
+        #expect(try client.readResponse().status == 204)
+    }
+
+    @Test func bindingATakenPortEarlyThrowsTheSameClearError() throws {
+        try withTestServer({ _ in .respond(HTTPResponse(status: 204)) }) { _, port in
+            let error = try #require(throws: HTTPServerError.self) {
+                try HTTPServer.listen(HTTPServerConfiguration(host: "127.0.0.1", port: port, threadCount: 1))
+            }
+            #expect(
+                error.message == """
+                    could not start the HTTP server on 127.0.0.1 port \(port): \
+                    Failed to bind to port \(port): Address already in use
+                    """)
+        }
+    }
+
+    /// The local port of a bound socket.
+    static func localPort(of socket: Int32) -> Int? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        return result == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 
     @Test func reusePortLetsTwoServersShareAPort() throws {

@@ -53,7 +53,12 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     unsigned int connection_timeout_seconds,
     size_t connection_memory_limit,
     unsigned int listen_backlog,
-    unsigned int listening_address_reuse);
+    unsigned int listening_address_reuse,
+    int listen_fd);
+
+/* A non-blocking TCP socket bound to `address` and listening (SO_REUSEADDR; SO_REUSEPORT when asked; dual stack for
+   the IPv6 any address): the descriptor, or -errno. */
+int CMicroHTTPDShims_listen(const CMicroHTTPDShims_Address *address, unsigned int backlog, int reuse_port);
 
 /* The port of the daemon's listening socket (MHD_DAEMON_INFO_BIND_PORT), 0 if unknown. */
 uint16_t CMicroHTTPDShims_bound_port(struct MHD_Daemon *daemon);
