@@ -21,11 +21,18 @@ extension ChannelState {
         return false
     }
 
-    /// Starts catch-up after a restore, on a channel whose peers can repair it.
+    /// How long the channel waits for its peers (catch-up, joining): `SharedTimeline.catchUpMilliseconds` on a
+    /// channel its peers can repair; nil when it does not wait.
+    var peerWaitMilliseconds: Int64? {
+        guard configuration.repairsFromPeers, let wait = configuration.sharedTimeline?.catchUpMilliseconds, wait > 0
+        else { return nil }
+        return wait
+    }
+
+    /// Starts catch-up after a restore, on a channel whose peers can repair it; a restored channel does not join.
     mutating func startCatchUp(nowMilliseconds now: Int64) {
-        guard configuration.repairsFromPeers, let shared = configuration.sharedTimeline, shared.catchUpMilliseconds > 0
-        else { return }
-        catchUpUntilMilliseconds = now + shared.catchUpMilliseconds
+        joinsPeers = false
+        catchUpUntilMilliseconds = peerWaitMilliseconds.map { now + $0 }
     }
 
     /// Some started media rendition's next slot is past its deadline: a tick would close it as a GAP now.
@@ -92,20 +99,17 @@ extension ChannelState {
     /// True while the first slot of this run waits for the peers' discontinuity sequence (its wait starts now if it
     /// had not); ends the wait once its time is up.
     mutating func holdsFirstSlotForPeers(nowMilliseconds now: Int64) -> Bool {
-        guard joinsPeers, closedThrough == nil, let shared = configuration.sharedTimeline else { return false }
+        guard joinsPeers, closedThrough == nil, let wait = peerWaitMilliseconds else { return false }
         let since = joinHeldSinceMilliseconds ?? now
         joinHeldSinceMilliseconds = since
-        if now < since + shared.catchUpMilliseconds { return true }
+        if now < since + wait { return true }
         joinsPeers = false
         return false
     }
 
-    /// Starts the wait for the peers' discontinuity sequence on a channel that has published nothing in this run.
-    package mutating func startJoin() {
-        guard configuration.repairsFromPeers, configuration.lowLatency == nil, closedThrough == nil,
-            let shared = configuration.sharedTimeline, shared.catchUpMilliseconds > 0
-        else { return }
-        joinsPeers = true
+    /// Starts the wait for the peers' discontinuity sequence on a new state (a restore ends it).
+    mutating func startJoin() {
+        joinsPeers = configuration.lowLatency == nil && closedThrough == nil && peerWaitMilliseconds != nil
     }
 
     /// The slot held for the peers' discontinuity sequence: its MSN, its PDT, and a media rendition that filled it

@@ -9,9 +9,6 @@ public struct MissingSlot: Sendable, Hashable {
     public let programDateTimeMilliseconds: Int64
     /// When the ingest loop closes the slot as a GAP for the rendition: a repair after it comes too late.
     public let deadlineMilliseconds: Int64
-    /// The slot was missed while the origin was down (catch-up after a restart): a peer's GAP, or a slot no longer
-    /// in the peer's window, is taken as a GAP here at once (`Channel.acceptPeerGap`).
-    public let catchingUp: Bool
 }
 
 /// A channel's first slot, held for a peer's discontinuity sequence (joining a redundancy group).
@@ -48,7 +45,7 @@ extension ChannelState {
             missing.append(
                 MissingSlot(
                     rendition: rendition.name, msn: msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
-                    deadlineMilliseconds: deadline, catchingUp: heldUntil != nil))
+                    deadlineMilliseconds: deadline))
         }
         return missing
     }

@@ -106,6 +106,7 @@ package struct ChannelState: Sendable {
             // Parts are listed before any segment could fix EXT-X-TARGETDURATION.
             targetDuration = max(Int(configuration.segmentDuration.rounded(.up)), 1)
         }
+        startJoin()
     }
 
     package mutating func addRendition(_ name: String) {

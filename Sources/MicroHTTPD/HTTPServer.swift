@@ -129,14 +129,7 @@ public final class HTTPServer: Sendable {
     /// `HTTPServerConfiguration.listeningSocket`. Connections queue in the backlog until the server starts.
     /// - Throws: `HTTPServerError` naming the address and the reason (for instance, the port is taken).
     public static func listen(_ configuration: HTTPServerConfiguration) throws -> Int32 {
-        guard (0...65_535).contains(configuration.port) else {
-            throw HTTPServerError.invalidConfiguration("port \(configuration.port) is not between 0 and 65535")
-        }
-        var address = CMicroHTTPDShims_Address()
-        guard CMicroHTTPDShims_make_address(configuration.host, UInt16(configuration.port), &address) == 0 else {
-            throw HTTPServerError.invalidConfiguration(
-                "host \"\(configuration.host)\" is not a numeric IPv4 or IPv6 address")
-        }
+        var address = try socketAddress(configuration)
         let fd = CMicroHTTPDShims_listen(
             &address, UInt32(clamping: configuration.listenBacklog), configuration.reusePort ? 1 : 0)
         guard fd >= 0 else {
@@ -147,22 +140,28 @@ public final class HTTPServer: Sendable {
         return fd
     }
 
+    /// The address `configuration` names, checked (port in range, numeric host).
+    private static func socketAddress(_ configuration: HTTPServerConfiguration) throws -> CMicroHTTPDShims_Address {
+        guard (0...65_535).contains(configuration.port) else {
+            throw HTTPServerError.invalidConfiguration("port \(configuration.port) is not between 0 and 65535")
+        }
+        var address = CMicroHTTPDShims_Address()
+        guard CMicroHTTPDShims_make_address(configuration.host, UInt16(configuration.port), &address) == 0 else {
+            throw HTTPServerError.invalidConfiguration(
+                "host \"\(configuration.host)\" is not a numeric IPv4 or IPv6 address")
+        }
+        return address
+    }
+
     private func startDaemon() throws -> (OpaquePointer, Int) {
         let config = configuration
-        guard (0...65_535).contains(config.port) else {
-            throw HTTPServerError.invalidConfiguration("port \(config.port) is not between 0 and 65535")
-        }
+        var address = try Self.socketAddress(config)
         guard config.threadCount >= 1, config.connectionLimit >= 1, config.perIPConnectionLimit >= 0,
             config.connectionTimeout >= 0, config.connectionMemoryLimit >= 1024, config.listenBacklog >= 0
         else {
             throw HTTPServerError.invalidConfiguration(
                 "threadCount and connectionLimit must be at least 1, connectionMemoryLimit at least 1024, "
                     + "the other limits not negative")
-        }
-        var address = CMicroHTTPDShims_Address()
-        guard CMicroHTTPDShims_make_address(config.host, UInt16(config.port), &address) == 0 else {
-            throw HTTPServerError.invalidConfiguration(
-                "host \"\(config.host)\" is not a numeric IPv4 or IPv6 address")
         }
         var flags =
             MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue

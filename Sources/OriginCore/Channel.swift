@@ -175,7 +175,6 @@ public final class Channel: Sendable {
         for rendition in configuration.renditions where initial.index[rendition.name] == nil {
             initial.addRendition(rendition.name)
         }
-        if windowRestored == nil { initial.startJoin() }
         let keysNote = Self.startEncryption(
             &initial, configuration: configuration, keys: keyJournal, loaded: loadedKeys, logger: logger)
         journalNote = Mutex([note, keysNote].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)

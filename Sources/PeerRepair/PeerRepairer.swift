@@ -186,11 +186,9 @@ public final class PeerRepairer: Sendable {
                 case .segment(let body, let name, let place):
                     (bytes, fileName, placement) = (body, name, place)
                 case .gap, .gone:
-                    // Catching up after a restart: the peer had no segment either, or the slot left its window.
-                    if slot.catchingUp,
-                        origin.channel(named: channel)?.acceptPeerGap(
-                            rendition: slot.rendition, msn: slot.msn) == true
-                    {
+                    // Catching up after a restart (the channel decides): the peer had no segment either, or the
+                    // slot left its window.
+                    if origin.channel(named: channel)?.acceptPeerGap(rendition: slot.rendition, msn: slot.msn) == true {
                         return true
                     }
                     continue
@@ -255,24 +253,12 @@ public final class PeerRepairer: Sendable {
         let name = channel.configuration.name
         var peersWithoutMedia = 0
         for (index, peer) in peers.enumerated() {
-            let playlistURL = peer.with(path: "/live/\(name)/\(slot.rendition)/index.m3u8")
             do {
-                let answer = try await fetcher.get(playlistURL, timeout: requestTimeout, limit: 1 << 20)
-                if answer.status == 404 {
-                    peersWithoutMedia += 1
-                    continue
-                }
-                guard answer.status == 200 else { throw PeerFetchError("\(playlistURL): status \(answer.status)") }
-                let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
-                guard slot.msn >= playlist.mediaSequence,
-                    slot.msn - playlist.mediaSequence < UInt64(playlist.segments.count)
-                else { continue }
-                let position = Int(slot.msn - playlist.mediaSequence)
-                guard
-                    playlist.segments[position].programDateTime?.millisecondsSince1970
-                        == slot.programDateTimeMilliseconds
-                else {
-                    state.withLock { $0.statistics[index].timelineMismatches += 1 }
+                let listing = try await listing(
+                    msn: slot.msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds, channel: name,
+                    rendition: slot.rendition, from: peer, timeout: requestTimeout, peerIndex: index)
+                guard case .listed(let playlist, let position, _) = listing else {
+                    if case .noMedia = listing { peersWithoutMedia += 1 }
                     continue
                 }
                 let sequence =
@@ -294,6 +280,47 @@ public final class PeerRepairer: Sendable {
         return channel.settleJoin(msn: slot.msn, peerSequence: nil)
     }
 
+    /// What a peer's media playlist lists at an MSN.
+    enum PeerListing {
+        /// An entry with the same PDT: the playlist, the entry's position in it, and the playlist's URL.
+        case listed(MediaPlaylist, position: Int, url: PeerURL)
+        /// The peer has no media for the rendition (404).
+        case noMedia
+        /// Nothing any more: the MSN left the peer's window.
+        case gone
+        /// Nothing yet: the peer's newest entry is older.
+        case notYet
+        /// An entry with another PDT (the timelines disagree): counted and logged, not taken.
+        case otherTimeline
+    }
+
+    /// Reads the peer's media playlist of `rendition` and finds the entry at `msn`. Throws on a failed request, a
+    /// status other than 200 and 404, or a playlist that does not parse.
+    private func listing(
+        msn: UInt64, programDateTimeMilliseconds pdt: Int64, channel: String, rendition: String,
+        from peer: PeerURL, timeout: Duration, peerIndex: Int
+    ) async throws -> PeerListing {
+        let playlistURL = peer.with(path: "/live/\(channel)/\(rendition)/index.m3u8")
+        let answer = try await fetcher.get(playlistURL, timeout: timeout, limit: 1 << 20)
+        if answer.status == 404 { return .noMedia }
+        guard answer.status == 200 else { throw PeerFetchError("\(playlistURL): status \(answer.status)") }
+        let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
+        guard msn >= playlist.mediaSequence else { return .gone }
+        guard msn - playlist.mediaSequence < UInt64(playlist.segments.count) else { return .notYet }
+        let position = Int(msn - playlist.mediaSequence)
+        guard playlist.segments[position].programDateTime?.millisecondsSince1970 == pdt else {
+            state.withLock { $0.statistics[peerIndex].timelineMismatches += 1 }
+            logger.warning(
+                "peer lists the slot with another PDT: timelines disagree, not taken from it",
+                metadata: [
+                    "hls.channel": "\(channel)", "hls.rendition": "\(rendition)", "hls.msn": "\(msn)",
+                    "peer": "\(peer)",
+                ])
+            return .otherTimeline
+        }
+        return .listed(playlist, position: position, url: playlistURL)
+    }
+
     /// What a peer lists for a slot.
     enum PeerEntry {
         /// A segment on the same timeline: its bytes, file name and place.
@@ -312,22 +339,18 @@ public final class PeerRepairer: Sendable {
     private func fetchSegment(
         _ slot: MissingSlot, channel: String, from peer: PeerURL, timeout: Duration, peerIndex: Int
     ) async throws -> PeerEntry {
-        let playlistURL = peer.with(path: "/live/\(channel)/\(slot.rendition)/index.m3u8")
-        let answer = try await fetcher.get(playlistURL, timeout: timeout, limit: 1 << 20)
-        guard answer.status == 200 else { throw PeerFetchError("\(playlistURL): status \(answer.status)") }
-        let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
-        guard slot.msn >= playlist.mediaSequence else { return .gone }
-        guard slot.msn - playlist.mediaSequence < UInt64(playlist.segments.count) else { return .notYet }
-        let segment = playlist.segments[Int(slot.msn - playlist.mediaSequence)]
-        guard segment.programDateTime?.millisecondsSince1970 == slot.programDateTimeMilliseconds else {
-            state.withLock { $0.statistics[peerIndex].timelineMismatches += 1 }
-            logger.warning(
-                "peer lists the slot with another PDT: timelines disagree, not repaired from it",
-                metadata: [
-                    "hls.channel": "\(channel)", "hls.rendition": "\(slot.rendition)", "hls.msn": "\(slot.msn)",
-                    "peer": "\(peer)",
-                ])
-            return .otherTimeline
+        let listing = try await listing(
+            msn: slot.msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds, channel: channel,
+            rendition: slot.rendition, from: peer, timeout: timeout, peerIndex: peerIndex)
+        let segment: MediaSegment
+        let playlistURL: PeerURL
+        switch listing {
+        case .listed(let playlist, let position, let url): (segment, playlistURL) = (playlist.segments[position], url)
+        case .noMedia:
+            throw PeerFetchError("\(peer): no media for rendition '\(slot.rendition)' of channel '\(channel)' (404)")
+        case .gone: return .gone
+        case .notYet: return .notYet
+        case .otherTimeline: return .otherTimeline
         }
         if segment.gap { return .gap }
         guard let segmentURL = playlistURL.resolving(segment.uri) else {
