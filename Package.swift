@@ -67,11 +67,11 @@ let package = Package(
             dependencies: ["CivilCalendar", "GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal, the marker journals and the segment store (CRC-32 from zlib).
         .target(name: "Persistence", dependencies: ["CZlib", "IngestLoop", "Markers", "MediaProbe", "SharedBytes"]),
-        // Marker books shared by a group of origins through PostgreSQL (postgres-nio), with LISTEN/NOTIFY.
+        // What a group of origins shares through PostgreSQL (postgres-nio), with LISTEN/NOTIFY: marker books, recordings.
         .target(
-            name: "MarkerDatabase",
+            name: "GroupDatabase",
             dependencies: [
-                "Markers", .product(name: "Logging", package: "swift-log"),
+                "Markers", "Persistence", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "OriginServer",
             dependencies: [
-                "OriginCore", "HLSCrypto", "MarkerDatabase", "Markers", "MicroHTTPD", "HLSPlaylist", "PeerRepair",
+                "OriginCore", "HLSCrypto", "GroupDatabase", "Markers", "MicroHTTPD", "HLSPlaylist", "PeerRepair",
                 "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "hlsorigin",
             dependencies: [
-                "MarkerDatabase", "OriginServer",
+                "GroupDatabase", "OriginServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

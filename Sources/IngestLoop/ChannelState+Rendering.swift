@@ -183,13 +183,17 @@ extension ChannelState {
         }
     }
 
-    /// Today's rule: one variant per media rendition that has media, in channel order.
+    /// Without groups: one variant per media rendition that has media, configured renditions in their configured
+    /// order, then those created by pushes by name. Never in order of arrival: origins of a redundancy group see one
+    /// encoder's renditions arrive in different orders and must list the same playlist.
     private func oneVariantPerRendition() -> MultivariantPlaylist? {
+        let configured = Dictionary(
+            configuration.renditions.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let started = renditions.filter { rendition in
             guard !rendition.tracks.isEmpty else { return false }
             if case .subtitles = rendition.role { return false }
             return !rendition.tracks.allSatisfy { $0.kind == .subtitles }
-        }
+        }.sorted { (configured[$0.name] ?? .max, $0.name) < (configured[$1.name] ?? .max, $1.name) }
         guard !started.isEmpty else { return nil }
         let captions = captionChannels(in: started)
         let variants = started.map { rendition -> VariantStream in

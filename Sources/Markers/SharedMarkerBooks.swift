@@ -1,4 +1,4 @@
-/// Marker books kept outside this origin, in a database the origins of a group share (`MarkerDatabase`): the
+/// Marker books kept outside this origin, in a database the origins of a group share (`GroupDatabase`): the
 /// stored book of a channel, and a change that replaces it only if no other origin changed it since it was read.
 public protocol SharedMarkerBooks: Sendable {
     /// The stored book of `channel`, nil if none was ever stored.

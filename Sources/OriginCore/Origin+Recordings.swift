@@ -5,7 +5,7 @@ extension Origin {
     /// Creates a recording of a channel (POST). The same request again returns the stored recording with `created`
     /// false.
     /// - Throws: ``RecordingError``: `unknown` channel, `conflict`, `invalid`, `unprocessable`, `tooMany`,
-    ///   `notPersisted`.
+    ///   `notPersisted`, `unavailable` (the group's database, with shared recordings).
     public func createRecording(
         _ request: RecordingRequest, channel name: String
     ) throws(RecordingError) -> (manifest: RecordingManifest, created: Bool) {
@@ -18,7 +18,7 @@ extension Origin {
     }
 
     /// Deletes a recording (its manifest only: the bytes stay in the store, shared, until eviction).
-    /// - Throws: `unknown`, `notPersisted`.
+    /// - Throws: `unknown`, `notPersisted`, `unavailable`.
     public func deleteRecording(id: String, channel: String) throws(RecordingError) {
         try recordings.delete(id: id, channel: channel)
     }
@@ -38,6 +38,12 @@ extension Origin {
                 .notFinished, "recording '\(id)' finishes at \(RecordingStore.date(manifest.endMilliseconds))")
         }
         return (manifest, channel)
+    }
+
+    /// The group's recordings changed (or may have, after the database came back): make this origin's the same
+    /// (`RecordingStore.reconcile`). Makes database round trips: call it off the event loops and the tick's thread.
+    public func sharedRecordingsChanged() {
+        recordings.reconcile()
     }
 
     /// Takes the contents of every recording whose end passed and whose last slot closed. Called by `tick()`.

@@ -97,9 +97,11 @@ public final class Origin: Sendable {
     /// - Parameters:
     ///   - storeFileIO: the file operations of the segment store (tests inject faults through it).
     ///   - sharedMarkers: marker books shared by a group of origins (PostgreSQL), nil: each channel's journal.
+    ///   - sharedRecordings: recordings shared by a group of origins (PostgreSQL), nil: this origin's alone.
     public init(
         configuration: OriginConfiguration, clock: any OriginClock, logger: Logger,
-        storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil
+        storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil,
+        sharedRecordings: (any SharedRecordings)? = nil
     ) throws {
         self.configuration = configuration
         self.sharedMarkers = sharedMarkers
@@ -113,7 +115,8 @@ public final class Origin: Sendable {
                 maximumSegmentsPerChunk: configuration.storage.segmentsPerChunk)
         }
         self.store = store
-        let recordings = RecordingStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
+        let recordings = RecordingStore.open(
+            dataDirectory: configuration.dataDirectory, shared: sharedRecordings, logger: logger)
         self.recordings = recordings
         var channels = ChannelDirectory()
         var feeds: [String: TestSourceFeed] = [:]

@@ -21,6 +21,8 @@ public struct RecordingError: Error, Sendable, Hashable, CustomStringConvertible
         case notPersisted(outOfSpace: Bool)
         /// The recording has not finished yet (VOD requests): 404.
         case notFinished
+        /// The recordings are shared (`database.url`) and the database cannot be reached: 503.
+        case unavailable
     }
 
     public var reason: Reason
@@ -60,6 +62,10 @@ public struct RecordingRequest: Sendable, Hashable {
 /// The recordings of the origin (IDs unique origin-wide) behind locks, with their manifests: every change is on
 /// disk before it is visible or acknowledged, as in `MarkerStore`.
 ///
+/// With shared recordings (`SharedRecordings`: the group's database), a creation or deletion is committed there
+/// first, then here; the group's changes arrive through `reconcile()` (on every notification and reconnection).
+/// Each origin takes a recording's contents from its own store: the manifests' contents stay local.
+///
 /// Locks: `writer` serialises changes (held across the manifest's fsync); `eviction` is held by a channel while it
 /// computes its eviction floor from the pins and evicts, and by a creation while it checks the store's horizon and
 /// adds its pin, so no slot of a new recording can be evicted between the check and the pin; `visible` is held only
@@ -81,13 +87,21 @@ public final class RecordingStore: Sendable {
     private let writer: Mutex<[String: RecordingManifest]>
     private let visible: Mutex<[String: RecordingManifest]>
     private let eviction = Mutex<Void>(())
+    /// Recordings being created in the shared database: their start pins the store's slots already (`evicting`).
+    private let pending = Mutex<[String: RecordingManifest]>([:])
+    /// The group's database, nil when recordings are this origin's alone.
+    public let shared: (any SharedRecordings)?
+    /// One reconciliation at a time; `again` when a notification arrived during one.
+    private let reconciling = Mutex<(running: Bool, again: Bool)>((false, false))
     private let logger: Logger
 
     /// A store holding `manifests`.
     public init(
         manifests: [RecordingManifest] = [], journal: RecordingJournal? = nil,
-        maximumMilliseconds: Int64 = RecordingStore.defaultMaximumMilliseconds, logger: Logger
+        maximumMilliseconds: Int64 = RecordingStore.defaultMaximumMilliseconds, shared: (any SharedRecordings)? = nil,
+        logger: Logger
     ) {
+        self.shared = shared
         let table = Dictionary(manifests.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.journal = journal
         self.maximumMilliseconds = maximumMilliseconds
@@ -97,8 +111,10 @@ public final class RecordingStore: Sendable {
     }
 
     /// Loads the manifests under `dataDirectory` (none without one); unreadable ones are logged and left alone.
-    public static func open(dataDirectory: String?, logger: Logger) -> RecordingStore {
-        guard let dataDirectory else { return RecordingStore(logger: logger) }
+    public static func open(
+        dataDirectory: String?, shared: (any SharedRecordings)? = nil, logger: Logger
+    ) -> RecordingStore {
+        guard let dataDirectory else { return RecordingStore(shared: shared, logger: logger) }
         let journal = RecordingJournal(dataDirectory: dataDirectory)
         let (manifests, unreadable) = journal.loadAll()
         for (path, reason) in unreadable {
@@ -108,7 +124,7 @@ public final class RecordingStore: Sendable {
         if !manifests.isEmpty {
             logger.info("recordings restored", metadata: ["hls.recordings": "\(manifests.count)"])
         }
-        return RecordingStore(manifests: manifests, journal: journal, logger: logger)
+        return RecordingStore(manifests: manifests, journal: journal, shared: shared, logger: logger)
     }
 
     /// All recordings, by start then ID; of one channel when `channel` is given.
@@ -130,18 +146,17 @@ public final class RecordingStore: Sendable {
         _ request: RecordingRequest, channel: String, nowMilliseconds now: Int64,
         heldFrom: () -> Int64?
     ) throws(RecordingError) -> (manifest: RecordingManifest, created: Bool) {
-        let result: Result<(RecordingManifest, Bool), RecordingError> = writer.withLock { table in
+        /// What the local checks decided: answered here, or to be created in the group's database first.
+        enum Step {
+            case answered(RecordingManifest, created: Bool)
+            case share(RecordingManifest)
+        }
+        let result: Result<Step, RecordingError> = writer.withLock { table in
             if let existing = table[request.id] {
                 guard existing.channel == channel, existing.requestedStart == request.requestedStart,
                     existing.requestedEnd == request.requestedEnd
-                else {
-                    return .failure(
-                        RecordingError(
-                            .conflict, field: "id",
-                            "id '\(request.id)' already names a different recording (of channel '\(existing.channel)',"
-                                + " \(existing.requestedStart) to \(existing.requestedEnd))"))
-                }
-                return .success((existing, false))
+                else { return .failure(Self.conflict(id: request.id, with: existing)) }
+                return .success(.answered(existing, created: false))
             }
             if request.endMilliseconds <= request.startMilliseconds {
                 return .failure(RecordingError(.unprocessable, field: "end", "end: must be after start"))
@@ -157,7 +172,7 @@ public final class RecordingStore: Sendable {
                     RecordingError(
                         .tooMany, "the origin holds \(Self.maximumRecordings) recordings: delete some first"))
             }
-            return eviction.withLock { _ -> Result<(RecordingManifest, Bool), RecordingError> in
+            return eviction.withLock { _ -> Result<Step, RecordingError> in
                 guard let held = heldFrom() else {
                     return .failure(
                         RecordingError(
@@ -175,14 +190,24 @@ public final class RecordingStore: Sendable {
                     id: request.id, channel: channel, requestedStart: request.requestedStart,
                     requestedEnd: request.requestedEnd, startMilliseconds: request.startMilliseconds,
                     endMilliseconds: request.endMilliseconds, createdMilliseconds: now)
+                if shared != nil {
+                    // Pinned from now on, while the database is asked (outside the locks: it may take seconds).
+                    pending.withLock { $0[manifest.id] = manifest }
+                    return .success(.share(manifest))
+                }
                 if let failure = persist(manifest) { return .failure(failure) }
                 table[manifest.id] = manifest
                 let copy = table
                 visible.withLock { $0 = copy }
-                return .success((manifest, true))
+                return .success(.answered(manifest, created: true))
             }
         }
-        let (manifest, created) = try result.get()
+        let manifest: RecordingManifest
+        let created: Bool
+        switch try result.get() {
+        case .answered(let answered, let wasCreated): (manifest, created) = (answered, wasCreated)
+        case .share(let requested): (manifest, created) = try createShared(requested)
+        }
         if created {
             logger.info(
                 "recording created",
@@ -195,11 +220,59 @@ public final class RecordingStore: Sendable {
         return (manifest, created)
     }
 
+    /// Creates `manifest` in the group's database, then here: the stored one when the ID named a recording already.
+    private func createShared(_ manifest: RecordingManifest) throws(RecordingError) -> (RecordingManifest, Bool) {
+        defer { pending.withLock { $0[manifest.id] = nil } }
+        guard let shared else { return (manifest, false) }
+        let stored: (stored: RecordingManifest, created: Bool)
+        do {
+            stored = try shared.create(manifest)
+        } catch {
+            logger.error("recording not created", metadata: ["hls.recording": "\(manifest.id)", "reason": "\(error)"])
+            throw RecordingError(.unavailable, error.message)
+        }
+        guard stored.created || stored.stored.isSameRequest(as: manifest) else {
+            throw Self.conflict(id: manifest.id, with: stored.stored)
+        }
+        return (try keep(stored.stored), stored.created)
+    }
+
+    /// Keeps a recording of the group here (its manifest written first), unless the same request is kept already.
+    /// - Returns: the manifest kept (the local one, with its contents, when it was the same request).
+    private func keep(_ manifest: RecordingManifest) throws(RecordingError) -> RecordingManifest {
+        let result: Result<RecordingManifest, RecordingError> = writer.withLock { table in
+            if let local = table[manifest.id], local.isSameRequest(as: manifest) { return .success(local) }
+            if let failure = persist(manifest) { return .failure(failure) }
+            table[manifest.id] = manifest
+            let copy = table
+            visible.withLock { $0 = copy }
+            return .success(manifest)
+        }
+        return try result.get()
+    }
+
+    private static func conflict(id: String, with existing: RecordingManifest) -> RecordingError {
+        RecordingError(
+            .conflict, field: "id",
+            "id '\(id)' already names a different recording (of channel '\(existing.channel)',"
+                + " \(existing.requestedStart) to \(existing.requestedEnd))")
+    }
+
     /// Deletes a recording: only its manifest goes; the store's bytes it shared stay until eviction frees them.
-    /// - Throws: `unknown`, `notPersisted`.
+    /// With shared recordings, the group's database first (every origin of the group deletes it).
+    /// - Throws: `unknown`, `notPersisted`, `unavailable`.
     func delete(id: String, channel: String) throws(RecordingError) {
+        var deletedInGroup = false
+        if let shared {
+            do {
+                deletedInGroup = try shared.delete(id: id, channel: channel)
+            } catch {
+                throw RecordingError(.unavailable, error.message)
+            }
+        }
         let result: Result<Void, RecordingError> = writer.withLock { table in
             guard table[id]?.channel == channel else {
+                if deletedInGroup { return .success(()) }
                 return .failure(RecordingError(.unknown, "no recording with id '\(id)' in channel '\(channel)'"))
             }
             if let journal {
@@ -245,13 +318,90 @@ public final class RecordingStore: Sendable {
     }
 
     /// Runs `body` under the eviction lock with the oldest start of the channel's recordings (all of them pin their
-    /// slots, scheduled ones too); nil when it has none.
+    /// slots, scheduled ones and those being created in the group's database too); nil when it has none.
     func evicting<Result>(channel: String, _ body: (Int64?) -> Result) -> Result {
         eviction.withLock { _ in
-            let oldest = visible.withLock { table in
+            let kept = visible.withLock { table in
                 table.values.lazy.filter { $0.channel == channel }.map(\.startMilliseconds).min()
             }
-            return body(oldest)
+            let created = pending.withLock { table in
+                table.values.lazy.filter { $0.channel == channel }.map(\.startMilliseconds).min()
+            }
+            return body([kept, created].compactMap { $0 }.min())
+        }
+    }
+
+    /// Makes this origin's recordings those of the group: adopts the ones it does not have (their manifests written
+    /// here; each origin takes the contents from its own store), drops the ones deleted in the group, and stores
+    /// the ones the group does not know (made before `database.url` was set). Call it on every notification of a
+    /// change and after (re)connecting; it reads the database: off the tick's thread and the event loops. Calls
+    /// during a run make one more run.
+    public func reconcile() {
+        guard let shared else { return }
+        let first = reconciling.withLock { state -> Bool in
+            if state.running {
+                state.again = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        guard first else { return }
+        repeat {
+            reconcileOnce(shared)
+        } while reconciling.withLock { state -> Bool in
+            defer { state.again = false }
+            if !state.again { state.running = false }
+            return state.again
+        }
+    }
+
+    private func reconcileOnce(_ shared: any SharedRecordings) {
+        let list: SharedRecordingList
+        do {
+            list = try shared.list()
+        } catch {
+            logger.warning("recordings not compared with the group's", metadata: ["reason": "\(error)"])
+            return
+        }
+        let inGroup = Set(list.recordings.map(\.id))
+        let unknownToGroup: [RecordingManifest] = writer.withLock { table in
+            var changed = false
+            for manifest in list.recordings {
+                if let local = table[manifest.id], local.isSameRequest(as: manifest) { continue }
+                if persist(manifest) != nil { continue }
+                table[manifest.id] = manifest
+                changed = true
+                logger.info(
+                    "recording adopted from the group",
+                    metadata: ["hls.channel": "\(manifest.channel)", "hls.recording": "\(manifest.id)"])
+            }
+            for id in list.deleted where table[id] != nil && !inGroup.contains(id) {
+                do throws(DurableWriteError) {
+                    try journal?.remove(id: id)
+                } catch {
+                    logger.error("recording deleted in the group not deleted here", metadata: ["reason": "\(error)"])
+                    continue
+                }
+                table[id] = nil
+                changed = true
+                logger.info("recording deleted in the group", metadata: ["hls.recording": "\(id)"])
+            }
+            if changed {
+                let copy = table
+                visible.withLock { $0 = copy }
+            }
+            return table.values.filter { !inGroup.contains($0.id) && !list.deleted.contains($0.id) }
+        }
+        for var manifest in unknownToGroup {
+            manifest.contents = nil
+            do throws(SharedRecordingsUnavailable) {
+                _ = try shared.create(manifest)
+                logger.info("recording shared with the group", metadata: ["hls.recording": "\(manifest.id)"])
+            } catch {
+                logger.warning("recording not shared with the group", metadata: ["reason": "\(error)"])
+                return
+            }
         }
     }
 

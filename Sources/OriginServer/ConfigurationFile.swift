@@ -1,6 +1,6 @@
 import Foundation
+import GroupDatabase
 import IngestLoop
-import MarkerDatabase
 import OriginCore
 import PeerRepair
 import Yams
@@ -618,7 +618,7 @@ public enum ConfigurationFile {
         guard configuration.connectionLimit > 0 else { throw fail("connectionLimit must be positive") }
         if let url = configuration.databaseURL {
             do {
-                _ = try MarkerDatabase.Location(url: url)
+                _ = try GroupDatabase.Location(url: url)
             } catch {
                 throw fail(error.message)
             }

@@ -24,8 +24,8 @@ enum MetricsExposition {
             requests.snapshot.map { ("{code=\"\($0.0)\"}", "\($0.1)") })
         if let shared = origin.sharedMarkers {
             family(
-                "hlsorigin_marker_database_up", "gauge",
-                "1 if the last call to the shared marker database (PostgreSQL) succeeded, else 0.",
+                "hlsorigin_database_up", "gauge",
+                "1 if the last call to the group's database (PostgreSQL: markers, recordings) succeeded, else 0.",
                 [("", shared.reachability.reachable ? "1" : "0")])
         }
         if let peerRepairer {

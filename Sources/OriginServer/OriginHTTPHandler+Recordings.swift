@@ -66,7 +66,9 @@ extension OriginHTTPHandler {
     func answer(_ error: RecordingError) -> HTTPResponse {
         var answer = ["error": error.message]
         if let field = error.field { answer["field"] = field }
-        return json(Self.status(of: error.reason), answer)
+        var response = json(Self.status(of: error.reason), answer)
+        if error.reason == .unavailable { response.headers.append(name: "Retry-After", value: "1") }
+        return response
     }
 
     /// HTTP status of a refused recording request.
@@ -78,6 +80,7 @@ extension OriginHTTPHandler {
         case .unprocessable: 422
         case .tooMany: 429
         case .notPersisted(let outOfSpace): outOfSpace ? 507 : 500
+        case .unavailable: 503
         }
     }
 }

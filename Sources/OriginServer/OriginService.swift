@@ -1,6 +1,6 @@
 import Foundation
+import GroupDatabase
 import Logging
-import MarkerDatabase
 import MicroHTTPD
 import OriginCore
 import PeerRepair
@@ -19,8 +19,8 @@ public final class OriginService: Service, Sendable {
     private let handler: OriginHTTPHandler
     private let logger: Logger
     private let listening = Mutex(false)
-    /// The marker books shared through PostgreSQL, when `databaseURL` is set.
-    private let database: MarkerDatabase?
+    /// The marker books and recordings shared through PostgreSQL, when `databaseURL` is set.
+    private let database: GroupDatabase?
     /// Repairs slots this origin's feed missed from the peers of its redundancy group, when peers are configured.
     private let peerRepairer: PeerRepairer?
 
@@ -34,7 +34,7 @@ public final class OriginService: Service, Sendable {
         var originConfiguration = configuration.origin
         originConfiguration.dataDirectory = originConfiguration.dataDirectory ?? configuration.dataDirectory
         let database = try configuration.databaseURL.map { url in
-            MarkerDatabase(location: try MarkerDatabase.Location(url: url), logger: logger)
+            GroupDatabase(location: try GroupDatabase.Location(url: url), logger: logger)
         }
         self.database = database
         // The port is bound before the channels are restored (reading the durable store takes a moment after a
@@ -45,16 +45,26 @@ public final class OriginService: Service, Sendable {
         http.listeningSocket = listeningSocket
         do {
             origin = try Origin(
-                configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database)
+                configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database,
+                sharedRecordings: database)
         } catch {
             close(listeningSocket)
             throw error
         }
         if let database {
-            logger.info("markers are shared through PostgreSQL", metadata: ["database": "\(database.location)"])
-            // Notifications arrive on a SwiftNIO event loop; reading the book again blocks, so it runs elsewhere.
-            database.listen { [origin] channel in
-                DispatchQueue.global().async { origin.sharedMarkersChanged(channel: channel) }
+            logger.info(
+                "markers and recordings are shared through PostgreSQL", metadata: ["database": "\(database.location)"])
+            // Notifications arrive on a SwiftNIO event loop; reading the database again blocks, so it runs elsewhere.
+            database.listen { [origin] change in
+                DispatchQueue.global().async {
+                    switch change {
+                    case .markers(let channel): origin.sharedMarkersChanged(channel: channel)
+                    case .recordings: origin.sharedRecordingsChanged()
+                    case .everything:
+                        origin.sharedMarkersChanged(channel: nil)
+                        origin.sharedRecordingsChanged()
+                    }
+                }
             }
         }
         let peers = configuration.peers.compactMap(PeerURL.init)

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import GroupDatabase
 import Logging
-import MarkerDatabase
 import OriginServer
 import ServiceLifecycle
 
@@ -54,7 +54,7 @@ struct HLSOriginCommand: AsyncParsableCommand {
         if let token = environment["HLSORIGIN_INGEST_TOKEN"], !token.isEmpty { settings.ingestToken = token }
         if let url = environment["HLSORIGIN_DATABASE_URL"], !url.isEmpty {
             do {
-                _ = try MarkerDatabase.Location(url: url)
+                _ = try GroupDatabase.Location(url: url)
             } catch {
                 throw ValidationError("HLSORIGIN_DATABASE_URL: \(error.message)")
             }

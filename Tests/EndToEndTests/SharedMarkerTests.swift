@@ -127,7 +127,7 @@ extension EndToEndRestarts {
             #expect(refused.text.contains("database"), "no reason given: \(refused.text)")
             #expect(refused.header("Retry-After") != nil)
             let metrics = try await a.get("/metrics").text
-            #expect(metrics.contains("hlsorigin_marker_database_up 0"), "metrics do not say the database is down")
+            #expect(metrics.contains("hlsorigin_database_up 0"), "metrics do not say the database is down")
 
             // Back: posts work again (after the reconnect), and appear on both.
             try await database.start()

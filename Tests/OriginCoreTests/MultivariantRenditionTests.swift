@@ -203,6 +203,31 @@ struct MultivariantRenditionTests {
                 """)
     }
 
+    /// Origins of a redundancy group see one encoder's renditions arrive in different orders: the variants of
+    /// renditions created by pushes are listed by name, configured ones first in their configured order.
+    @Test func variantsAreInTheSameOrderWhicheverRenditionArrivedFirst() throws {
+        func render(arrivals: [String], configured: [String] = []) throws -> [String] {
+            var configuration = ChannelConfiguration(name: "pair")
+            configuration.renditions = configured.map { RenditionConfiguration(name: $0) }
+            var state = ChannelState(configuration: configuration, firstMSN: 0)
+            for (position, name) in arrivals.enumerated() {
+                state.addRendition(name)
+                state.renditions[state.index[name]!].tracks = [
+                    TrackInfo(
+                        kind: .video, codec: "avc1.4d401e", width: 640, height: 360, trackID: 256, timescale: 90000)
+                ]
+                state.renditions[state.index[name]!].statistics.peakBitrate = 100_000 * (position + 1)
+            }
+            return try Self.render(state).split(separator: "\n").filter { $0.hasSuffix(".m3u8") }.map(String.init)
+        }
+        let expected = ["hi/index.m3u8", "lo/index.m3u8", "mid/index.m3u8"]
+        #expect(try render(arrivals: ["lo", "mid", "hi"]) == expected)
+        #expect(try render(arrivals: ["mid", "hi", "lo"]) == expected)
+        #expect(
+            try render(arrivals: ["lo", "mid", "hi"], configured: ["mid", "lo"])
+                == ["mid/index.m3u8", "lo/index.m3u8", "hi/index.m3u8"])
+    }
+
     @Test func muxedVideoReferencesTheSubtitleGroupWithItsOwnAudioCodec() throws {
         var state = ChannelState(configuration: ChannelConfiguration(name: "news"), firstMSN: 0)
         state.addRendition("360p")

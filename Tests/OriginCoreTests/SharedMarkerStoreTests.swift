@@ -10,12 +10,12 @@ import Testing
 
 @testable import OriginCore
 
-/// Marker stores of two origins over the same shared books (the logic `MarkerDatabase` serves with PostgreSQL; here
+/// Marker stores of two origins over the same shared books (the logic `GroupDatabase` serves with PostgreSQL; here
 /// the books are kept in memory so that a race and an outage can be staged exactly; EndToEndTests.SharedMarkerTests
 /// runs the same against a real PostgreSQL).
 @Suite("Shared marker books: changes made on the stored book, retried on a race, refused while unreachable")
 struct SharedMarkerStoreTests {
-    /// Books in memory with the semantics of `MarkerDatabase`: versioned rows, a save only over the version read.
+    /// Books in memory with the semantics of `GroupDatabase`: versioned rows, a save only over the version read.
     final class Books: SharedMarkerBooks {
         struct State {
             var rows: [String: SharedMarkerBook] = [:]

@@ -26,7 +26,7 @@ final class RecordingStack {
 
     init(
         directory: String, clock: ManualClock = ManualClock(), renditions: [String] = ["360p", "180p"],
-        dvrHours: Double? = nil
+        dvrHours: Double? = nil, sharedRecordings: (any SharedRecordings)? = nil
     ) throws {
         self.clock = clock
         self.directory = directory
@@ -42,7 +42,8 @@ final class RecordingStack {
         configuration.origin.channels = [channel]
         configuration.origin.dataDirectory = directory
         let logger = Logger(label: "recording-tests", factory: { _ in SwiftLogNoOpLogHandler() })
-        origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger)
+        origin = try Origin(
+            configuration: configuration.origin, clock: clock, logger: logger, sharedRecordings: sharedRecordings)
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         server = HTTPServer(

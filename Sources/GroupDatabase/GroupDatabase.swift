@@ -1,19 +1,18 @@
 import Foundation
 import Logging
-import Markers
 import NIOCore
 import NIOPosix
 import PostgresNIO
 import Synchronization
 
-/// The marker books of a group of origins, shared through PostgreSQL: one row per channel (`hlsorigin_marker_books`:
-/// the book as JSON and a version that grows with every change), and a trigger that NOTIFYs `hlsorigin_markers` with
-/// the channel's name in the same transaction as every change, so every origin of the group hears of it at once.
+/// What a group of origins shares through PostgreSQL: the marker books (`GroupDatabase+Markers.swift`) and the
+/// recordings (`GroupDatabase+Recordings.swift`). Every change NOTIFYs the group from a trigger in the change's own
+/// transaction, so every origin hears of it at once (`listen`).
 ///
 /// Calls block the calling thread (the admin API's libmicrohttpd thread) for at most `timeout`; they use SwiftNIO's
 /// event loops, never the Swift concurrency pool. A call that cannot reach the database throws
-/// `MarkerDatabaseError` and leaves nothing half-done: a change is either committed (and announced) or not.
-public final class MarkerDatabase: Sendable {
+/// `GroupDatabaseError` and leaves nothing half-done: a change is either committed (and announced) or not.
+public final class GroupDatabase: Sendable {
     /// Where the database is: `postgres://user[:password]@host[:port]/database` (or `postgresql://`).
     public struct Location: Sendable, Hashable, CustomStringConvertible {
         public let host: String
@@ -23,21 +22,21 @@ public final class MarkerDatabase: Sendable {
         public let database: String
 
         /// Reads a `postgres://` URL.
-        /// - Throws: `MarkerDatabaseError` naming what is missing or malformed.
-        public init(url: String) throws(MarkerDatabaseError) {
+        /// - Throws: `GroupDatabaseError` naming what is missing or malformed.
+        public init(url: String) throws(GroupDatabaseError) {
             guard let components = URLComponents(string: url),
                 let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql"
             else {
-                throw MarkerDatabaseError("database.url must look like postgres://user:password@host:5432/database")
+                throw GroupDatabaseError("database.url must look like postgres://user:password@host:5432/database")
             }
             guard let host = components.host, !host.isEmpty else {
-                throw MarkerDatabaseError("database.url has no host")
+                throw GroupDatabaseError("database.url has no host")
             }
             guard let user = components.user, !user.isEmpty else {
-                throw MarkerDatabaseError("database.url has no user name (postgres://USER@host/database)")
+                throw GroupDatabaseError("database.url has no user name (postgres://USER@host/database)")
             }
             let database = String(components.path.drop(while: { $0 == "/" }))
-            guard !database.isEmpty else { throw MarkerDatabaseError("database.url names no database") }
+            guard !database.isEmpty else { throw GroupDatabaseError("database.url names no database") }
             self.host = host
             self.port = components.port ?? 5432
             self.username = user
@@ -47,12 +46,6 @@ public final class MarkerDatabase: Sendable {
 
         /// The location without the password, for logs and status.
         public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }
-    }
-
-    /// A channel's book as stored, and the version that a change must name to replace it.
-    public struct StoredBook: Sendable {
-        public let book: MarkerBook
-        public let version: Int64
     }
 
     /// Whether the database answered the last call, and why not if it did not.
@@ -68,10 +61,22 @@ public final class MarkerDatabase: Sendable {
     private let group: any EventLoopGroup
     /// The connection for reads and writes (one at a time: `writer` serialises changes).
     private let connection = Mutex<PostgresConnection?>(nil)
-    private let writer = Mutex<Void>(())
+    /// Serialises changes (one statement at a time on `connection`).
+    let writer = Mutex<Void>(())
     private let healthState = Mutex(Health(reachable: false, lastError: "not connected yet"))
     private let listening = Mutex<Listening>(Listening())
-    private static let notificationChannel = "hlsorigin_markers"
+    private static let markerChannel = "hlsorigin_markers"
+    private static let recordingChannel = "hlsorigin_recordings"
+
+    /// What changed, as the listener hears it.
+    public enum Change: Sendable, Hashable {
+        /// The marker book of a channel.
+        case markers(channel: String)
+        /// The recordings (the payload names the recording; the whole list is read again anyway).
+        case recordings
+        /// The listener (re)connected: changes may have been missed, read everything again.
+        case everything
+    }
 
     private struct Listening: Sendable {
         var connection: PostgresConnection?
@@ -91,65 +96,16 @@ public final class MarkerDatabase: Sendable {
     /// Whether the last call reached the database.
     public var health: Health { healthState.withLock { $0 } }
 
-    /// The stored book of `channel`, nil if none was ever saved.
-    public func loadBook(channel: String) throws(MarkerDatabaseError) -> StoredBook? {
-        let rows = try run("load the marker book of '\(channel)'") { connection in
-            connection.query(
-                "SELECT version, book FROM hlsorigin_marker_books WHERE channel = $1", [PostgresData(string: channel)]
-            ).map(\.rows)
-        }
-        guard let row = rows.first else { return nil }
-        let cells = row.makeRandomAccess()
-        guard let version = cells[data: "version"].int64, let text = cells[data: "book"].string else {
-            throw MarkerDatabaseError("the marker book of '\(channel)' in the database has no version or book")
-        }
-        do {
-            return StoredBook(book: try JSONDecoder().decode(MarkerBook.self, from: Data(text.utf8)), version: version)
-        } catch {
-            throw MarkerDatabaseError("the marker book of '\(channel)' in the database cannot be read: \(error)")
-        }
+    /// `health` as the shared stores' protocols report it (status and metrics).
+    public var reachability: (reachable: Bool, lastError: String?) {
+        let health = self.health
+        return (health.reachable, health.lastError)
     }
 
-    /// Stores `book` as the new book of `channel` if the stored one is still `version` (nil: none stored yet).
-    /// - Returns: the new version, or nil when another origin changed the book first (load it again and retry).
-    public func saveBook(
-        channel: String, book: MarkerBook, replacing version: Int64?
-    ) throws(MarkerDatabaseError) -> Int64? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let text: String
-        do {
-            text = String(decoding: try encoder.encode(book), as: UTF8.self)
-        } catch {
-            throw MarkerDatabaseError("the marker book of '\(channel)' cannot be encoded: \(error)")
-        }
-        let rows = try writer.withLock { _ throws(MarkerDatabaseError) in
-            try run("save the marker book of '\(channel)'") { connection in
-                if let version {
-                    return connection.query(
-                        """
-                        UPDATE hlsorigin_marker_books SET version = version + 1, book = $2, updated_at = now()
-                        WHERE channel = $1 AND version = $3 RETURNING version
-                        """,
-                        [PostgresData(string: channel), PostgresData(string: text), PostgresData(int64: version)]
-                    ).map(\.rows)
-                }
-                return connection.query(
-                    """
-                    INSERT INTO hlsorigin_marker_books (channel, version, book) VALUES ($1, 1, $2)
-                    ON CONFLICT (channel) DO NOTHING RETURNING version
-                    """,
-                    [PostgresData(string: channel), PostgresData(string: text)]
-                ).map(\.rows)
-            }
-        }
-        return rows.first?.makeRandomAccess()[data: "version"].int64
-    }
-
-    /// Listens for changes made by any origin of the group (this one included) until `stop()`: `changed` gets the
-    /// channel's name, or nil after (re)connecting, when changes may have been missed and every book should be read
-    /// again. Reconnects every second while the database cannot be reached.
-    public func listen(_ changed: @escaping @Sendable (_ channel: String?) -> Void) {
+    /// Listens for changes made by any origin of the group (this one included) until `stop()`: `changed` gets what
+    /// changed, or `.everything` after (re)connecting, when changes may have been missed. Reconnects every second
+    /// while the database cannot be reached.
+    public func listen(_ changed: @escaping @Sendable (Change) -> Void) {
         connectListener(changed)
     }
 
@@ -170,14 +126,17 @@ public final class MarkerDatabase: Sendable {
 
     // MARK: - Connections
 
-    private func connectListener(_ changed: @escaping @Sendable (String?) -> Void) {
+    private func connectListener(_ changed: @escaping @Sendable (Change) -> Void) {
         guard !listening.withLock({ $0.stopped }) else { return }
         let eventLoop = group.any()
         connect(on: eventLoop).flatMap { connection -> EventLoopFuture<PostgresConnection> in
-            connection.addListener(channel: Self.notificationChannel) { _, notification in
-                changed(notification.payload)
+            connection.addListener(channel: Self.markerChannel) { _, notification in
+                changed(.markers(channel: notification.payload))
             }
-            return connection.query("LISTEN \(Self.notificationChannel)", []).map { _ in connection }
+            connection.addListener(channel: Self.recordingChannel) { _, _ in changed(.recordings) }
+            return connection.query("LISTEN \(Self.markerChannel)", []).flatMap { _ in
+                connection.query("LISTEN \(Self.recordingChannel)", [])
+            }.map { _ in connection }
         }.whenComplete { [self] result in
             switch result {
             case .success(let connection):
@@ -190,12 +149,12 @@ public final class MarkerDatabase: Sendable {
                     Self.close(connection)
                     return
                 }
-                logger.info("marker database: listening for changes", metadata: ["database": "\(location)"])
+                logger.info("group database: listening for changes", metadata: ["database": "\(location)"])
                 // The database answered: reachable again (a post that failed while it was down set it otherwise).
                 healthState.withLock { $0 = Health(reachable: true, lastError: nil) }
-                changed(nil)
+                changed(.everything)
                 connection.closeFuture.whenComplete { [self] _ in
-                    logger.warning("marker database: listening connection closed; reconnecting")
+                    logger.warning("group database: listening connection closed; reconnecting")
                     eventLoop.scheduleTask(in: .seconds(1)) { self.connectListener(changed) }
                 }
             case .failure(let error):
@@ -225,7 +184,7 @@ public final class MarkerDatabase: Sendable {
         }
     }
 
-    /// The table, and the trigger that announces every change in its own transaction; run in order.
+    /// The tables, and the triggers that announce every change in its own transaction; run in order.
     static let schema = [
         "BEGIN",
         "SELECT pg_advisory_xact_lock(7152019)",
@@ -250,13 +209,39 @@ public final class MarkerDatabase: Sendable {
             AFTER INSERT OR UPDATE ON hlsorigin_marker_books
             FOR EACH ROW EXECUTE FUNCTION hlsorigin_announce_marker_book()
         """,
+        """
+        CREATE TABLE IF NOT EXISTS hlsorigin_recordings (
+            id text PRIMARY KEY,
+            channel text NOT NULL,
+            requested_start text NOT NULL,
+            requested_end text NOT NULL,
+            start_ms bigint NOT NULL,
+            end_ms bigint NOT NULL,
+            created_ms bigint NOT NULL,
+            deleted_at timestamptz,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        )
+        """,
+        """
+        CREATE OR REPLACE FUNCTION hlsorigin_announce_recording() RETURNS trigger AS $$
+        BEGIN
+            PERFORM pg_notify('hlsorigin_recordings', NEW.id);
+            RETURN NEW;
+        END;
+        $$ LANGUAGE plpgsql
+        """,
+        """
+        CREATE OR REPLACE TRIGGER hlsorigin_recording_changed
+            AFTER INSERT OR UPDATE ON hlsorigin_recordings
+            FOR EACH ROW EXECUTE FUNCTION hlsorigin_announce_recording()
+        """,
         "COMMIT",
     ]
 
     /// Runs `body` on the shared connection (connecting first if needed) and waits at most `timeout`.
-    private func run<Value: Sendable>(
+    func run<Value: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) -> EventLoopFuture<Value>
-    ) throws(MarkerDatabaseError) -> Value {
+    ) throws(GroupDatabaseError) -> Value {
         let eventLoop = group.any()
         let current = connection.withLock { connection -> PostgresConnection? in
             if let open = connection, !open.isClosed { return open }
@@ -266,7 +251,7 @@ public final class MarkerDatabase: Sendable {
         let ready = current.map { eventLoop.makeSucceededFuture($0) } ?? connect(on: eventLoop)
         let promise = eventLoop.makePromise(of: Value.self)
         let deadline = eventLoop.scheduleTask(in: timeout) {
-            promise.fail(MarkerDatabaseError("no answer from the database within \(Self.seconds(self.timeout))"))
+            promise.fail(GroupDatabaseError("no answer from the database within \(Self.seconds(self.timeout))"))
         }
         ready.flatMap { [self] connection -> EventLoopFuture<Value> in
             guard current == nil else { return body(connection) }
@@ -295,7 +280,7 @@ public final class MarkerDatabase: Sendable {
             broken.map(Self.close)
             let message = "cannot \(what): \(Self.describe(error))"
             note(failure: message)
-            throw MarkerDatabaseError(message)
+            throw GroupDatabaseError(message)
         }
     }
 
@@ -304,7 +289,7 @@ public final class MarkerDatabase: Sendable {
             defer { health = Health(reachable: false, lastError: message) }
             return health.reachable || health.lastError != message
         }
-        if first { logger.error("marker database unreachable", metadata: ["error": "\(message)"]) }
+        if first { logger.error("group database unreachable", metadata: ["error": "\(message)"]) }
     }
 
     /// Closes a connection without waiting (the future form: the async one would need a task).
@@ -313,7 +298,7 @@ public final class MarkerDatabase: Sendable {
     }
 
     static func describe(_ error: any Error) -> String {
-        if let error = error as? MarkerDatabaseError { return error.message }
+        if let error = error as? GroupDatabaseError { return error.message }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return "database: \(message)" }
             // e.g. "connectionError (connection refused)": what the socket said, not only the category.
@@ -327,35 +312,11 @@ public final class MarkerDatabase: Sendable {
     }
 }
 
-/// Why the marker database could not do what was asked.
-public struct MarkerDatabaseError: Error, Sendable, CustomStringConvertible {
+/// Why the group database could not do what was asked.
+public struct GroupDatabaseError: Error, Sendable, CustomStringConvertible {
     public let message: String
 
     public init(_ message: String) { self.message = message }
 
     public var description: String { message }
-}
-
-extension MarkerDatabase: SharedMarkerBooks {
-    public func load(channel: String) throws(MarkerError) -> SharedMarkerBook? {
-        do {
-            let stored = try loadBook(channel: channel)
-            return stored.map { SharedMarkerBook(book: $0.book, version: $0.version) }
-        } catch {
-            throw MarkerError(.unavailable, field: nil, "marker database unavailable: \(error.message)")
-        }
-    }
-
-    public func save(channel: String, book: MarkerBook, replacing version: Int64?) throws(MarkerError) -> Int64? {
-        do {
-            return try saveBook(channel: channel, book: book, replacing: version)
-        } catch {
-            throw MarkerError(.unavailable, field: nil, "marker database unavailable: \(error.message)")
-        }
-    }
-
-    public var reachability: (reachable: Bool, lastError: String?) {
-        let health = self.health
-        return (health.reachable, health.lastError)
-    }
 }
