@@ -158,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "PersistenceTests",
             dependencies: ["Persistence", "IngestLoop", "MediaProbe", "SharedBytes", "TestSupport"]),
-        .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist"]),
+        .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist", "TestSource"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

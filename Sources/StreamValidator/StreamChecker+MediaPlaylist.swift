@@ -49,7 +49,8 @@ extension StreamChecker {
         // Rule 10: the numbering never goes back. An encoder that restarted at 0 starts a new numbering epoch.
         checked(.mediaSequence)
         if let previous, playlist.mediaSequence < previous.mediaSequence {
-            let newest = playlist.segments.isEmpty ? "none" : "\(playlist.mediaSequence + UInt64(playlist.segments.count - 1))"
+            let newest =
+                playlist.segments.isEmpty ? "none" : "\(playlist.mediaSequence + UInt64(playlist.segments.count - 1))"
             fail(
                 .mediaSequence,
                 "\(name): EXT-X-MEDIA-SEQUENCE went back from \(previous.mediaSequence) to \(playlist.mediaSequence) "
@@ -72,7 +73,8 @@ extension StreamChecker {
                 "\(name): the newest MSN went from \(previousNewest) to \(newest) at \(Self.time(fetch.received)): "
                     + "segments removed from the end")
         }
-        let total = readEntries(playlist, playlistURL: history.url, fetch: fetch, history: &history, requests: &requests)
+        let total = readEntries(
+            playlist, playlistURL: history.url, fetch: fetch, history: &history, requests: &requests)
         for offset in playlist.segments.indices { history.listedPlaylistDuration[first + UInt64(offset)] = total }
 
         // Rule 14 and rule 17: head removal.
@@ -89,7 +91,8 @@ extension StreamChecker {
             let removed = Set(history.lastURLs.keys.filter { $0 < first })
             requests += scheduleRemovals(of: removed, history: &history, fetch: fetch)
         }
-        checkFreshness(newest: newest, previousNewest: sameEpoch ? previousNewest : nil, fetch: fetch, history: &history)
+        checkFreshness(
+            newest: newest, previousNewest: sameEpoch ? previousNewest : nil, fetch: fetch, history: &history)
         checkDateRanges(playlist, previous: sameEpoch ? previous : nil, name: name, fetch: fetch)
         checkKeysAndDefines(playlist, previous: sameEpoch ? previous : nil, declared: declared, name: name)
 
@@ -106,7 +109,8 @@ extension StreamChecker {
     /// Rule 47: a media playlist is cached no longer than one target duration.
     private mutating func checkCacheLifetime(_ fetch: HTTPFetch, targetDuration: Int) {
         checked(.cacheHeaders)
-        if let age = fetch.cacheControlSeconds("s-maxage") ?? fetch.cacheControlSeconds("max-age"), age > targetDuration {
+        if let age = fetch.cacheControlSeconds("s-maxage") ?? fetch.cacheControlSeconds("max-age"), age > targetDuration
+        {
             fail(
                 .cacheHeaders,
                 "media playlist \(fetch.url): Cache-Control \(fetch.header("cache-control") ?? "") lets caches keep "
@@ -204,7 +208,8 @@ extension StreamChecker {
             let msn = playlist.mediaSequence + UInt64(offset)
             if segment.discontinuity { sequence += 1 }
             let written = segment.programDateTime?.millisecondsSince1970
-            let carried = previousEntry.flatMap { entry in entry.programDateTime.map { $0 + entry.durationMilliseconds } }
+            let carried = previousEntry.flatMap { entry in entry.programDateTime.map { $0 + entry.durationMilliseconds }
+            }
             let entry = RenditionHistory.Entry(
                 msn: msn, url: Self.resolve(segment.uri, against: playlistURL), duration: segment.duration,
                 discontinuity: segment.discontinuity, gap: segment.gap, programDateTime: written ?? carried,
@@ -282,8 +287,11 @@ extension StreamChecker {
                 "\(label): discontinuity sequence number \(known.discontinuitySequence) -> "
                     + "\(entry.discontinuitySequence) \(when)")
         }
-        if entry.programDateTime != known.programDateTime, entry.programDateTime != nil || known.programDateTimeWritten {
-            let format = { (value: Int64?) in value.map { ProgramDateTime(millisecondsSince1970: $0).formatted } ?? "none" }
+        if entry.programDateTime != known.programDateTime, entry.programDateTime != nil || known.programDateTimeWritten
+        {
+            let format = { (value: Int64?) in
+                value.map { ProgramDateTime(millisecondsSince1970: $0).formatted } ?? "none"
+            }
             let delta = (entry.programDateTime ?? 0) - (known.programDateTime ?? 0)
             if entry.programDateTime == nil || known.programDateTime == nil || abs(delta) > 1 {
                 fail(

@@ -54,7 +54,9 @@ extension StreamChecker {
         checked(.cacheHeaders)
         let target = history.targetDuration ?? 1
         let maxAge = fetch.cacheControlSeconds("s-maxage") ?? fetch.cacheControlSeconds("max-age")
-        if fetch.cacheControlHas("no-store") || fetch.cacheControlHas("no-cache") || (maxAge.map { $0 < target } ?? false) {
+        if fetch.cacheControlHas("no-store") || fetch.cacheControlHas("no-cache")
+            || (maxAge.map { $0 < target } ?? false)
+        {
             fail(
                 .cacheHeaders,
                 "segment \(request.url): Cache-Control \(fetch.header("cache-control") ?? ""): a segment never "
