@@ -46,16 +46,21 @@ extension StreamChecker {
         var requests: [SegmentRequest] = []
         let previous = history.lastPlaylist
         let previousNewest = history.newestMSN
-        // Rule 10: the numbering never goes back. An encoder that restarted at 0 starts a new numbering epoch.
+        // Rule 10: the numbering never goes back: neither EXT-X-MEDIA-SEQUENCE nor the newest MSN (an encoder that
+        // restarted at 0 with a window that never slid keeps EXT-X-MEDIA-SEQUENCE:0). A new numbering epoch begins.
         checked(.mediaSequence)
-        if let previous, playlist.mediaSequence < previous.mediaSequence {
-            let newest =
-                playlist.segments.isEmpty ? "none" : "\(playlist.mediaSequence + UInt64(playlist.segments.count - 1))"
+        let listedNewest =
+            playlist.segments.isEmpty ? nil : playlist.mediaSequence + UInt64(playlist.segments.count - 1)
+        if let previous,
+            playlist.mediaSequence < previous.mediaSequence
+                || (listedNewest != nil && previousNewest != nil && listedNewest! < previousNewest!)
+        {
             fail(
                 .mediaSequence,
-                "\(name): EXT-X-MEDIA-SEQUENCE went back from \(previous.mediaSequence) to \(playlist.mediaSequence) "
-                    + "at \(Self.time(fetch.received)) (newest MSN \(previousNewest.map(String.init) ?? "none") -> "
-                    + "\(newest))")
+                "\(name): EXT-X-MEDIA-SEQUENCE went from \(previous.mediaSequence) to \(playlist.mediaSequence) and "
+                    + "the newest MSN from \(previousNewest.map(String.init) ?? "none") to "
+                    + "\(listedNewest.map(String.init) ?? "none") at \(Self.time(fetch.received)): the numbering went back"
+            )
             let listed = Set(playlist.segments.map { Self.resolve($0.uri, against: history.url) })
             let gone = history.lastURLs.filter { !listed.contains($0.value) }.keys
             requests += scheduleRemovals(of: Set(gone), history: &history, fetch: fetch)
@@ -66,13 +71,7 @@ extension StreamChecker {
         checkPlaylistType(playlist, previous: sameEpoch ? previous : nil, name: name)
 
         let first = playlist.mediaSequence
-        let newest = playlist.segments.isEmpty ? nil : first + UInt64(playlist.segments.count - 1)
-        if sameEpoch, let previousNewest, let newest, newest < previousNewest {
-            fail(
-                .segmentsImmutable,
-                "\(name): the newest MSN went from \(previousNewest) to \(newest) at \(Self.time(fetch.received)): "
-                    + "segments removed from the end")
-        }
+        let newest = listedNewest
         let total = readEntries(
             playlist, playlistURL: history.url, fetch: fetch, history: &history, requests: &requests)
         for offset in playlist.segments.indices { history.listedPlaylistDuration[first + UInt64(offset)] = total }

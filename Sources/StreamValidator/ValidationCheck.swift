@@ -19,7 +19,8 @@ public enum ValidationCheck: String, CaseIterable, Sendable, Codable {
     case targetDuration = "target-duration"
     /// Rules 8, 20: TD never changes between reloads and is the same in every rendition.
     case targetDurationConstant = "target-duration-constant"
-    /// Rule 10: EXT-X-MEDIA-SEQUENCE never goes back, and the URI at each MSN is the same in every reload.
+    /// Rule 10: EXT-X-MEDIA-SEQUENCE and the newest MSN never go back, and the URI at each MSN is the same in every
+    /// reload.
     case mediaSequence = "media-sequence"
     /// Rule 11: a listed segment keeps its EXTINF, DISCONTINUITY, GAP, BYTERANGE and MAP across reloads; the
     /// playlist changes only by appending and removing from the head.

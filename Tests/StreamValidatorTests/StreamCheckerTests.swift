@@ -54,7 +54,23 @@ struct StreamCheckerTests {
         }
         expectOnly(
             [.mediaSequence], in: stream.run(),
-            "EXT-X-MEDIA-SEQUENCE went back from 4 to 0 at 10.0 s (newest MSN 9 -> 0)")
+            "EXT-X-MEDIA-SEQUENCE went from 4 to 0 and the newest MSN from 9 to 0 at 10.0 s")
+    }
+
+    @Test("a restart at 0 before the window slid (EXT-X-MEDIA-SEQUENCE:0 throughout) fails rule 10")
+    func newestMSNGoesBackToZero() {
+        var stream = FakeLiveStream()
+        stream.window = { _, now in
+            // MSN 0...3 listed until 6 s (one more every 1.5 s), then the restarted encoder's MSN 0, 1, ... under the same names.
+            var window = FakeLiveStream.Window(
+                first: 0, last: now < 6000 ? UInt64(min(now / 1500, 4)) : UInt64((now - 6000) / 2000))
+            window.programDateTimeBase = now < 6000 ? 1_700_000_000_000 : 1_700_000_006_000
+            window.dateRange = nil
+            return window
+        }
+        stream.duration = 12_000
+        expectOnly(
+            [.mediaSequence], in: stream.run(), "EXT-X-MEDIA-SEQUENCE went from 0 to 0 and the newest MSN from 3 to 0")
     }
 
     @Test("the MSN going back by two (a stale copy served once) fails rule 10")
@@ -63,7 +79,9 @@ struct StreamCheckerTests {
         stream.window = { _, now in
             now == 12_000 ? FakeLiveStream.sliding(at: now - 4000) : FakeLiveStream.sliding(at: now)
         }
-        expectOnly([.mediaSequence], in: stream.run(), "went back from 5 to 4 at 12.0 s (newest MSN 10 -> 9)")
+        expectOnly(
+            [.mediaSequence], in: stream.run(),
+            "EXT-X-MEDIA-SEQUENCE went from 5 to 4 and the newest MSN from 10 to 9 at 12.0 s")
     }
 
     @Test("a URI changing at an MSN fails rule 10")
