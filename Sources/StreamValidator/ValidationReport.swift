@@ -13,6 +13,8 @@ public enum Verdict: String, Sendable, Codable {
 /// One check's line of the report.
 public struct CheckResult: Sendable, Codable, Hashable {
     public var check: ValidationCheck
+    /// The rule numbers of `../shared/HLS-RULES.md` the check covers (``ValidationCheck/rules``).
+    public var rules: [Int]
     public var verdict: Verdict
     /// PASS: what was checked; FAIL: the first failure; SKIP: why.
     public var summary: String
@@ -23,6 +25,7 @@ public struct CheckResult: Sendable, Codable, Hashable {
 
     public init(check: ValidationCheck, verdict: Verdict, summary: String, evidence: [String] = [], failures: Int = 0) {
         self.check = check
+        self.rules = check.rules
         self.verdict = verdict
         self.summary = summary
         self.evidence = evidence
