@@ -88,6 +88,7 @@ struct RenditionHistory: Sendable {
         media = [:]
         listedPlaylistDuration = [:]
         removalScheduled = []
+        requested = []
         newestMSN = nil
         lastPlaylist = nil
         lastURLs = [:]
