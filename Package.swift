@@ -12,6 +12,7 @@ let package = Package(
             targets: [
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "TestSource", "MicroHTTPD",
                 "IngestLoop", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair", "OriginServer",
+                "StreamValidator",
             ]),
     ],
     dependencies: [
@@ -108,10 +109,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
             ]),
+        // From outside: `hlsorigin validate` watches any live HLS stream over HTTP and checks it against the rules
+        // (a pure checker fed what a thin polling loop fetched; MediaProbe reads the segments' bytes).
+        .target(name: "StreamValidator", dependencies: ["HLSPlaylist", "MediaProbe"]),
         .executableTarget(
             name: "hlsorigin",
             dependencies: [
-                "GroupDatabase", "OriginServer",
+                "GroupDatabase", "OriginServer", "StreamValidator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -154,6 +158,7 @@ let package = Package(
         .testTarget(
             name: "PersistenceTests",
             dependencies: ["Persistence", "IngestLoop", "MediaProbe", "SharedBytes", "TestSupport"]),
+        .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist", "TestSource"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -7,10 +7,33 @@ import OriginServer
 import ServiceLifecycle
 
 /// `hlsorigin [--config FILE] [--host ADDR] [--port N] [--data-dir DIR]`: flags override the file.
+/// `hlsorigin validate URL`: the stream validator (``ValidateCommand``); without a subcommand the origin runs.
 @main
 struct HLSOriginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "hlsorigin", abstract: "A live HLS origin: encoders push segments, players pull a live window.")
+        commandName: "hlsorigin", abstract: "A live HLS origin: encoders push segments, players pull a live window.",
+        subcommands: [ValidateCommand.self])
+
+    /// ArgumentParser's `main`, except that a usage error of `hlsorigin validate` exits with status 2 (its documented
+    /// status) instead of ArgumentParser's 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if CommandLine.arguments.dropFirst().first == ValidateCommand.configuration.commandName,
+                exitCode(for: error) == .validationFailure
+            {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Glibc.exit(ValidateCommand.usageStatus)
+            }
+            exit(withError: error)
+        }
+    }
 
     @Option(name: .long, help: "Configuration file (YAML). Default: config/default.yaml if present.")
     var config: String?
