@@ -107,6 +107,7 @@ let package = Package(
                 "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
             ]),
         // From outside: `hlsorigin validate` watches any live HLS stream over HTTP and checks it against the rules

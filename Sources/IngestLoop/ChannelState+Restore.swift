@@ -259,3 +259,30 @@ extension RenditionState {
         }
     }
 }
+
+/// What the restore cannot know when a reload re-opens a channel in a running origin (`Origin.reload`): the feeds
+/// did not stop, so the next segment continues the timeline unless its timestamps say otherwise.
+package struct FeedContinuity: Sendable {
+    let pendingDiscontinuity: Bool
+    let feed: FeedState
+}
+
+extension ChannelState {
+    /// Each rendition's feed continuity, by name (read from the channel object a reload retires).
+    package var feedContinuity: [String: FeedContinuity] {
+        Dictionary(
+            renditions.map {
+                ($0.name, FeedContinuity(pendingDiscontinuity: $0.pendingDiscontinuity, feed: $0.feed))
+            }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Takes the feed continuity of the channel object this one replaces, instead of the restart's assumption (every
+    /// feed stopped: a discontinuity at each rendition's next segment).
+    package mutating func continueFeeds(_ continuity: [String: FeedContinuity]) {
+        for position in renditions.indices {
+            guard let facts = continuity[renditions[position].name] else { continue }
+            renditions[position].pendingDiscontinuity = facts.pendingDiscontinuity
+            renditions[position].feed = facts.feed
+        }
+    }
+}

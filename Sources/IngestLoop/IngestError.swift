@@ -47,6 +47,9 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The channel is catching up with its peers after a restart (the slots missed while the origin was down
         /// are being repaired): the encoder's push would take the oldest missing slot. Retry in a second.
         case catchingUp
+        /// The channel's configuration is being reloaded (the channel re-opens from its journal and store with the
+        /// new settings, in milliseconds): retry.
+        case reloading
     }
 
     /// Why the push was refused.

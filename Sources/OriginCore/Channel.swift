@@ -93,6 +93,8 @@ public final class Channel: Sendable {
     /// Low-Latency requests waiting for a part: blocking playlist reloads and preload-hinted parts (see
     /// `Channel+Waiting.swift`).
     let waiters = LowLatencyWaiters()
+    /// Set by `retire()` (under the state lock): the channel accepts and ticks no more (`Channel+Reload.swift`).
+    let retiredFlag = Atomic<Bool>(false)
 
     /// Creates a channel with the configured renditions, continuing from its store (the window as it was) or, when
     /// there is nothing to restore, from its journal (sequence numbers only).
@@ -276,13 +278,16 @@ public final class Channel: Sendable {
     public func flushJournal() {
         guard journal != nil else { return }
         let now = clock.nowMilliseconds()
-        state.withLock { state in
-            guard state.msnReservedBelow != nil else { return }
-            if writeJournal(state.journalRecord(nowMilliseconds: now)) {
-                state.journalDirty = false
-                state.journalBehindEdge = false
-                state.lastJournalWrite = now
-            }
+        state.withLock { state in writeJournalNow(&state, nowMilliseconds: now) }
+    }
+
+    /// Writes the journal record of `state` now (under the state lock).
+    func writeJournalNow(_ state: inout ChannelState, nowMilliseconds now: Int64) {
+        guard journal != nil, state.msnReservedBelow != nil else { return }
+        if writeJournal(state.journalRecord(nowMilliseconds: now)) {
+            state.journalDirty = false
+            state.journalBehindEdge = false
+            state.lastJournalWrite = now
         }
     }
 
@@ -302,7 +307,7 @@ public final class Channel: Sendable {
     public func addRendition(_ rendition: String) {
         let now = clock.nowMilliseconds()
         let added = state.withLock { state -> Bool in
-            guard state.index[rendition] == nil else { return false }
+            guard state.index[rendition] == nil, !isRetired else { return false }
             state.addRendition(rendition)
             publish(&state, nowMilliseconds: now)
             return true
@@ -372,6 +377,7 @@ public final class Channel: Sendable {
         case .initSection(let bytes, let info):
             let renditionStore = try self.renditionStore(rendition)
             let version = try state.withLock { state throws(IngestError) -> Int in
+                if isRetired { throw reloadingError }
                 let before = state
                 if let error = state.settleRole(rendition: rendition, tracks: info.tracks) { throw error }
                 guard let version = state.adoptInitSection(rendition: rendition, bytes: bytes, info: info) else {
@@ -399,7 +405,8 @@ public final class Channel: Sendable {
             } catch {
                 throw recordRejection(rendition: rendition, error)
             }
-            let result = state.withLock { state in
+            let result = try state.withLock { state throws(IngestError) in
+                if isRetired { throw reloadingError }
                 let (result, actions) = state.accept(
                     rendition: rendition, bytes: bytes, info: info, stored: stored, fileName: fileName,
                     placement: placement, nowMilliseconds: now)
@@ -576,7 +583,7 @@ public final class Channel: Sendable {
     private func peerStep(_ change: (inout ChannelState, Int64) -> IngestActions?) -> Bool {
         let now = clock.nowMilliseconds()
         return state.withLock { state in
-            guard let actions = change(&state, now) else { return false }
+            guard !isRetired, let actions = change(&state, now) else { return false }
             carryOut(actions, &state, nowMilliseconds: now)
             return true
         }
@@ -597,6 +604,7 @@ public final class Channel: Sendable {
     /// entries for renditions that did not deliver) and releases removed segments whose retention ended.
     public func tick() {
         let now = clock.nowMilliseconds()
+        guard !isRetired else { return }
         let floor = state.withLock { state -> UInt64? in
             carryOut(state.tick(nowMilliseconds: now), &state, nowMilliseconds: now)
             return state.oldestKeptMSN

@@ -53,17 +53,21 @@ public struct StorageConfiguration: Sendable, Hashable {
 
 /// The origin: all channels, the ingest entry point and the ingest loop's tick.
 public final class Origin: Sendable {
-    /// The settings the origin was started with.
-    public let configuration: OriginConfiguration
+    /// The settings in force: those the origin was started with, then those of the last reload (`reload(_:)`).
+    public var configuration: OriginConfiguration { settings.withLock { $0 } }
+    /// Behind `configuration`; held alone, only to copy or swap.
+    let settings: Mutex<OriginConfiguration>
+    /// One reload at a time.
+    let reloading = Mutex<Void>(())
     /// The shared clock.
     public let clock: any OriginClock
-    private let logger: Logger
+    let logger: Logger
     /// The channels by name and in order. Every GET takes this lock, so it is held only to look up or insert,
     /// never while a channel is built (which reads journal files) or while any other lock is taken; see `Channel.state`
     /// for the lock order.
-    private let directory: Mutex<ChannelDirectory>
+    let directory: Mutex<ChannelDirectory>
     /// Test source feeds by channel; held alone, like `directory`.
-    private let feeds: Mutex<[String: TestSourceFeed]>
+    let feeds: Mutex<[String: TestSourceFeed]>
     /// The container each rendition's pushes announce by their file names (`channel/rendition` -> container), noted
     /// when a push starts, before its body arrives; held alone. A WebVTT segment that completes before its parent's
     /// first segment does still gets the parent's X-TIMESTAMP-MAP offset from it (ffmpeg streams the `.ts` body
@@ -73,9 +77,9 @@ public final class Origin: Sendable {
     static let announcedContainerLimit = 4096
     /// Streamed pushes in progress (`beginStreamingPush`), by channel and rendition; held alone.
     private let streamingPushes = Mutex<[StreamingPushKey: StreamingPush]>([:])
-    private let journal: StateJournal?
+    let journal: StateJournal?
     /// The durable segment store; nil without a data directory.
-    private let store: SegmentStore?
+    let store: SegmentStore?
     /// When the batched store was last flushed (shared clock, ms).
     private let lastFlush = Atomic<Int64>(0)
     /// When the store's byte limits were last enforced (shared clock, ms).
@@ -86,7 +90,7 @@ public final class Origin: Sendable {
     public let sharedMarkers: (any SharedMarkerBooks)?
 
     /// The channels by name, and their names in configuration (then creation) order.
-    private struct ChannelDirectory {
+    struct ChannelDirectory {
         var byName: [String: Channel] = [:]
         var order: [String] = []
     }
@@ -103,7 +107,7 @@ public final class Origin: Sendable {
         storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil,
         sharedRecordings: (any SharedRecordings)? = nil
     ) throws {
-        self.configuration = configuration
+        self.settings = Mutex(configuration)
         self.sharedMarkers = sharedMarkers
         self.clock = clock
         self.logger = logger
@@ -153,7 +157,7 @@ public final class Origin: Sendable {
     }
 
     /// The settings of a channel created by a push.
-    private static func autoCreatedSettings(
+    static func autoCreatedSettings(
         _ name: String, _ configuration: OriginConfiguration
     ) -> ChannelConfiguration {
         var settings = configuration.ingest.autoCreatedChannel
@@ -217,15 +221,30 @@ public final class Origin: Sendable {
             probed = PushedMedia.probe(fileName: fileName, body: body, initSection: nil)
             if case .failure(let error) = probed { throw error }
         }
-        let channel = try channelForIngest(channelName, existing: existing, rendition: rendition)
+        var channel = try channelForIngest(channelName, existing: existing, rendition: rendition)
         let media =
             probed
             ?? PushedMedia.probe(
                 fileName: fileName, body: body, initSection: channel.currentInitSection(rendition))
         let announced = fileName.hasSuffix(".vtt") ? announcedContainers(channel: channelName) : [:]
-        return try channel.accept(
-            media, rendition: rendition, fileName: fileName, announcedContainers: announced, placement: placement)
+        var waited = 0
+        while true {
+            do {
+                return try channel.accept(
+                    media, rendition: rendition, fileName: fileName, announcedContainers: announced,
+                    placement: placement)
+            } catch  where error.reason == .reloading && waited < Self.reloadWaitMilliseconds {
+                // A reload retired this channel object; its successor takes its place within milliseconds.
+                usleep(10_000)
+                waited += 10
+                channel = try channelForIngest(
+                    channelName, existing: self.channel(named: channelName), rendition: rendition)
+            }
+        }
     }
+
+    /// How long a push waits for a reloaded channel's successor before it is refused (503, retry).
+    static let reloadWaitMilliseconds = 2_000
 
     /// Notes the container a push's file name announces (`.ts`: MPEG-TS; `.m4s`, `.mp4`: fMP4) when its head arrives,
     /// before the body: the first announcement of a rendition is kept.

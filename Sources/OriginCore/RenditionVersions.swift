@@ -12,8 +12,15 @@ public final class RenditionVersions: Sendable {
     private let versionValue = Atomic<UInt64>(0)
     private let retentionFloorValue = Atomic<UInt64>(.max)
     private let partFloorValue = Atomic<UInt64>(.max)
+    private let retiredValue = Atomic<Bool>(false)
 
     init() {}
+
+    /// True once the channel object it belongs to was replaced by a reload: nothing derived from it holds.
+    public var isRetired: Bool { retiredValue.load(ordering: .acquiring) }
+
+    /// Marks it retired or not (`Channel.retire`, `Channel.resume`).
+    func setRetired(_ retired: Bool) { retiredValue.store(retired, ordering: .releasing) }
 
     /// `RenditionSnapshot.version` of the rendition's latest snapshot.
     public var version: UInt64 { versionValue.load(ordering: .acquiring) }

@@ -78,10 +78,10 @@ final class LiveAnswerCache: Sendable {
         /// True while an answer derived under this validity is still the right one.
         var holds: Bool {
             switch self {
-            case .snapshot(let channel, let version): channel.publishedVersion == version
-            case .playlist(let versions, let version): versions.version == version
-            case .segment(let versions, let msn): versions.retentionFloor <= msn
-            case .part(let versions, let msn): versions.partFloor <= msn
+            case .snapshot(let channel, let version): channel.publishedVersion == version && !channel.isRetired
+            case .playlist(let versions, let version): versions.version == version && !versions.isRetired
+            case .segment(let versions, let msn): versions.retentionFloor <= msn && !versions.isRetired
+            case .part(let versions, let msn): versions.partFloor <= msn && !versions.isRetired
             }
         }
     }

@@ -17,6 +17,7 @@ extension OriginHTTPHandler {
             return respond(
                 json(403, ["error": "no admin token is configured: the admin API answers loopback clients only"]))
         }
+        if path == ["reload"] { return respond(reload(request)) }
         guard path.first == "channels" else { return respond(json(404, ["error": "unknown admin path"])) }
         switch (request.method, path.count) {
         case ("GET", 1), ("HEAD", 1):
@@ -52,6 +53,22 @@ extension OriginHTTPHandler {
             return respond(response)
         default:
             return respond(json(404, ["error": "unknown admin path"]))
+        }
+    }
+
+    /// `POST /admin/reload`: re-reads the configuration and applies it (`ConfigurationReloader`): 200 with what
+    /// changed, 422 with the reason when the configuration does not load or validate (the running one stays).
+    private func reload(_ request: HTTPRequestHead) -> HTTPResponse {
+        guard request.method == "POST" else {
+            var response = json(405, ["error": "method \(request.method) not allowed on /admin/reload; allowed: POST"])
+            response.headers.append(name: "Allow", value: "POST, OPTIONS")
+            return response
+        }
+        guard let reloader else { return json(409, ["error": "this origin has no configuration to re-read"]) }
+        switch reloader.reload() {
+        case .applied(let report): return json(200, report)
+        case .refused(let reason):
+            return json(422, ["error": "configuration not reloaded (the running one stays): \(reason)"])
         }
     }
 

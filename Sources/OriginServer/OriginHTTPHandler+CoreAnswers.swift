@@ -21,7 +21,7 @@ extension OriginHTTPHandler {
 
     /// A refused push: its status, and the message as plain text (what the encoder logs).
     static func answer(_ error: IngestError) -> HTTPResponse {
-        if error.reason == .catchingUp { return retryLater(error.message) }
+        if error.reason == .catchingUp || error.reason == .reloading { return retryLater(error.message) }
         return .text(status(of: error.reason), error.message + "\n")
     }
 
@@ -46,7 +46,7 @@ extension OriginHTTPHandler {
         case .aheadOfClock: 429
         case .notPersisted: 507
         case .alreadyListed: 200
-        case .catchingUp: 503
+        case .catchingUp, .reloading: 503
         }
     }
 

@@ -31,14 +31,17 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
 
     /// Slot repair from the redundancy group's peers (its statistics are in `/metrics`); nil without peers.
     let peerRepairer: PeerRepairer?
+    /// `POST /admin/reload`; nil: the route answers 409.
+    let reloader: ConfigurationReloader?
 
     /// Creates the handler.
     public init(
         origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, peerRepairer: PeerRepairer? = nil,
-        logger: Logger
+        reloader: ConfigurationReloader? = nil, logger: Logger
     ) {
         self.origin = origin
         self.peerRepairer = peerRepairer
+        self.reloader = reloader
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger

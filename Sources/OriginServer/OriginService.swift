@@ -6,6 +6,7 @@ import OriginCore
 import PeerRepair
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// The running origin: the core, its ingest loop and the HTTP server, with graceful shutdown.
 ///
@@ -23,10 +24,17 @@ public final class OriginService: Service, Sendable {
     private let database: GroupDatabase?
     /// Repairs slots this origin's feed missed from the peers of its redundancy group, when peers are configured.
     private let peerRepairer: PeerRepairer?
+    /// Reload without restart: SIGHUP and `POST /admin/reload`.
+    public let reloader: ConfigurationReloader
 
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `startListening()` or `run()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
-    public init(configuration: ServerConfiguration, clock: (any OriginClock)? = nil, logger: Logger) throws {
+    /// - Parameter source: re-reads the configuration for a reload (SIGHUP, `POST /admin/reload`): the file and the
+    ///   command line's overrides; nil: reloads are refused.
+    public init(
+        configuration: ServerConfiguration, clock: (any OriginClock)? = nil,
+        source: (@Sendable () throws -> ServerConfiguration)? = nil, logger: Logger
+    ) throws {
         let clock = clock ?? SystemClock(offsetMicroseconds: configuration.clockOffsetMilliseconds * 1000)
         self.logger = logger
         try FileManager.default.createDirectory(
@@ -73,9 +81,11 @@ public final class OriginService: Service, Sendable {
         if !peers.isEmpty {
             logger.info("slots this origin misses are repaired from its peers", metadata: ["peers": "\(peers)"])
         }
+        let reloader = ConfigurationReloader(origin: origin, running: configuration, source: source, logger: logger)
+        self.reloader = reloader
         handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
-            logger: logger)
+            reloader: reloader, logger: logger)
         server = HTTPServer(configuration: http, handler: handler, logger: logger)
     }
 
@@ -125,9 +135,13 @@ public final class OriginService: Service, Sendable {
 
     /// The ingest loop and the pruning of the server's prepared answers, until the task is cancelled.
     private var backgroundLoops: @Sendable () async -> Void {
-        { [origin, handler, peerRepairer] in
+        { [origin, handler, peerRepairer, reloader] in
             await withTaskGroup(of: Void.self) { loops in
                 loops.addTask { await origin.run() }
+                loops.addTask {
+                    // SIGHUP: reload without restart (the outcome is logged).
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) { _ = reloader.reload() }
+                }
                 loops.addTask { await handler.prunePreparedAnswers() }
                 if let peerRepairer { loops.addTask { await peerRepairer.run() } }
             }

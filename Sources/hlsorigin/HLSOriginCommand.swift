@@ -59,30 +59,47 @@ struct HLSOriginCommand: AsyncParsableCommand {
         }
     }
 
+    /// What the command line says over the configuration file, kept for reloads (SIGHUP re-reads the file and
+    /// applies the same overrides).
+    struct Overrides: Sendable {
+        var path: String?
+        var host: String?
+        var port: Int?
+        var dataDirectory: String?
+        var logLevel: String?
+
+        /// The configuration file (or the built-in defaults), the flags and the environment over it.
+        func load() throws -> ServerConfiguration {
+            var settings: ServerConfiguration
+            do {
+                settings = try path.map(ConfigurationFile.load(path:)) ?? ServerConfiguration()
+            } catch {
+                throw ValidationError("\(error)")
+            }
+            if let host { settings.host = host }
+            if let port { settings.port = port }
+            if let dataDirectory { settings.dataDirectory = dataDirectory }
+            if let logLevel { settings.logLevel = logLevel }
+            let environment = ProcessInfo.processInfo.environment
+            if let token = environment["HLSORIGIN_ADMIN_TOKEN"], !token.isEmpty { settings.adminToken = token }
+            if let token = environment["HLSORIGIN_INGEST_TOKEN"], !token.isEmpty { settings.ingestToken = token }
+            if let url = environment["HLSORIGIN_DATABASE_URL"], !url.isEmpty {
+                do {
+                    _ = try GroupDatabase.Location(url: url)
+                } catch {
+                    throw ValidationError("HLSORIGIN_DATABASE_URL: \(error.message)")
+                }
+                settings.databaseURL = url
+            }
+            return settings
+        }
+    }
+
     func run() async throws {
-        var settings: ServerConfiguration
         let path =
             config ?? (FileManager.default.fileExists(atPath: "config/default.yaml") ? "config/default.yaml" : nil)
-        do {
-            settings = try path.map(ConfigurationFile.load(path:)) ?? ServerConfiguration()
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        if let host { settings.host = host }
-        if let port { settings.port = port }
-        if let dataDir { settings.dataDirectory = dataDir }
-        if let logLevel { settings.logLevel = logLevel }
-        let environment = ProcessInfo.processInfo.environment
-        if let token = environment["HLSORIGIN_ADMIN_TOKEN"], !token.isEmpty { settings.adminToken = token }
-        if let token = environment["HLSORIGIN_INGEST_TOKEN"], !token.isEmpty { settings.ingestToken = token }
-        if let url = environment["HLSORIGIN_DATABASE_URL"], !url.isEmpty {
-            do {
-                _ = try GroupDatabase.Location(url: url)
-            } catch {
-                throw ValidationError("HLSORIGIN_DATABASE_URL: \(error.message)")
-            }
-            settings.databaseURL = url
-        }
+        let overrides = Overrides(path: path, host: host, port: port, dataDirectory: dataDir, logLevel: logLevel)
+        let settings = try overrides.load()
 
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         LoggingSystem.bootstrap { label in
@@ -92,7 +109,7 @@ struct HLSOriginCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "hlsorigin")
         signal(SIGPIPE, SIG_IGN)
-        let service = try OriginService(configuration: settings, logger: logger)
+        let service = try OriginService(configuration: settings, source: overrides.load, logger: logger)
         try service.startListening()
         // Print the bound port on stdout so scripts and tests can find it (port 0 picks a free one).
         print("hlsorigin listening on \(settings.host):\(service.port) (config: \(path ?? "built-in defaults"))")
