@@ -21,8 +21,10 @@ enum StatusPageAssets {
               <div id="summary">loading…</div>
               <label>span
                 <select id="span">
+                  <option value="auto" selected>auto</option>
+                  <option value="30">30 s</option>
                   <option value="60">1 min</option>
-                  <option value="120" selected>2 min</option>
+                  <option value="120">2 min</option>
                   <option value="300">5 min</option>
                 </select>
               </label>
@@ -92,7 +94,7 @@ enum StatusPageAssets {
             .badge.warn { background: #fdf1dc; color: var(--warn); }
             .badge.disc { background: #f0e6fa; color: var(--disc); }
             .badge.flagged { background: #e3eefb; color: var(--flag); }
-            .timeline { display: grid; grid-template-columns: 150px minmax(0, 1fr); align-items: start; }
+            .timeline { display: grid; grid-template-columns: 190px minmax(0, 1fr); align-items: start; }
             .labels { padding-top: 18px; }
             .labels div { height: 16px; margin-bottom: 6px; font-size: 12px; white-space: nowrap; overflow: hidden;
               display: flex; gap: 6px; align-items: center; }
@@ -130,7 +132,7 @@ enum StatusPageAssets {
               const NS = 'http://www.w3.org/2000/svg';
               const LANE = 16, GAP = 6, TOP = 18, AXIS = 14;
               const page = {
-                span: 120000, base: null, now: 0, width: 0, views: new Map(), selected: null, polls: 0, history: [],
+                span: 30000, autoSpan: true, base: null, now: 0, width: 0, views: new Map(), selected: null, polls: 0, history: [],
                 // Measurements (docs/status-page.md): draw every channel, also those out of view.
                 allVisible: false,
                 stats: { fetchMs: 0, parseMs: 0, renderMs: 0, bytes: 0, channels: 0, drawn: 0 },
@@ -205,7 +207,7 @@ enum StatusPageAssets {
                 });
                 // The grid is relative to now: it stays put while the timeline slides under it.
                 view.grid.textContent = '';
-                const step = page.span <= 60000 ? 10000 : page.span <= 120000 ? 20000 : 60000;
+                const step = page.span <= 30000 ? 5000 : page.span <= 60000 ? 10000 : page.span <= 120000 ? 20000 : 60000;
                 for (let ago = 0; ago <= page.span; ago += step) {
                   const at = page.width - ago * page.width / page.span;
                   el('line', { class: 'grid', x1: at, x2: at, y1: TOP - 4, y2: height - AXIS }, view.grid);
@@ -223,13 +225,14 @@ enum StatusPageAssets {
 
               function drawEntries(view) {
                 const target = view.data.targetDuration * 1000;
-                let gaps = 0, discontinuities = 0;
+                let gaps = 0;
+                const discontinuities = new Set();
                 for (const rendition of view.data.renditions) {
                   const lane = view.lanes.get(rendition.name);
                   const keep = new Set();
                   for (const [msn, pdt, duration, flags] of rendition.entries) {
                     keep.add(msn);
-                    if (!(flags & 4)) { if (flags & 1) gaps++; if (flags & 2) discontinuities++; }
+                    if (!(flags & 4)) { if (flags & 1) gaps++; if (flags & 2) discontinuities.add(msn); }
                     let item = lane.items.get(msn);
                     if (!item) {
                       const rect = el('rect', { x: x(pdt), y: 0, width: Math.max(duration * page.width / page.span - 1, 1),
@@ -264,11 +267,12 @@ enum StatusPageAssets {
                 }
                 const badges = [];
                 if (gaps) badges.push(`<span class="badge bad">GAP ×${gaps}</span>`);
-                if (discontinuities) badges.push(`<span class="badge disc">discontinuity ×${discontinuities}</span>`);
+                if (discontinuities.size) badges.push(`<span class="badge disc">discontinuity ×${discontinuities.size}</span>`);
                 if (view.data.markers.length) badges.push(`<span class="badge flagged">markers ×${view.data.markers.length}</span>`);
                 view.card.querySelector('.badges').innerHTML = badges.join(' ');
                 view.card.querySelector('.facts').textContent =
-                  `TD ${view.data.targetDuration} s · ${view.data.renditions.length} renditions`;
+                  `TD ${view.data.targetDuration} s · ${view.data.renditions.length} rendition` +
+                  (view.data.renditions.length === 1 ? '' : 's');
                 view.gaps = gaps;
                 view.target = target;
               }
@@ -287,8 +291,11 @@ enum StatusPageAssets {
                     'data-scte35': marker.scte35.join(' ') }, view.flags);
                   el('line', { class: 'pole', x1: start, x2: start, y1: 1, y2: height }, flag);
                   const text = `${marker.id} · ${kindText(marker.scte35)}`;
-                  el('rect', { class: 'flag', x: start, y: 1, width: text.length * 6 + 8, height: 13, rx: 2 }, flag);
-                  el('text', { class: 'flag-label', x: start + 4, y: 11 }, flag).textContent = text;
+                  const width = text.length * 6 + 8;
+                  // Near now the label hangs left of its pole, so it stays readable.
+                  const left = start + width > x(page.now) ? start - width : start;
+                  el('rect', { class: 'flag', x: left, y: 1, width, height: 13, rx: 2 }, flag);
+                  el('text', { class: 'flag-label', x: left + 4, y: 11 }, flag).textContent = text;
                   el('title', {}, flag).textContent = `${marker.id}${marker.class ? ' (' + marker.class + ')' : ''}` +
                     ` from ${clock(marker.start)}` + (marker.end !== null ? ` to ${clock(marker.end)}` : ' (open)') +
                     ` · ${kindText(marker.scte35)}`;
@@ -322,7 +329,27 @@ enum StatusPageAssets {
                 page.stats.drawn++;
               }
 
+              // The span that shows everything the origin holds: the smallest choice longer than the oldest entry's age.
+              function fitSpan(data) {
+                let oldest = data.now;
+                for (const channel of data.channels) {
+                  for (const rendition of channel.renditions) {
+                    if (rendition.entries.length) oldest = Math.min(oldest, rendition.entries[0][1]);
+                  }
+                }
+                const needed = (data.now - oldest) * 1.05;
+                const span = [30000, 60000, 120000, 300000].find((choice) => choice >= needed) ?? 300000;
+                if (span !== page.span) setSpan(span, data.now);
+              }
+
+              function setSpan(span, now) {
+                page.span = span;
+                page.base = now - span;
+                for (const view of page.views.values()) view.laneKey = '';
+              }
+
               function render(data) {
+                if (page.autoSpan) fitSpan(data);
                 page.now = data.now;
                 if (page.base === null) page.base = data.now - page.span;
                 $('clock').textContent = clock(data.now).slice(0, 8) + ' UTC';
@@ -408,7 +435,7 @@ enum StatusPageAssets {
 
               function resize() {
                 const any = list.querySelector('svg.tl');
-                const width = Math.floor(any ? any.getBoundingClientRect().width : list.clientWidth - 176);
+                const width = Math.floor(any ? any.getBoundingClientRect().width : list.clientWidth - 216);
                 if (width > 0 && width !== page.width) {
                   page.width = width;
                   for (const view of page.views.values()) if (view.data && view.visible) draw(view);
@@ -428,12 +455,12 @@ enum StatusPageAssets {
 
               $('filter').addEventListener('input', () => { for (const view of page.views.values()) applyFilter(view); });
               $('span').addEventListener('change', (event) => {
-                page.span = Number(event.target.value) * 1000;
-                page.base = page.now - page.span;
+                page.autoSpan = event.target.value === 'auto';
+                if (!page.autoSpan) setSpan(Number(event.target.value) * 1000, page.now);
                 for (const view of page.views.values()) if (view.data && view.visible) draw(view);
               });
               window.addEventListener('resize', resize);
-              page.width = Math.max(list.clientWidth - 176, 200);
+              page.width = Math.max(list.clientWidth - 216, 200);
               poll().then(resize);
             })();
 
