@@ -173,7 +173,7 @@ enum StatusPageAssets {
                 card.querySelector('.play').addEventListener('click', () => select(name));
                 const svg = el('svg', { class: 'tl' });
                 card.querySelector('.timeline').appendChild(svg);
-                const view = { name, card, svg, visible: true, version: null, markersKey: null, lanes: new Map(),
+                const view = { name, card, svg, visible: true, version: null, markersKey: null, lanes: new Map(), labels: [],
                   laneKey: '', data: null };
                 view.grid = el('g', {}, svg);
                 view.shift = el('g', {}, svg);
@@ -280,6 +280,7 @@ enum StatusPageAssets {
               function drawMarkers(view) {
                 view.ranges.textContent = '';
                 view.flags.textContent = '';
+                view.labels = [];
                 const height = TOP + view.lanes.size * (LANE + GAP);
                 for (const marker of view.data.markers) {
                   const start = x(marker.start);
@@ -292,10 +293,10 @@ enum StatusPageAssets {
                   el('line', { class: 'pole', x1: start, x2: start, y1: 1, y2: height }, flag);
                   const text = `${marker.id} · ${kindText(marker.scte35)}`;
                   const width = text.length * 6 + 8;
-                  // Near now the label hangs left of its pole, so it stays readable.
-                  const left = start + width > x(page.now) ? start - width : start;
-                  el('rect', { class: 'flag', x: left, y: 1, width, height: 13, rx: 2 }, flag);
-                  el('text', { class: 'flag-label', x: left + 4, y: 11 }, flag).textContent = text;
+                  const rect = el('rect', { class: 'flag', y: 1, width, height: 13, rx: 2 }, flag);
+                  const label = el('text', { class: 'flag-label', y: 11 }, flag);
+                  label.textContent = text;
+                  view.labels.push({ rect, label, start, width, left: null });
                   el('title', {}, flag).textContent = `${marker.id}${marker.class ? ' (' + marker.class + ')' : ''}` +
                     ` from ${clock(marker.start)}` + (marker.end !== null ? ` to ${clock(marker.end)}` : ' (open)') +
                     ` · ${kindText(marker.scte35)}`;
@@ -314,6 +315,14 @@ enum StatusPageAssets {
                   view.markersKey = markersKey;
                 }
                 view.shift.setAttribute('transform', `translate(${page.width - x(page.now)},0)`);
+                // A flag's label hangs right of its pole, or left of it while there is no room before now.
+                for (const flag of view.labels) {
+                  const left = flag.start + flag.width > x(page.now) ? flag.start - flag.width : flag.start;
+                  if (left === flag.left) continue;
+                  flag.rect.setAttribute('x', left);
+                  flag.label.setAttribute('x', left + 4);
+                  flag.left = left;
+                }
                 for (const rendition of view.data.renditions) {
                   const lane = view.lanes.get(rendition.name);
                   const lag = rendition.edgeLagMs;
@@ -379,7 +388,11 @@ enum StatusPageAssets {
                 $('summary').textContent = `${data.channels.length} channels · ${withGaps} with GAPs in the window · ` +
                   `poll ${page.stats.fetchMs.toFixed(0)} ms (${(page.stats.bytes / 1024).toFixed(0)} KiB) · ` +
                   `update ${page.stats.renderMs.toFixed(1)} ms`;
-                if (page.selected === null && data.channels.length) select(data.channels[0].name);
+                // The first channel with a few segments plays when the page opens (before that its playlist may 404).
+                if (page.selected === null) {
+                  const ready = data.channels.find((c) => c.renditions.some((r) => r.listed >= 3));
+                  if (ready) select(ready.name);
+                }
               }
 
               async function poll() {
@@ -460,6 +473,11 @@ enum StatusPageAssets {
                 for (const view of page.views.values()) if (view.data && view.visible) draw(view);
               });
               window.addEventListener('resize', resize);
+              // The browser's player gives up on an error (a playlist not there yet, a channel gone): try again.
+              $('player').addEventListener('error', () => {
+                const name = page.selected;
+                setTimeout(() => { if (page.selected === name) select(name); }, 2000);
+              });
               page.width = Math.max(list.clientWidth - 216, 200);
               poll().then(resize);
             })();

@@ -54,10 +54,11 @@ enum BrowserSteps {
         let browser: String?
     }
 
-    /// Opens `url` in a `width` x `height` viewport, runs `steps`, returns what each found.
+    /// Opens `url` in a `width` x `height` viewport, runs `steps`, returns what each found. `headers` go with every
+    /// request of the page and of the steps (an admin bearer token, as a reverse proxy in front would add it).
     static func run(
         url: String, steps: [Step], directory: URL, label: String, width: Int = 1280, height: Int = 800,
-        timeout: Duration = .seconds(120)
+        headers: [String: String] = [:], timeout: Duration = .seconds(120)
     ) async throws -> Report {
         _ = try await BrowserPlayer.install(directory: directory)
         let root = OriginProcess.packageRoot
@@ -65,10 +66,12 @@ enum BrowserSteps {
             let url: String
             let width: Int
             let height: Int
+            let headers: [String: String]
             let steps: [Step]
         }
         let spec = directory.appendingPathComponent("\(label).json")
-        try JSONEncoder().encode(Spec(url: url, width: width, height: height, steps: steps)).write(to: spec)
+        try JSONEncoder().encode(Spec(url: url, width: width, height: height, headers: headers, steps: steps)).write(
+            to: spec)
         let child = try ChildProcess(
             executable: root.appendingPathComponent(".build/browser-venv/bin/python"),
             arguments: [root.appendingPathComponent("scripts/e2e-browser/steps.py").path, spec.path],
