@@ -237,13 +237,15 @@ enum StatusPageAssets {
                     if (!item) {
                       const rect = el('rect', { x: x(pdt), y: 0, width: Math.max(duration * page.width / page.span - 1, 1),
                         height: LANE, 'data-msn': msn }, lane.g);
-                      el('title', {}, rect).textContent = `MSN ${msn} · ${clock(pdt)} · ${(duration / 1000).toFixed(3)} s`;
+                      el('title', {}, rect);
                       item = { rect, flags: -1, disc: null };
                       lane.items.set(msn, item);
                     }
                     if (item.flags !== flags) {
                       item.rect.setAttribute('class', 'entry ' + (flags & 1 ? 'gap' : 'seg') + (flags & 4 ? ' retained' : ''));
-                      if (flags & 1) item.rect.firstChild.textContent += ' · GAP';
+                      item.rect.firstChild.textContent = `MSN ${msn} · ${clock(pdt)} · ${(duration / 1000).toFixed(3)} s` +
+                        (flags & 1 ? ' · GAP' : '') + (flags & 2 ? ' · after a discontinuity' : '') +
+                        (flags & 4 ? ' · retained' : '');
                       if (flags & 2 && !item.disc) {
                         const at = x(pdt);
                         item.disc = el('line', { class: 'disc', x1: at, x2: at, y1: -4, y2: LANE + 4, 'data-msn': msn }, lane.g);
@@ -269,10 +271,14 @@ enum StatusPageAssets {
                 if (gaps) badges.push(`<span class="badge bad">GAP ×${gaps}</span>`);
                 if (discontinuities.size) badges.push(`<span class="badge disc">discontinuity ×${discontinuities.size}</span>`);
                 if (view.data.markers.length) badges.push(`<span class="badge flagged">markers ×${view.data.markers.length}</span>`);
-                view.card.querySelector('.badges').innerHTML = badges.join(' ');
-                view.card.querySelector('.facts').textContent =
-                  `TD ${view.data.targetDuration} s · ${view.data.renditions.length} rendition` +
-                  (view.data.renditions.length === 1 ? '' : 's');
+                const head = badges.join(' ') + '|' + view.data.targetDuration + '|' + view.data.renditions.length;
+                if (head !== view.head) {
+                  view.head = head;
+                  view.card.querySelector('.badges').innerHTML = badges.join(' ');
+                  view.card.querySelector('.facts').textContent =
+                    `TD ${view.data.targetDuration} s · ${view.data.renditions.length} rendition` +
+                    (view.data.renditions.length === 1 ? '' : 's');
+                }
                 view.gaps = gaps;
                 view.target = target;
               }
