@@ -25,13 +25,24 @@ public final class RenditionSnapshot: Sendable {
     public let currentInitVersion: Int?
     /// Parts, the last part and the preload hint, delta updates: nil for a regular rendition (no EXT-X-PART-INF).
     public let lowLatency: LowLatencySnapshot?
+    /// Index in `entries` of the first entry the playlist lists (those before it are retained only).
+    public let firstListedIndex: Int
+    /// The shared clock minus the end of the newest accepted segment's PDT when it was accepted, ms (the rendition's
+    /// PDT-versus-clock drift, as the admin status reports it).
+    public let driftMilliseconds: Int64
+    /// EXT-X-DISCONTINUITY-SEQUENCE of the playlist.
+    public let discontinuitySequence: UInt64
 
     init(
         name: String, playlist: SharedBytes?, iFramePlaylist: SharedBytes? = nil, version: UInt64,
         modifiedMilliseconds: Int64, targetDuration: Int, entries: [WindowEntry], initSections: [Int: InitSection],
-        currentInitVersion: Int?, lowLatency: LowLatencySnapshot? = nil
+        currentInitVersion: Int?, lowLatency: LowLatencySnapshot? = nil, firstListedIndex: Int = 0,
+        driftMilliseconds: Int64 = 0, discontinuitySequence: UInt64 = 0
     ) {
+        self.discontinuitySequence = discontinuitySequence
         self.lowLatency = lowLatency
+        self.firstListedIndex = firstListedIndex
+        self.driftMilliseconds = driftMilliseconds
         self.name = name
         self.playlist = playlist
         self.iFramePlaylist = iFramePlaylist
@@ -42,6 +53,9 @@ public final class RenditionSnapshot: Sendable {
         self.initSections = initSections
         self.currentInitVersion = currentInitVersion
     }
+
+    /// The entries the playlist lists (the live window), ascending MSN.
+    public var listedEntries: ArraySlice<WindowEntry> { entries[min(firstListedIndex, entries.count)...] }
 
     /// The entry (segment or GAP) with this MSN, while it is listed or retained.
     public func entry(msn: UInt64) -> WindowEntry? {

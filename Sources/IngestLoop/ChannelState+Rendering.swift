@@ -115,7 +115,9 @@ extension ChannelState {
                 targetDuration: rendition.window.targetDuration,
                 entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
                 initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion,
-                lowLatency: lowLatency)
+                lowLatency: lowLatency, firstListedIndex: rendition.window.retained.count,
+                driftMilliseconds: rendition.statistics.driftMilliseconds,
+                discontinuitySequence: rendition.window.discontinuitySequence)
         }
         let text = multivariant().map(playbackMultivariant)?.render()
         var multivariantBytes = previous.multivariantPlaylist

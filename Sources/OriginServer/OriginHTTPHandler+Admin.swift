@@ -9,14 +9,7 @@ extension OriginHTTPHandler {
 
     func admin(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
         if request.method == "OPTIONS" { return respond(preflight(methods: "GET, POST, PATCH, DELETE, OPTIONS")) }
-        if let token = configuration.adminToken {
-            guard Self.bearerMatches(request, token: token) else {
-                return respond(Self.unauthorized("admin API requires a valid bearer token"))
-            }
-        } else if !request.isLoopback {
-            return respond(
-                json(403, ["error": "no admin token is configured: the admin API answers loopback clients only"]))
-        }
+        if let refusal = adminRefusal(request) { return respond(refusal) }
         if path == ["reload"] { return respond(reload(request)) }
         guard path.first == "channels" else { return respond(json(404, ["error": "unknown admin path"])) }
         switch (request.method, path.count) {
@@ -70,6 +63,20 @@ extension OriginHTTPHandler {
         case .refused(let reason):
             return json(422, ["error": "configuration not reloaded (the running one stays): \(reason)"])
         }
+    }
+
+    /// The admin API's authorization, also the status page's: with an admin token configured, the request must
+    /// carry it as a bearer token (401 otherwise); without one, only loopback clients are served (403 otherwise).
+    /// Returns nil when the request may go on.
+    func adminRefusal(_ request: HTTPRequestHead) -> HTTPResponse? {
+        if let token = configuration.adminToken {
+            guard Self.bearerMatches(request, token: token) else {
+                return Self.unauthorized("admin API requires a valid bearer token")
+            }
+        } else if !request.isLoopback {
+            return json(403, ["error": "no admin token is configured: the admin API answers loopback clients only"])
+        }
+        return nil
     }
 
     private struct OutageRequest: Decodable {

@@ -6,8 +6,8 @@ import OriginCore
 import PeerRepair
 import SharedBytes
 
-/// Routes every request of the origin: `/live` (players and CDNs), `/ingest` (encoders), `/admin` (operators),
-/// `/healthz` and `/metrics`. Every answer, errors included, carries CORS headers; errors carry a short text or JSON
+/// Routes every request of the origin: `/live` (players and CDNs), `/ingest` (encoders), `/admin` and `/status`
+/// (operators), `/healthz` and `/metrics`. Every answer, errors included, carries CORS headers; errors carry a short text or JSON
 /// body that says what is wrong.
 public final class OriginHTTPHandler: HTTPRequestHandler {
     let origin: Origin
@@ -69,6 +69,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
             return vod(request, rest)
         case "ingest": return ingest(request, Array(rest))
         case "admin": return admin(request, Array(rest))
+        case "status": return statusPage(request, Array(rest))
         case "healthz" where rest.isEmpty:
             return respond(
                 onlyReading(request)
