@@ -180,7 +180,7 @@ extension ChannelState {
         }
         guard case .success(let filler) = made else { return }
         renditions[position].gapFill = .filling(
-            filler, mediaEnd: template.mediaEnd, programDateTimeEnd: template.programDateTimeEnd)
+            .transportStream(filler), mediaEnd: template.mediaEnd, programDateTimeEnd: template.programDateTimeEnd)
     }
 
     /// The I-frame range of a restored segment, found again by probing its (CRC-checked) bytes, with the restored
@@ -207,6 +207,7 @@ extension ChannelState {
             if let ticks = record.mediaEndTicks { renditions[position].lastMediaEnd = (ticks, record.mediaTimescale) }
             renditions[position].container = record.container
             renditions[position].gapFill = .idle
+            renditions[position].inSlate = false
             return WindowEntry(
                 msn: record.msn, durationMilliseconds: record.durationMilliseconds,
                 programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
@@ -217,10 +218,15 @@ extension ChannelState {
         let slot = Slot(
             programDateTimeMilliseconds: record.programDateTimeMilliseconds,
             durationMilliseconds: record.durationMilliseconds)
+        let filler = fillerSegment(position: position, msn: record.msn, slot: slot)
+        // A slate segment (`outage: slate`) is stored as a GAP record: made again from the same filler.
+        let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
+        if slate != nil { renditions[position].inSlate = true }
         return WindowEntry(
             msn: record.msn, durationMilliseconds: record.durationMilliseconds,
             programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
-            content: .gap(filler: fillerSegment(position: position, slot: slot)),
+            content: slate.map { .segment($0, startsWithKeyframe: true) }
+                ?? .gap(filler: configuration.gapResponse == .filler ? filler : nil),
             container: renditions[position].container ?? record.container,
             initSectionVersion: record.initSectionVersion)
     }

@@ -531,6 +531,7 @@ package struct ChannelState: Sendable {
         let durationInStartScale = Self.ticks(info.duration.ticks, from: durationScale, to: timescale)
         renditions[position].lastMediaEnd = (start + durationInStartScale, timescale)
         renditions[position].pendingDiscontinuity = false
+        renditions[position].inSlate = false
         renditions[position].gapFill = .idle
         if !info.startsWithKeyframe { renditions[position].allSegmentsIndependent = false }
         switch renditions[position].feed {
@@ -770,13 +771,25 @@ package struct ChannelState: Sendable {
             initSectionVersion: entry.initSectionVersion, mediaEndTicks: nil, mediaTimescale: 90_000)
     }
 
+    /// Writes the entry of a slot the rendition missed: an EXT-X-GAP entry (its URL answering the filler or 404), or
+    /// under `outage: slate` a regular segment whose bytes are the filler, with a discontinuity where the slate
+    /// starts; the encoder's next segment starts another (`inSlate`). The entry takes the slot's MSN, PDT and
+    /// EXTINF either way, so every origin of a redundancy group lists the same.
     mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
+        let filler = fillerSegment(position: position, msn: msn, slot: slot)
+        let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
-            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false,
-            content: .gap(filler: fillerSegment(position: position, slot: slot)),
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
+            discontinuity: slate != nil && !renditions[position].inSlate,
+            content: slate.map { .segment($0, startsWithKeyframe: true) }
+                ?? .gap(filler: configuration.gapResponse == .filler ? filler : nil),
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion)
+        if slate != nil {
+            renditions[position].inSlate = true
+            renditions[position].pendingDiscontinuity = true
+        }
         renditions[position].hold(entry)
         renditions[position].statistics.gapsWritten += 1
         if configuration.lowLatency != nil { finishGapParts(position: position, msn: msn, slot: slot) }

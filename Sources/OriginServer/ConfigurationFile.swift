@@ -385,6 +385,7 @@ public enum ConfigurationFile {
         var window: WindowModel?
         var gracePeriod: Double?
         var gapResponse: String?
+        var outage: String?
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
@@ -398,7 +399,7 @@ public enum ConfigurationFile {
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
-            case lowLatency
+            case lowLatency, outage
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -410,6 +411,7 @@ public enum ConfigurationFile {
             window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
             gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
             gapResponse = try c.decodeIfPresent(String.self, forKey: .gapResponse)
+            outage = try c.decodeIfPresent(String.self, forKey: .outage)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
             legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
@@ -441,6 +443,13 @@ public enum ConfigurationFile {
                         "\(file): channel '\(name)': gapResponse '\(gapResponse)' is not \(known)")
                 }
                 channel.gapResponse = response
+            }
+            if let outage {
+                guard let mode = OutageMode(rawValue: outage) else {
+                    let known = OutageMode.allCases.map(\.rawValue).joined(separator: " or ")
+                    throw ConfigurationError("\(file): channel '\(name)': outage '\(outage)' is not \(known)")
+                }
+                channel.outage = mode
             }
             channel.legacyCueTags = legacyCueTags ?? false
             if let dvr {
@@ -476,6 +485,10 @@ public enum ConfigurationFile {
                 channel.lowLatency = try lowLatency.configuration(label: label)
                 // Parts are listed before any segment could fix the target duration: an LL channel fixes it here.
                 channel.targetDuration = targetDuration ?? Int(channel.segmentDuration.rounded(.up))
+                guard channel.outage == .gap else {
+                    throw ConfigurationError(
+                        "\(label): outage 'slate' is not supported with lowLatency (parts of an outage are GAP parts)")
+                }
             }
             return channel
         }
