@@ -222,13 +222,15 @@ extension ChannelState {
         // A slate segment (`outage: slate`) is stored as a GAP record: made again from the same filler.
         let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
         if slate != nil { renditions[position].inSlate = true }
-        return WindowEntry(
+        var entry = WindowEntry(
             msn: record.msn, durationMilliseconds: record.durationMilliseconds,
             programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
             content: slate.map { .segment($0, startsWithKeyframe: true) }
                 ?? .gap(filler: configuration.gapResponse == .filler ? filler : nil),
             container: renditions[position].container ?? record.container,
             initSectionVersion: record.initSectionVersion)
+        entry.isSlate = slate != nil
+        return entry
     }
 }
 

@@ -778,7 +778,7 @@ package struct ChannelState: Sendable {
     mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
         let filler = fillerSegment(position: position, msn: msn, slot: slot)
         let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
-        let entry = WindowEntry(
+        var entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
             discontinuity: slate != nil && !renditions[position].inSlate,
@@ -787,6 +787,7 @@ package struct ChannelState: Sendable {
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion)
         if slate != nil {
+            entry.isSlate = true
             renditions[position].inSlate = true
             renditions[position].pendingDiscontinuity = true
         }

@@ -312,7 +312,9 @@ struct LiveRouteTests {
             #expect(slate.header("Cache-Control") == "public, max-age=31536000, immutable")
             #expect(slate.body == snapshot.entries.first { $0.msn == msn }?.bytes?.array)
             #expect(slate.body.first == 0x47)
+            #expect(slate.header("X-HLSOrigin-Slate") == "1")
         }
+        #expect(try stack.get("/live/ch/360p/2.ts").header("X-HLSOrigin-Slate") == nil)
     }
 
     @Test func aGapEntryAnswersAFillerSegmentByDefault() throws {
