@@ -6,7 +6,8 @@ import Testing
 
 extension EndToEnd {
     /// `outage: slate` with a real fMP4 push: ffmpeg's HLS reader reads through a 10 s encoder outage (the encoder
-    /// is killed and started again) without a failed fetch, and records about the whole time.
+    /// is killed and started again) without a failed fetch, and records about the whole time; GStreamer's playbin
+    /// plays through it at the same time.
     @Suite("End to end: slate through an outage of an fMP4 push", .tags(.endToEnd))
     struct SlateOutageTests {
         static let channel = "slate"
@@ -41,15 +42,18 @@ extension EndToEnd {
             return try MediaPlaylist.parse(response.text)
         }
 
-        @Test("ffmpeg reads through a 10 s outage of an fMP4 push listed as slate")
-        func ffmpegReadsThroughTheSlate() async throws {
+        @Test("ffmpeg and GStreamer read through a 10 s outage of an fMP4 push listed as slate")
+        func playersReadThroughTheSlate() async throws {
             try await OriginProcess.withRunning(configuration: Self.configuration, label: "slate-fmp4") { origin in
+                try await GStreamerPlayer.requireInstalled(in: origin.directory)
                 let client = HTTPClient(port: origin.port)
                 var encoders: [ChildProcess] = []
                 var reader: ChildProcess?
+                var player: ChildProcess?
                 defer {
                     for encoder in encoders { encoder.signal(SIGKILL) }
                     reader?.signal(SIGKILL)
+                    player?.signal(SIGKILL)
                 }
                 encoders.append(
                     try Self.startFragmentedMP4Push(port: origin.port, directory: origin.directory, label: "encoder-1"))
@@ -66,6 +70,9 @@ extension EndToEnd {
                 reader = try FFmpeg.startRecorder(
                     url: "\(origin.baseURL)/live/\(Self.channel)/\(Self.rendition.name)/index.m3u8", seconds: seconds,
                     output: recording, directory: origin.directory, label: "reader", logLevel: "warning")
+                player = try GStreamerPlayer.start(
+                    url: "\(origin.baseURL)/live/\(Self.channel)/\(Self.rendition.name)/index.m3u8", seconds: seconds,
+                    directory: origin.directory, label: "gstreamer")
                 try await Task.sleep(for: .seconds(4))
                 #expect(encoders[0].standardError.isEmpty, "encoder 1 said: \(encoders[0].standardError)")
                 encoders[0].signal(SIGKILL)
@@ -75,6 +82,8 @@ extension EndToEnd {
 
                 let readerStatus = await reader!.wait(timeout: .seconds(40))
                 let readerLog = reader!.standardError
+                let playerStatus = await player!.wait(timeout: .seconds(20))
+                let summary = try GStreamerPlayer.summary(of: player!)
                 let playlist = try #require(try await Self.playlist(client))
 
                 // The outage is listed as slate: no GAP, a discontinuity where it starts and where the encoder returns.
@@ -96,6 +105,16 @@ extension EndToEnd {
                 let (recorded, probeErrors) = try await FFmpeg.formatDuration(of: recording, in: origin.directory)
                 #expect(probeErrors.isEmpty, "ffprobe of the reader's recording: \(probeErrors)")
                 #expect(recorded >= Double(seconds) - 3, "recorded \(recorded) s of \(seconds)")
+                // GStreamer played on: no error, no end of stream, and no stall like the 12 s it showed on GAP URLs
+                // that answered 404.
+                #expect(playerStatus == 0, "GStreamer: status \(String(describing: playerStatus)), \(summary.errors)")
+                #expect(summary.errors.isEmpty, "GStreamer errors: \(summary.errors)")
+                #expect(summary.maxVideoStall < 4, "GStreamer's picture stalled \(summary.maxVideoStall) s")
+                // 25 fps outside the slate (less start-up), about one still frame a second through its 10 s.
+                #expect(summary.video >= (seconds - 16) * 25, "GStreamer decoded \(summary.video) frames")
+                print(
+                    "GStreamer: \(summary.video) video frames, \(summary.audio) audio buffers in \(seconds) s, longest "
+                        + "stall \(String(format: "%.2f", summary.maxVideoStall)) s, warnings \(summary.warnings)")
                 print(
                     "slate through a 10 s outage of an fMP4 push: recorded \(String(format: "%.1f", recorded)) s of "
                         + "\(seconds), discontinuities at \(discontinuities) of \(playlist.segments.count) entries, "
