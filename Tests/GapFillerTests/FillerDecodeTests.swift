@@ -63,6 +63,10 @@ struct FillerDecodeTests {
             in: directory)
         let seconds = try #require(Double(duration.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(abs(seconds - 8) < 0.2, "duration \(seconds)")
+        print(
+            "\(codec) fMP4 filler: ffmpeg decoded init + 2 segments + 2 fillers with no message, ffprobe duration "
+                + "\(seconds) s, \(times.count) video packets, DTS \(times.first ?? -1) ... \(times.last ?? -1) s rising"
+        )
 
         // ffmpeg's HLS reader plays a playlist naming them with EXT-X-MAP.
         var playlist = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n"
