@@ -84,7 +84,7 @@ extension ChannelState {
         guard newest.container == .mpegTS, let mediaEnd = rendition.lastMediaEnd, mediaEnd.timescale == 90_000 else {
             return .unavailable("no MPEG-TS or fMP4 segment before the gap")
         }
-        let source = rendition.gapFillerSource ?? KeyframeGapFillerSource()
+        let source = rendition.gapFillerSource ?? slateClipSources[rendition.name] ?? KeyframeGapFillerSource()
         let made = bytes.withUnsafeBytes { raw in
             Result { () throws(GapFillerError) in try source.makeFiller(after: raw) }
         }

@@ -174,7 +174,7 @@ extension ChannelState {
         } else {
             return
         }
-        let source = rendition.gapFillerSource ?? KeyframeGapFillerSource()
+        let source = rendition.gapFillerSource ?? slateClipSources[rendition.name] ?? KeyframeGapFillerSource()
         let made = template.bytes.withUnsafeBytes { raw in
             Result { () throws(GapFillerError) in try source.makeFiller(after: raw) }
         }

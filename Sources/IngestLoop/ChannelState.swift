@@ -1,3 +1,4 @@
+import GapFiller
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
@@ -71,6 +72,9 @@ package struct ChannelState: Sendable {
     var publishedDiscontinuityDomain: UInt64?
     /// The channel keeps a durable segment store: every entry and closed slot queues a `StoreRecord`.
     package var keepsStoreRecords = false
+    /// The filler sources of renditions with an operator's slate clip (`slateClip`), by rendition; set before the
+    /// restore, so restored fillers are made from the clip as before the restart.
+    package var slateClipSources: [String: any GapFillerSource] = [:]
     /// Store records queued since the last actions were returned.
     var pendingStoreRecords: [StoreRecord] = []
     /// The encoder's multivariant hint and its counters (see `ChannelState+Rendering`).

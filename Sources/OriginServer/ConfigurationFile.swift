@@ -386,6 +386,7 @@ public enum ConfigurationFile {
         var gracePeriod: Double?
         var gapResponse: String?
         var outage: String?
+        var slate: String?
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
@@ -399,7 +400,7 @@ public enum ConfigurationFile {
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
-            case lowLatency, outage
+            case lowLatency, outage, slate
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -412,6 +413,7 @@ public enum ConfigurationFile {
             gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
             gapResponse = try c.decodeIfPresent(String.self, forKey: .gapResponse)
             outage = try c.decodeIfPresent(String.self, forKey: .outage)
+            slate = try c.decodeIfPresent(String.self, forKey: .slate)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
             legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
@@ -470,6 +472,19 @@ public enum ConfigurationFile {
                 }
             }
             channel.renditions = (renditions ?? []).map(\.rendition)
+            if let slate {
+                // Every configured rendition's clip must be usable now, not at the first outage.
+                for rendition in channel.renditions {
+                    do {
+                        _ = try ChannelConfiguration.loadSlateClip(
+                            ChannelConfiguration.slateClipPath(slate, rendition: rendition.name))
+                    } catch {
+                        throw ConfigurationError(
+                            "\(file): channel '\(name)': slate clip of rendition '\(rendition.name)': \(error)")
+                    }
+                }
+                channel.slateClip = slate
+            }
             channel.audioOnlyVariant = audioOnlyVariant ?? false
             channel.followerWaitMilliseconds = followerWaitMilliseconds
             channel.scheduledOutages = (outages ?? []).map {

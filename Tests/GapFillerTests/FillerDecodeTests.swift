@@ -84,6 +84,53 @@ struct FillerDecodeTests {
         #expect(played.standardError == "", "ffmpeg said: \(played.standardError)")
     }
 
+    /// The slate clip command of docs/outages.md (a still picture and silence, here the test pattern's first frame)
+    /// makes a clip the filler loops; ffmpeg plays source + clip filler through. A clip with B-frames is refused.
+    @Test func anOperatorsClipIsLoopedAndPlaysThrough() throws {
+        let directory = try TemporaryDirectory.make("GapFillerTests")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Tools.encode(
+            seconds: 2, x264: ["-profile:v", "main", "-g", "30", "-bf", "0", "-preset", "veryfast"], audio: [],
+            in: directory)
+        func clip(bFrames: Int) throws -> [UInt8] {
+            let made = try ChildProcess.runBlocking(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-frames:v", "1",
+                    "still.png",
+                ], in: directory)
+            guard made.status == 0 else { throw TestFailure("ffmpeg failed: \(made.standardError)") }
+            let result = try ChildProcess.runBlocking(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-loop", "1", "-framerate", "30", "-i", "still.png", "-f", "lavfi", "-i",
+                    "anullsrc=r=48000:cl=stereo", "-t", "2", "-c:v", "libx264", "-profile:v", "main", "-pix_fmt",
+                    "yuv420p", "-s", "160x90", "-r", "30", "-g", "30", "-keyint_min", "30", "-sc_threshold", "0", "-bf",
+                    "\(bFrames)", "-c:a", "aac", "-ac", "2", "-ar", "48000", "-f", "mpegts", "clip.ts",
+                ], in: directory)
+            guard result.status == 0 else { throw TestFailure("ffmpeg failed: \(result.standardError)") }
+            return [UInt8](try Data(contentsOf: directory.appendingPathComponent("clip.ts")))
+        }
+        let slate = try ClipGapFillerSource(clip: clip(bFrames: 0))
+        #expect(slate.accessUnits.count == 60)
+        #expect(slate.frameDurationTicks == 3000)
+        var filler = try source.withUnsafeBytes { bytes throws(GapFillerError) in try slate.makeFiller(after: bytes) }
+        let sourceInfo = try MediaProbe.probeSegment(source)
+        let start = sourceInfo.startTime.ticks + sourceInfo.duration.ticks
+        let fillers = [
+            filler.segment(startPTS: start, durationMilliseconds: 2000),
+            filler.segment(startPTS: start + 180_000, durationMilliseconds: 2000),
+        ]
+        let probe = try Tools.countFrames(fillers[0], in: directory)
+        #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
+        #expect(probe.standardOutput.contains("video,60"), "\(probe.standardOutput)")
+        let played = try Tools.playThrough([source] + fillers, durations: [2, 2, 2], in: directory)
+        #expect(played.status == 0)
+        #expect(played.standardError == "", "ffmpeg said: \(played.standardError)")
+        let withBFrames = try clip(bFrames: 2)
+        #expect(throws: GapFillerError.self) { try ClipGapFillerSource(clip: withBFrames) }
+    }
+
     @Test func hevcTransportStreamFillerPlaysThrough() throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -3,6 +3,7 @@ import HLSPlaylist
 import Logging
 import MediaProbe
 import SharedBytes
+import TestSource
 import TestSupport
 import Testing
 
@@ -86,6 +87,42 @@ struct SlateModeTests {
         let channel = try Pushed(gapResponse: .notFound, outage: .slate)
         try channel.outage()
         #expect(channel.entries180p.map(\.isGap) == Array(repeating: false, count: 8))
+    }
+
+    @Test func anOperatorsClipPerRenditionIsLoopedInTheSlate() throws {
+        let directory = try TemporaryDirectory.make("slate-clip")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A clip coded like each rendition: a 2 s segment of a fresh test source stream (25 fps, no B-frames).
+        var clipFrames: [String: [[UInt8]]] = [:]
+        for name in ["360p", "180p"] {
+            var generator = try TestStreamGenerator(
+                profile: try #require(TestSourceProfile.named(name)), segmentDuration: 2)
+            let clip = generator.nextSegment().bytes
+            try Data(clip).write(to: directory.appendingPathComponent("clip-\(name).ts"))
+            clipFrames[name] = try Self.videoFrames(clip)
+        }
+        let channel = try Pushed(
+            gapResponse: .filler, outage: .slate,
+            slateClip: directory.appendingPathComponent("clip-{rendition}.ts").path)
+        try channel.outage()
+        let entries = channel.entries180p
+        #expect(entries.map(\.discontinuity) == [false, false, false, true, false, false, true, false])
+        let clip = try #require(clipFrames["180p"])
+        for entry in entries[3...5] {
+            // Every frame of the clip, from its first, one per frame duration (the last keyframe would be 2 frames).
+            let frames = try Self.videoFrames(try #require(entry.bytes).array)
+            #expect(frames.count == clip.count)
+            #expect(frames == clip)
+            let info = try MediaProbe.probeSegment(entry.bytes!.array)
+            #expect(info.duration.ticks == entry.durationMilliseconds * 90)
+        }
+    }
+
+    /// The payloads of the video PES packets of an MPEG-TS segment.
+    static func videoFrames(_ segment: [UInt8]) throws -> [[UInt8]] {
+        let contents = try TransportStreamContents(segment)
+        let video = try #require(contents.streams.first { $0.streamType == 0x1B })
+        return (contents.pesPackets[video.pid] ?? []).map(\.payload)
     }
 
     @Test func fragmentedMP4RenditionsGetSlateDecodableWithTheirInitSection() throws {

@@ -117,6 +117,10 @@ struct ConfigurationFileTests {
         ),
         ("channels:\n  - name: a\n    outage: black\n", "test.yaml: channel 'a': outage 'black' is not gap or slate"),
         (
+            "channels:\n  - name: a\n    slate: /nonexistent/clip-{rendition}.ts\n    renditions: [{name: hi}]\n",
+            "test.yaml: channel 'a': slate clip of rendition 'hi': cannot read '/nonexistent/clip-hi.ts'"
+        ),
+        (
             "channels:\n  - name: a\n    outage: slate\n    lowLatency: { partTarget: 0.5 }\n",
             "test.yaml: channel 'a': outage 'slate' is not supported with lowLatency (parts of an outage are GAP parts)"
         ),
