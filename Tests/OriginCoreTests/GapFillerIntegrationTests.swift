@@ -22,10 +22,12 @@ struct GapFillerIntegrationTests {
         /// What was pushed to 180p, in order.
         var pushed180p: [GeneratedSegment] = []
 
-        init(gapResponse: GapResponse, outage: OutageMode = .gap, slateClip: String? = nil) throws {
+        init(
+            gapResponse: GapResponse, outage: OutageMode = .gap, slateClip: String? = nil, window: Int = 100
+        ) throws {
             var channel = ChannelConfiguration(
                 name: "ch", renditions: [RenditionConfiguration(name: "360p"), RenditionConfiguration(name: "180p")],
-                window: .segments(100), gapResponse: gapResponse)
+                window: .segments(window), gapResponse: gapResponse)
             channel.outage = outage
             channel.slateClip = slateClip
             origin = try Origin(

@@ -71,6 +71,24 @@ struct SlateModeTests {
         #expect(playlist.segments.filter(\.discontinuity).count == 4)
     }
 
+    @Test func theDiscontinuitySequenceGrowsAsTheSlateJoinsSlideOutOfTheWindow() throws {
+        let channel = try Pushed(gapResponse: .filler, outage: .slate, window: 3)
+        try channel.outage()  // MSNs 0...7, discontinuities at 3 and 6
+        var sequences: [UInt64] = []
+        var firsts: [UInt64] = []
+        for _ in 0..<6 {
+            let playlist = try Self.playlist(channel, "180p")
+            sequences.append(playlist.discontinuitySequence)
+            firsts.append(playlist.mediaSequence)
+            // Both renditions count the same.
+            #expect(try Self.playlist(channel, "360p").discontinuitySequence == playlist.discontinuitySequence)
+            try channel.slot()
+        }
+        // The window's first MSN, and how many discontinuities slid out before it (3 and 6 leave at 4 and 7).
+        #expect(firsts == [5, 6, 7, 8, 9, 10])
+        #expect(sequences == [1, 1, 2, 2, 2, 2])
+    }
+
     @Test func gapModeIsUnchanged() throws {
         let channel = try Pushed(gapResponse: .filler)
         try channel.outage()
