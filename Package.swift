@@ -10,7 +10,8 @@ let package = Package(
         .library(
             name: "HLSOriginKit",
             targets: [
-                "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "TestSource", "MicroHTTPD",
+                "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "GapFiller", "TestSource",
+                "MicroHTTPD",
                 "IngestLoop", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair", "OriginServer",
                 "StreamValidator",
             ]),

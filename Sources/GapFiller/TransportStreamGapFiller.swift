@@ -7,12 +7,13 @@ import MediaProbe
 /// What continues the real segment, so a player that plays through notices nothing but a frozen picture:
 /// - the PAT and PMT are the segment's own (same PIDs, stream types, program number; PMT version unchanged);
 /// - continuity counters follow the segment's last packets, and each filler segment's follow the previous one's;
-/// - the picture is H.264 that decodes on its own: the segment's last IDR (with its SPS and PPS), or a looped slate;
+/// - the picture decodes on its own: the segment's last H.264 IDR (with its SPS and PPS) or HEVC IRAP picture (with
+///   its VPS, SPS and PPS), or a looped slate;
 /// - AAC silence has the segment's object type, sampling rate and channel configuration, and its frames sit on the
 ///   segment's audio frame grid (the first one where the segment's last audio frame ended);
 /// - the PCR runs 100 ms ahead of the timestamps, at least every 100 ms.
 ///
-/// Supported: one H.264 stream (stream type 0x1B) and/or one AAC ADTS stream (0x0F, Main or LC, channel
+/// Supported: one H.264 (stream type 0x1B) or HEVC (0x24) stream and/or one AAC ADTS stream (0x0F, Main or LC, channel
 /// configuration 1...7); data streams (ID3, SCTE-35) stay in the PMT and get no packets. Anything else throws.
 ///
 /// ```swift
@@ -40,6 +41,8 @@ public struct TransportStreamGapFiller: Sendable {
 
     /// The frames of the picture in display order (empty when the segment has no video).
     private let videoFrames: [[UInt8]]
+    /// The video is HEVC (stream type 0x24); else H.264 (0x1B).
+    private let isHEVC: Bool
     /// Spacing of looped frames; nil for the repeated keyframe (spread evenly over each segment).
     private let loopFrameDurationTicks: Int64?
     /// Silence in the segment's AAC configuration; nil when the segment has no audio.
@@ -74,9 +77,11 @@ public struct TransportStreamGapFiller: Sendable {
                 "the filler needs one video and/or one audio stream; the PMT lists \(video.count) video and "
                     + "\(audio.count) audio streams")
         }
-        if let stream = video.first, stream.streamType != 0x1B {
-            throw GapFillerError("video stream type 0x\(Self.hex(stream.streamType)) is not H.264 (0x1B)")
+        if let stream = video.first, stream.streamType != 0x1B, stream.streamType != 0x24 {
+            throw GapFillerError(
+                "video stream type 0x\(Self.hex(stream.streamType)) is not H.264 (0x1B) or HEVC (0x24)")
         }
+        isHEVC = video.first?.streamType == 0x24
         if let stream = audio.first, stream.streamType != 0x0F {
             throw GapFillerError("audio stream type 0x\(Self.hex(stream.streamType)) is not AAC in ADTS (0x0F)")
         }
@@ -84,7 +89,10 @@ public struct TransportStreamGapFiller: Sendable {
         if let stream = video.first {
             switch picture {
             case .lastKeyframe:
-                videoFrames = [try H264Keyframe.lastIDR(in: contents.pesPackets[stream.pid] ?? [])]
+                let packets = contents.pesPackets[stream.pid] ?? []
+                videoFrames = [
+                    try isHEVC ? HEVCKeyframe.lastIRAP(in: packets) : H264Keyframe.lastIDR(in: packets)
+                ]
                 loopFrameDurationTicks = nil
             case .loop(let accessUnits, let frameDurationTicks):
                 guard !accessUnits.isEmpty, frameDurationTicks > 0 else {
@@ -199,7 +207,8 @@ public struct TransportStreamGapFiller: Sendable {
                 let pcr: Int64? = pcrOnVideo ? start + time - Self.pcrDelayTicks : nil
                 if pcr != nil { lastPCR = time }
                 muxer.writeVideo(
-                    frame, pts: start + time, pcr: pcr, randomAccess: Self.isIDR(frame), into: &output)
+                    frame, pts: start + time, pcr: pcr,
+                    randomAccess: isHEVC ? HEVCKeyframe.isIRAP(frame) : Self.isIDR(frame), into: &output)
                 videoIndex += 1
             } else if let silence {
                 let count = min(Self.audioFramesPerPES, audioTimes.count - audioIndex)

@@ -117,6 +117,12 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var scheduledOutages: [ScheduledOutage] = []
     /// What a GAP entry's URL answers. Default: `.filler`.
     public var gapResponse: GapResponse
+    /// How an outage's slots are listed: EXT-X-GAP entries or slate segments. Default: `.gap`.
+    public var outage: OutageMode = .gap
+    /// An operator's slate clip per rendition: a path to MPEG-TS where `{rendition}` stands for the rendition's
+    /// name (`ClipGapFillerSource`). Its pictures replace the last keyframe in the filler of MPEG-TS renditions.
+    /// Default: nil = the last keyframe.
+    public var slateClip: String?
     /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
     /// Default: false.
     public var legacyCueTags: Bool = false

@@ -7,11 +7,18 @@ import SharedBytes
 enum GapFill: Sendable {
     /// No outage yet, or a segment arrived since the last one.
     case idle
-    /// Filling: the filler, and where the newest real segment ended on the media timeline (90 kHz, unwrapped) and
-    /// on the PDT timeline (ms since the epoch).
-    case filling(TransportStreamGapFiller, mediaEnd: Int64, programDateTimeEnd: Int64)
+    /// Filling: the filler, and where the newest real segment ended on the media timeline (90 kHz, unwrapped; 0
+    /// for fMP4, whose filler keeps each track's end) and on the PDT timeline (ms since the epoch).
+    case filling(MadeFiller, mediaEnd: Int64, programDateTimeEnd: Int64)
     /// This outage's GAP URLs answer 404: the channel is configured so, or the media cannot be filled (why).
     case unavailable(String)
+}
+
+/// The filler of an outage, by the rendition's container.
+enum MadeFiller: Sendable {
+    case transportStream(TransportStreamGapFiller)
+    /// fMP4: decodable with the init section of the segment it continues.
+    case fragmentedMP4(FragmentedMP4GapFiller)
 }
 
 extension ChannelState {
@@ -20,40 +27,71 @@ extension ChannelState {
     /// Its first PTS continues the rendition's media timeline: the newest real segment's end plus the PDT time
     /// from that segment's end to the slot's start, so a player that plays through sees continuous timestamps.
     /// A WebVTT rendition's GAP URLs answer the empty cue segment; IMSC1 (fMP4 subtitles) answer 404.
-    mutating func fillerSegment(position: Int, slot: Slot) -> SharedBytes? {
+    mutating func fillerSegment(position: Int, msn: UInt64, slot: Slot) -> SharedBytes? {
         if renditions[position].isFollower {
             guard configuration.gapResponse == .filler, isWebVTT(position: position) else { return nil }
             return WebVTTSegment.empty(mpegts: timestampOffset(position: position))
         }
         if case .idle = renditions[position].gapFill { renditions[position].gapFill = startGapFill(position: position) }
-        guard case .filling(var filler, let mediaEnd, let programDateTimeEnd) = renditions[position].gapFill else {
+        guard case .filling(let made, let mediaEnd, let programDateTimeEnd) = renditions[position].gapFill else {
             return nil
         }
-        let start = mediaEnd + (slot.programDateTimeMilliseconds - programDateTimeEnd) * 90
-        let bytes = filler.segment(startPTS: start, durationMilliseconds: slot.durationMilliseconds)
-        renditions[position].gapFill = .filling(filler, mediaEnd: mediaEnd, programDateTimeEnd: programDateTimeEnd)
-        return SharedBytes(bytes)
+        let elapsed = slot.programDateTimeMilliseconds - programDateTimeEnd
+        switch made {
+        case .transportStream(var filler):
+            let bytes = filler.segment(
+                startPTS: mediaEnd + elapsed * 90, durationMilliseconds: slot.durationMilliseconds)
+            renditions[position].gapFill = .filling(
+                .transportStream(filler), mediaEnd: mediaEnd, programDateTimeEnd: programDateTimeEnd)
+            return SharedBytes(bytes)
+        case .fragmentedMP4(let filler):
+            // mfhd's sequence_number from the MSN: the same on every origin of a redundancy group.
+            return SharedBytes(
+                filler.segment(
+                    elapsedMilliseconds: elapsed, durationMilliseconds: slot.durationMilliseconds,
+                    sequenceNumber: UInt32(truncatingIfNeeded: msn &+ 1)))
+        }
     }
 
     /// Makes the filler of the outage starting now from the rendition's newest real segment.
     private func startGapFill(position: Int) -> GapFill {
-        guard configuration.gapResponse == .filler else { return .unavailable("gapResponse is notFound") }
+        guard configuration.gapResponse == .filler || configuration.outage == .slate else {
+            return .unavailable("gapResponse is notFound")
+        }
         let rendition = renditions[position]
         let newest =
             rendition.held.last { !$0.isGap } ?? rendition.window.entries.last { !$0.isGap }
             ?? rendition.window.retained.last { !$0.entry.isGap }?.entry
-        guard let newest, let bytes = newest.bytes, newest.container == .mpegTS,
-            let mediaEnd = rendition.lastMediaEnd, mediaEnd.timescale == 90_000
-        else {
-            return .unavailable("no MPEG-TS segment before the gap")
+        guard let newest, let bytes = newest.bytes else { return .unavailable("no segment before the gap") }
+        if newest.container == .fragmentedMP4Segment {
+            guard rendition.gapFillerSource == nil, let version = newest.initSectionVersion,
+                let initSection = rendition.initSections[version]
+            else { return .unavailable("no init section for the fMP4 segment before the gap") }
+            let made = initSection.bytes.withUnsafeBytes { initBytes in
+                bytes.withUnsafeBytes { segmentBytes in
+                    Result { () throws(GapFillerError) in
+                        try FragmentedMP4GapFiller(initSection: initBytes, after: segmentBytes)
+                    }
+                }
+            }
+            switch made {
+            case .success(let filler):
+                return .filling(.fragmentedMP4(filler), mediaEnd: 0, programDateTimeEnd: newest.endMilliseconds)
+            case .failure(let error):
+                return .unavailable(error.message)
+            }
         }
-        let source = rendition.gapFillerSource ?? KeyframeGapFillerSource()
+        guard newest.container == .mpegTS, let mediaEnd = rendition.lastMediaEnd, mediaEnd.timescale == 90_000 else {
+            return .unavailable("no MPEG-TS or fMP4 segment before the gap")
+        }
+        let source = rendition.gapFillerSource ?? slateClipSources[rendition.name] ?? KeyframeGapFillerSource()
         let made = bytes.withUnsafeBytes { raw in
             Result { () throws(GapFillerError) in try source.makeFiller(after: raw) }
         }
         switch made {
         case .success(let filler):
-            return .filling(filler, mediaEnd: mediaEnd.ticks, programDateTimeEnd: newest.endMilliseconds)
+            return .filling(
+                .transportStream(filler), mediaEnd: mediaEnd.ticks, programDateTimeEnd: newest.endMilliseconds)
         case .failure(let error):
             return .unavailable(error.message)
         }

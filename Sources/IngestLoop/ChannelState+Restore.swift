@@ -174,13 +174,13 @@ extension ChannelState {
         } else {
             return
         }
-        let source = rendition.gapFillerSource ?? KeyframeGapFillerSource()
+        let source = rendition.gapFillerSource ?? slateClipSources[rendition.name] ?? KeyframeGapFillerSource()
         let made = template.bytes.withUnsafeBytes { raw in
             Result { () throws(GapFillerError) in try source.makeFiller(after: raw) }
         }
         guard case .success(let filler) = made else { return }
         renditions[position].gapFill = .filling(
-            filler, mediaEnd: template.mediaEnd, programDateTimeEnd: template.programDateTimeEnd)
+            .transportStream(filler), mediaEnd: template.mediaEnd, programDateTimeEnd: template.programDateTimeEnd)
     }
 
     /// The I-frame range of a restored segment, found again by probing its (CRC-checked) bytes, with the restored
@@ -207,6 +207,7 @@ extension ChannelState {
             if let ticks = record.mediaEndTicks { renditions[position].lastMediaEnd = (ticks, record.mediaTimescale) }
             renditions[position].container = record.container
             renditions[position].gapFill = .idle
+            renditions[position].inSlate = false
             return WindowEntry(
                 msn: record.msn, durationMilliseconds: record.durationMilliseconds,
                 programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
@@ -217,12 +218,19 @@ extension ChannelState {
         let slot = Slot(
             programDateTimeMilliseconds: record.programDateTimeMilliseconds,
             durationMilliseconds: record.durationMilliseconds)
-        return WindowEntry(
+        let filler = fillerSegment(position: position, msn: record.msn, slot: slot)
+        // A slate segment (`outage: slate`) is stored as a GAP record: made again from the same filler.
+        let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
+        if slate != nil { renditions[position].inSlate = true }
+        var entry = WindowEntry(
             msn: record.msn, durationMilliseconds: record.durationMilliseconds,
             programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
-            content: .gap(filler: fillerSegment(position: position, slot: slot)),
+            content: slate.map { .segment($0, startsWithKeyframe: true) }
+                ?? .gap(filler: configuration.gapResponse == .filler ? filler : nil),
             container: renditions[position].container ?? record.container,
             initSectionVersion: record.initSectionVersion)
+        entry.isSlate = slate != nil
+        return entry
     }
 }
 

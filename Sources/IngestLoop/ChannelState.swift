@@ -1,3 +1,4 @@
+import GapFiller
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
@@ -71,6 +72,9 @@ package struct ChannelState: Sendable {
     var publishedDiscontinuityDomain: UInt64?
     /// The channel keeps a durable segment store: every entry and closed slot queues a `StoreRecord`.
     package var keepsStoreRecords = false
+    /// The filler sources of renditions with an operator's slate clip (`slateClip`), by rendition; set before the
+    /// restore, so restored fillers are made from the clip as before the restart.
+    package var slateClipSources: [String: any GapFillerSource] = [:]
     /// Store records queued since the last actions were returned.
     var pendingStoreRecords: [StoreRecord] = []
     /// The encoder's multivariant hint and its counters (see `ChannelState+Rendering`).
@@ -531,6 +535,7 @@ package struct ChannelState: Sendable {
         let durationInStartScale = Self.ticks(info.duration.ticks, from: durationScale, to: timescale)
         renditions[position].lastMediaEnd = (start + durationInStartScale, timescale)
         renditions[position].pendingDiscontinuity = false
+        renditions[position].inSlate = false
         renditions[position].gapFill = .idle
         if !info.startsWithKeyframe { renditions[position].allSegmentsIndependent = false }
         switch renditions[position].feed {
@@ -770,13 +775,26 @@ package struct ChannelState: Sendable {
             initSectionVersion: entry.initSectionVersion, mediaEndTicks: nil, mediaTimescale: 90_000)
     }
 
+    /// Writes the entry of a slot the rendition missed: an EXT-X-GAP entry (its URL answering the filler or 404), or
+    /// under `outage: slate` a regular segment whose bytes are the filler, with a discontinuity where the slate
+    /// starts; the encoder's next segment starts another (`inSlate`). The entry takes the slot's MSN, PDT and
+    /// EXTINF either way, so every origin of a redundancy group lists the same.
     mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
-        let entry = WindowEntry(
+        let filler = fillerSegment(position: position, msn: msn, slot: slot)
+        let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
+        var entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
-            programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: false,
-            content: .gap(filler: fillerSegment(position: position, slot: slot)),
+            programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
+            discontinuity: slate != nil && !renditions[position].inSlate,
+            content: slate.map { .segment($0, startsWithKeyframe: true) }
+                ?? .gap(filler: configuration.gapResponse == .filler ? filler : nil),
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion)
+        if slate != nil {
+            entry.isSlate = true
+            renditions[position].inSlate = true
+            renditions[position].pendingDiscontinuity = true
+        }
         renditions[position].hold(entry)
         renditions[position].statistics.gapsWritten += 1
         if configuration.lowLatency != nil { finishGapParts(position: position, msn: msn, slot: slot) }

@@ -135,6 +135,9 @@ package struct RenditionState: Sendable {
     var allSegmentsIndependent = true
     /// Makes the filler of GAP entries (the test source's slate); nil: the last keyframe of pushed MPEG-TS.
     package var gapFillerSource: (any GapFillerSource)?
+    /// The rendition's newest entry is a slate segment (`outage: slate`): the encoder's next segment starts a
+    /// discontinuity, and further slate segments do not.
+    var inSlate = false
     /// The filler of the current outage; back to `.idle` when a segment arrives.
     var gapFill: GapFill = .idle
 

@@ -31,6 +31,9 @@ public struct WindowEntry: Sendable {
     /// `[0, iFrameRangeEnd)`. nil for a GAP, and for a segment without video or not starting with a keyframe (its
     /// I-frame entry is an EXT-X-GAP).
     public let iFrameRangeEnd: Int?
+    /// A slate segment the origin made for an outage slot (`outage: slate`): listed as a segment, its bytes the
+    /// filler; answered with `X-HLSOrigin-Slate: 1` so peers of a redundancy group never take it as media.
+    public internal(set) var isSlate = false
 
     package init(
         msn: UInt64, durationMilliseconds: Int64, programDateTimeMilliseconds: Int64, discontinuity: Bool,

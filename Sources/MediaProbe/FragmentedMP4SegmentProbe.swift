@@ -30,6 +30,17 @@ enum FragmentedMP4SegmentProbe {
     static func probe(
         _ bytes: UnsafeRawBufferPointer, initSection: InitSectionInfo?
     ) throws(ProbeError) -> SegmentInfo {
+        var unused: [FragmentedMP4Sample]?
+        return try probe(bytes, initSection: initSection, samples: &unused)
+    }
+
+    /// The most samples listed by `MediaProbe.fragmentedMP4Samples` per segment.
+    static let maximumListedSamples: Int64 = 100_000
+
+    /// Probes the segment and, when `samples` is non-nil, lists every sample of every track fragment into it.
+    static func probe(
+        _ bytes: UnsafeRawBufferPointer, initSection: InitSectionInfo?, samples: inout [FragmentedMP4Sample]?
+    ) throws(ProbeError) -> SegmentInfo {
         let top = try MP4Box.children(of: 0..<bytes.count, in: bytes, context: "fMP4 segment", topLevel: true)
         let initInfo: InitSectionInfo
         if let initSection {
@@ -54,7 +65,8 @@ enum FragmentedMP4SegmentProbe {
             for traf in try moof.children(in: bytes) where traf.type == "traf" {
                 let (trackID, fragment) = try readTrackFragment(
                     traf, moof: moof, bytes, initInfo: initInfo, videoTrackIDs: videoTrackIDs,
-                    previousDataEnd: previousDataEnd)
+                    previousDataEnd: previousDataEnd, listSamples: samples != nil)
+                if samples != nil { samples?.append(contentsOf: fragment.samples) }
                 previousDataEnd = fragment.dataEnd
                 if totals[trackID] == nil { order.append(trackID) }
                 var track = totals[trackID, default: TrackTotals()]
@@ -112,6 +124,15 @@ enum FragmentedMP4SegmentProbe {
         return info
     }
 
+    /// Where a sample's bytes are: `offset` bytes after `runStart`, `size` long; nil when unknown or out of range.
+    private static func sampleRange(runStart: Int64?, offset: Int64?, size: Int64?) -> Range<Int>? {
+        guard let runStart, let offset, let size, size >= 0 else { return nil }
+        let (start, startOverflow) = runStart.addingReportingOverflow(offset)
+        let (end, endOverflow) = start.addingReportingOverflow(size)
+        guard !startOverflow, !endOverflow, start >= 0, end <= Int64(Int32.max) else { return nil }
+        return Int(start)..<Int(end)
+    }
+
     /// The caption channels in the SEI of the samples up to the second keyframe (see `CaptionSEI`).
     private static func closedCaptions(
         samples: [Range<Int>], _ bytes: UnsafeRawBufferPointer, hevc: Bool, lengthSize: Int
@@ -139,11 +160,13 @@ enum FragmentedMP4SegmentProbe {
         var keyframesStopped = false
         /// The end of the last trun's sample data, when known: the implicit base of the next traf of the moof.
         var dataEnd: Int64?
+        /// Every sample, when listed.
+        var samples: [FragmentedMP4Sample] = []
     }
 
     private static func readTrackFragment(
         _ traf: MP4Box, moof: MP4Box, _ bytes: UnsafeRawBufferPointer, initInfo: InitSectionInfo,
-        videoTrackIDs: Set<Int>, previousDataEnd: Int64?
+        videoTrackIDs: Set<Int>, previousDataEnd: Int64?, listSamples: Bool = false
     ) throws(ProbeError) -> (Int, FragmentFacts) {
         let children = try traf.children(in: bytes)
         var tfhd = try children.required("tfhd", in: "traf").reader(bytes)
@@ -260,6 +283,23 @@ enum FragmentedMP4SegmentProbe {
                             time: decodeTime &+ facts.duration &+ index &* Int64(defaultDuration))
                     }
                 }
+                if listSamples, let decodeTime {
+                    guard sampleCount <= maximumListedSamples else {
+                        throw ProbeError("fMP4 segment: track \(trackID) trun lists \(sampleCount) samples")
+                    }
+                    for index in 0..<sampleCount {
+                        let size = defaultSize.map { Int64($0) }
+                        let flags = index == 0 ? firstSampleFlags ?? defaultFlags : defaultFlags
+                        facts.samples.append(
+                            FragmentedMP4Sample(
+                                trackID: trackID,
+                                decodeTime: decodeTime &+ facts.duration &+ index &* Int64(defaultDuration),
+                                duration: Int64(defaultDuration), compositionOffset: 0, flags: flags,
+                                isSync: isSync(flags),
+                                byteRange: sampleRange(runStart: runStart, offset: size.map { $0 * index }, size: size))
+                        )
+                    }
+                }
                 facts.duration = sum
                 if let defaultSize {
                     for _ in 0..<min(sampleCount, Int64(CaptionSEI.maximumSEIUnits)) {
@@ -285,6 +325,20 @@ enum FragmentedMP4SegmentProbe {
                     noteKeyframe(
                         offset: sizesKnown ? sampleOffset : nil, size: sizesKnown ? sampleSize : nil,
                         time: decodeTime &+ facts.duration &+ compositionOffset)
+                }
+                if listSamples, let decodeTime {
+                    guard facts.samples.count < maximumListedSamples else {
+                        throw ProbeError("fMP4 segment: track \(trackID) has over \(maximumListedSamples) samples")
+                    }
+                    let flags =
+                        index == 0 ? firstSampleFlags ?? sampleFlags ?? defaultFlags : sampleFlags ?? defaultFlags
+                    facts.samples.append(
+                        FragmentedMP4Sample(
+                            trackID: trackID, decodeTime: decodeTime &+ facts.duration, duration: duration,
+                            compositionOffset: compositionOffset, flags: flags, isSync: isSync(flags),
+                            byteRange: sampleRange(
+                                runStart: runStart, offset: sizesKnown ? sampleOffset : nil,
+                                size: sizesKnown ? sampleSize : nil)))
                 }
                 if facts.startTime == nil, let decodeTime {
                     facts.startTime = decodeTime + facts.duration + compositionOffset
@@ -316,6 +370,11 @@ enum FragmentedMP4SegmentProbe {
                 }
             }
             if let keyframeError { throw keyframeError }
+        }
+        if listSamples, let segmentEnd = Int64(exactly: bytes.count),
+            facts.samples.contains(where: { $0.byteRange.map { Int64($0.upperBound) > segmentEnd } ?? false })
+        {
+            throw ProbeError("fMP4 segment: track \(trackID) sample data runs past the segment's \(bytes.count) bytes")
         }
         guard decodeTime != nil || facts.sampleCount == 0 else {
             throw ProbeError("fMP4 segment: track \(trackID) traf has no tfdt box (baseMediaDecodeTime)")

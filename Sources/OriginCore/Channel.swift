@@ -163,6 +163,7 @@ public final class Channel: Sendable {
         self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
         initial.keepsStoreRecords = store != nil
+        initial.slateClipSources = Self.loadSlateClips(configuration, logger: logger)
         if journal != nil { initial.msnReservedBelow = firstMSN }
         if let restored { initial.restore(restored) }
         if let windowRestored {
@@ -301,6 +302,24 @@ public final class Channel: Sendable {
     /// state: a push takes the state lock only once.
     public func hasRendition(_ rendition: String) -> Bool {
         snapshot.renditions[rendition] != nil
+    }
+
+    /// The slate clips of the configured renditions (`slateClip`); a clip that cannot be read or used is logged and
+    /// left out (the rendition's filler is then its last keyframe).
+    static func loadSlateClips(_ configuration: ChannelConfiguration, logger: Logger) -> [String: any GapFillerSource] {
+        guard let template = configuration.slateClip else { return [:] }
+        var sources: [String: any GapFillerSource] = [:]
+        for rendition in configuration.renditions {
+            let path = ChannelConfiguration.slateClipPath(template, rendition: rendition.name)
+            do {
+                sources[rendition.name] = try ChannelConfiguration.loadSlateClip(path)
+            } catch {
+                logger.warning(
+                    "slate clip not used",
+                    metadata: ["hls.rendition": "\(rendition.name)", "path": "\(path)", "reason": "\(error)"])
+            }
+        }
+        return sources
     }
 
     /// Adds a rendition (auto-create on first push). No effect if it exists.

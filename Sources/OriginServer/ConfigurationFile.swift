@@ -385,6 +385,8 @@ public enum ConfigurationFile {
         var window: WindowModel?
         var gracePeriod: Double?
         var gapResponse: String?
+        var outage: String?
+        var slate: String?
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
@@ -398,7 +400,7 @@ public enum ConfigurationFile {
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
-            case lowLatency
+            case lowLatency, outage, slate
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -410,6 +412,8 @@ public enum ConfigurationFile {
             window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
             gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
             gapResponse = try c.decodeIfPresent(String.self, forKey: .gapResponse)
+            outage = try c.decodeIfPresent(String.self, forKey: .outage)
+            slate = try c.decodeIfPresent(String.self, forKey: .slate)
             renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
             outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
             legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
@@ -442,6 +446,13 @@ public enum ConfigurationFile {
                 }
                 channel.gapResponse = response
             }
+            if let outage {
+                guard let mode = OutageMode(rawValue: outage) else {
+                    let known = OutageMode.allCases.map(\.rawValue).joined(separator: " or ")
+                    throw ConfigurationError("\(file): channel '\(name)': outage '\(outage)' is not \(known)")
+                }
+                channel.outage = mode
+            }
             channel.legacyCueTags = legacyCueTags ?? false
             if let dvr {
                 guard let hours = dvr.hours, hours > 0, hours <= 24 * 366 else {
@@ -461,6 +472,19 @@ public enum ConfigurationFile {
                 }
             }
             channel.renditions = (renditions ?? []).map(\.rendition)
+            if let slate {
+                // Every configured rendition's clip must be usable now, not at the first outage.
+                for rendition in channel.renditions {
+                    do {
+                        _ = try ChannelConfiguration.loadSlateClip(
+                            ChannelConfiguration.slateClipPath(slate, rendition: rendition.name))
+                    } catch {
+                        throw ConfigurationError(
+                            "\(file): channel '\(name)': slate clip of rendition '\(rendition.name)': \(error)")
+                    }
+                }
+                channel.slateClip = slate
+            }
             channel.audioOnlyVariant = audioOnlyVariant ?? false
             channel.followerWaitMilliseconds = followerWaitMilliseconds
             channel.scheduledOutages = (outages ?? []).map {
@@ -476,6 +500,10 @@ public enum ConfigurationFile {
                 channel.lowLatency = try lowLatency.configuration(label: label)
                 // Parts are listed before any segment could fix the target duration: an LL channel fixes it here.
                 channel.targetDuration = targetDuration ?? Int(channel.segmentDuration.rounded(.up))
+                guard channel.outage == .gap else {
+                    throw ConfigurationError(
+                        "\(label): outage 'slate' is not supported with lowLatency (parts of an outage are GAP parts)")
+                }
             }
             return channel
         }

@@ -100,7 +100,9 @@ extension OriginHTTPHandler {
             guard snapshot.encryption != nil else { return plaintext }
             return channel.ciphertext(rendition: rendition.name, msn: msn, plaintext: plaintext) ?? plaintext
         }
-        if let bytes = entry.bytes, StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) {
+        if let bytes = entry.bytes, !entry.isSlate,
+            StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges)
+        {
             // Keyed by the plaintext's identity; an encrypted channel's answer carries the ciphertext.
             let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
                 preparedImmutable(
@@ -116,11 +118,13 @@ extension OriginHTTPHandler {
             response.headers.append(name: "Cache-Control", value: "public, max-age=\(rendition.targetDuration)")
             return respond(response)
         }
-        return respond(
-            serveImmutable(
-                request, bytes: served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
-                etag: "\"\(instanceTag)-\(msn)\"",
-                modifiedMilliseconds: entry.endMilliseconds))
+        var response = serveImmutable(
+            request, bytes: served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
+            etag: "\"\(instanceTag)-\(msn)\"",
+            modifiedMilliseconds: entry.endMilliseconds)
+        // Peers of a redundancy group must not take a slate for the encoder's media (PeerRepairer).
+        if entry.isSlate { response.headers.append(name: "X-HLSOrigin-Slate", value: "1") }
+        return respond(response)
     }
 
     /// A segment's Content-Type: its container's, except IMSC1 subtitles in fMP4 (`application/mp4`, rule 45).

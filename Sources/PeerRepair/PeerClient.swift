@@ -59,10 +59,14 @@ public struct PeerURL: Sendable, Hashable, CustomStringConvertible {
 public struct PeerResponse: Sendable {
     public let status: Int
     public let body: [UInt8]
+    /// The answer carried `X-HLSOrigin-Slate: 1`: a slate segment the peer made for an outage (`outage: slate`),
+    /// not the encoder's media.
+    public let isSlate: Bool
 
-    public init(status: Int, body: [UInt8]) {
+    public init(status: Int, body: [UInt8], isSlate: Bool = false) {
         self.status = status
         self.body = body
+        self.isSlate = isSlate
     }
 }
 
@@ -132,6 +136,7 @@ private final class ResponseCollector: ChannelInboundHandler {
     private let promise: EventLoopPromise<PeerResponse>
     private let limit: Int
     private var status = 0
+    private var isSlate = false
     private var body: [UInt8] = []
     private var done = false
 
@@ -145,6 +150,7 @@ private final class ResponseCollector: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             status = Int(head.status.code)
+            isSlate = head.headers["X-HLSOrigin-Slate"].first == "1"
         case .body(var buffer):
             guard body.count + buffer.readableBytes <= limit else {
                 finish(.failure(PeerFetchError("answer larger than \(limit) bytes")), context: context)
@@ -152,7 +158,7 @@ private final class ResponseCollector: ChannelInboundHandler {
             }
             body += buffer.readBytes(length: buffer.readableBytes) ?? []
         case .end:
-            finish(.success(PeerResponse(status: status, body: body)), context: context)
+            finish(.success(PeerResponse(status: status, body: body, isSlate: isSlate)), context: context)
         }
     }
 

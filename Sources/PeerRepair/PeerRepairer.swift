@@ -359,6 +359,9 @@ public final class PeerRepairer: Sendable {
         let bytes = try await fetcher.get(
             segmentURL, timeout: timeout, limit: origin.configuration.ingest.maxSegmentBytes)
         guard bytes.status == 200 else { throw PeerFetchError("\(segmentURL): status \(bytes.status)") }
+        // The peer's slate for an outage is no media of the encoder: the slot is missing there too, and closes as
+        // the same slate here at its deadline.
+        if bytes.isSlate { return .gap }
         let fileName = segmentURL.path.split(separator: "/").last.map(String.init) ?? "segment.ts"
         return .segment(
             bytes.body, fileName: fileName,

@@ -27,9 +27,10 @@ struct DurableRestartTests {
 
     /// A new origin process on the data directory (the previous one is simply dropped: nothing is flushed, as after
     /// kill -9).
-    func start(autoCreate: Bool = true, configured: Bool = true) throws -> Origin {
+    func start(autoCreate: Bool = true, configured: Bool = true, outage: OutageMode = .gap) throws -> Origin {
         var channel = ChannelConfiguration(name: "ch", renditions: renditions.map { .init(name: $0) })
         channel.window = .segments(6)
+        channel.outage = outage
         return try Origin(
             configuration: OriginConfiguration(
                 channels: configured ? [channel] : [], ingest: IngestConfiguration(autoCreate: autoCreate),
@@ -60,6 +61,26 @@ struct DurableRestartTests {
 
     func entries(_ origin: Origin, _ rendition: String) -> [WindowEntry] {
         origin.channel(named: "ch")?.snapshot.renditions[rendition]?.entries ?? []
+    }
+
+    @Test mutating func slateSegmentsAreListedAndServedTheSameAfterARestart() throws {
+        var origin: Origin? = try start(outage: .slate)
+        for n in 0..<12 { try slot(origin!, dropping: n == 8 || n == 9 ? ["180p"] : []) }
+        let before = renditions.map { (text(origin!, $0), entries(origin!, $0)) }
+        #expect(before[1].1.contains { $0.isSlate })
+        origin = nil
+        let restarted = try start(outage: .slate)
+        for (i, rendition) in renditions.enumerated() {
+            let (beforeText, beforeEntries) = before[i]
+            #expect(text(restarted, rendition) == beforeText, "\(rendition): the playlist changed across the restart")
+            #expect(beforeText?.contains("#EXT-X-GAP") == false)
+            let after = try #require(restarted.channel(named: "ch")?.snapshot.renditions[rendition])
+            for entry in beforeEntries {
+                let restored = try #require(after.entry(msn: entry.msn), "\(rendition) msn \(entry.msn) lost")
+                #expect(restored.bytes == entry.bytes, "\(rendition) msn \(entry.msn): bytes differ")
+                #expect(restored.isSlate == entry.isSlate)
+            }
+        }
     }
 
     @Test mutating func aRestartListsTheSameWindowWithTheSameBytes() throws {

@@ -22,10 +22,14 @@ struct GapFillerIntegrationTests {
         /// What was pushed to 180p, in order.
         var pushed180p: [GeneratedSegment] = []
 
-        init(gapResponse: GapResponse) throws {
-            let channel = ChannelConfiguration(
+        init(
+            gapResponse: GapResponse, outage: OutageMode = .gap, slateClip: String? = nil, window: Int = 100
+        ) throws {
+            var channel = ChannelConfiguration(
                 name: "ch", renditions: [RenditionConfiguration(name: "360p"), RenditionConfiguration(name: "180p")],
-                window: .segments(100), gapResponse: gapResponse)
+                window: .segments(window), gapResponse: gapResponse)
+            channel.outage = outage
+            channel.slateClip = slateClip
             origin = try Origin(
                 configuration: OriginConfiguration(channels: [channel]), clock: clock,
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -105,12 +109,12 @@ struct GapFillerIntegrationTests {
         var state = ChannelState(configuration: ChannelConfiguration(name: "x"), firstMSN: 0)
         state.addRendition("a")
         let slot = Slot(programDateTimeMilliseconds: 0, durationMilliseconds: 2000)
-        #expect(state.fillerSegment(position: 0, slot: slot) == nil)
+        #expect(state.fillerSegment(position: 0, msn: 0, slot: slot) == nil)
         guard case .unavailable(let reason) = state.renditions[0].gapFill else {
             Issue.record("expected the filler to be unavailable")
             return
         }
-        #expect(reason == "no MPEG-TS segment before the gap")
+        #expect(reason == "no segment before the gap")
     }
 
     @Test(.enabled(if: ChildProcess.locate("ffmpeg") != nil, "ffmpeg not installed"), .tags(.endToEnd))

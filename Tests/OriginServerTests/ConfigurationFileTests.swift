@@ -115,9 +115,24 @@ struct ConfigurationFileTests {
             "channels:\n  - name: a\n    dvr: { hours: 0 }\n",
             "test.yaml: channel 'a': dvr.hours must be a positive number of hours"
         ),
+        ("channels:\n  - name: a\n    outage: black\n", "test.yaml: channel 'a': outage 'black' is not gap or slate"),
+        (
+            "channels:\n  - name: a\n    slate: /nonexistent/clip-{rendition}.ts\n    renditions: [{name: hi}]\n",
+            "test.yaml: channel 'a': slate clip of rendition 'hi': cannot read '/nonexistent/clip-hi.ts'"
+        ),
+        (
+            "channels:\n  - name: a\n    outage: slate\n    lowLatency: { partTarget: 0.5 }\n",
+            "test.yaml: channel 'a': outage 'slate' is not supported with lowLatency (parts of an outage are GAP parts)"
+        ),
     ])
     func badValuesAreRefusedWithAClearMessage(text: String, message: String) throws {
         #expect(Self.refusal(text) == message)
+    }
+
+    @Test func outageIsGapByDefaultAndSlateWhenAsked() throws {
+        let configuration = try ConfigurationFile.parse(
+            "channels:\n  - name: a\n  - name: b\n    outage: slate\n  - name: c\n    outage: gap\n")
+        #expect(configuration.origin.channels.map(\.outage) == [.gap, .slate, .gap])
     }
 
     @Test func wrongTypesNameTheirPlace() throws {

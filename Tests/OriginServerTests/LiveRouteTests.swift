@@ -293,6 +293,30 @@ struct LiveRouteTests {
         #expect(gap.header("Access-Control-Allow-Origin") == "*")
     }
 
+    @Test func slateModeListsAndServesTheSlateAsSegments() throws {
+        let stack = try OriginTestStack { $0.origin.channels[0].outage = .slate }
+        try stack.slots(3)
+        // Two slots pass without a push: slate 3 and 4, then the encoder returns at 5.
+        stack.clock.advance(seconds: 3)
+        stack.origin.tick()
+        stack.clock.advance(seconds: 2)
+        stack.origin.tick()
+        let during = try stack.playlistText("360p")
+        #expect(!during.contains("#EXT-X-GAP"))
+        #expect(during.contains("\n2.ts\n#EXT-X-DISCONTINUITY\n#EXT-X-PROGRAM-DATE-TIME:"), "\(during)")
+        let snapshot = try #require(stack.origin.channel(named: OriginTestStack.channel)?.snapshot.renditions["360p"])
+        for msn in [3, 4] {
+            let slate = try stack.get("/live/ch/360p/\(msn).ts")
+            #expect(slate.status == 200)
+            #expect(slate.header("Content-Type") == "video/mp2t")
+            #expect(slate.header("Cache-Control") == "public, max-age=31536000, immutable")
+            #expect(slate.body == snapshot.entries.first { $0.msn == msn }?.bytes?.array)
+            #expect(slate.body.first == 0x47)
+            #expect(slate.header("X-HLSOrigin-Slate") == "1")
+        }
+        #expect(try stack.get("/live/ch/360p/2.ts").header("X-HLSOrigin-Slate") == nil)
+    }
+
     @Test func aGapEntryAnswersAFillerSegmentByDefault() throws {
         stack.clock.advance(seconds: 3)
         stack.origin.tick()

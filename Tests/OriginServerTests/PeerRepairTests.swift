@@ -22,12 +22,16 @@ struct PeerRepairTests {
         let b: OriginTestStack
         let repairer: PeerRepairer
 
-        init() throws {
+        /// - Parameter configure: changes both origins' channel (and B's grace period when `peerGracePeriod`).
+        init(configure: (inout ChannelConfiguration) -> Void = { _ in }, peerGracePeriod: Double? = nil) throws {
             a = try OriginTestStack(renditions: PeerRepairTests.renditions, clock: clock) {
                 $0.origin.channels[0].sharedTimeline = SharedTimeline()
+                configure(&$0.origin.channels[0])
             }
             b = try OriginTestStack(renditions: PeerRepairTests.renditions, clock: clock) {
                 $0.origin.channels[0].sharedTimeline = SharedTimeline()
+                configure(&$0.origin.channels[0])
+                if let peerGracePeriod { $0.origin.channels[0].gracePeriod = peerGracePeriod }
             }
             // A generous wait per answer: the unit tests run in parallel on 2 cores (a repair still waits no longer
             // than its slot's deadline).
@@ -118,6 +122,27 @@ struct PeerRepairTests {
         let a = try pair.a.playlistText("360p")
         #expect(a == (try pair.b.playlistText("360p")))
         #expect(a.contains("#EXT-X-GAP"))
+    }
+
+    @Test func aPeersSlateIsNeverTakenAsMediaAndBothListTheSameSlate() async throws {
+        // B closes its slots 0.2 s after their end, A after 1 s: when A asks, B already lists its slate.
+        let pair = try Pair(configure: { $0.outage = .slate }, peerGracePeriod: 0.2)
+        for _ in 0..<4 { try pair.step() }
+        try pair.step(toA: false, toB: false)
+        pair.clock.advance(seconds: 0.4)
+        pair.b.origin.tick()
+        #expect(try pair.b.playlistText("360p").contains("#EXT-X-DISCONTINUITY\n"), "B lists no slate yet")
+        #expect(await pair.repairer.repairOnce() == 0)
+        pair.a.origin.tick()
+        try pair.step(after: 1.6)
+        for _ in 0..<2 { try pair.step() }
+        #expect(pair.repairer.statistics.first?.repairedSegments == 0)
+        for rendition in Self.renditions {
+            let a = try pair.a.playlistText(rendition)
+            #expect(a == (try pair.b.playlistText(rendition)))
+            #expect(!a.contains("#EXT-X-GAP"))
+            #expect(a.components(separatedBy: "#EXT-X-DISCONTINUITY\n").count == 3, "\(a)")
+        }
     }
 
     @Test func theAgreementCheckSaysWhetherBothListTheSameAndShowsTheFirstDifference() async throws {
