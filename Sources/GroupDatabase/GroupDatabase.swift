@@ -184,59 +184,60 @@ public final class GroupDatabase: Sendable {
         }
     }
 
+    /// A trigger that NOTIFYs `channel` with the row's `column` after every insert or update of `table`, in the
+    /// change's own transaction (its function and the trigger, named after `name`).
+    private static func announcing(table: String, column: String, on channel: String, name: String) -> [String] {
+        [
+            """
+            CREATE OR REPLACE FUNCTION hlsorigin_announce_\(name)() RETURNS trigger AS $$
+            BEGIN
+                PERFORM pg_notify('\(channel)', NEW.\(column));
+                RETURN NEW;
+            END;
+            $$ LANGUAGE plpgsql
+            """,
+            """
+            CREATE OR REPLACE TRIGGER hlsorigin_\(name)_changed
+                AFTER INSERT OR UPDATE ON \(table)
+                FOR EACH ROW EXECUTE FUNCTION hlsorigin_announce_\(name)()
+            """,
+        ]
+    }
+
     /// The tables, and the triggers that announce every change in its own transaction; run in order.
-    static let schema = [
-        "BEGIN",
-        "SELECT pg_advisory_xact_lock(7152019)",
-        """
-        CREATE TABLE IF NOT EXISTS hlsorigin_marker_books (
-            channel text PRIMARY KEY,
-            version bigint NOT NULL,
-            book text NOT NULL,
-            updated_at timestamptz NOT NULL DEFAULT now()
-        )
-        """,
-        """
-        CREATE OR REPLACE FUNCTION hlsorigin_announce_marker_book() RETURNS trigger AS $$
-        BEGIN
-            PERFORM pg_notify('hlsorigin_markers', NEW.channel);
-            RETURN NEW;
-        END;
-        $$ LANGUAGE plpgsql
-        """,
-        """
-        CREATE OR REPLACE TRIGGER hlsorigin_marker_book_changed
-            AFTER INSERT OR UPDATE ON hlsorigin_marker_books
-            FOR EACH ROW EXECUTE FUNCTION hlsorigin_announce_marker_book()
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS hlsorigin_recordings (
-            id text PRIMARY KEY,
-            channel text NOT NULL,
-            requested_start text NOT NULL,
-            requested_end text NOT NULL,
-            start_ms bigint NOT NULL,
-            end_ms bigint NOT NULL,
-            created_ms bigint NOT NULL,
-            deleted_at timestamptz,
-            updated_at timestamptz NOT NULL DEFAULT now()
-        )
-        """,
-        """
-        CREATE OR REPLACE FUNCTION hlsorigin_announce_recording() RETURNS trigger AS $$
-        BEGIN
-            PERFORM pg_notify('hlsorigin_recordings', NEW.id);
-            RETURN NEW;
-        END;
-        $$ LANGUAGE plpgsql
-        """,
-        """
-        CREATE OR REPLACE TRIGGER hlsorigin_recording_changed
-            AFTER INSERT OR UPDATE ON hlsorigin_recordings
-            FOR EACH ROW EXECUTE FUNCTION hlsorigin_announce_recording()
-        """,
-        "COMMIT",
-    ]
+    static let schema: [String] =
+        [
+            "BEGIN",
+            "SELECT pg_advisory_xact_lock(7152019)",
+            """
+            CREATE TABLE IF NOT EXISTS hlsorigin_marker_books (
+                channel text PRIMARY KEY,
+                version bigint NOT NULL,
+                book text NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+        ]
+        + announcing(table: "hlsorigin_marker_books", column: "channel", on: markerChannel, name: "marker_book")
+        + [
+            """
+            CREATE TABLE IF NOT EXISTS hlsorigin_recordings (
+                id text PRIMARY KEY,
+                channel text NOT NULL,
+                requested_start text NOT NULL,
+                requested_end text NOT NULL,
+                start_ms bigint NOT NULL,
+                end_ms bigint NOT NULL,
+                created_ms bigint NOT NULL,
+                deleted_at timestamptz,
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """
+        ]
+        + announcing(table: "hlsorigin_recordings", column: "id", on: recordingChannel, name: "recording")
+        + [
+            "COMMIT"
+        ]
 
     /// Runs `body` on the shared connection (connecting first if needed) and waits at most `timeout`.
     func run<Value: Sendable>(

@@ -66,7 +66,10 @@ extension Origin {
                 // accepting first, so that its successor continues exactly from where it stopped.
                 current?.retire()
                 do {
-                    let successor = try makeChannel(settings, new)
+                    let successor = try factory.channelAndFeed(settings)
+                    if sharedMarkers != nil {
+                        DispatchQueue.global(qos: .utility).async { successor.0.refreshSharedMarkers() }
+                    }
                     if let current { successor.0.continueFeeds(of: current) }
                     successors[settings.name] = successor
                     if current != nil {
@@ -106,22 +109,6 @@ extension Origin {
                 ])
             return report
         }
-    }
-
-    /// A channel with its settings, continuing from its journal and store, and its test source feed if it has one.
-    func makeChannel(
-        _ settings: ChannelConfiguration, _ configuration: OriginConfiguration
-    ) throws -> (Channel, TestSourceFeed?) {
-        let channel = Channel(
-            configuration: settings, clock: clock, logger: logger, journal: journal,
-            markers: Self.markerStore(settings.name, configuration, sharedMarkers, logger),
-            store: try store?.channel(settings.name), recordings: recordings)
-        let feed =
-            settings.source == .testSource ? try TestSourceFeed(channel: channel, clock: clock, logger: logger) : nil
-        if sharedMarkers != nil {
-            DispatchQueue.global(qos: .utility).async { channel.refreshSharedMarkers() }
-        }
-        return (channel, feed)
     }
 
     /// Puts back the settings only a restart changes, and names the ones that differed.

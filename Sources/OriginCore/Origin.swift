@@ -78,6 +78,8 @@ public final class Origin: Sendable {
     /// Streamed pushes in progress (`beginStreamingPush`), by channel and rendition; held alone.
     private let streamingPushes = Mutex<[StreamingPushKey: StreamingPush]>([:])
     let journal: StateJournal?
+    /// Builds channels with what they share (`ChannelFactory`).
+    let factory: ChannelFactory
     /// The durable segment store; nil without a data directory.
     let store: SegmentStore?
     /// When the batched store was last flushed (shared clock, ms).
@@ -122,21 +124,20 @@ public final class Origin: Sendable {
         let recordings = RecordingStore.open(
             dataDirectory: configuration.dataDirectory, shared: sharedRecordings, logger: logger)
         self.recordings = recordings
+        let factory = ChannelFactory(
+            clock: clock, logger: logger, journal: journal, store: store, recordings: recordings,
+            sharedMarkers: sharedMarkers, dataDirectory: configuration.dataDirectory)
+        self.factory = factory
         var channels = ChannelDirectory()
         var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
             guard OriginNames.isValid(channelConfiguration.name) else {
                 throw IngestError.invalidName("channel", channelConfiguration.name)
             }
-            let channel = Channel(
-                configuration: channelConfiguration, clock: clock, logger: logger, journal: journal,
-                markers: Self.markerStore(channelConfiguration.name, configuration, sharedMarkers, logger),
-                store: try store?.channel(channelConfiguration.name), recordings: recordings)
+            let (channel, feed) = try factory.channelAndFeed(channelConfiguration)
             channels.byName[channel.name] = channel
             channels.order.append(channel.name)
-            if channelConfiguration.source == .testSource {
-                feeds[channel.name] = try TestSourceFeed(channel: channel, clock: clock, logger: logger)
-            }
+            feeds[channel.name] = feed
         }
         for name in store?.channelNames().sorted() ?? [] where channels.byName[name] == nil {
             guard configuration.ingest.autoCreate, OriginNames.isValid(name) else {
@@ -145,10 +146,7 @@ public final class Origin: Sendable {
                     metadata: ["hls.channel": "\(name)"])
                 continue
             }
-            let channel = Channel(
-                configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
-                journal: journal, markers: Self.markerStore(name, configuration, sharedMarkers, logger),
-                store: try store?.channel(name), recordings: recordings)
+            let channel = try factory.channel(Self.autoCreatedSettings(name, configuration))
             channels.byName[name] = channel
             channels.order.append(name)
         }
@@ -323,17 +321,12 @@ public final class Origin: Sendable {
             channel = existing
         } else {
             guard autoCreate else { throw .unknownChannel(name) }
-            let channelStore: ChannelStore?
+            let built: Channel
             do {
-                channelStore = try store?.channel(name)
+                built = try factory.channel(Self.autoCreatedSettings(name, configuration))
             } catch {
                 throw .notPersisted("channel '\(name)'", error)
             }
-            let built = Channel(
-                configuration: Self.autoCreatedSettings(name, configuration), clock: clock, logger: logger,
-                journal: journal, markers: Self.markerStore(name, configuration, sharedMarkers, logger),
-                store: channelStore,
-                recordings: recordings)
             let (inserted, winner) = directory.withLock { directory -> (Bool, Channel) in
                 if let raced = directory.byName[name] { return (false, raced) }
                 directory.byName[name] = built

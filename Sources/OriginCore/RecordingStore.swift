@@ -149,7 +149,7 @@ public final class RecordingStore: Sendable {
         /// What the local checks decided: answered here, or to be created in the group's database first.
         enum Step {
             case answered(RecordingManifest, created: Bool)
-            case share(RecordingManifest)
+            case share(RecordingManifest, any SharedRecordings)
         }
         let result: Result<Step, RecordingError> = writer.withLock { table in
             if let existing = table[request.id] {
@@ -190,10 +190,10 @@ public final class RecordingStore: Sendable {
                     id: request.id, channel: channel, requestedStart: request.requestedStart,
                     requestedEnd: request.requestedEnd, startMilliseconds: request.startMilliseconds,
                     endMilliseconds: request.endMilliseconds, createdMilliseconds: now)
-                if shared != nil {
+                if let shared {
                     // Pinned from now on, while the database is asked (outside the locks: it may take seconds).
                     pending.withLock { $0[manifest.id] = manifest }
-                    return .success(.share(manifest))
+                    return .success(.share(manifest, shared))
                 }
                 if let failure = persist(manifest) { return .failure(failure) }
                 table[manifest.id] = manifest
@@ -206,7 +206,7 @@ public final class RecordingStore: Sendable {
         let created: Bool
         switch try result.get() {
         case .answered(let answered, let wasCreated): (manifest, created) = (answered, wasCreated)
-        case .share(let requested): (manifest, created) = try createShared(requested)
+        case .share(let requested, let shared): (manifest, created) = try createShared(requested, in: shared)
         }
         if created {
             logger.info(
@@ -221,9 +221,10 @@ public final class RecordingStore: Sendable {
     }
 
     /// Creates `manifest` in the group's database, then here: the stored one when the ID named a recording already.
-    private func createShared(_ manifest: RecordingManifest) throws(RecordingError) -> (RecordingManifest, Bool) {
+    private func createShared(
+        _ manifest: RecordingManifest, in shared: any SharedRecordings
+    ) throws(RecordingError) -> (RecordingManifest, Bool) {
         defer { pending.withLock { $0[manifest.id] = nil } }
-        guard let shared else { return (manifest, false) }
         let stored: (stored: RecordingManifest, created: Bool)
         do {
             stored = try shared.create(manifest)

@@ -182,6 +182,16 @@ def summarize(samples, switched):
     return result
 
 
+def launch(playwright):
+    """Debian's chromium, headless, with ARGUMENTS; None when it does not start (the error is printed as the JSON
+    report, for the test's message)."""
+    try:
+        return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGUMENTS)
+    except Exception as error:  # noqa: BLE001 - reported as JSON for the test's message
+        print(json.dumps({"error": f"cannot start {CHROMIUM}: {error}"}))
+        return None
+
+
 def main():
     with open(sys.argv[1]) as file:
         spec = json.load(file)
@@ -191,10 +201,8 @@ def main():
     base = f"http://127.0.0.1:{server.server_address[1]}"
     report = {"runs": []}
     with sync_playwright() as playwright:
-        try:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGUMENTS)
-        except Exception as error:  # noqa: BLE001 - reported as JSON for the test's message
-            print(json.dumps({"error": f"cannot start {CHROMIUM}: {error}"}))
+        browser = launch(playwright)
+        if browser is None:
             return 2
         report["browser"] = browser.version
         page = browser.new_page()

@@ -18,15 +18,13 @@ ran (whatever they found), 2 when the browser could not be started.
 
 import datetime
 import json
-import os
 import sys
 import time
 import urllib.request
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGUMENTS = ["--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--disable-gpu"]
+from play import launch  # the same browser, started the same way
 
 
 def http(method, url, body=None, headers=None):
@@ -86,10 +84,8 @@ def main():
     headers = spec.get("headers") or {}
     report = {"steps": []}
     with sync_playwright() as playwright:
-        try:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGUMENTS)
-        except Exception as error:  # noqa: BLE001 - reported as JSON for the test's message
-            print(json.dumps({"error": f"cannot start {CHROMIUM}: {error}"}))
+        browser = launch(playwright)
+        if browser is None:
             return 2
         report["browser"] = browser.version
         context = browser.new_context(

@@ -1,0 +1,36 @@
+import IngestLoop
+import Logging
+import Markers
+import Persistence
+
+/// Builds a channel from its settings with what every channel of the origin shares (clock, journal, store,
+/// recordings, shared markers): at start, on a push that creates a channel, and when a reload starts or re-opens one.
+/// The channel continues from its journal and store.
+struct ChannelFactory: Sendable {
+    let clock: any OriginClock
+    let logger: Logger
+    let journal: StateJournal?
+    let store: SegmentStore?
+    let recordings: RecordingStore
+    let sharedMarkers: (any SharedMarkerBooks)?
+    /// Where the channels' marker journals live.
+    let dataDirectory: String?
+
+    /// The channel with `settings`.
+    /// - Throws: `StoreError` when its part of the store cannot be opened.
+    func channel(_ settings: ChannelConfiguration) throws(StoreError) -> Channel {
+        Channel(
+            configuration: settings, clock: clock, logger: logger, journal: journal,
+            markers: MarkerStore.open(
+                channel: settings.name, dataDirectory: dataDirectory, shared: sharedMarkers, logger: logger),
+            store: try store?.channel(settings.name), recordings: recordings)
+    }
+
+    /// The channel with `settings` and its test source feed if it has one.
+    func channelAndFeed(_ settings: ChannelConfiguration) throws -> (Channel, TestSourceFeed?) {
+        let channel = try channel(settings)
+        let feed =
+            settings.source == .testSource ? try TestSourceFeed(channel: channel, clock: clock, logger: logger) : nil
+        return (channel, feed)
+    }
+}
