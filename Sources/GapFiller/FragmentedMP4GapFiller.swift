@@ -57,7 +57,11 @@ public struct FragmentedMP4GapFiller: Sendable {
             guard let last = own.max(by: { $0.decodeTime < $1.decodeTime }) else {
                 throw GapFillerError("the newest segment has no sample of track \(info.trackID)")
             }
-            return Track(trackID: UInt32(info.trackID), timescale: info.timescale, end: last.decodeTime + last.duration)
+            let (end, overflow) = last.decodeTime.addingReportingOverflow(last.duration)
+            guard !overflow, end >= 0 else {
+                throw GapFillerError("track \(info.trackID)'s decode time \(last.decodeTime) is out of range")
+            }
+            return Track(trackID: UInt32(info.trackID), timescale: info.timescale, end: end)
         }
 
         var codecs: [String] = []
@@ -129,31 +133,34 @@ public struct FragmentedMP4GapFiller: Sendable {
     ///   - durationMilliseconds: the slot's EXTINF, at least 1.
     ///   - sequenceNumber: mfhd's sequence_number.
     public func segment(elapsedMilliseconds: Int64, durationMilliseconds: Int64, sequenceNumber: UInt32) -> [UInt8] {
+        // Decode times are modular (tfdt is a 64-bit counter): the arithmetic on them wraps rather than traps, so a
+        // timeline far from zero still gives the right differences.
         let elapsed = max(0, elapsedMilliseconds)
-        let duration = max(1, durationMilliseconds)
+        let duration = min(max(1, durationMilliseconds), Self.longestSlotMilliseconds)
         var runs: [(trackID: UInt32, baseTime: Int64, samples: [(duration: Int64, bytes: [UInt8])], offset: Int64)] =
             []
         if let video {
-            let start = video.track.end + Self.ticks(elapsed, video.track.timescale)
-            let end = video.track.end + Self.ticks(elapsed + duration, video.track.timescale)
-            let count = Int64(max(1, (duration + 999) / 1000))
-            let total = end - start
-            var samples: [(duration: Int64, bytes: [UInt8])] = []
-            for index in 0..<count {
-                let sampleDuration = (index + 1) * total / count - index * total / count
-                samples.append((max(sampleDuration, 1), video.sample))
+            let timescale = video.track.timescale
+            let start = video.track.end &+ Self.ticks(elapsed, timescale)
+            let total = max(0, Self.ticks(elapsed &+ duration, timescale) &- Self.ticks(elapsed, timescale))
+            // One picture a second: `total` split into `count` durations that differ by at most one tick.
+            let count = (duration + 999) / 1000
+            let (share, extra) = total.quotientAndRemainder(dividingBy: count)
+            let samples = (0..<count).map { index in
+                (duration: max(share + (index < extra ? 1 : 0), 1), bytes: video.sample)
             }
             runs.append((video.track.trackID, start, samples, video.compositionOffset))
         }
         if let audio {
             let frames = { (milliseconds: Int64) -> Int64 in
                 let ticks = Self.ticks(milliseconds, audio.track.timescale)
-                return (ticks + audio.frameTicks - 1) / audio.frameTicks
+                return ticks / audio.frameTicks + (ticks % audio.frameTicks > 0 ? 1 : 0)
             }
             let first = frames(elapsed)
-            let last = frames(elapsed + duration)
-            let samples = (first..<max(last, first + 1)).map { _ in (duration: audio.frameTicks, bytes: audio.frame) }
-            runs.append((audio.track.trackID, audio.track.end + first * audio.frameTicks, samples, 0))
+            let last = frames(elapsed &+ duration)
+            let count = min(max(last &- first, 1), duration * audio.track.timescale / 1000 / audio.frameTicks + 1)
+            let samples = (0..<count).map { _ in (duration: audio.frameTicks, bytes: audio.frame) }
+            runs.append((audio.track.trackID, audio.track.end &+ first &* audio.frameTicks, samples, 0))
         }
 
         var styp = Box("styp")
@@ -213,9 +220,14 @@ public struct FragmentedMP4GapFiller: Sendable {
     // MARK: - Helpers
 
     /// `milliseconds` in ticks of `timescale`, rounded to the nearest tick.
+    /// Wraps (as decode times do) when the product passes 64 bits; `milliseconds` is not negative.
     static func ticks(_ milliseconds: Int64, _ timescale: Int64) -> Int64 {
-        (milliseconds * timescale + 500) / 1000
+        let (seconds, rest) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        return seconds &* timescale &+ (rest * timescale + 500) / 1000
     }
+
+    /// The longest slot a filler covers (an hour): EXTINF is bounded far below it by the target duration.
+    static let longestSlotMilliseconds: Int64 = 3_600_000
 
     /// The length-prefixed NAL units of `sample` without SEI (H.264 type 6; HEVC prefix and suffix SEI, 39 and 40).
     /// Returns the sample as it is when its NAL units do not parse.

@@ -154,7 +154,7 @@ public struct TransportStreamGapFiller: Sendable {
     ///   - durationMilliseconds: the GAP entry's EXTINF, at least 1.
     public mutating func segment(startPTS: Int64, durationMilliseconds: Int64) -> [UInt8] {
         let start = MPEGTimestamp.wrapped(startPTS)
-        let duration = max(durationMilliseconds, 1) * 90
+        let duration = min(max(durationMilliseconds, 1), FragmentedMP4GapFiller.longestSlotMilliseconds) * 90
 
         // Video: (offset from start, frame index) for every frame.
         var videoTimes: [Int64] = []

@@ -3,7 +3,7 @@ extension DateRange {
     ///
     /// - ID: non-empty quoted string; CLASS, when set, non-empty quoted string (no `"`, CR or LF).
     /// - START-DATE and END-DATE: years 0000–9999; END-DATE not before START-DATE.
-    /// - DURATION and PLANNED-DURATION: finite and not negative; DURATION and END-DATE, when both set, agree to
+    /// - DURATION and PLANNED-DURATION: finite, not negative, ending by the year 9999; DURATION and END-DATE, when both set, agree to
     ///   within one millisecond (END-DATE = START-DATE + DURATION).
     /// - CUE: each of PRE, POST, ONCE at most once, never PRE and POST together.
     /// - END-ON-NEXT: needs CLASS, forbids DURATION and END-DATE.
@@ -11,6 +11,9 @@ extension DateRange {
     ///   sequence or a finite decimal (enumerated strings are not allowed for `X-` attributes).
     /// - SCTE35-CMD, SCTE35-OUT, SCTE35-IN: at least one byte.
     /// - Throws: ``PlaylistValidationError`` naming the first attribute at fault.
+    /// 9999-12-31T23:59:59.999Z, the latest date RFC 8216 can write (ms since 1970).
+    static let latestMilliseconds: Int64 = 253_402_300_799_999
+
     public func validate() throws(PlaylistValidationError) {
         try Self.checkQuoted(id, attribute: DateRangeAttribute.id.name)
         if let classAttribute {
@@ -28,14 +31,13 @@ extension DateRange {
                 throw Self.invalid(.endDate, "\(endDate.formatted) is before START-DATE \(startDate.formatted)")
             }
         }
-        if let duration {
-            guard duration.isFinite, duration >= 0 else {
-                throw Self.invalid(.duration, "must be a finite number >= 0")
-            }
-        }
-        if let plannedDuration {
-            guard plannedDuration.isFinite, plannedDuration >= 0 else {
-                throw Self.invalid(.plannedDuration, "must be a finite number >= 0")
+        for (attribute, value) in [(DateRangeAttribute.duration, duration), (.plannedDuration, plannedDuration)] {
+            guard let value else { continue }
+            guard value.isFinite, value >= 0 else { throw Self.invalid(attribute, "must be a finite number >= 0") }
+            // A range that would end after 9999-12-31 has no END-DATE to agree with, and its end would not fit the
+            // millisecond arithmetic of the marker book.
+            guard Double(startDate.millisecondsSince1970) + value * 1000 <= Double(Self.latestMilliseconds) else {
+                throw Self.invalid(attribute, "\(value) s would end after the year 9999")
             }
         }
         if let duration, let endDate {

@@ -124,7 +124,7 @@ extension MediaPlaylist {
         guard skip == nil, let control = serverControl, let skipUntil = control.canSkipUntil, segments.count > 1
         else { return nil }
         if request == .segmentsAndDateRanges, !control.canSkipDateRanges { return nil }
-        func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
+        func milliseconds(_ seconds: Double) -> Int64 { NumberFormatting.milliseconds(seconds) }
         var ends: [Int64] = []
         ends.reserveCapacity(segments.count)
         var end: Int64 = 0

@@ -318,6 +318,10 @@ private struct MediaPlaylistParser {
     }
 
     /// `#EXTINF:<duration>,[<title>]`; the comma may be missing (pre-version-3 playlists).
+    /// The longest EXTINF the parser takes (a year): anything longer is a broken playlist, and refusing it keeps
+    /// every sum of durations far inside 64-bit milliseconds.
+    static let longestSegmentSeconds: Double = 31_536_000
+
     static func extinf(
         _ value: String, line: Int
     ) throws(PlaylistParseError) -> (duration: Double, title: String, line: Int) {
@@ -332,6 +336,10 @@ private struct MediaPlaylistParser {
         }
         guard let duration = AttributeList.decimal(String(durationText)), duration >= 0 else {
             throw PlaylistParseError(line: line, message: "#EXTINF duration must be a decimal number >= 0")
+        }
+        guard duration <= Self.longestSegmentSeconds else {
+            throw PlaylistParseError(
+                line: line, message: "#EXTINF duration \(durationText) is longer than any segment can be")
         }
         return (duration, String(title), line)
     }

@@ -5,12 +5,12 @@
 /// - `fixed3` always prints three fractional digits (`2.000`, `29.970`);
 /// - `shortest` drops trailing zeros and the point (`30`, `30.5`, `2.002`);
 /// - NaN renders as `0`; values beyond ±9.2e15 are clamped (they can never be valid durations).
-enum NumberFormatting {
+public enum NumberFormatting {
     /// Largest magnitude (in milliseconds) rendered exactly; beyond it the value is clamped.
     private static let maximumMilliseconds: Double = 9_000_000_000_000_000_000
 
     /// `value` rounded to whole milliseconds, clamped into `Int64`.
-    static func milliseconds(_ value: Double) -> Int64 {
+    public static func milliseconds(_ value: Double) -> Int64 {
         guard !value.isNaN else { return 0 }
         let scaled = (value * 1000).rounded(.toNearestOrAwayFromZero)
         if scaled >= maximumMilliseconds { return Int64(maximumMilliseconds) }

@@ -36,11 +36,12 @@ extension ChannelState {
         guard case .filling(let made, let mediaEnd, let programDateTimeEnd) = renditions[position].gapFill else {
             return nil
         }
-        let elapsed = slot.programDateTimeMilliseconds - programDateTimeEnd
+        // Wrapping: PDTs come from encoders' hints, and the media timeline is modular anyway (2^33 for MPEG-TS).
+        let elapsed = slot.programDateTimeMilliseconds &- programDateTimeEnd
         switch made {
         case .transportStream(var filler):
             let bytes = filler.segment(
-                startPTS: mediaEnd + elapsed * 90, durationMilliseconds: slot.durationMilliseconds)
+                startPTS: mediaEnd &+ elapsed &* 90, durationMilliseconds: slot.durationMilliseconds)
             renditions[position].gapFill = .filling(
                 .transportStream(filler), mediaEnd: mediaEnd, programDateTimeEnd: programDateTimeEnd)
             return SharedBytes(bytes)

@@ -50,7 +50,11 @@ public struct Marker: Sendable, Hashable {
     public var knownEndMilliseconds: Int64? {
         if let endDate = dateRange.endDate { return endDate.millisecondsSince1970 }
         if let duration = dateRange.duration {
-            return dateRange.startDate.millisecondsSince1970 + Int64((duration * 1000).rounded())
+            // Validated markers end by the year 9999; one from elsewhere (an older journal, a shared book) that
+            // does not is taken to end at the latest time there is rather than overflow.
+            let milliseconds = (duration * 1000).rounded()
+            guard (-9e15..<9e15).contains(milliseconds) else { return .max / 2 }
+            return dateRange.startDate.millisecondsSince1970 &+ Int64(milliseconds)
         }
         return nil
     }

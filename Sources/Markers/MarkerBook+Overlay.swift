@@ -61,9 +61,9 @@ extension MarkerBook {
     ) {
         let request = marker.request
         let announced: Int64? =
-            request.duration.map { Int64(($0 * 1000).rounded()) }
+            request.duration.map(NumberFormatting.milliseconds)
             ?? request.endDate.map { $0.millisecondsSince1970 - start }
-            ?? request.plannedDuration.map { Int64(($0 * 1000).rounded()) }
+            ?? request.plannedDuration.map(NumberFormatting.milliseconds)
         var outPlaced = false
         for entry in entries {
             let entryStart = entry.programDateTimeMilliseconds

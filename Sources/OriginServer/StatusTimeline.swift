@@ -87,7 +87,7 @@ enum StatusTimeline {
         if let classAttribute = marker.classAttribute { appendString(classAttribute, to: &out) } else { out += "null" }
         out += ",\"start\":\(marker.startDate.millisecondsSince1970)"
         out += ",\"end\":" + (marker.knownEndMilliseconds.map { "\($0)" } ?? "null")
-        out += ",\"planned\":" + (marker.plannedDuration.map { "\(Int64(($0 * 1000).rounded()))" } ?? "null")
+        out += ",\"planned\":" + (marker.plannedDuration.map { "\(NumberFormatting.milliseconds($0))" } ?? "null")
         out += ",\"scte35\":["
         let kinds = scte35Kinds(marker)
         out += kinds.map { "\"\($0)\"" }.joined(separator: ",")

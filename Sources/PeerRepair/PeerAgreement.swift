@@ -87,7 +87,7 @@ extension PeerRepairer {
                     "msn \(msn): \(entry.isGap ? "GAP" : "segment") here, \(segment.gap ? "GAP" : "segment") on the peer"
             } else if segment.discontinuity != entry.discontinuity {
                 difference = "msn \(msn): DISCONTINUITY \(entry.discontinuity ? "here" : "on the peer") only"
-            } else if Int64((segment.duration * 1000).rounded()) != entry.durationMilliseconds {
+            } else if NumberFormatting.milliseconds(segment.duration) != entry.durationMilliseconds {
                 difference =
                     "msn \(msn): EXTINF \(entry.durationMilliseconds) ms here, \(segment.duration) s on the peer"
             }

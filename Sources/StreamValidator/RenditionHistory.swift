@@ -23,7 +23,7 @@ struct RenditionHistory: Sendable {
         /// The absolute URL of the EXT-X-MAP in force.
         var mapURL: String?
 
-        var durationMilliseconds: Int64 { Int64((duration * 1000).rounded()) }
+        var durationMilliseconds: Int64 { NumberFormatting.milliseconds(duration) }
     }
 
     /// What a downloaded segment's bytes say.

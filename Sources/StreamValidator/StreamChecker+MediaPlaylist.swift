@@ -434,7 +434,7 @@ extension StreamChecker {
         }
         // Rule 27: a date range whose START-DATE falls on a listed segment stays.
         guard let previous, let first = playlist.segments.first?.programDateTime?.millisecondsSince1970 else { return }
-        let end = first + playlist.segments.reduce(Int64(0)) { $0 + Int64(($1.duration * 1000).rounded()) }
+        let end = first + playlist.segments.reduce(Int64(0)) { $0 + NumberFormatting.milliseconds($1.duration) }
         for dateRange in previous.segments.flatMap(\.dateRanges) where merged[dateRange.id] == nil {
             let start = dateRange.startDate.millisecondsSince1970
             if start >= first, start < end {

@@ -68,6 +68,14 @@ struct DateRangeTests {
             "must be a finite number >= 0"
         ),
         (
+            DateRange(id: "a", startDate: start, duration: 9_223_372_000_000_000), "DURATION",
+            "9.223372e+15 s would end after the year 9999"
+        ),
+        (
+            DateRange(id: "a", startDate: start, plannedDuration: 1e300), "PLANNED-DURATION",
+            "1e+300 s would end after the year 9999"
+        ),
+        (
             DateRange(id: "a", startDate: start, endDate: start.adding(milliseconds: 30_000), duration: 31),
             "DURATION", "DURATION 31 disagrees with END-DATE - START-DATE (30)"
         ),

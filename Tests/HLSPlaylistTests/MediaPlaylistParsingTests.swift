@@ -214,6 +214,10 @@ struct MediaPlaylistParsingTests {
             "#EXTINF duration must be a decimal number >= 0"
         ),
         (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:99999999999999999999999,\na.ts\n", 3,
+            "#EXTINF duration 99999999999999999999999 is longer than any segment can be"
+        ),
+        (
             "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:nan,\na.ts\n", 3,
             "#EXTINF duration must be a decimal number >= 0"
         ),

@@ -197,6 +197,9 @@ struct DateRangeRouteTests {
         (#"{"id": "a", "scte35": {"out": "nothex"}}"#, "scte35.out", "hexadecimal"),
         (#"{"id": "a", "scte35": {"up": "0xFC"}}"#, "scte35.up", "unknown"),
         (#"{"id": "a", "cue": ["PRE", "POST"]}"#, "cue", "PRE and POST"),
+        // A range whose end does not fit before the year 10000 (it once overflowed the marker book's arithmetic).
+        (#"{"id": "a", "duration": 9223372000000000}"#, "duration", "would end after the year 9999"),
+        (#"{"id": "a", "plannedDuration": 1e300, "scte35": "out"}"#, "plannedDuration", "after the year 9999"),
     ]
 
     @Test("every kind of bad body answers 400 naming the field", arguments: badBodies.indices)
