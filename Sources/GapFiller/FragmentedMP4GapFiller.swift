@@ -226,8 +226,8 @@ public struct FragmentedMP4GapFiller: Sendable {
         return seconds &* timescale &+ (rest * timescale + 500) / 1000
     }
 
-    /// The longest slot a filler covers (an hour): EXTINF is bounded far below it by the target duration.
-    static let longestSlotMilliseconds: Int64 = 3_600_000
+    /// The longest slot a filler covers (ten minutes): EXTINF is bounded far below it by the target duration.
+    static let longestSlotMilliseconds: Int64 = 600_000
 
     /// The length-prefixed NAL units of `sample` without SEI (H.264 type 6; HEVC prefix and suffix SEI, 39 and 40).
     /// Returns the sample as it is when its NAL units do not parse.

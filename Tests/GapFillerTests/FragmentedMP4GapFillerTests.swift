@@ -66,6 +66,26 @@ struct FragmentedMP4GapFillerTests {
         #expect(samples.reduce(0) { $0 + $1.duration } == 3 * video.timescale / 2)
     }
 
+    @Test func aSlotFarAlongTheTimelineWrapsItsDecodeTimesAndAnAbsurdEXTINFIsCappedAtTenMinutes() throws {
+        let initBytes = try Self.fixture("fmp4-h264-aac-init.mp4")
+        let segment = try Self.fixture("fmp4-h264-aac-1.m4s")
+        let initInfo = try MediaProbe.probeInitSection(initBytes)
+        let video = try #require(initInfo.tracks.first { $0.kind == .video })
+        let filler = try FragmentedMP4GapFiller(initSection: initBytes, after: segment)
+        // 2^52 ms at 90 kHz is past 2^63 ticks: the decode time wraps instead of trapping, durations stay exact.
+        let far = filler.segment(elapsedMilliseconds: 1 << 52, durationMilliseconds: 2000, sequenceNumber: 1)
+        let farVideo = try MediaProbe.fragmentedMP4Samples(far, initSection: initInfo).filter {
+            $0.trackID == video.trackID
+        }
+        #expect(farVideo.reduce(0) { $0 + $1.duration } == 2 * video.timescale)
+        let endless = filler.segment(elapsedMilliseconds: 0, durationMilliseconds: .max, sequenceNumber: 2)
+        let endlessVideo = try MediaProbe.fragmentedMP4Samples(endless, initSection: initInfo).filter {
+            $0.trackID == video.trackID
+        }
+        #expect(endlessVideo.count == 600)
+        #expect(endlessVideo.reduce(0) { $0 + $1.duration } == 600 * video.timescale)
+    }
+
     @Test func anInitSectionWithoutFillableCodecsIsRefused() throws {
         let initBytes = try Self.fixture("fmp4-ac3-init.mp4")
         let segment = try Self.fixture("fmp4-ac3-0.m4s")
