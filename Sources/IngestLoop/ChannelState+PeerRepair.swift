@@ -11,22 +11,6 @@ public struct MissingSlot: Sendable, Hashable {
     public let deadlineMilliseconds: Int64
 }
 
-/// A channel's first slot, held for a peer's discontinuity sequence (joining a redundancy group).
-public struct JoiningSlot: Sendable, Hashable {
-    /// A media rendition that filled it: the peers are asked for its playlist.
-    public let rendition: String
-    /// The slot's MSN.
-    public let msn: UInt64
-    /// The slot's PDT (a peer on the same timeline lists the same).
-    public let programDateTimeMilliseconds: Int64
-
-    public init(rendition: String, msn: UInt64, programDateTimeMilliseconds: Int64) {
-        self.rendition = rendition
-        self.msn = msn
-        self.programDateTimeMilliseconds = programDateTimeMilliseconds
-    }
-}
-
 extension ChannelState {
     /// The next slot of every started media rendition whose segment is overdue: its slot (or, when no rendition
     /// opened it, the slot after the newest one, of the nominal length) ended `lateness` ms ago or more and its

@@ -358,8 +358,8 @@ extension ChannelState {
             })
         if catchUpUntilMilliseconds != nil {
             status.peerWait = "catching up"
-        } else if joiningSlot != nil {
-            status.peerWait = "joining"
+        } else if let held = heldOpening {
+            status.peerWait = held.first ? "joining" : "agreeing on msn \(held.msn)"
         }
         let notes = layout().contradictions
         if multivariantHint.read + multivariantHint.refused > 0 || !notes.isEmpty {

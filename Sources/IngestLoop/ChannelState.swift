@@ -47,7 +47,7 @@ package struct ChannelState: Sendable {
     var closedThrough: UInt64?
     /// MSN of the first slot (above everything an earlier run of the origin published); with a shared timeline,
     /// moved up to the grid's MSN when the channel's first slot opens.
-    private(set) var firstMSN: UInt64
+    var firstMSN: UInt64
     /// EXT-X-TARGETDURATION, fixed once known.
     package var targetDuration: Int?
     /// Counts publishes.
@@ -94,10 +94,14 @@ package struct ChannelState: Sendable {
     /// After a restart: until when the slots missed while the origin was down wait for the peers to fill them
     /// (`ChannelState+CatchUp`); nil when the channel is not catching up.
     var catchUpUntilMilliseconds: Int64?
-    /// The first slot of this run waits for a peer's discontinuity sequence (`ChannelState+CatchUp`, joining).
+    /// The first slot of this run is to be agreed with the peers (`ChannelState+Agreement`).
     var joinsPeers = false
-    /// Since when the first slot waits for it.
-    var joinHeldSinceMilliseconds: Int64?
+    /// The slot held until the group agrees where the feed it opens starts (`ChannelState+Agreement`).
+    var openingHold: OpeningHold?
+    /// The store records of the held opening's entries, queued again if the group moves them.
+    var openingRecords: [(rendition: String, record: SegmentRecord)] = []
+    /// The lowest MSN this run may give its first slot (the journal's reservation of an earlier run).
+    let reservedFirstMSN: UInt64
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -105,6 +109,7 @@ package struct ChannelState: Sendable {
     package init(configuration: ChannelConfiguration, firstMSN: UInt64) {
         self.configuration = configuration
         self.firstMSN = firstMSN
+        self.reservedFirstMSN = firstMSN
         self.targetDuration = configuration.targetDuration.map { max($0, 1) }
         if configuration.lowLatency != nil, targetDuration == nil {
             // Parts are listed before any segment could fix EXT-X-TARGETDURATION.
@@ -351,6 +356,15 @@ package struct ChannelState: Sendable {
         append(
             entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
             nowMilliseconds: now)
+        if slots[msn] == nil, placement == nil {
+            // A slot that opens a feed (see `openSlot`): its PDT may come from this origin's anchor.
+            let opensFeed = msn == 0 || slots[msn - 1] == nil || (discontinuity && rendition.hasStarted)
+            if opensFeed {
+                holdOpeningIfNeeded(
+                    msn: msn, programDateTime: slot.programDateTimeMilliseconds, anchored: anchored,
+                    nowMilliseconds: now)
+            }
+        }
         slots[msn] = filled
         if let fileNumber, !renditions[position].isFollower {
             renditions[position].recentFileNumbers.append((fileNumber, msn))
@@ -367,16 +381,17 @@ package struct ChannelState: Sendable {
     mutating func queueSegmentRecord(_ entry: WindowEntry, position: Int, info: SegmentInfo, stored: StoredSegment?) {
         guard keepsStoreRecords else { return }
         let mediaEnd = renditions[position].lastMediaEnd
-        pendingStoreRecords.append(
-            .segment(
-                rendition: renditions[position].name,
-                SegmentRecord(
-                    kind: stored == nil ? .unpersisted : .segment, msn: entry.msn,
-                    programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
-                    durationMilliseconds: entry.durationMilliseconds, discontinuity: entry.discontinuity,
-                    startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
-                    initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
-                    mediaTimescale: mediaEnd?.timescale ?? 90_000)))
+        let record = SegmentRecord(
+            kind: stored == nil ? .unpersisted : .segment, msn: entry.msn,
+            programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
+            durationMilliseconds: entry.durationMilliseconds, discontinuity: entry.discontinuity,
+            startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
+            initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
+            mediaTimescale: mediaEnd?.timescale ?? 90_000)
+        pendingStoreRecords.append(.segment(rendition: renditions[position].name, record))
+        if let hold = openingHold, entry.msn >= hold.msn {
+            openingRecords.append((renditions[position].name, record))
+        }
     }
 
     /// Why a segment repaired from a peer cannot fill slot `msn` (the rendition's next): the peer lists it for another
@@ -618,7 +633,7 @@ package struct ChannelState: Sendable {
             {
                 break
             }
-            if closedThrough == nil, holdsFirstSlotForPeers(nowMilliseconds: now) { break }
+            if holdsOpening(msn: next, nowMilliseconds: now) { break }
             if !started.allSatisfy({ $0.fills(msn: next) }) {
                 let filledAt = slot.mediaFilledAt ?? now
                 if slot.mediaFilledAt == nil {
@@ -691,7 +706,7 @@ package struct ChannelState: Sendable {
         while !catchingUp, let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard let slot = slotOrGapSlot(due) else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
-            if closedThrough == nil, holdsFirstSlotForPeers(nowMilliseconds: now) { break }
+            if holdsOpening(msn: due, nowMilliseconds: now) { break }
             // A streamed push still open at the deadline is closed at its last part, as a stalled push.
             let openPushes = renditions.indices.filter {
                 renditions[$0].open.map { $0.pushed && $0.msn == due } ?? false

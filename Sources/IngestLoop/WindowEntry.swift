@@ -49,6 +49,17 @@ public struct WindowEntry: Sendable {
         self.iFrameRangeEnd = iFrameRangeEnd
     }
 
+    /// The same entry at another MSN and PDT (a held slot the redundancy group placed elsewhere).
+    func moved(msn: UInt64, programDateTimeMilliseconds: Int64) -> WindowEntry {
+        var entry = WindowEntry(
+            msn: msn, durationMilliseconds: durationMilliseconds,
+            programDateTimeMilliseconds: programDateTimeMilliseconds,
+            discontinuity: discontinuity, content: content, container: container,
+            initSectionVersion: initSectionVersion, iFrameRangeEnd: iFrameRangeEnd)
+        entry.isSlate = isSlate
+        return entry
+    }
+
     /// True for an EXT-X-GAP entry.
     public var isGap: Bool {
         if case .gap = content { true } else { false }

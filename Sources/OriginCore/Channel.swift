@@ -608,15 +608,17 @@ public final class Channel: Sendable {
         }
     }
 
-    /// The first slot of this run, held for a peer's discontinuity sequence (joining a redundancy group): a media
-    /// rendition that filled it, its MSN and PDT; nil when none is held.
-    public var joiningSlot: JoiningSlot? { state.withLock { $0.joiningSlot } }
+    /// The slot held until the redundancy group agrees where the feed it opens starts (the first slot of this run, a
+    /// return from an outage, an encoder restart): a media rendition that filled it, its MSN and PDT; nil when none
+    /// is held (`ChannelState+Agreement`).
+    public var heldOpening: HeldOpening? { state.withLock { $0.heldOpening } }
 
-    /// Ends the wait of the first slot `msn`: with the discontinuity sequence number a peer lists for it, or nil to
-    /// count on from the channel's own. False when nothing was waiting.
+    /// Ends the hold of slot `msn` as the group agreed: `agreed`, the MSN and PDT a peer lists or the preferred of
+    /// the held candidates (nil: the channel's own); `peerSequence`, the discontinuity sequence number a peer lists
+    /// for a first slot. False when nothing was held.
     @discardableResult
-    public func settleJoin(msn: UInt64, peerSequence: UInt64?) -> Bool {
-        peerStep { $0.settleJoin(msn: msn, peerSequence: peerSequence, nowMilliseconds: $1) }
+    public func settleOpening(msn: UInt64, agreed: OpeningCandidate?, peerSequence: UInt64?) -> Bool {
+        peerStep { $0.settleOpening(msn: msn, agreed: agreed, peerSequence: peerSequence, nowMilliseconds: $1) }
     }
 
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP

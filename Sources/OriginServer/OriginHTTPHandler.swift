@@ -70,6 +70,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         case "ingest": return ingest(request, Array(rest))
         case "admin": return admin(request, Array(rest))
         case "status": return statusPage(request, Array(rest))
+        case "peer" where rest.count == 2 && rest.last == "opening":
+            return respond(onlyReading(request) ?? heldOpening(channel: rest.first!))
         case "healthz" where rest.isEmpty:
             return respond(
                 onlyReading(request)
@@ -93,6 +95,16 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         default:
             return refuse(request, .text(404, "not found\n"))
         }
+    }
+
+    /// `GET /peer/{channel}/opening`: the opening the channel holds for its redundancy group's agreement, as peers
+    /// ask for it (`PeerRepairer`, docs/redundancy.md); 404 when none is held. Never cached.
+    private func heldOpening(channel name: String) -> HTTPResponse {
+        guard let channel = origin.channel(named: name) else { return .text(404, "unknown channel '\(name)'\n") }
+        guard let held = channel.heldOpening else { return .text(404, "channel '\(name)' holds no opening\n") }
+        return HTTPResponse(
+            status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+            body: .bytes(SharedBytes(string: held.candidate.peerAnswer)))
     }
 
     /// The fast path of players and CDNs: a plain GET or HEAD under `/live` is answered from this thread's cache of

@@ -143,11 +143,11 @@ public final class PeerRepairer: Sendable {
     public func repairOnce() async -> Int {
         let now = origin.clock.nowMilliseconds()
         var due: [(channel: String, slot: MissingSlot)] = []
-        var joining: [(channel: Channel, slot: JoiningSlot)] = []
+        var holding: [(channel: Channel, opening: HeldOpening)] = []
         for channel in origin.allChannels where Self.repairable(channel.configuration) {
             let name = channel.configuration.name
-            if let slot = channel.joiningSlot, tryNow(channel: name, rendition: slot.rendition, msn: slot.msn, now) {
-                joining.append((channel, slot))
+            if let held = channel.heldOpening, tryNow(channel: name, rendition: held.rendition, msn: held.msn, now) {
+                holding.append((channel, held))
             }
             for slot in channel.missingSlots(lateness: lateness)
             where tryNow(channel: name, rendition: slot.rendition, msn: slot.msn, now) {
@@ -155,13 +155,13 @@ public final class PeerRepairer: Sendable {
             }
         }
         state.withLock { state in state.lastTried = state.lastTried.filter { now - $0.value < 60_000 } }
-        guard !due.isEmpty || !joining.isEmpty else { return 0 }
+        guard !due.isEmpty || !holding.isEmpty else { return 0 }
         return await withTaskGroup(of: Bool.self) { group in
             for (channel, slot) in due {
                 group.addTask { await self.repair(slot, channel: channel) }
             }
-            for (channel, slot) in joining {
-                group.addTask { await self.join(slot, channel: channel) }
+            for (channel, held) in holding {
+                group.addTask { await self.agree(held, channel: channel) }
             }
             var repaired = 0
             for await done in group where done { repaired += 1 }
@@ -245,39 +245,104 @@ public final class PeerRepairer: Sendable {
         logger.debug("peer request failed", metadata: ["peer": "\(peers[index])", "reason": "\(error)"])
     }
 
-    /// Settles a joining channel's first slot: the discontinuity sequence number of the first peer that lists that
-    /// MSN on the same timeline, or the channel's own when every peer has no media for the rendition yet (origins
-    /// starting together). A peer that does not list it yet, or cannot be asked, is asked again; the channel stops
-    /// waiting on its own when its hold has passed. True when settled.
-    private func join(_ slot: JoiningSlot, channel: Channel) async -> Bool {
+    /// Settles a held opening with the peers (`ChannelState+Agreement`): a peer that lists a segment within the clock
+    /// tolerance of it gives its place (and, for a first slot, its discontinuity sequence); else, once every peer
+    /// answered, the preferred of the candidates the peers hold and this origin's own (a peer that has no media for
+    /// the rendition, lists something else at that time, or cannot be reached offers none). A peer whose newest entry
+    /// is older and that holds nothing is asked again; the channel stops waiting on its own when its hold has
+    /// passed. True when settled.
+    private func agree(_ held: HeldOpening, channel: Channel) async -> Bool {
         let name = channel.configuration.name
-        var peersWithoutMedia = 0
+        let tolerance = channel.configuration.sharedTimeline?.toleranceMilliseconds ?? 0
+        var chosen = held.candidate
         for (index, peer) in peers.enumerated() {
+            let answer: PeerOpening
             do {
-                let listing = try await listing(
-                    msn: slot.msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds, channel: name,
-                    rendition: slot.rendition, from: peer, timeout: requestTimeout, peerIndex: index)
-                guard case .listed(let playlist, let position, _) = listing else {
-                    if case .noMedia = listing { peersWithoutMedia += 1 }
-                    continue
-                }
-                let sequence =
-                    playlist.discontinuitySequence
-                    + UInt64(playlist.segments[...position].filter(\.discontinuity).count)
-                guard channel.settleJoin(msn: slot.msn, peerSequence: sequence) else { return false }
-                logger.info(
-                    "joined the group: discontinuity sequence from a peer",
-                    metadata: [
-                        "hls.channel": "\(name)", "hls.msn": "\(slot.msn)", "peer": "\(peer)",
-                        "hls.discontinuity_sequence": "\(sequence)",
-                    ])
-                return true
+                answer = try await opening(near: held, tolerance: tolerance, channel: name, from: peer)
             } catch {
                 noteFailure(peerIndex: index, error)
+                continue
+            }
+            switch answer {
+            case .listed(let candidate, let sequence):
+                guard
+                    channel.settleOpening(
+                        msn: held.msn, agreed: candidate, peerSequence: held.first ? sequence : nil)
+                else { return false }
+                logger.info(
+                    "opening agreed: placed as a peer lists it",
+                    metadata: [
+                        "hls.channel": "\(name)", "hls.msn": "\(candidate.msn)", "peer": "\(peer)",
+                        "hls.pdt_shift_ms":
+                            "\(candidate.programDateTimeMilliseconds - held.programDateTimeMilliseconds)",
+                        "hls.discontinuity_sequence": "\(held.first ? sequence.description : "own")",
+                    ])
+                return true
+            case .held(let candidate): chosen = OpeningCandidate.preferred(chosen, candidate)
+            case .nothing: continue
+            case .notYet: return false
             }
         }
-        guard peersWithoutMedia == peers.count else { return false }
-        return channel.settleJoin(msn: slot.msn, peerSequence: nil)
+        let agreed = chosen == held.candidate ? nil : chosen
+        guard channel.settleOpening(msn: held.msn, agreed: agreed, peerSequence: nil) else { return false }
+        if let agreed {
+            logger.info(
+                "opening agreed: a peer's held candidate preferred",
+                metadata: [
+                    "hls.channel": "\(name)", "hls.msn": "\(agreed.msn)",
+                    "hls.pdt_shift_ms": "\(agreed.programDateTimeMilliseconds - held.programDateTimeMilliseconds)",
+                ])
+        }
+        return true
+    }
+
+    /// What a peer says of an opening this origin holds.
+    enum PeerOpening {
+        /// It lists a segment within the tolerance: its MSN and PDT, and the discontinuity sequence there.
+        case listed(OpeningCandidate, sequence: UInt64)
+        /// It holds an opening of its own within the tolerance.
+        case held(OpeningCandidate)
+        /// It has no media for the rendition, or lists something else at that time: it offers nothing.
+        case nothing
+        /// Its newest entry is older and it holds nothing: ask again.
+        case notYet
+    }
+
+    /// Reads the peer's media playlist of the held opening's rendition, then, if it lists no segment near the
+    /// opening, the opening the peer holds (`GET /peer/{channel}/opening`).
+    private func opening(
+        near held: HeldOpening, tolerance: Int64, channel: String, from peer: PeerURL
+    ) async throws -> PeerOpening {
+        let playlistURL = peer.with(path: "/live/\(channel)/\(held.rendition)/index.m3u8")
+        let answer = try await fetcher.get(playlistURL, timeout: requestTimeout, limit: 1 << 20)
+        var covered = answer.status == 404
+        if answer.status == 200 {
+            let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
+            var sequence = playlist.discontinuitySequence
+            for (offset, segment) in playlist.segments.enumerated() {
+                if segment.discontinuity { sequence += 1 }
+                guard let pdt = segment.programDateTime?.millisecondsSince1970 else { continue }
+                if pdt + NumberFormatting.milliseconds(segment.duration) > held.programDateTimeMilliseconds {
+                    covered = true
+                }
+                guard !segment.gap, abs(pdt - held.programDateTimeMilliseconds) <= tolerance else { continue }
+                let msn = playlist.mediaSequence + UInt64(offset)
+                return .listed(OpeningCandidate(msn: msn, programDateTimeMilliseconds: pdt), sequence: sequence)
+            }
+        } else if answer.status != 404 {
+            throw PeerFetchError("\(playlistURL): status \(answer.status)")
+        }
+        let openingURL = peer.with(path: "/peer/\(channel)/opening")
+        let opening = try await fetcher.get(openingURL, timeout: requestTimeout, limit: 4096)
+        if opening.status == 200, let candidate = OpeningCandidate(peerAnswer: opening.body),
+            abs(candidate.programDateTimeMilliseconds - held.programDateTimeMilliseconds) <= tolerance
+        {
+            return .held(candidate)
+        }
+        guard opening.status == 200 || opening.status == 404 else {
+            throw PeerFetchError("\(openingURL): status \(opening.status)")
+        }
+        return covered ? .nothing : .notYet
     }
 
     /// What a peer's media playlist lists at an MSN.

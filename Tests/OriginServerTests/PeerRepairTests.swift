@@ -396,7 +396,7 @@ struct PeerRepairTests {
         for _ in 0..<2 { try Restart.push(clock: clock, to: stacks) }
         let (a, b) = (try stacks[0].playlistText("360p"), try stacks[1].playlistText("360p"))
         #expect(a == b)
-        #expect(try Self.entries(a).count == 3)
+        #expect(try Self.entries(a).count == 3, "\(a)\n\(b)")
     }
 
     @Test func anUnreachablePeerIsCountedAndTheSlotClosesAsAGap() async throws {
