@@ -6,15 +6,17 @@ extension ConfigurationFile {
         var certificate: String?
         var key: String?
         var port: Int?
+        var host: String?
         var only: Bool?
         var priorities: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case certificate, key, port, only, priorities }
+        enum CodingKeys: String, CodingKey, CaseIterable { case certificate, key, port, host, only, priorities }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             certificate = try c.decodeIfPresent(String.self, forKey: .certificate)
             key = try c.decodeIfPresent(String.self, forKey: .key)
             port = try c.decodeIfPresent(Int.self, forKey: .port)
+            host = try c.decodeIfPresent(String.self, forKey: .host)
             only = try c.decodeIfPresent(Bool.self, forKey: .only)
             priorities = try c.decodeIfPresent(String.self, forKey: .priorities)
         }
@@ -31,6 +33,9 @@ extension ConfigurationFile {
             guard ServerConfiguration.validPorts.contains(port) else {
                 throw ConfigurationError("\(source): server.tls.port \(port) out of range")
             }
+            if let host, host.isEmpty {
+                throw ConfigurationError("\(source): server.tls.host is empty (leave it out for server.host)")
+            }
             if let priorities, priorities.isEmpty {
                 throw ConfigurationError("\(source): server.tls.priorities is empty (leave it out for the default)")
             }
@@ -41,7 +46,7 @@ extension ConfigurationFile {
                 throw ConfigurationError("\(source): \(error)")
             }
             return TLSSettings(
-                certificatePath: certificate, keyPath: key, certificate: loaded.certificate, port: port,
+                certificatePath: certificate, keyPath: key, certificate: loaded.certificate, port: port, host: host,
                 only: only ?? false, priorities: priorities, keyFileWarning: loaded.keyFileWarning)
         }
     }

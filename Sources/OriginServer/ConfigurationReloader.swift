@@ -113,6 +113,7 @@ public final class ConfigurationReloader: Sendable {
         check("server.tls", \.tls.isSome)
         if old.tls != nil, new.tls != nil {
             check("server.tls.port", \.tls?.port)
+            check("server.tls.host", \.tls?.host)
             check("server.tls.only", \.tls?.only)
             check("server.tls.priorities", \.tls?.priorities)
         }

@@ -119,6 +119,7 @@ public final class OriginService: Service, Sendable {
     ) -> HTTPServerConfiguration {
         var https = httpConfiguration(configuration, threadCount: threadCount)
         https.port = tls.port
+        https.host = tls.host ?? configuration.host
         https.tls = TLSConfiguration(credentials: TLSCredentials(tls.certificate), priorities: tls.priorities)
         return https
     }

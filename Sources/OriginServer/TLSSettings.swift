@@ -11,6 +11,9 @@ public struct TLSSettings: Sendable {
     public var keyPath: String
     /// HTTPS port (`server.tls.port`). Default: 8443 (0 picks a free one).
     public var port: Int = 8443
+    /// Address the HTTPS listener binds (`server.tls.host`); nil: `server.host`. Lets HTTP stay on loopback while
+    /// HTTPS faces the network. Default: nil.
+    public var host: String?
     /// HTTPS only: no HTTP listener at all (`server.tls.only`). Default: false.
     public var only: Bool = false
     /// GnuTLS priority string (`server.tls.priorities`); nil: libmicrohttpd's default. Default: nil.
@@ -22,9 +25,10 @@ public struct TLSSettings: Sendable {
 
     /// - Parameters: see the properties.
     public init(
-        certificatePath: String, keyPath: String, certificate: TLSCertificate, port: Int = 8443, only: Bool = false,
-        priorities: String? = nil, keyFileWarning: String? = nil
+        certificatePath: String, keyPath: String, certificate: TLSCertificate, port: Int = 8443, host: String? = nil,
+        only: Bool = false, priorities: String? = nil, keyFileWarning: String? = nil
     ) {
+        self.host = host
         self.certificatePath = certificatePath
         self.keyPath = keyPath
         self.certificate = certificate

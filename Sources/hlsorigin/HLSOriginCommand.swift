@@ -114,7 +114,7 @@ struct HLSOriginCommand: AsyncParsableCommand {
         // Print the bound ports on stdout so scripts and tests can find them (port 0 picks a free one): the HTTPS
         // line first, so that a reader waiting for the HTTP line finds both.
         if settings.tls != nil {
-            print("hlsorigin listening for https on \(settings.host):\(service.tlsPort)")
+            print("hlsorigin listening for https on \(settings.tls?.host ?? settings.host):\(service.tlsPort)")
         }
         if settings.tls?.only != true {
             print("hlsorigin listening on \(settings.host):\(service.port) (config: \(path ?? "built-in defaults"))")

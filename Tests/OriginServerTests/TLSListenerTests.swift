@@ -60,9 +60,11 @@ struct TLSListenerTests {
         let only = try ConfigurationFile.parse(
             yaml(
                 "certificate: \(first.certificateURL.path)\nkey: \(first.keyURL.path)\nport: 9443\nonly: true\n"
+                    + "host: \"::1\"\n"
                     + "priorities: \"NORMAL:-VERS-TLS1.0:-VERS-TLS1.1\""), source: "test.yaml")
         #expect(only.tls?.port == 9443)
         #expect(only.tls?.only == true)
+        #expect(only.tls?.host == "::1")
         #expect(only.tls?.priorities == "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1")
         #expect(try ConfigurationFile.parse("server: {port: 8080}\n").tls == nil)
     }
