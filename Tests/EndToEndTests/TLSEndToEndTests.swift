@@ -61,15 +61,7 @@ extension EndToEnd {
                         "curl", ["-sS", "--max-time", "10"] + arguments, in: origin.directory, timeout: .seconds(20))
                 }
                 func servedSerial() async throws -> String {
-                    let shown = try await ChildProcess.run(
-                        "sh",
-                        [
-                            "-c",
-                            "openssl s_client -connect 127.0.0.1:\(tlsPort) -CAfile \(ca) -verify_return_error "
-                                + "</dev/null 2>/dev/null | openssl x509 -noout -serial",
-                        ], in: origin.directory)
-                    return shown.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-                        .replacingOccurrences(of: "serial=", with: "")
+                    try await authority.servedSerialNumber(port: tlsPort)
                 }
 
                 // ffmpeg pushes over https (its tls options given; ffmpeg 5.1's HLS muxer does not pass them on to
@@ -99,7 +91,8 @@ extension EndToEnd {
                 let overHTTP = try await HTTPClient(port: origin.port).get(segmentPath)
                 #expect(overHTTP.status == 200)
                 #expect(overTLS.standardOutputData.count > 10_000)
-                #expect(overTLS.standardOutputData == Data(overHTTP.body), "segment bytes differ between http and https")
+                #expect(
+                    overTLS.standardOutputData == Data(overHTTP.body), "segment bytes differ between http and https")
 
                 // ffprobe reads the live stream over https, verifying the certificate against the CA.
                 let probe = try await ChildProcess.run(
@@ -109,16 +102,20 @@ extension EndToEnd {
                         "-of", "csv=p=0", "\(https)/live/secure/index.m3u8",
                     ], in: origin.directory, timeout: .seconds(30))
                 #expect(probe.status == 0, "\(probe.standardError)")
-                #expect(probe.standardOutput.contains("h264") && probe.standardOutput.contains("aac"), "\(probe.standardOutput)")
+                #expect(
+                    probe.standardOutput.contains("h264") && probe.standardOutput.contains("aac"),
+                    "\(probe.standardOutput)")
 
                 // Clients without the CA refuse the certificate.
                 let untrusting = try await curl(["\(https)/live/secure/hi/index.m3u8"])
-                #expect(untrusting.status == 60, "curl without the CA: \(untrusting.status) \(untrusting.standardError)")
+                #expect(
+                    untrusting.status == 60, "curl without the CA: \(untrusting.status) \(untrusting.standardError)")
                 let untrustingProbe = try await ChildProcess.run(
                     "ffprobe", ["-v", "error", "-tls_verify", "1", "\(https)/live/secure/index.m3u8"],
                     in: origin.directory, timeout: .seconds(30))
                 #expect(untrustingProbe.status != 0)
-                #expect(untrustingProbe.standardError.contains("failed verification"), "\(untrustingProbe.standardError)")
+                #expect(
+                    untrustingProbe.standardError.contains("failed verification"), "\(untrustingProbe.standardError)")
                 #expect(try await servedSerial() == first.serialNumber)
 
                 // A keep-alive connection opened before the renewal goes on across SIGHUP; new connections get the
@@ -142,7 +139,8 @@ extension EndToEnd {
                 #expect(answers.count >= 15, "\(reader.standardOutput)")
                 #expect(answers.allSatisfy { $0.first == "200" }, "\(reader.standardOutput)")
                 #expect(Set(answers.map { $0[1] }).count == 1, "the connection changed: \(reader.standardOutput)")
-                #expect(answers.allSatisfy { $0.last.map(String.init) == first.serialNumber }, "\(reader.standardOutput)")
+                #expect(
+                    answers.allSatisfy { $0.last.map(String.init) == first.serialNumber }, "\(reader.standardOutput)")
                 #expect(origin.child.standardError.contains("TLS certificate reloaded"), "\(origin.logTail())")
 
                 // A key that is not the certificate's: 422 with the reason, the renewed certificate stays served.

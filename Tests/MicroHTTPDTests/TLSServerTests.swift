@@ -42,20 +42,6 @@ struct TLSServerTests {
         try ChildProcess.runBlocking("curl", ["-sS", "--max-time", "10"] + arguments, in: directory)
     }
 
-    /// The serial number of the certificate a new connection to `port` is shown (`openssl s_client`).
-    func servedSerial(port: Int) throws -> String {
-        let shown = try ChildProcess.runBlocking(
-            "sh",
-            [
-                "-c",
-                "openssl s_client -connect 127.0.0.1:\(port) -CAfile \(authority.certificateURL.path) -verify_return_error"
-                    + " </dev/null 2>/dev/null | openssl x509 -noout -serial",
-            ], in: directory)
-        // "serial=1001"
-        return shown.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-            .replacingOccurrences(of: "serial=", with: "")
-    }
-
     @Test("a client that trusts the CA is answered; the request is marked TLS and keeps its loopback address")
     func answersOverTLS() throws {
         let certificate = try Self.certificate(first, chain: true)
@@ -75,7 +61,7 @@ struct TLSServerTests {
             #expect(answer.status == 0, "\(answer.standardError)")
             #expect(answer.standardOutput == "hello over TLS\n200 0")
             #expect(seen.all == ["true true 127.0.0.1"])
-            #expect(try servedSerial(port: port) == first.serialNumber)
+            #expect(try authority.servedSerialNumber(port: port) == first.serialNumber)
 
             // Without the CA the client refuses the server (curl: 60, peer certificate cannot be authenticated).
             let refused = try curl(["https://localhost:\(port)/hello"])
@@ -140,14 +126,14 @@ struct TLSServerTests {
             if head.path == "/renew" { credentials.replace(with: renewedCertificate) }
             return .respond(.text(200, "\(head.path)\n"))
         } _: { port in
-            #expect(try servedSerial(port: port) == first.serialNumber)
+            #expect(try authority.servedSerialNumber(port: port) == first.serialNumber)
             let answer = try curl([
                 "--cacert", authority.certificateURL.path, "-w", "connects=%{num_connects} %{http_code}\n",
                 "https://localhost:\(port)/renew", "https://localhost:\(port)/after",
             ])
             #expect(answer.status == 0, "\(answer.standardError)")
             #expect(answer.standardOutput == "/renew\nconnects=1 200\n/after\nconnects=0 200\n")
-            #expect(try servedSerial(port: port) == renewed.serialNumber)
+            #expect(try authority.servedSerialNumber(port: port) == renewed.serialNumber)
             #expect(credentials.certificate.serialNumber == renewed.serialNumber)
         }
     }

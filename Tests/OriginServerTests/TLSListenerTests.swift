@@ -115,19 +115,6 @@ struct TLSListenerTests {
         try ChildProcess.runBlocking("curl", ["-sS", "--max-time", "10"] + arguments, in: directory)
     }
 
-    /// The serial number of the certificate a new connection to `port` is shown (`openssl s_client`).
-    func servedSerial(port: Int) throws -> String {
-        let shown = try ChildProcess.runBlocking(
-            "sh",
-            [
-                "-c",
-                "openssl s_client -connect 127.0.0.1:\(port) -CAfile \(authority.certificateURL.path) "
-                    + "-verify_return_error </dev/null 2>/dev/null | openssl x509 -noout -serial",
-            ], in: directory)
-        return shown.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-            .replacingOccurrences(of: "serial=", with: "")
-    }
-
     @Test(
         "HTTP and HTTPS serve the same routes; a reload renews the certificate, and one that does not load is refused",
         .timeLimit(.minutes(1)))
@@ -159,7 +146,7 @@ struct TLSListenerTests {
             let admin = try curl(ca + ["-o", "/dev/null", "-w", "%{http_code}", "\(url)/admin/channels"])
             #expect(admin.standardOutput == "200", "\(url): \(admin.standardError)")
         }
-        #expect(try servedSerial(port: service.tlsPort) == first.serialNumber)
+        #expect(try authority.servedSerialNumber(port: service.tlsPort) == first.serialNumber)
 
         // Renewed files, then a reload: new connections see the new certificate.
         let renewed = try authority.issue(name: "renewed", serial: 0x3003)
@@ -167,7 +154,7 @@ struct TLSListenerTests {
         let answer = try curl(ca + ["-X", "POST", "-w", " %{http_code}", "\(https)/admin/reload"])
         #expect(answer.standardOutput.hasSuffix(" 200"), "\(answer.standardOutput)")
         #expect(answer.standardOutput.contains(#""serial" : "\#(renewed.serialNumber)""#), "\(answer.standardOutput)")
-        #expect(try servedSerial(port: service.tlsPort) == renewed.serialNumber)
+        #expect(try authority.servedSerialNumber(port: service.tlsPort) == renewed.serialNumber)
 
         // A key that is not the certificate's: 422 with the reason, the renewed certificate stays.
         try FileManager.default.removeItem(at: key)
@@ -175,7 +162,7 @@ struct TLSListenerTests {
         let refused = try curl(ca + ["-X", "POST", "-w", " %{http_code}", "\(https)/admin/reload"])
         #expect(refused.standardOutput.hasSuffix(" 422"), "\(refused.standardOutput)")
         #expect(refused.standardOutput.contains("do not match"), "\(refused.standardOutput)")
-        #expect(try servedSerial(port: service.tlsPort) == renewed.serialNumber)
+        #expect(try authority.servedSerialNumber(port: service.tlsPort) == renewed.serialNumber)
         #expect(try curl(ca + ["-w", " %{http_code}", "\(https)/healthz"]).standardOutput.hasSuffix(" 200"))
     }
 }

@@ -75,6 +75,28 @@ public struct TestCertificateAuthority: Sendable {
             certificateURL: certificate, chainURL: chain, keyURL: key, serialNumber: hex, commonName: commonName)
     }
 
+    /// The serial number (lowercase hex) of the certificate a new TLS connection to 127.0.0.1:`port` is shown,
+    /// verified against this CA (`openssl s_client`); "" when the handshake fails.
+    public func servedSerialNumber(port: Int) throws -> String {
+        Self.serial(from: try ChildProcess.runBlocking("sh", ["-c", servedSerialCommand(port: port)], in: directory))
+    }
+
+    /// `servedSerialNumber(port:)` for asynchronous tests.
+    public func servedSerialNumber(port: Int) async throws -> String {
+        Self.serial(from: try await ChildProcess.run("sh", ["-c", servedSerialCommand(port: port)], in: directory))
+    }
+
+    private func servedSerialCommand(port: Int) -> String {
+        "openssl s_client -connect 127.0.0.1:\(port) -CAfile \(certificateURL.path) -verify_return_error </dev/null "
+            + "2>/dev/null | openssl x509 -noout -serial"
+    }
+
+    /// "serial=1001" -> "1001".
+    private static func serial(from output: ToolOutput) -> String {
+        output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            .replacingOccurrences(of: "serial=", with: "")
+    }
+
     /// Runs `openssl` and fails with its message when it fails.
     @discardableResult
     public static func openssl(_ arguments: [String], in directory: URL) throws -> String {

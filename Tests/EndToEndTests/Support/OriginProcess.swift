@@ -86,7 +86,9 @@ final class OriginProcess: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         port = found!
-        let httpsLine = child.standardOutput.split(separator: "\n").first { $0.hasPrefix("hlsorigin listening for https on ") }
+        let httpsLine = child.standardOutput.split(separator: "\n").first {
+            $0.hasPrefix("hlsorigin listening for https on ")
+        }
         tlsPort = httpsLine.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
     }
 
