@@ -30,7 +30,10 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
-        .target(name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"]),
+        // GnuTLS (libmicrohttpd's TLS library, libgnutls28-dev comes with libmicrohttpd-dev) for HTTPS listeners whose
+        // certificate can be replaced while they run (Sources/CMicroHTTPDShims/tls.c).
+        .target(
+            name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("gnutls")]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // OpenSSL's libcrypto for bulk AES-128-CBC (AES-NI through EVP), seen only by HLSCrypto.
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),

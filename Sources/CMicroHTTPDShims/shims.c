@@ -1,5 +1,7 @@
 #include "CMicroHTTPDShims.h"
 
+#include <gnutls/gnutls.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +75,10 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     size_t connection_memory_limit,
     unsigned int listen_backlog,
     unsigned int listening_address_reuse,
-    int listen_fd) {
+    int listen_fd,
+    CMicroHTTPDShims_TLSSlot *tls,
+    const char *tls_priorities,
+    void **tls_state) {
     if (address->is_ipv6) {
         flags |= MHD_USE_IPv6;
     }
@@ -89,8 +94,26 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     /* Options passed only when asked for. MHD_OPTION_LISTENING_ADDRESS_REUSE with 0 does not mean "default": it
        makes libmicrohttpd leave out SO_REUSEADDR, so a restarted origin could not bind its port while old
        connections sit in TIME_WAIT (about 60 s after a kill -9). A thread pool of 1 makes MHD log a warning. */
-    struct MHD_OptionItem optional[4];
+    struct MHD_OptionItem optional[8];
     int count = 0;
+    *tls_state = NULL;
+    if (tls != NULL) {
+        /* The connection notification goes through the TLS shim first: it tells the certificate callback which slot
+           this worker thread serves (tls.c). */
+        void *notify = CMicroHTTPDShims_tls_notify_create(tls, notify_connection, notify_connection_cls);
+        if (notify == NULL) {
+            return NULL;
+        }
+        *tls_state = notify;
+        flags |= MHD_USE_TLS;
+        notify_connection = CMicroHTTPDShims_tls_notify_connection;
+        notify_connection_cls = notify;
+        optional[count++] = (struct MHD_OptionItem){
+            MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, CMicroHTTPDShims_tls_retrieve_function()};
+        if (tls_priorities != NULL) {
+            optional[count++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)tls_priorities};
+        }
+    }
     if (listen_fd >= 0) {
         /* A socket bound before the daemon (connections that came meanwhile wait in its backlog). */
         optional[count++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, (intptr_t)listen_fd, NULL};
@@ -165,12 +188,34 @@ int CMicroHTTPDShims_client_address(struct MHD_Connection *connection, char *buf
     return written == NULL ? -1 : 0;
 }
 
+/* The connection's GnuTLS session, or NULL on a plain HTTP connection. */
+static gnutls_session_t CMicroHTTPDShims_tls_session(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return info == NULL ? NULL : (gnutls_session_t)info->tls_session;
+}
+
 long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count) {
+    gnutls_session_t session = CMicroHTTPDShims_tls_session(connection);
+    if (session != NULL) {
+        ssize_t sent = gnutls_record_send(session, bytes, count);
+        return sent < 0 ? -1 : (long)sent;
+    }
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (info == NULL) {
         return -1;
     }
     return (long)send(info->connect_fd, bytes, count, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void CMicroHTTPDShims_end_sending(struct MHD_Connection *connection) {
+    gnutls_session_t session = CMicroHTTPDShims_tls_session(connection);
+    if (session != NULL) {
+        (void)gnutls_bye(session, GNUTLS_SHUT_WR);
+    }
+    int fd = CMicroHTTPDShims_connection_fd(connection);
+    if (fd >= 0) {
+        shutdown(fd, SHUT_WR);
+    }
 }
 
 int CMicroHTTPDShims_connection_fd(struct MHD_Connection *connection) {

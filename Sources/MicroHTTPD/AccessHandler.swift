@@ -39,7 +39,8 @@ func accessHandler(
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             return .YES
         }
-        let head = RequestHeadReader.read(connection: connection, url: url, method: method, version: version)
+        let head = RequestHeadReader.read(
+            connection: connection, url: url, method: method, version: version, isTLS: context.isTLS)
         let expectsBody = RequestHeadReader.announcesBody(head)
         guard context.deadlines.headArrived(record, expectsBody: expectsBody) else { return .NO }
         let state = RequestState(
@@ -84,7 +85,8 @@ func connectionNotification(
         let (record, withinLimit) = context.deadlines.connectionStarted(
             socket: CMicroHTTPDShims_connection_fd(connection))
         socketContext?.pointee = Unmanaged.passRetained(record).toOpaque()
-        if !withinLimit {
+        if !withinLimit, !context.isTLS {
+            // (Over TLS nothing can be said before the handshake: the connection is just closed.)
             let bytes = RawResponse.serviceUnavailable(context.standardHeaders)
             _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
         }
@@ -143,7 +145,7 @@ private func plainAction(
     let request = PlainRequest(
         isHead: isHead, path: UnsafeRawBufferPointer(start: url, count: strlen(url)),
         acceptEncoding: acceptEncoding.map { UnsafeRawBufferPointer(start: $0, count: acceptEncodingLength) },
-        threadIndex: Int(CMicroHTTPDShims_thread_index()))
+        threadIndex: Int(CMicroHTTPDShims_thread_index()), isTLS: context.isTLS)
     return context.handler.handlePlain(request)
 }
 
@@ -215,8 +217,7 @@ private func stream(
 /// and has libmicrohttpd close the connection.
 private func answerMidBody(_ bytes: [UInt8], _ connection: OpaquePointer) -> MHD_Result {
     _ = bytes.withUnsafeBytes { CMicroHTTPDShims_send_raw(connection, $0.baseAddress, $0.count) }
-    let socket = CMicroHTTPDShims_connection_fd(connection)
-    if socket >= 0 { shutdown(socket, shutdownWrite) }
+    CMicroHTTPDShims_end_sending(connection)
     return .NO
 }
 

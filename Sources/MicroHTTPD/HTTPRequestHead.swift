@@ -14,6 +14,9 @@ public struct HTTPRequestHead: Sendable {
     public let remoteAddress: String?
     /// The protocol version, e.g. "HTTP/1.1".
     public let version: String
+    /// The request came over TLS (an HTTPS listener, `HTTPServerConfiguration.tls`). `remoteAddress` and
+    /// `isLoopback` mean the same either way.
+    public let isTLS: Bool
 
     /// Creates a request head (the server builds these; tests and callers may too).
     public init(
@@ -22,7 +25,8 @@ public struct HTTPRequestHead: Sendable {
         query: [(name: String, value: String?)] = [],
         headers: HTTPHeaders = HTTPHeaders(),
         remoteAddress: String? = nil,
-        version: String = "HTTP/1.1"
+        version: String = "HTTP/1.1",
+        isTLS: Bool = false
     ) {
         self.method = method
         self.path = path
@@ -30,6 +34,7 @@ public struct HTTPRequestHead: Sendable {
         self.headers = headers
         self.remoteAddress = remoteAddress
         self.version = version
+        self.isTLS = isTLS
     }
 
     /// The value of the first query argument named `name` (nil if absent or without a value).

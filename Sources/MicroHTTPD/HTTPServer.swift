@@ -34,7 +34,7 @@ public final class HTTPServer: Sendable {
             deadlines: RequestDeadlines(
                 limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit,
                 logger: logger),
-            requestHeadBudget: configuration.requestHeadBudget,
+            requestHeadBudget: configuration.requestHeadBudget, isTLS: configuration.tls != nil,
             logger: logger)
     }
 
@@ -58,7 +58,7 @@ public final class HTTPServer: Sendable {
         try lifecycle.withLock { lifecycle in
             guard case .idle = lifecycle else { throw HTTPServerError.alreadyStarted }
             let (daemon, port) = try startDaemon()
-            lifecycle = .running(DaemonHandle(pointer: daemon), port: port)
+            lifecycle = .running(daemon, port: port)
         }
     }
 
@@ -109,6 +109,7 @@ public final class HTTPServer: Sendable {
         }
         context.deadlines.stop()
         MHD_stop_daemon(daemon.pointer)
+        if let tlsState = daemon.tlsState { CMicroHTTPDShims_tls_state_free(tlsState) }
         // Balances the retain in startDaemon(): no callback can run any more.
         Unmanaged.passUnretained(context).release()
     }
@@ -153,7 +154,7 @@ public final class HTTPServer: Sendable {
         return address
     }
 
-    private func startDaemon() throws -> (OpaquePointer, Int) {
+    private func startDaemon() throws -> (DaemonHandle, Int) {
         let config = configuration
         var address = try Self.socketAddress(config)
         guard config.threadCount >= 1, config.connectionLimit >= 1, config.perIPConnectionLimit >= 0,
@@ -170,29 +171,35 @@ public final class HTTPServer: Sendable {
 
         let retainedContext = Unmanaged.passRetained(context).toOpaque()
         context.beginStartup()
-        let daemon = CMicroHTTPDShims_start_daemon(
-            flags, &address,
-            accessHandler, retainedContext,
-            requestCompleted, retainedContext,
-            connectionNotification, retainedContext,
-            context.logSink,
-            // libmicrohttpd 0.9.75's single-thread epoll mode (no pool) stops reading some busy keep-alive
-            // connections (a request left in the socket, the thread asleep: KeepAliveLoadTests); the pool mode,
-            // one epoll loop per worker, does not. So there are always at least two workers.
-            UInt32(clamping: max(config.threadCount, 2)),
-            UInt32(clamping: config.connectionLimit + RequestDeadlines.reserve(for: config.connectionLimit)),
-            UInt32(clamping: config.perIPConnectionLimit),
-            UInt32(clamping: config.connectionTimeout),
-            config.connectionMemoryLimit,
-            UInt32(clamping: config.listenBacklog),
-            config.reusePort ? 1 : 0,
-            config.listeningSocket ?? -1)
+        var tlsState: UnsafeMutableRawPointer?
+        let daemon = withOptionalCString(config.tls?.priorities) { priorities in
+            CMicroHTTPDShims_start_daemon(
+                flags, &address,
+                accessHandler, retainedContext,
+                requestCompleted, retainedContext,
+                connectionNotification, retainedContext,
+                context.logSink,
+                // libmicrohttpd 0.9.75's single-thread epoll mode (no pool) stops reading some busy keep-alive
+                // connections (a request left in the socket, the thread asleep: KeepAliveLoadTests); the pool mode,
+                // one epoll loop per worker, does not. So there are always at least two workers.
+                UInt32(clamping: max(config.threadCount, 2)),
+                UInt32(clamping: config.connectionLimit + RequestDeadlines.reserve(for: config.connectionLimit)),
+                UInt32(clamping: config.perIPConnectionLimit),
+                UInt32(clamping: config.connectionTimeout),
+                config.connectionMemoryLimit,
+                UInt32(clamping: config.listenBacklog),
+                config.reusePort ? 1 : 0,
+                config.listeningSocket ?? -1,
+                config.tls?.credentials.slotPointer, priorities, &tlsState)
+        }
         let messages = context.endStartup()
         guard let daemon else {
+            if let tlsState { CMicroHTTPDShims_tls_state_free(tlsState) }
             Unmanaged<ServerContext>.fromOpaque(retainedContext).release()
             let reason = messages.isEmpty ? "no reason given" : messages.joined(separator: "; ")
             throw HTTPServerError.startFailed(
-                "could not start the HTTP server on \(config.host) port \(config.port): \(reason)")
+                "could not start the \(config.tls == nil ? "HTTP" : "HTTPS") server on \(config.host) port "
+                    + "\(config.port): \(reason)")
         }
         context.deadlines.start()
         let features =
@@ -204,12 +211,22 @@ public final class HTTPServer: Sendable {
                 "http.sendfile": "\(FileRegion.sendsWithSendfile)",
                 "http.shared_fd": "\(FileRegion.readsAtExplicitOffsets)",
             ])
-        return (daemon, Int(CMicroHTTPDShims_bound_port(daemon)))
+        return (DaemonHandle(pointer: daemon, tlsState: tlsState), Int(CMicroHTTPDShims_bound_port(daemon)))
     }
+
+    /// Whether the server speaks HTTPS (`HTTPServerConfiguration.tls`).
+    public var isTLS: Bool { configuration.tls != nil }
 }
 
-/// An MHD_Daemon* kept by the server.
+/// `body` with `text` as a C string, or with nil.
+private func withOptionalCString<Result>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
+}
+
+/// An MHD_Daemon* kept by the server, with what the shim keeps for it when it speaks TLS.
 private struct DaemonHandle: @unchecked Sendable {
     // @unchecked: only passed to MHD_stop_daemon, once, by the thread that took it out of the lifecycle mutex.
     let pointer: OpaquePointer
+    let tlsState: UnsafeMutableRawPointer?
 }

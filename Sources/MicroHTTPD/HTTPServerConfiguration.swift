@@ -46,6 +46,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// `start()`: connections that arrive before the server starts wait in its backlog instead of being refused (a
     /// restarted origin binds first and restores its channels after). The server owns it once started. Default: nil.
     public var listeningSocket: Int32?
+    /// Serve HTTPS instead of HTTP on this listener (GnuTLS through libmicrohttpd): the certificate, replaceable while
+    /// the server runs, and the GnuTLS priority string. nil: plain HTTP. Default: nil.
+    public var tls: TLSConfiguration?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -73,5 +76,22 @@ public struct HTTPServerConfiguration: Sendable {
     /// The number of processors currently online (at least 1).
     public static var activeProcessorCount: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}
+
+/// What an HTTPS listener needs: its certificate and the protocol versions and ciphers it offers.
+public struct TLSConfiguration: Sendable {
+    /// The certificate handshakes get; `TLSCredentials.replace(with:)` renews it while the server runs.
+    public var credentials: TLSCredentials
+    /// A GnuTLS priority string (e.g. `"SECURE256:-VERS-TLS1.0:-VERS-TLS1.1"`); nil: libmicrohttpd's default
+    /// (GnuTLS's system-wide defaults, `@SYSTEM`, then `NORMAL`). Default: nil.
+    public var priorities: String?
+
+    /// - Parameters:
+    ///   - credentials: the certificate, replaceable while the server runs.
+    ///   - priorities: a GnuTLS priority string, or nil for the default.
+    public init(credentials: TLSCredentials, priorities: String? = nil) {
+        self.credentials = credentials
+        self.priorities = priorities
     }
 }

@@ -4,6 +4,7 @@ public struct HTTPServerError: Error, CustomStringConvertible, Equatable {
         case invalidConfiguration
         case startFailed
         case alreadyStarted
+        case invalidCertificate
     }
 
     private let code: Code
@@ -23,6 +24,11 @@ public struct HTTPServerError: Error, CustomStringConvertible, Equatable {
     /// libmicrohttpd refused to start (e.g. the port is in use).
     public static func startFailed(_ message: String) -> HTTPServerError {
         HTTPServerError(.startFailed, message)
+    }
+
+    /// A TLS certificate or key that cannot be used (not PEM, encrypted key, key not matching the certificate).
+    public static func invalidCertificate(_ message: String) -> HTTPServerError {
+        HTTPServerError(.invalidCertificate, message)
     }
 
     /// `start()` was called on a server that is running or was stopped.

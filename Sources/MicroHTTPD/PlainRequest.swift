@@ -14,9 +14,15 @@ public struct PlainRequest {
     /// A small number for the libmicrohttpd thread calling (0, 1, 2 ...), stable for the thread's lifetime: lets a
     /// handler keep per-thread state that no other thread touches.
     public let threadIndex: Int
+    /// The request came over TLS (an HTTPS listener).
+    public let isTLS: Bool
 
     /// Creates a plain request (the server builds these; tests may too).
-    public init(isHead: Bool, path: UnsafeRawBufferPointer, acceptEncoding: UnsafeRawBufferPointer?, threadIndex: Int) {
+    public init(
+        isHead: Bool, path: UnsafeRawBufferPointer, acceptEncoding: UnsafeRawBufferPointer?, threadIndex: Int,
+        isTLS: Bool = false
+    ) {
+        self.isTLS = isTLS
         self.isHead = isHead
         self.path = path
         self.acceptEncoding = acceptEncoding
@@ -35,6 +41,6 @@ public struct PlainRequest {
         if let acceptEncoding {
             headers.append(name: "Accept-Encoding", value: String(decoding: acceptEncoding, as: UTF8.self))
         }
-        return HTTPRequestHead(method: isHead ? "HEAD" : "GET", path: pathString, headers: headers)
+        return HTTPRequestHead(method: isHead ? "HEAD" : "GET", path: pathString, headers: headers, isTLS: isTLS)
     }
 }

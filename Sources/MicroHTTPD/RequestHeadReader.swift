@@ -6,7 +6,7 @@ import Glibc
 enum RequestHeadReader {
     static func read(
         connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
-        version: UnsafePointer<CChar>?
+        version: UnsafePointer<CChar>?, isTLS: Bool
     ) -> HTTPRequestHead {
         let path =
             url.map { pointer in
@@ -31,7 +31,8 @@ enum RequestHeadReader {
             query: query,
             headers: headers,
             remoteAddress: clientAddress(connection),
-            version: version.map { String(cString: $0) } ?? "")
+            version: version.map { String(cString: $0) } ?? "",
+            isTLS: isTLS)
     }
 
     /// True if a body follows the head (a Content-Length above 0, or chunked transfer coding).

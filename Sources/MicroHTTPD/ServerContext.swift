@@ -34,12 +34,16 @@ final class ServerContext: Sendable {
     /// Most bytes a parsed request head may take of the connection's memory pool (see
     /// `CMicroHTTPDShims_request_head_cost`); a larger head gets 431. 0: no check.
     let requestHeadBudget: Int
+    /// The server speaks HTTPS: requests are marked `isTLS`, and nothing is written to a connection before its TLS
+    /// handshake (a connection over the limit is closed without the 503 a plain HTTP client gets).
+    let isTLS: Bool
 
     init(
         handler: any HTTPRequestHandler, standardHeaders: HTTPHeaders = HTTPHeaders(),
-        deadlines: RequestDeadlines? = nil, requestHeadBudget: Int = 0, logger: Logger
+        deadlines: RequestDeadlines? = nil, requestHeadBudget: Int = 0, isTLS: Bool = false, logger: Logger
     ) {
         self.handler = handler
+        self.isTLS = isTLS
         self.requestHeadBudget = requestHeadBudget
         self.deadlines = deadlines ?? RequestDeadlines(limitSeconds: 0, logger: logger)
         self.standardHeaders = standardHeaders

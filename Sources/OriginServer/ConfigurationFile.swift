@@ -99,6 +99,7 @@ public enum ConfigurationFile {
                 configuration.multivariantMaxAge = server.multivariantMaxAge ?? configuration.multivariantMaxAge
                 configuration.clockOffsetMilliseconds =
                     server.clockOffsetMilliseconds ?? configuration.clockOffsetMilliseconds
+                configuration.tls = try server.tls?.settings(source: source)
             }
             configuration.logLevel = logLevel ?? configuration.logLevel
             configuration.adminToken = admin?.token
@@ -150,9 +151,10 @@ public enum ConfigurationFile {
         var connectionMemoryKiB: Int?
         var multivariantMaxAge: Int?
         var clockOffsetMilliseconds: Int64?
+        var tls: TLSModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case host, port, dataDir, threads, connectionLimit, perClientConnectionLimit, connectionTimeoutSeconds
-            case connectionMemoryKiB, multivariantMaxAge, clockOffsetMilliseconds
+            case connectionMemoryKiB, multivariantMaxAge, clockOffsetMilliseconds, tls
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -167,6 +169,7 @@ public enum ConfigurationFile {
             connectionMemoryKiB = try c.decodeIfPresent(Int.self, forKey: .connectionMemoryKiB)
             multivariantMaxAge = try c.decodeIfPresent(Int.self, forKey: .multivariantMaxAge)
             clockOffsetMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .clockOffsetMilliseconds)
+            tls = try c.decodeIfPresent(TLSModel.self, forKey: .tls)
         }
     }
 
@@ -768,7 +771,7 @@ private struct AnyKey: CodingKey {
     init?(intValue: Int) { nil }
 }
 
-private func rejectUnknownKeys<K: CodingKey & CaseIterable>(_ decoder: any Decoder, _: K.Type) throws {
+func rejectUnknownKeys<K: CodingKey & CaseIterable>(_ decoder: any Decoder, _: K.Type) throws {
     let container = try decoder.container(keyedBy: AnyKey.self)
     let known = Set(K.allCases.map(\.stringValue))
     for key in container.allKeys where !known.contains(key.stringValue) {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MicroHTTPD
 import OriginCore
 import Synchronization
 
@@ -7,11 +8,14 @@ import Synchronization
 /// `source`) and applies it to the running origin (`Origin.reload`). SIGHUP and `POST /admin/reload` both come here.
 /// A configuration that does not load or validate is refused with the reason (logged, and in the answer) and the
 /// running one stays. Server settings (listen address, threads, limits, tokens, database, peers, log level) take
-/// effect only at a restart: the answer names those that changed.
+/// effect only at a restart: the answer names those that changed. The HTTPS listener's certificate and key
+/// (`server.tls`) are read again and, once the rest is applied, presented to every new TLS handshake; connections
+/// already open keep theirs (docs/security.md, "TLS").
 public final class ConfigurationReloader: Sendable {
     /// What a reload did, or why it was refused.
     public enum Outcome: Sendable {
-        case applied(ReloadReport)
+        /// Applied; `certificate` is the HTTPS listener's certificate, read again, when there is one.
+        case applied(ReloadReport, certificate: TLSCertificate?)
         case refused(String)
     }
 
@@ -20,13 +24,18 @@ public final class ConfigurationReloader: Sendable {
     /// The server settings in force (those the origin started with: they change only with a restart).
     private let running: ServerConfiguration
     private let logger: Logger
+    /// The certificate of the running HTTPS listener, replaced by a reload; nil without `server.tls`.
+    private let tlsCredentials: TLSCredentials?
 
-    /// - Parameter source: reads the configuration as the origin was started with it (nil: nothing to re-read).
+    /// - Parameters:
+    ///   - source: reads the configuration as the origin was started with it (nil: nothing to re-read).
+    ///   - tlsCredentials: the HTTPS listener's certificate, renewed from the files on every reload.
     public init(
         origin: Origin, running: ServerConfiguration, source: (@Sendable () throws -> ServerConfiguration)?,
-        logger: Logger
+        tlsCredentials: TLSCredentials? = nil, logger: Logger
     ) {
         self.origin = origin
+        self.tlsCredentials = tlsCredentials
         self.running = running
         self.source = source
         self.logger = logger
@@ -55,12 +64,29 @@ public final class ConfigurationReloader: Sendable {
                     "configuration reload: these settings change only with a restart",
                     metadata: ["settings": "\(report.needsRestart)"])
             }
-            return .applied(report)
+            return .applied(report, certificate: renewCertificate(from: loaded))
         } catch {
             logger.error(
                 "configuration reload refused: the running configuration stays", metadata: ["reason": "\(error)"])
             return .refused(error.message)
         }
+    }
+
+    /// Hands the certificate read from the files to new TLS handshakes (already checked when the configuration was
+    /// loaded: a file that does not load refused the whole reload before anything was applied).
+    private func renewCertificate(from loaded: ServerConfiguration) -> TLSCertificate? {
+        guard let tlsCredentials else { return nil }
+        guard let tls = loaded.tls else { return tlsCredentials.certificate }
+        let previous = tlsCredentials.certificate
+        tlsCredentials.replace(with: tls.certificate)
+        logger.info(
+            "TLS certificate reloaded: new connections get it, open ones keep theirs",
+            metadata: [
+                "tls.certificate": "\(tls.certificate)", "tls.previous_serial": "\(previous.serialNumber)",
+                "tls.file": "\(tls.certificatePath)",
+            ])
+        if let warning = tls.keyFileWarning { logger.warning("\(warning)") }
+        return tls.certificate
     }
 
     /// The server settings (outside `origin`) that differ: they take effect at the next start.
@@ -83,6 +109,40 @@ public final class ConfigurationReloader: Sendable {
         check("multivariantMaxAge", \.multivariantMaxAge)
         check("clockOffset", \.clockOffsetMilliseconds)
         check("logLevel", \.logLevel)
+        // The certificate and key files are read again at every reload; the listener itself changes only at a start.
+        check("server.tls", \.tls.isSome)
+        if old.tls != nil, new.tls != nil {
+            check("server.tls.port", \.tls?.port)
+            check("server.tls.host", \.tls?.host)
+            check("server.tls.only", \.tls?.only)
+            check("server.tls.priorities", \.tls?.priorities)
+        }
         return changed
+    }
+}
+
+extension Optional {
+    /// Whether there is a value (a key path for "configured or not").
+    fileprivate var isSome: Bool { self != nil }
+}
+
+/// The answer of `POST /admin/reload`: what changed, and the HTTPS listener's certificate after the reload.
+struct ReloadAnswer: Encodable {
+    let report: ReloadReport
+    let certificate: TLSCertificate?
+
+    private enum CodingKeys: String, CodingKey { case certificate }
+    private enum CertificateKeys: String, CodingKey { case subject, issuer, serial, notBefore, notAfter }
+
+    func encode(to encoder: any Encoder) throws {
+        try report.encode(to: encoder)
+        guard let certificate else { return }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        var fields = container.nestedContainer(keyedBy: CertificateKeys.self, forKey: .certificate)
+        try fields.encode(certificate.subject, forKey: .subject)
+        try fields.encode(certificate.issuer, forKey: .issuer)
+        try fields.encode(certificate.serialNumber, forKey: .serial)
+        try fields.encode(HTTPDate.format(secondsSince1970: certificate.notBefore), forKey: .notBefore)
+        try fields.encode(HTTPDate.format(secondsSince1970: certificate.notAfter), forKey: .notAfter)
     }
 }

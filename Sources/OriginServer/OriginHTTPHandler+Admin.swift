@@ -59,7 +59,8 @@ extension OriginHTTPHandler {
         }
         guard let reloader else { return json(409, ["error": "this origin has no configuration to re-read"]) }
         switch reloader.reload() {
-        case .applied(let report): return json(200, report)
+        case .applied(let report, let certificate):
+            return json(200, ReloadAnswer(report: report, certificate: certificate))
         case .refused(let reason):
             return json(422, ["error": "configuration not reloaded (the running one stays): \(reason)"])
         }

@@ -8,7 +8,8 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// The running origin: the core, its ingest loop and the HTTP server, with graceful shutdown.
+/// The running origin: the core, its ingest loop and the HTTP server (and the HTTPS one, `server.tls`), with
+/// graceful shutdown.
 ///
 /// A `Service`: run it in a `ServiceGroup` (the command line does, with SIGTERM and SIGINT as graceful shutdown
 /// signals). `run()` listens, runs the ingest loop until the graceful shutdown (or cancellation), then drains the
@@ -16,7 +17,10 @@ import UnixSignals
 public final class OriginService: Service, Sendable {
     /// The core.
     public let origin: Origin
-    private let server: HTTPServer
+    /// The HTTP listener; nil with `server.tls.only`.
+    private let httpServer: HTTPServer?
+    /// The HTTPS listener (`server.tls`): the same handler behind GnuTLS.
+    private let httpsServer: HTTPServer?
     private let handler: OriginHTTPHandler
     private let logger: Logger
     private let listening = Mutex(false)
@@ -49,15 +53,30 @@ public final class OriginService: Service, Sendable {
         // restart): players' connections meanwhile wait in the backlog instead of being refused, which ends some
         // readers (ffmpeg's HLS demuxer stops at the first failed playlist reload).
         var http = Self.httpConfiguration(configuration)
-        let listeningSocket = try HTTPServer.listen(http)
-        http.listeningSocket = listeningSocket
+        var https = configuration.tls.map { Self.httpsConfiguration(configuration, tls: $0) }
+        var listeningSockets: [Int32] = []
         do {
+            if configuration.tls?.only != true {
+                http.listeningSocket = try HTTPServer.listen(http)
+                listeningSockets.append(http.listeningSocket!)
+            }
+            if let unbound = https {
+                let socket = try HTTPServer.listen(unbound)
+                https?.listeningSocket = socket
+                listeningSockets.append(socket)
+            }
             origin = try Origin(
                 configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database,
                 sharedRecordings: database)
         } catch {
-            close(listeningSocket)
+            for socket in listeningSockets { close(socket) }
             throw error
+        }
+        if let tls = configuration.tls {
+            logger.info(
+                "TLS certificate loaded",
+                metadata: ["tls.certificate": "\(tls.certificate)", "tls.file": "\(tls.certificatePath)"])
+            if let warning = tls.keyFileWarning { logger.warning("\(warning)") }
         }
         if let database {
             logger.info(
@@ -81,12 +100,28 @@ public final class OriginService: Service, Sendable {
         if !peers.isEmpty {
             logger.info("slots this origin misses are repaired from its peers", metadata: ["peers": "\(peers)"])
         }
-        let reloader = ConfigurationReloader(origin: origin, running: configuration, source: source, logger: logger)
+        let reloader = ConfigurationReloader(
+            origin: origin, running: configuration, source: source, tlsCredentials: https?.tls?.credentials,
+            logger: logger)
         self.reloader = reloader
-        handler = OriginHTTPHandler(
+        let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
             reloader: reloader, logger: logger)
-        server = HTTPServer(configuration: http, handler: handler, logger: logger)
+        self.handler = handler
+        httpServer =
+            http.listeningSocket == nil ? nil : HTTPServer(configuration: http, handler: handler, logger: logger)
+        httpsServer = https.map { HTTPServer(configuration: $0, handler: handler, logger: logger) }
+    }
+
+    /// The HTTPS listener's settings: those of the HTTP one on `tls.port`, with the certificate and priorities.
+    public static func httpsConfiguration(
+        _ configuration: ServerConfiguration, tls: TLSSettings, threadCount: Int? = nil
+    ) -> HTTPServerConfiguration {
+        var https = httpConfiguration(configuration, threadCount: threadCount)
+        https.port = tls.port
+        https.host = tls.host ?? configuration.host
+        https.tls = TLSConfiguration(credentials: TLSCredentials(tls.certificate), priorities: tls.priorities)
+        return https
     }
 
     /// The HTTP server settings for a server configuration (tests use it to build the same server).
@@ -115,13 +150,22 @@ public final class OriginService: Service, Sendable {
     public func startListening() throws {
         let started = try listening.withLock { listening in
             guard !listening else { return false }
-            Self.raiseOpenFileLimit(connectionLimit: server.configuration.connectionLimit, logger: logger)
-            try server.start()
+            Self.raiseOpenFileLimit(
+                connectionLimit: servers.reduce(0) { $0 + $1.configuration.connectionLimit }, logger: logger)
+            for server in servers { try server.start() }
             listening = true
             return true
         }
-        if started { logger.info("hlsorigin listening", metadata: ["port": "\(server.boundPort)"]) }
+        if started {
+            var metadata: Logger.Metadata = [:]
+            if let httpServer { metadata["port"] = "\(httpServer.boundPort)" }
+            if let httpsServer { metadata["tls.port"] = "\(httpsServer.boundPort)" }
+            logger.info("hlsorigin listening", metadata: metadata)
+        }
     }
+
+    /// The listeners: HTTP, HTTPS, or both.
+    private var servers: [HTTPServer] { [httpServer, httpsServer].compactMap { $0 } }
 
     /// Serves until a graceful shutdown is triggered (or the task is cancelled): listens, runs the ingest loop, then
     /// stops: drains the requests in flight and writes the journals.
@@ -167,8 +211,11 @@ public final class OriginService: Service, Sendable {
         }
     }
 
-    /// The port the server listens on.
-    public var port: Int { server.boundPort }
+    /// The port the HTTP listener listens on; 0 when there is none (`server.tls.only`) or it is not started.
+    public var port: Int { httpServer?.boundPort ?? 0 }
+
+    /// The port the HTTPS listener listens on; 0 when there is none or it is not started.
+    public var tlsPort: Int { httpsServer?.boundPort ?? 0 }
 
     /// Longest time a graceful shutdown lets requests in flight finish (a slow reader of a large segment, an encoder's PUT).
     public static let drainGracePeriod: Duration = .seconds(4)
@@ -176,8 +223,13 @@ public final class OriginService: Service, Sendable {
     /// The end of `run()`, once the ingest loop has stopped: stops listening, lets requests in flight finish (up to
     /// `gracePeriod`), closes the remaining connections, then writes every channel's state journal.
     private func stop(gracePeriod: Duration = OriginService.drainGracePeriod) {
-        let inFlight = server.requestsInFlight
-        server.stop(gracePeriod: gracePeriod)
+        let inFlight = servers.reduce(0) { $0 + $1.requestsInFlight }
+        // Both listeners drain at the same time.
+        let stopped = DispatchGroup()
+        for server in servers {
+            DispatchQueue.global().async(group: stopped) { server.stop(gracePeriod: gracePeriod) }
+        }
+        stopped.wait()
         database?.stop()
         origin.flushJournals()
         logger.info("hlsorigin stopped", metadata: ["http.in_flight_at_stop": "\(inFlight)"])

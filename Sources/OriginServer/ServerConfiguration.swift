@@ -7,6 +7,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "0.0.0.0"
     /// TCP port. Default: 8080 (0 picks a free port).
     public var port: Int = 8080
+    /// An HTTPS listener beside the HTTP one, or instead of it (`server.tls`, docs/security.md). nil: HTTP only.
+    /// Default: nil.
+    public var tls: TLSSettings?
     /// Where the origin keeps its state journal. Default: `./data`.
     public var dataDirectory: String = "./data"
     /// HTTP worker threads. Default: 0 = one per core.

@@ -111,8 +111,14 @@ struct HLSOriginCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let service = try OriginService(configuration: settings, source: overrides.load, logger: logger)
         try service.startListening()
-        // Print the bound port on stdout so scripts and tests can find it (port 0 picks a free one).
-        print("hlsorigin listening on \(settings.host):\(service.port) (config: \(path ?? "built-in defaults"))")
+        // Print the bound ports on stdout so scripts and tests can find them (port 0 picks a free one): the HTTPS
+        // line first, so that a reader waiting for the HTTP line finds both.
+        if settings.tls != nil {
+            print("hlsorigin listening for https on \(settings.tls?.host ?? settings.host):\(service.tlsPort)")
+        }
+        if settings.tls?.only != true {
+            print("hlsorigin listening on \(settings.host):\(service.port) (config: \(path ?? "built-in defaults"))")
+        }
         fflush(nil)
         // SIGTERM and SIGINT start a graceful shutdown: the service drains requests and writes the journals.
         let group = ServiceGroup(

@@ -125,7 +125,7 @@ struct ReloadTests {
                 ReloadStack.pushed("a", window: 5), ReloadStack.pushed("b"), ReloadStack.pushed("c"),
             ]
         }
-        guard case .applied(let report) = stack.reloader.reload() else {
+        guard case .applied(let report, _) = stack.reloader.reload() else {
             Issue.record("the reload was refused")
             return
         }

@@ -35,10 +35,57 @@ typedef struct CMicroHTTPDShims_Address {
 int CMicroHTTPDShims_make_address(const char *host, uint16_t port, CMicroHTTPDShims_Address *out);
 
 /*
+ * TLS. A certificate chain and its private key, parsed and checked once (CMicroHTTPDShims_tls_identity_create), are
+ * an identity: immutable and reference-counted. A slot holds the identity a listener presents and can be given
+ * another one at any time (a certificate renewed on reload): libmicrohttpd 0.9.75 cannot change the certificate of
+ * a running daemon, so the daemon is started with a GnuTLS certificate callback (MHD_OPTION_HTTPS_CERT_CALLBACK2)
+ * that asks the slot at every full handshake and hands GnuTLS its own copy of the identity, which GnuTLS frees
+ * after use (GNUTLS_CERT_RETR_DEINIT_ALL): a replaced identity is never in use by a handshake once released.
+ */
+typedef struct CMicroHTTPDShims_TLSIdentity CMicroHTTPDShims_TLSIdentity;
+typedef struct CMicroHTTPDShims_TLSSlot CMicroHTTPDShims_TLSSlot;
+
+/*
+ * Parses a PEM certificate chain (leaf first) and a PEM private key (unencrypted PKCS#8, PKCS#1 or SEC1) and checks
+ * that the key belongs to the leaf. Returns the identity (one reference), or NULL with the reason in `error`
+ * (NUL-terminated, never any key bytes).
+ */
+CMicroHTTPDShims_TLSIdentity *CMicroHTTPDShims_tls_identity_create(
+    const uint8_t *certificate_pem, size_t certificate_length, const uint8_t *key_pem, size_t key_length,
+    char *error, size_t error_length);
+
+/* Drops one reference; the last one frees the identity. */
+void CMicroHTTPDShims_tls_identity_release(CMicroHTTPDShims_TLSIdentity *identity);
+
+/* The number of certificates in the chain. */
+unsigned int CMicroHTTPDShims_tls_identity_chain_length(const CMicroHTTPDShims_TLSIdentity *identity);
+
+/*
+ * A field of the leaf certificate as text: 0 subject DN, 1 issuer DN, 2 serial number (hex). Returns 0, or -1 if it
+ * does not fit in `length` bytes (NUL included).
+ */
+int CMicroHTTPDShims_tls_identity_field(
+    const CMicroHTTPDShims_TLSIdentity *identity, int field, char *buffer, size_t length);
+
+/* The leaf certificate's validity: not before (which 0) or not after (which 1), seconds since 1970. */
+int64_t CMicroHTTPDShims_tls_identity_time(const CMicroHTTPDShims_TLSIdentity *identity, int which);
+
+/* A slot presenting `identity` (the slot takes its own reference). */
+CMicroHTTPDShims_TLSSlot *CMicroHTTPDShims_tls_slot_create(CMicroHTTPDShims_TLSIdentity *identity);
+
+/* New handshakes present `identity` from now on (the slot takes a reference and drops the old one's). */
+void CMicroHTTPDShims_tls_slot_set(CMicroHTTPDShims_TLSSlot *slot, CMicroHTTPDShims_TLSIdentity *identity);
+
+/* Frees the slot. Only once no daemon started with it runs any more. */
+void CMicroHTTPDShims_tls_slot_free(CMicroHTTPDShims_TLSSlot *slot);
+
+/*
  * Starts a daemon with a fixed set of options. The URL unescaper is always replaced by one that leaves the
  * text as sent (path and query arguments come out raw; the Swift side decodes). per_ip_connection_limit 0 means
- * unlimited, listen_backlog 0 means SOMAXCONN. Returns NULL on failure (the reason goes
- * to the log sink).
+ * unlimited, listen_backlog 0 means SOMAXCONN. With a TLS slot the daemon speaks HTTPS only (MHD_USE_TLS), with
+ * the slot's identity and the GnuTLS priority string `tls_priorities` (NULL: libmicrohttpd's default), and
+ * `*tls_state` is set to what must be freed after the daemon stops (CMicroHTTPDShims_tls_state_free). One slot may
+ * serve several daemons; it must outlive them. Returns NULL on failure (the reason goes to the log sink).
  */
 struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     unsigned int flags,
@@ -54,7 +101,20 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
     size_t connection_memory_limit,
     unsigned int listen_backlog,
     unsigned int listening_address_reuse,
-    int listen_fd);
+    int listen_fd,
+    struct CMicroHTTPDShims_TLSSlot *tls,
+    const char *tls_priorities,
+    void **tls_state);
+
+/* Frees what CMicroHTTPDShims_start_daemon kept for a TLS daemon (`tls_state`), after MHD_stop_daemon. */
+void CMicroHTTPDShims_tls_state_free(void *tls_state);
+
+/* Internal to the shims (tls.c): the connection notification of a TLS daemon and its certificate callback. */
+void *CMicroHTTPDShims_tls_notify_create(
+    struct CMicroHTTPDShims_TLSSlot *slot, MHD_NotifyConnectionCallback forward, void *forward_cls);
+void CMicroHTTPDShims_tls_notify_connection(
+    void *cls, struct MHD_Connection *connection, void **socket_context, enum MHD_ConnectionNotificationCode code);
+void *CMicroHTTPDShims_tls_retrieve_function(void);
 
 /* A non-blocking TCP socket bound to `address` and listening (SO_REUSEADDR; SO_REUSEPORT when asked; dual stack for
    the IPv6 any address): the descriptor, or -errno. */
@@ -70,14 +130,23 @@ uint16_t CMicroHTTPDShims_bound_port(struct MHD_Daemon *daemon);
 int CMicroHTTPDShims_client_address(struct MHD_Connection *connection, char *buf, size_t len);
 
 /*
- * Writes bytes straight to the connection's socket without blocking, bypassing libmicrohttpd. Only for a last
- * words response right before the access handler returns MHD_NO (libmicrohttpd then closes the connection), at a
- * point where libmicrohttpd itself is not sending anything. Returns the number of bytes written or -1.
+ * Writes bytes straight to the connection without blocking, bypassing libmicrohttpd: to the socket, or over TLS as
+ * one GnuTLS record on the connection's session (the handshake must be over: not from the connection-started
+ * notification). Only for a last words response right before the access handler returns MHD_NO (libmicrohttpd
+ * then closes the connection), at a point where libmicrohttpd itself is not sending anything. Returns the number
+ * of bytes written or -1.
  */
+long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count);
+
+/*
+ * Ends the sending side of the connection after a last-words answer (`CMicroHTTPDShims_send_raw`): over TLS a
+ * close_notify alert first (best effort, non-blocking), then shutdown(SHUT_WR), so the client reads the answer
+ * and then the end of the stream.
+ */
+void CMicroHTTPDShims_end_sending(struct MHD_Connection *connection);
+
 /* The connection's socket, or -1. */
 int CMicroHTTPDShims_connection_fd(struct MHD_Connection *connection);
-
-long CMicroHTTPDShims_send_raw(struct MHD_Connection *connection, const void *bytes, size_t count);
 
 /* The socket context set by the connection notification callback (MHD_CONNECTION_INFO_SOCKET_CONTEXT), or NULL. */
 void *CMicroHTTPDShims_socket_context(struct MHD_Connection *connection);

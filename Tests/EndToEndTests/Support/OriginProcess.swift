@@ -10,6 +10,9 @@ final class OriginProcess: Sendable {
     let child: ChildProcess
     /// The port it listens on (read from its "hlsorigin listening on HOST:PORT" line).
     let port: Int
+    /// The HTTPS port, when the configuration has `server.tls` (read from its "hlsorigin listening for https on
+    /// HOST:PORT" line, printed before the HTTP one).
+    let tlsPort: Int?
     /// The test's directory (configuration, data directory, logs).
     let directory: URL
 
@@ -83,6 +86,10 @@ final class OriginProcess: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         port = found!
+        let httpsLine = child.standardOutput.split(separator: "\n").first {
+            $0.hasPrefix("hlsorigin listening for https on ")
+        }
+        tlsPort = httpsLine.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
     }
 
     /// A TCP port that is free on 127.0.0.1 right now (bound to port 0 and released), for an origin that must keep its
