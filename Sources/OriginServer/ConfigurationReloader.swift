@@ -6,8 +6,8 @@ import Synchronization
 /// Reload without restart: re-reads the configuration (the file and the command line's overrides, through
 /// `source`) and applies it to the running origin (`Origin.reload`). SIGHUP and `POST /admin/reload` both come here.
 /// A configuration that does not load or validate is refused with the reason (logged, and in the answer) and the
-/// running one stays. Server settings (listen address, threads, limits, tokens, database, peers, log level) take
-/// effect only at a restart: the answer names those that changed.
+/// running one stays. Tokens (`AccessControl`) and `limits:` change live; server settings (listen address, threads,
+/// connection limits, database, peers, log level) take effect only at a restart: the answer names those that changed.
 public final class ConfigurationReloader: Sendable {
     /// What a reload did, or why it was refused.
     public enum Outcome: Sendable {
@@ -19,16 +19,21 @@ public final class ConfigurationReloader: Sendable {
     private let source: (@Sendable () throws -> ServerConfiguration)?
     /// The server settings in force (those the origin started with: they change only with a restart).
     private let running: ServerConfiguration
+    /// The tokens in force, replaced by every applied reload; nil: tokens are not reloaded.
+    private let access: AccessControl?
     private let logger: Logger
 
-    /// - Parameter source: reads the configuration as the origin was started with it (nil: nothing to re-read).
+    /// - Parameters:
+    ///   - source: reads the configuration as the origin was started with it (nil: nothing to re-read).
+    ///   - access: the tokens the HTTP handler checks, replaced by a reload.
     public init(
         origin: Origin, running: ServerConfiguration, source: (@Sendable () throws -> ServerConfiguration)?,
-        logger: Logger
+        access: AccessControl? = nil, logger: Logger
     ) {
         self.origin = origin
         self.running = running
         self.source = source
+        self.access = access
         self.logger = logger
     }
 
@@ -49,6 +54,10 @@ public final class ConfigurationReloader: Sendable {
         requested.dataDirectory = requested.dataDirectory ?? loaded.dataDirectory
         do {
             var report = try origin.reload(requested)
+            if let access {
+                access.update(loaded)
+                access.logSummary(logger)
+            }
             report.needsRestart = Self.restartOnlyChanges(from: running, to: loaded) + report.needsRestart
             if !report.needsRestart.isEmpty {
                 logger.warning(
@@ -76,8 +85,6 @@ public final class ConfigurationReloader: Sendable {
         check("server.perClientConnectionLimit", \.perClientConnectionLimit)
         check("server.connectionTimeout", \.connectionTimeoutSeconds)
         check("server.connectionMemoryKiB", \.connectionMemoryKiB)
-        check("admin token", \.adminToken)
-        check("ingest token", \.ingestToken)
         check("database.url", \.databaseURL)
         check("redundancy.peers", \.peers)
         check("multivariantMaxAge", \.multivariantMaxAge)

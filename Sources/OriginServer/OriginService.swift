@@ -51,10 +51,11 @@ public final class OriginService: Service, Sendable {
         var http = Self.httpConfiguration(configuration)
         let listeningSocket = try HTTPServer.listen(http)
         http.listeningSocket = listeningSocket
+        let audit = Logger(label: "hlsorigin.audit")
         do {
             origin = try Origin(
                 configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database,
-                sharedRecordings: database)
+                sharedRecordings: database, audit: audit)
         } catch {
             close(listeningSocket)
             throw error
@@ -81,11 +82,14 @@ public final class OriginService: Service, Sendable {
         if !peers.isEmpty {
             logger.info("slots this origin misses are repaired from its peers", metadata: ["peers": "\(peers)"])
         }
-        let reloader = ConfigurationReloader(origin: origin, running: configuration, source: source, logger: logger)
+        let access = AccessControl(configuration)
+        access.logSummary(logger)
+        let reloader = ConfigurationReloader(
+            origin: origin, running: configuration, source: source, access: access, logger: logger)
         self.reloader = reloader
         handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
-            reloader: reloader, logger: logger)
+            reloader: reloader, access: access, audit: audit, logger: logger)
         server = HTTPServer(configuration: http, handler: handler, logger: logger)
     }
 
