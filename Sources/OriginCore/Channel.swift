@@ -325,6 +325,9 @@ public final class Channel: Sendable {
     /// Names of the renditions, in multivariant order.
     public var renditionNames: [String] { state.withLock { $0.renditions.map(\.name) } }
 
+    /// How many renditions the channel has, as published.
+    public var renditionCount: Int { snapshot.renditions.count }
+
     /// True if the rendition exists. Reads the published snapshot (a rendition is published as it is added), not the
     /// state: a push takes the state lock only once.
     public func hasRendition(_ rendition: String) -> Bool {

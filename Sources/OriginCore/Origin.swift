@@ -237,6 +237,10 @@ public final class Origin: Sendable {
             throw .memoryLimit(
                 channelName, holding: 0, adding: body.count, limit: limits.channelMemoryBytes, retryAfter: 60)
         }
+        if checkBeforeCreating {
+            // Cheap checks first: a client pushing new names past a limit costs no probe.
+            try refuseCreationPastLimits(channel: channelName, existing: existing, rendition: rendition)
+        }
         var probed: Result<PushedMedia, IngestError>?
         if checkBeforeCreating {
             // A new rendition has no initialization section yet.
@@ -362,6 +366,22 @@ public final class Origin: Sendable {
             }
         }
         return channel
+    }
+
+    /// Refuses a push that would create a channel or rendition the limits have no room for, before its media is
+    /// probed (the creation itself checks again, exactly).
+    private func refuseCreationPastLimits(
+        channel name: String, existing: Channel?, rendition: String
+    ) throws(IngestError) {
+        let limits = configuration.limits
+        if let existing {
+            guard existing.renditionCount >= limits.renditionsPerChannel, !existing.hasRendition(rendition) else {
+                return
+            }
+            throw .renditionLimit(name, rendition, limit: limits.renditionsPerChannel)
+        }
+        let full = directory.withLock { $0.byName.count + $0.reserved.count >= limits.channels }
+        if full { throw .channelLimit(name, limit: limits.channels) }
     }
 
     /// Creates a channel for a push within `limits.channels` and `limits.autoCreationsPerMinute`: the name is

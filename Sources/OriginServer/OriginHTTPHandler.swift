@@ -99,7 +99,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                             SharedBytes(
                                 string: MetricsExposition.render(
                                     origin: origin, requests: metrics, playbackRefusals: playbackRefusals,
-                                    peerRepairer: peerRepairer)
+                                    refusals: refusals, peerRepairer: peerRepairer)
                                     + liveCache.exposition))))
         default:
             return refuse(request, .text(404, "not found\n"))
