@@ -415,7 +415,9 @@ public final class Origin: Sendable {
             break
         }
         let now = clock.nowMilliseconds()
-        if let retryAfter = creations.withLock({ $0.take(perMinute: limits.autoCreationsPerMinute, nowMilliseconds: now) }) {
+        if let retryAfter = creations.withLock({
+            $0.take(perMinute: limits.autoCreationsPerMinute, nowMilliseconds: now)
+        }) {
             directory.withLock { _ = $0.reserved.remove(name) }
             throw .creationRate(name, perMinute: limits.autoCreationsPerMinute, retryAfter: retryAfter)
         }

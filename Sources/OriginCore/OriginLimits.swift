@@ -123,7 +123,9 @@ extension IngestError {
                 + "(limits.autoCreationsPerMinute); retry in \(retryAfter) s",
             retryAfterSeconds: retryAfter)
     }
-    static func memoryLimit(_ channel: String, holding: Int64, adding: Int, limit: Int64, retryAfter: Int)
+    static func memoryLimit(
+        _ channel: String, holding: Int64, adding: Int, limit: Int64, retryAfter: Int
+    )
         -> IngestError
     {
         IngestError(
@@ -132,7 +134,9 @@ extension IngestError {
                 + "(limits.channelMemoryBytes): nothing was accepted",
             retryAfterSeconds: retryAfter)
     }
-    static func diskLimit(_ channel: String, holding: Int64, adding: Int, limit: Int64, retryAfter: Int)
+    static func diskLimit(
+        _ channel: String, holding: Int64, adding: Int, limit: Int64, retryAfter: Int
+    )
         -> IngestError
     {
         IngestError(

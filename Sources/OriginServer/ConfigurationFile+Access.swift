@@ -25,7 +25,8 @@ extension ConfigurationFile {
             let label = "\(source): token '\(name)'"
             let given = [secret != nil, secretFile != nil, secretEnv != nil].filter { $0 }.count
             guard given == 1 else {
-                throw ConfigurationError("\(label): give exactly one of secret, secretFile or secretEnv (\(given) given)")
+                throw ConfigurationError(
+                    "\(label): give exactly one of secret, secretFile or secretEnv (\(given) given)")
             }
             var value: String
             if let secret {
@@ -101,7 +102,8 @@ extension ConfigurationFile {
                         + "positive")
             }
             guard limits.autoCreationsPerMinute >= 0 else {
-                throw ConfigurationError("\(source): limits.autoCreationsPerMinute must be >= 0 (0: no channel is created by a push)")
+                throw ConfigurationError(
+                    "\(source): limits.autoCreationsPerMinute must be >= 0 (0: no channel is created by a push)")
             }
             return limits
         }

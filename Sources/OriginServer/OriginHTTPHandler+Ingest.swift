@@ -120,7 +120,8 @@ extension OriginHTTPHandler {
             refusals.record(route: "ingest", reason)
             var details: Logger.Metadata = ["hls.channel": "\(context.channel)", "reason": "\(error.message)"]
             if let rendition = context.rendition { details["hls.rendition"] = "\(rendition)" }
-            audit.record("push refused", by: context.requester, outcome: reason.rawValue, refused: true, details: details)
+            audit.record(
+                "push refused", by: context.requester, outcome: reason.rawValue, refused: true, details: details)
         }
         return finish(Self.answer(error))
     }

@@ -26,7 +26,9 @@ extension EndToEnd {
                     "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25",
                     "-t", "2", "-c:v", "libx264", "-preset", "veryfast", "-g", "50", "-f", "mpegts", file.path,
                 ], in: directory)
-            guard made.status == 0 else { throw EndToEndError("ffmpeg could not make a segment: \(made.standardError)") }
+            guard made.status == 0 else {
+                throw EndToEndError("ffmpeg could not make a segment: \(made.standardError)")
+            }
             return file
         }
 
@@ -48,9 +50,12 @@ extension EndToEnd {
         private static func curl(
             _ arguments: [String], from namespace: NetworkNamespace?, in directory: URL
         ) async throws -> (status: Int, body: String) {
-            let output =
-                try await namespace?.run("curl", arguments, in: directory)
-                ?? ChildProcess.run("curl", arguments, in: directory)
+            let output: ToolOutput
+            if let namespace {
+                output = try await namespace.run("curl", arguments, in: directory)
+            } else {
+                output = try await ChildProcess.run("curl", arguments, in: directory)
+            }
             guard output.status == 0, let last = output.standardOutput.split(separator: "\n").last,
                 let status = Int(last)
             else { throw EndToEndError("curl \(arguments) failed (\(output.status)): \(output.standardError)") }
@@ -81,13 +86,15 @@ extension EndToEnd {
                     print("remote admin without a token: \(admin.status)")
                     #expect(admin.status == 403)
                     // Reading stays open to remote players.
-                    #expect(try await Self.get("\(remote)/healthz", from: namespace, in: origin.directory).status == 200)
+                    #expect(
+                        try await Self.get("\(remote)/healthz", from: namespace, in: origin.directory).status == 200)
                     let local = try await Self.put(
                         segment, to: "\(origin.baseURL)/ingest/mine/r/0.ts", from: nil, in: origin.directory)
                     print("loopback push without a token: \(local.status) \(local.body)")
                     #expect(local.status == 201)
                     let metrics = try await Self.get("\(origin.baseURL)/metrics", from: nil, in: origin.directory).body
-                    #expect(metrics.contains("hlsorigin_refusals_total{route=\"ingest\",reason=\"forbidden_remote\"} 2"))
+                    #expect(
+                        metrics.contains("hlsorigin_refusals_total{route=\"ingest\",reason=\"forbidden_remote\"} 2"))
                     #expect(metrics.contains("hlsorigin_refusals_total{route=\"admin\",reason=\"forbidden_remote\"} 1"))
                     #expect(metrics.contains("hlsorigin_channels 1\n"))
                 }
@@ -114,13 +121,16 @@ extension EndToEnd {
                     let directory = origin.directory
                     let segment = try await Self.segment(in: directory)
                     let remote = "http://\(namespace.hostAddress):\(origin.port)"
-                    let none = try await Self.put(segment, to: "\(remote)/ingest/news/r/0.ts", from: namespace, in: directory)
+                    let none = try await Self.put(
+                        segment, to: "\(remote)/ingest/news/r/0.ts", from: namespace, in: directory)
                     let other = try await Self.put(
                         segment, to: "\(remote)/ingest/news/r/0.ts", token: Self.sportToken, from: namespace,
                         in: directory)
                     let loopbackNone = try await Self.put(
                         segment, to: "\(origin.baseURL)/ingest/news/r/0.ts", from: nil, in: directory)
-                    print("news: no token \(none.status), sport's token \(other.status), loopback no token \(loopbackNone.status)")
+                    print(
+                        "news: no token \(none.status), sport's token \(other.status), loopback no token \(loopbackNone.status)"
+                    )
                     #expect(none.status == 401)
                     #expect(other.status == 403)
                     #expect(other.body.contains("token 'encoder-sport' does not grant pushes into channel 'news'"))
@@ -136,7 +146,8 @@ extension EndToEnd {
                             "Authorization: Bearer \(Self.newsToken)\r\n", "\(remote)/ingest/news/180p/index.m3u8",
                         ], in: directory, timeout: .seconds(30))
                     #expect(ffmpeg.status == 0, "\(ffmpeg.standardError)")
-                    let playlist = try await Self.get("\(remote)/live/news/180p/index.m3u8", from: namespace, in: directory)
+                    let playlist = try await Self.get(
+                        "\(remote)/live/news/180p/index.m3u8", from: namespace, in: directory)
                     print("news/180p after ffmpeg's remote push: \(playlist.status)\n\(playlist.body)")
                     #expect(playlist.status == 200)
                     #expect(playlist.body.contains("#EXTINF:2.000,"))
@@ -167,12 +178,21 @@ extension EndToEnd {
                     let remote = "http://\(namespace.hostAddress):\(origin.port)"
                     let before = try Self.residentBytes(origin.child.pid)
                     // One curl, one connection: 10,000 channels, then 10,000 renditions of one channel.
-                    var lines = [#"header = "Authorization: Bearer h0stile-has-the-global-token""#, #"write-out = "%{http_code}\n""#]
+                    var lines = [
+                        #"header = "Authorization: Bearer h0stile-has-the-global-token""#,
+                        #"write-out = "%{http_code}\n""#,
+                    ]
                     for index in 0..<10_000 {
-                        lines += [#"url = "\#(remote)/ingest/evil\#(index)/r/0.ts""#, #"upload-file = "\#(segment.path)""#, #"output = "/dev/null""#]
+                        lines += [
+                            #"url = "\#(remote)/ingest/evil\#(index)/r/0.ts""#, #"upload-file = "\#(segment.path)""#,
+                            #"output = "/dev/null""#,
+                        ]
                     }
                     for index in 0..<10_000 {
-                        lines += [#"url = "\#(remote)/ingest/evil0/r\#(index)/0.ts""#, #"upload-file = "\#(segment.path)""#, #"output = "/dev/null""#]
+                        lines += [
+                            #"url = "\#(remote)/ingest/evil0/r\#(index)/0.ts""#, #"upload-file = "\#(segment.path)""#,
+                            #"output = "/dev/null""#,
+                        ]
                     }
                     let config = directory.appendingPathComponent("hostile.curlrc")
                     try Data(lines.joined(separator: "\n").utf8).write(to: config)
@@ -195,8 +215,10 @@ extension EndToEnd {
                     #expect(renditionCodes == ["201": 7, "403": 9_993])
                     let metrics = try await Self.get("\(origin.baseURL)/metrics", from: nil, in: directory).body
                     #expect(metrics.contains("hlsorigin_channels 20\n"))
-                    #expect(metrics.contains("hlsorigin_refusals_total{route=\"ingest\",reason=\"channel_limit\"} 9980"))
-                    #expect(metrics.contains("hlsorigin_refusals_total{route=\"ingest\",reason=\"rendition_limit\"} 9993"))
+                    #expect(
+                        metrics.contains("hlsorigin_refusals_total{route=\"ingest\",reason=\"channel_limit\"} 9980"))
+                    #expect(
+                        metrics.contains("hlsorigin_refusals_total{route=\"ingest\",reason=\"rendition_limit\"} 9993"))
                     // What 20 channels of at most 8 renditions may hold, and far below 10,000 channels' worth.
                     #expect(after - before < 64 << 20)
                     #expect(stored < 20 * 8_000_000)

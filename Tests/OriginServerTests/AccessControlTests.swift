@@ -212,7 +212,8 @@ struct AccessControlTests {
         #expect(send(stack.handler, "POST", path, token: "n3ws-secret", body: body, remote: Self.remote)?.status == 403)
         #expect(send(stack.handler, "GET", "/admin/channels", remote: "127.0.0.1")?.status == 401)
         #expect(send(stack.handler, "GET", "/status", remote: Self.remote)?.status == 401)
-        let posted = try #require(send(stack.handler, "POST", path, token: "0ps-secret", body: body, remote: Self.remote))
+        let posted = try #require(
+            send(stack.handler, "POST", path, token: "0ps-secret", body: body, remote: Self.remote))
         #expect(posted.status == 201, "\(posted.text)")
         #expect(send(stack.handler, "GET", "/admin/channels", token: "0ps-secret", remote: Self.remote)?.status == 200)
         let actions = audit.all.filter { $0.metadata["audit.route"] == "admin" }

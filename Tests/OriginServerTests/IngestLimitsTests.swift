@@ -58,11 +58,14 @@ struct IngestLimitsTests {
         #expect(stack.origin.allChannels.count == 4)
         let refused = send(stack.handler, "PUT", "/ingest/one-more/r/0.ts", body: segment, remote: Self.loopback)
         #expect(refused?.status == 403)
-        #expect(refused?.text == "channel 'one-more' not created: the origin has 4 channels, its limit (limits.channels)\n")
+        #expect(
+            refused?.text == "channel 'one-more' not created: the origin has 4 channels, its limit (limits.channels)\n")
         #expect(try Self.served(stack) == before)
         let bound = Int64(4) * stack.origin.configuration.limits.channelMemoryBytes
         #expect(stack.origin.allChannels.reduce(0) { $0 + $1.memoryBytes } <= bound)
-        #expect(try stack.get("/metrics").text.contains("hlsorigin_refusals_total{route=\"ingest\",reason=\"channel_limit\"} 9998\n"))
+        #expect(
+            try stack.get("/metrics").text.contains(
+                "hlsorigin_refusals_total{route=\"ingest\",reason=\"channel_limit\"} 9998\n"))
         #expect(try stack.get("/metrics").text.contains("hlsorigin_channels 4\n"))
         #expect(audit.all.filter { $0.metadata["audit.action"] == "channel created" }.count == 3)
         let refusal = try #require(audit.all.last)
@@ -106,7 +109,9 @@ struct IngestLimitsTests {
         #expect(stack.origin.channel(named: "c") == nil)
         // Pushes into channels that exist are not creations.
         stack.clock.advance(seconds: 2)
-        #expect(send(stack.handler, "PUT", "/ingest/a/r/1.ts", body: stack.nextSegment("180p"), remote: Self.loopback)?.status == 201)
+        #expect(
+            send(stack.handler, "PUT", "/ingest/a/r/1.ts", body: stack.nextSegment("180p"), remote: Self.loopback)?
+                .status == 201)
         stack.clock.advance(seconds: 28)
         #expect(create("c")?.status == 201)
         #expect(create("d")?.status == 429)
@@ -117,11 +122,13 @@ struct IngestLimitsTests {
         // Even the first segment is more than one byte: refused before the channel is touched.
         stack.clock.advance(seconds: 2)
         let segment = stack.nextSegment("360p")
-        let first = try #require(send(stack.handler, "PUT", "/ingest/ch/360p/0.ts", body: segment, remote: Self.loopback))
+        let first = try #require(
+            send(stack.handler, "PUT", "/ingest/ch/360p/0.ts", body: segment, remote: Self.loopback))
         #expect(first.status == 429)
         #expect(first.text.contains("(limits.channelMemoryBytes): nothing was accepted"))
         #expect(first.headers["Retry-After"] != nil)
-        #expect(send(stack.handler, "PUT", "/ingest/new/360p/0.ts", body: segment, remote: Self.loopback)?.status == 429)
+        #expect(
+            send(stack.handler, "PUT", "/ingest/new/360p/0.ts", body: segment, remote: Self.loopback)?.status == 429)
         #expect(stack.origin.channel(named: "new") == nil)
     }
 
@@ -149,7 +156,9 @@ struct IngestLimitsTests {
             stack.origin.tick()
             #expect(stack.origin.channel(named: "ch")!.memoryBytes <= limit)
         }
-        print("memory bound \(limit) B: held \(stack.origin.channel(named: "ch")!.memoryBytes) B, refused \(refusedStatuses.count)")
+        print(
+            "memory bound \(limit) B: held \(stack.origin.channel(named: "ch")!.memoryBytes) B, refused \(refusedStatuses.count)"
+        )
         #expect(Set(refusedStatuses).isSubset(of: [429]))
     }
 
