@@ -41,6 +41,10 @@ package struct ChannelState: Sendable {
     let configuration: ChannelConfiguration
     package var renditions: [RenditionState] = []
     package var index: [String: Int] = [:]
+
+    /// Bytes the channel holds in memory: every rendition's listed, retained and held segments and init sections.
+    package var memoryBytes: Int64 { renditions.reduce(0) { $0 + $1.memoryBytes } }
+
     /// Slots from the newest closed one on.
     var slots: [UInt64: Slot] = [:]
     /// Every started rendition has an entry (segment or GAP) for every MSN up to this one.

@@ -50,16 +50,29 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The channel's configuration is being reloaded (the channel re-opens from its journal and store with the
         /// new settings, in milliseconds): retry.
         case reloading
+        /// The push would create a channel beyond `limits.channels`.
+        case channelLimit
+        /// The push would create a rendition beyond `limits.renditionsPerChannel`.
+        case renditionLimit
+        /// The channel holds `limits.channelMemoryBytes` in memory already (its window, retained and held segments).
+        case memoryLimit
+        /// The channel's durable store holds `limits.channelDiskBytes` already, with no time-shift left to evict.
+        case diskLimit
+        /// The push would create a channel beyond `limits.autoCreationsPerMinute`: retry after `retryAfterSeconds`.
+        case creationRate
     }
 
     /// Why the push was refused.
     public let reason: Reason
     /// Human-readable reason, sent as the response body.
     public let message: String
+    /// When a retry may succeed, in seconds (`Retry-After`); nil when the refusal says nothing about it.
+    public let retryAfterSeconds: Int?
 
-    public init(_ reason: Reason, _ message: String) {
+    public init(_ reason: Reason, _ message: String, retryAfterSeconds: Int? = nil) {
         self.reason = reason
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     public var description: String { "\(reason.rawValue): \(message)" }

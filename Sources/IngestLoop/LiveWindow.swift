@@ -47,12 +47,17 @@ public struct LiveWindow: Sendable {
     /// Total EXTINF of the listed entries, in milliseconds.
     public private(set) var durationMilliseconds: Int64 = 0
 
+    /// Bytes of the segments listed and retained (what the window holds in memory; GAP fillers are shared and not
+    /// counted).
+    public private(set) var segmentBytes: Int64 = 0
+
     /// Appends an entry (its MSN must follow the last one) and slides the head.
     /// - Parameter nowMilliseconds: shared-clock time, starts the retention period of removed entries.
     public mutating func append(_ entry: WindowEntry, nowMilliseconds: Int64) {
         precondition(lastMSN.map { entry.msn == $0 + 1 } ?? true, "window entries must be consecutive")
         entries.append(entry)
         durationMilliseconds += entry.durationMilliseconds
+        segmentBytes += Int64(entry.bytes?.count ?? 0)
         slide(nowMilliseconds: nowMilliseconds)
     }
 
@@ -83,6 +88,9 @@ public struct LiveWindow: Sendable {
     @discardableResult
     public mutating func releaseExpired(nowMilliseconds: Int64) -> Bool {
         let before = retained.count
+        for (entry, releaseAt) in retained where releaseAt <= nowMilliseconds {
+            segmentBytes -= Int64(entry.bytes?.count ?? 0)
+        }
         retained.removeAll { $0.releaseAtMilliseconds <= nowMilliseconds }
         return retained.count != before
     }

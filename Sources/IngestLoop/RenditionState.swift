@@ -149,6 +149,12 @@ package struct RenditionState: Sendable {
     /// True once the rendition has delivered (it takes part in slots from then on).
     var hasStarted: Bool { !held.isEmpty || window.lastMSN != nil || !window.retained.isEmpty }
 
+    /// Bytes the rendition holds in memory: its listed, retained and held segments and its init sections.
+    var memoryBytes: Int64 {
+        window.segmentBytes + held.reduce(0) { $0 + Int64($1.bytes?.count ?? 0) }
+            + initSections.values.reduce(0) { $0 + Int64($1.bytes.count) }
+    }
+
     /// MSN of the newest entry, listed or not.
     var lastMSN: UInt64? { held.last?.msn ?? window.lastMSN }
 

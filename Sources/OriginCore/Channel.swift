@@ -95,6 +95,8 @@ public final class Channel: Sendable {
     let waiters = LowLatencyWaiters()
     /// Set by `retire()` (under the state lock): the channel accepts and ticks no more (`Channel+Reload.swift`).
     let retiredFlag = Atomic<Bool>(false)
+    /// `ChannelState.memoryBytes` as of the last change, readable without the lock (`admit` reads it per push).
+    private let memoryBytesValue = Atomic<Int64>(0)
 
     /// Creates a channel with the configured renditions, continuing from its store (the window as it was) or, when
     /// there is nothing to restore, from its journal (sequence numbers only).
@@ -256,6 +258,31 @@ public final class Channel: Sendable {
         }
         if let record = actions.journalRecord { writeJournal(record) }
         if actions.publish { publish(&state, nowMilliseconds: now) }
+        memoryBytesValue.store(state.memoryBytes, ordering: .relaxed)
+    }
+
+    /// Bytes the channel holds in memory (its renditions' listed, retained and held segments and init sections) as
+    /// of its last change; no lock.
+    public var memoryBytes: Int64 { memoryBytesValue.load(ordering: .relaxed) }
+
+    /// Checks that a push of `bytes` fits the channel's byte limits before anything is staged: in memory
+    /// (`limits.channelMemoryBytes`) and on disk (`limits.channelDiskBytes`, after evicting the oldest time-shift
+    /// that no player can still be sent to: never a listed or retained segment, nor one a recording pins).
+    /// Concurrent pushes may pass it together: the bound holds within one segment per push in flight.
+    /// - Throws: `memoryLimit` or `diskLimit`, with a `Retry-After` of a target duration.
+    public func admit(bytes: Int, limits: OriginLimits) throws(IngestError) {
+        let retryAfter = max(1, configuration.targetDuration ?? Int(configuration.segmentDuration.rounded(.up)))
+        let held = memoryBytes
+        if held + Int64(bytes) > limits.channelMemoryBytes {
+            throw .memoryLimit(
+                name, holding: held, adding: bytes, limit: limits.channelMemoryBytes, retryAfter: retryAfter)
+        }
+        guard let store, store.bytesOnDisk + Int64(bytes) > limits.channelDiskBytes else { return }
+        if !evictOldest(until: max(0, limits.channelDiskBytes - Int64(bytes))) {
+            throw .diskLimit(
+                name, holding: store.bytesOnDisk, adding: bytes, limit: limits.channelDiskBytes,
+                retryAfter: retryAfter)
+        }
     }
 
     /// Writes a journal record. A failure is reported here, logged and shown in the channel status (as the marker
@@ -298,6 +325,9 @@ public final class Channel: Sendable {
     /// Names of the renditions, in multivariant order.
     public var renditionNames: [String] { state.withLock { $0.renditions.map(\.name) } }
 
+    /// How many renditions the channel has, as published.
+    public var renditionCount: Int { snapshot.renditions.count }
+
     /// True if the rendition exists. Reads the published snapshot (a rendition is published as it is added), not the
     /// state: a push takes the state lock only once.
     public func hasRendition(_ rendition: String) -> Bool {
@@ -323,15 +353,21 @@ public final class Channel: Sendable {
     }
 
     /// Adds a rendition (auto-create on first push). No effect if it exists.
-    public func addRendition(_ rendition: String) {
+    /// - Parameter limit: most renditions the channel may have (`limits.renditionsPerChannel`).
+    /// - Returns: true if the rendition was added (false: it existed, or the channel is retired).
+    /// - Throws: `renditionLimit` if the channel has `limit` renditions already.
+    @discardableResult
+    public func addRendition(_ rendition: String, limit: Int = .max) throws(IngestError) -> Bool {
         let now = clock.nowMilliseconds()
-        let added = state.withLock { state -> Bool in
+        let added = try state.withLock { state throws(IngestError) -> Bool in
             guard state.index[rendition] == nil, !isRetired else { return false }
+            guard state.renditions.count < limit else { throw .renditionLimit(name, rendition, limit: limit) }
             state.addRendition(rendition)
             publish(&state, nowMilliseconds: now)
             return true
         }
         if added { logger.info("rendition created", metadata: ["hls.rendition": "\(rendition)"]) }
+        return added
     }
 
     /// Sets what makes the filler segments of a rendition's GAP entries (the test source registers its slate);

@@ -20,15 +20,19 @@ public struct OriginConfiguration: Sendable {
     public var dataDirectory: String?
     /// How the segment store writes (with a data directory).
     public var storage: StorageConfiguration
+    /// Bounds on what pushes can make the origin hold (channels, renditions, bytes, creations per minute).
+    public var limits: OriginLimits
 
     public init(
         channels: [ChannelConfiguration] = [], ingest: IngestConfiguration = IngestConfiguration(),
-        dataDirectory: String? = nil, storage: StorageConfiguration = StorageConfiguration()
+        dataDirectory: String? = nil, storage: StorageConfiguration = StorageConfiguration(),
+        limits: OriginLimits = OriginLimits()
     ) {
         self.channels = channels
         self.ingest = ingest
         self.dataDirectory = dataDirectory
         self.storage = storage
+        self.limits = limits
     }
 }
 
@@ -90,11 +94,17 @@ public final class Origin: Sendable {
     public let recordings: RecordingStore
     /// Marker books shared by the origins of a group, nil when each channel's journal holds its markers.
     public let sharedMarkers: (any SharedMarkerBooks)?
+    /// Where channel and rendition creations are recorded with who pushed them (`hlsorigin.audit`).
+    public let audit: AuditLog
+    /// The channel creations pushes may still make (`limits.autoCreationsPerMinute`); held alone.
+    private let creations = Mutex(CreationBudget())
 
     /// The channels by name, and their names in configuration (then creation) order.
     struct ChannelDirectory {
         var byName: [String: Channel] = [:]
         var order: [String] = []
+        /// Channels being built for a push (counted against `limits.channels` until inserted or given up).
+        var reserved: Set<String> = []
     }
 
     /// Creates the configured channels and their test source feeds, restoring each from the data directory; with
@@ -104,12 +114,14 @@ public final class Origin: Sendable {
     ///   - storeFileIO: the file operations of the segment store (tests inject faults through it).
     ///   - sharedMarkers: marker books shared by a group of origins (PostgreSQL), nil: each channel's journal.
     ///   - sharedRecordings: recordings shared by a group of origins (PostgreSQL), nil: this origin's alone.
+    ///   - audit: where channel and rendition creations are recorded (`hlsorigin.audit`); nil: `logger`.
     public init(
         configuration: OriginConfiguration, clock: any OriginClock, logger: Logger,
         storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil,
-        sharedRecordings: (any SharedRecordings)? = nil
+        sharedRecordings: (any SharedRecordings)? = nil, audit: Logger? = nil
     ) throws {
         self.settings = Mutex(configuration)
+        self.audit = AuditLog(logger: audit ?? logger)
         self.sharedMarkers = sharedMarkers
         self.clock = clock
         self.logger = logger
@@ -187,10 +199,14 @@ public final class Origin: Sendable {
     /// Media is probed once, before any lock; a push that would create a channel or rendition is checked completely
     /// before anything is created, so a refused push never leaves an auto-created channel or rendition behind (junk
     /// PUTs would otherwise create channels without limit).
-    /// - Parameter placement: a segment repaired from a peer of the redundancy group: the slot it fills.
+    /// A push is refused past the origin's `limits` (channels, renditions, bytes held, creations per minute) before
+    /// anything changes.
+    /// - Parameters:
+    ///   - placement: a segment repaired from a peer of the redundancy group: the slot it fills.
+    ///   - requester: who pushes, named in the audit log when the push creates a channel or rendition.
     public func ingest(
         channel channelName: String, rendition: String, fileName: String, body: SharedBytes,
-        placement: PeerPlacement? = nil
+        placement: PeerPlacement? = nil, requester: Requester = .process
     )
         throws(IngestError) -> IngestReceipt
     {
@@ -210,8 +226,20 @@ public final class Origin: Sendable {
         let checkBeforeCreating = configuration.ingest.autoCreate && wouldCreate
         if fileName.hasSuffix(".m3u8") {
             let parsed = checkBeforeCreating ? try Self.parseHint(body).get() : nil
-            let channel = try channelForIngest(channelName, existing: existing, rendition: rendition)
+            let channel = try channelForIngest(
+                channelName, existing: existing, rendition: rendition, requester: requester)
             return try acceptHint(channel: channel, rendition: rendition, body: body, parsed: parsed)
+        }
+        let limits = configuration.limits
+        if let existing {
+            try existing.admit(bytes: body.count, limits: limits)
+        } else if Int64(body.count) > limits.channelMemoryBytes {
+            throw .memoryLimit(
+                channelName, holding: 0, adding: body.count, limit: limits.channelMemoryBytes, retryAfter: 60)
+        }
+        if checkBeforeCreating {
+            // Cheap checks first: a client pushing new names past a limit costs no probe.
+            try refuseCreationPastLimits(channel: channelName, existing: existing, rendition: rendition)
         }
         var probed: Result<PushedMedia, IngestError>?
         if checkBeforeCreating {
@@ -219,7 +247,7 @@ public final class Origin: Sendable {
             probed = PushedMedia.probe(fileName: fileName, body: body, initSection: nil)
             if case .failure(let error) = probed { throw error }
         }
-        var channel = try channelForIngest(channelName, existing: existing, rendition: rendition)
+        var channel = try channelForIngest(channelName, existing: existing, rendition: rendition, requester: requester)
         let media =
             probed
             ?? PushedMedia.probe(
@@ -236,7 +264,8 @@ public final class Origin: Sendable {
                 usleep(10_000)
                 waited += 10
                 channel = try channelForIngest(
-                    channelName, existing: self.channel(named: channelName), rendition: rendition)
+                    channelName, existing: self.channel(named: channelName), rendition: rendition,
+                    requester: requester)
             }
         }
     }
@@ -272,8 +301,9 @@ public final class Origin: Sendable {
     /// normalized (``MultivariantHint``), then kept by the channel, which applies it to its renditions as they
     /// deliver (the configuration wins). A valid hint for a channel that does not exist creates it when auto-create
     /// is on; an invalid one is refused with `invalidHint` and changes nothing.
+    /// - Parameter requester: who pushes, named in the audit log when the hint creates the channel.
     public func ingestMultivariantHint(
-        channel channelName: String, body: SharedBytes
+        channel channelName: String, body: SharedBytes, requester: Requester = .process
     ) throws(IngestError) -> IngestReceipt {
         guard OriginNames.isValid(channelName) else { throw .invalidName("channel", channelName) }
         let existing = self.channel(named: channelName)
@@ -285,7 +315,7 @@ public final class Origin: Sendable {
             existing?.refuseMultivariantHint(refusal)
             throw refusal
         }
-        let channel = try channelForIngest(channelName, existing: existing, rendition: nil)
+        let channel = try channelForIngest(channelName, existing: existing, rendition: nil, requester: requester)
         let contradictions = channel.adoptMultivariantHint(hint)
         let audio = hint.members.filter { $0.kind == .audio }.count
         let subtitles = hint.members.count - audio
@@ -307,11 +337,12 @@ public final class Origin: Sendable {
             .mapError { .invalidHint($0) }
     }
 
-    /// The channel a push goes to, creating it and the rendition when auto-create is on. A new channel is built
-    /// (reading its journals) outside the directory lock, then inserted; if another push created it meanwhile, that
-    /// one is used.
+    /// The channel a push goes to, creating it and the rendition when auto-create is on and the origin's limits
+    /// allow (`limits.channels`, `limits.autoCreationsPerMinute`, `limits.renditionsPerChannel`). A new channel is
+    /// built (reading its journals) outside the directory lock, then inserted; if another push created it
+    /// meanwhile, that one is used. Every creation is recorded in the audit log with `requester`.
     private func channelForIngest(
-        _ name: String, existing: Channel?, rendition: String?
+        _ name: String, existing: Channel?, rendition: String?, requester: Requester
     ) throws(IngestError)
         -> Channel
     {
@@ -319,40 +350,103 @@ public final class Origin: Sendable {
         let channel: Channel
         if let existing {
             channel = existing
+        } else if let raced = self.channel(named: name) {
+            channel = raced
         } else {
             guard autoCreate else { throw .unknownChannel(name) }
-            let built: Channel
-            do {
-                built = try factory.channel(Self.autoCreatedSettings(name, configuration))
-            } catch {
-                throw .notPersisted("channel '\(name)'", error)
-            }
-            let (inserted, winner) = directory.withLock { directory -> (Bool, Channel) in
-                if let raced = directory.byName[name] { return (false, raced) }
-                directory.byName[name] = built
-                directory.order.append(name)
-                return (true, built)
-            }
-            if inserted {
-                logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
-                // Another origin of the group may hold markers for it already: read them off this push's thread.
-                if sharedMarkers != nil {
-                    DispatchQueue.global(qos: .utility).async { built.refreshSharedMarkers() }
-                }
-            }
-            channel = winner
+            channel = try createChannel(name, requester: requester)
         }
         if channel.configuration.source == .testSource { throw .notPushed(name) }
         if let rendition, !channel.hasRendition(rendition) {
             guard autoCreate else { throw .unknownRendition(name, rendition) }
-            channel.addRendition(rendition)
+            if try channel.addRendition(rendition, limit: configuration.limits.renditionsPerChannel) {
+                audit.record(
+                    "rendition created", by: requester, outcome: "created",
+                    details: ["hls.channel": "\(name)", "hls.rendition": "\(rendition)"])
+            }
         }
         return channel
     }
 
+    /// Refuses a push that would create a channel or rendition the limits have no room for, before its media is
+    /// probed (the creation itself checks again, exactly).
+    private func refuseCreationPastLimits(
+        channel name: String, existing: Channel?, rendition: String
+    ) throws(IngestError) {
+        let limits = configuration.limits
+        if let existing {
+            guard existing.renditionCount >= limits.renditionsPerChannel, !existing.hasRendition(rendition) else {
+                return
+            }
+            throw .renditionLimit(name, rendition, limit: limits.renditionsPerChannel)
+        }
+        let full = directory.withLock { $0.byName.count + $0.reserved.count >= limits.channels }
+        if full { throw .channelLimit(name, limit: limits.channels) }
+    }
+
+    /// Creates a channel for a push within `limits.channels` and `limits.autoCreationsPerMinute`: the name is
+    /// reserved in the directory while the channel is built, so concurrent creations never pass the limit.
+    private func createChannel(_ name: String, requester: Requester) throws(IngestError) -> Channel {
+        let limits = configuration.limits
+        var waited = 0
+        while true {
+            let reservation = directory.withLock { directory -> Result<Channel?, IngestError>? in
+                if let raced = directory.byName[name] { return .success(raced) }
+                // Another push is building it: wait for that one (a ladder's renditions start together).
+                guard !directory.reserved.contains(name) else { return nil }
+                guard directory.byName.count + directory.reserved.count < limits.channels else {
+                    return .failure(.channelLimit(name, limit: limits.channels))
+                }
+                directory.reserved.insert(name)
+                return .success(nil)
+            }
+            switch reservation {
+            case .success(let raced?): return raced
+            case .failure(let error): throw error
+            case .success(nil): break
+            case nil:
+                guard waited < Self.reloadWaitMilliseconds else {
+                    throw IngestError(.reloading, "channel '\(name)' is being created by another push: retry")
+                }
+                usleep(5_000)
+                waited += 5
+                continue
+            }
+            break
+        }
+        let now = clock.nowMilliseconds()
+        if let retryAfter = creations.withLock({
+            $0.take(perMinute: limits.autoCreationsPerMinute, nowMilliseconds: now)
+        }) {
+            directory.withLock { _ = $0.reserved.remove(name) }
+            throw .creationRate(name, perMinute: limits.autoCreationsPerMinute, retryAfter: retryAfter)
+        }
+        let built: Channel
+        do {
+            built = try factory.channel(Self.autoCreatedSettings(name, configuration))
+        } catch {
+            directory.withLock { _ = $0.reserved.remove(name) }
+            throw .notPersisted("channel '\(name)'", error)
+        }
+        directory.withLock { directory in
+            directory.reserved.remove(name)
+            directory.byName[name] = built
+            directory.order.append(name)
+        }
+        logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
+        audit.record("channel created", by: requester, outcome: "created", details: ["hls.channel": "\(name)"])
+        // Another origin of the group may hold markers for it already: read them off this push's thread.
+        if sharedMarkers != nil {
+            DispatchQueue.global(qos: .utility).async { built.refreshSharedMarkers() }
+        }
+        return built
+    }
+
     /// The channel a streamed push lists its first part in, creating it and the rendition when auto-create is on.
-    func channelForStreamingPush(_ name: String, rendition: String) throws(IngestError) -> Channel {
-        try channelForIngest(name, existing: channel(named: name), rendition: rendition)
+    func channelForStreamingPush(
+        _ name: String, rendition: String, requester: Requester
+    ) throws(IngestError) -> Channel {
+        try channelForIngest(name, existing: channel(named: name), rendition: rendition, requester: requester)
     }
 
     /// Notes a streamed push as the rendition's push in progress; a second one is refused (`concurrentPush`) unless

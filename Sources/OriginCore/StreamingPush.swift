@@ -214,9 +214,11 @@ extension Origin {
     /// Starts taking a push as it arrives when it is a media segment (`.ts`, `.m4s`) for a Low-Latency channel; nil
     /// when the push is taken whole (`ingest(channel:rendition:fileName:body:)`): a regular channel, a playlist
     /// hint, an init section, an fMP4 rendition without its init section yet. Throws when the push is refused
-    /// before any byte (unknown channel, `concurrentPush`, ...); creates nothing before the first part is cut.
+    /// before any byte (unknown channel, `concurrentPush`, a limit, ...); creates nothing before the first part is
+    /// cut.
+    /// - Parameter requester: who pushes, named in the audit log when the push creates a channel or rendition.
     public func beginStreamingPush(
-        channel channelName: String, rendition: String, fileName: String
+        channel channelName: String, rendition: String, fileName: String, requester: Requester = .process
     ) throws(IngestError) -> StreamingPush? {
         let fragmented = fileName.hasSuffix(".m4s")
         guard fileName.hasSuffix(".ts") || fragmented else { return nil }
@@ -231,6 +233,8 @@ extension Origin {
         if settings.source == .testSource { throw .notPushed(channelName) }
         let known = existing.map { $0.hasRendition(rendition) } ?? false
         if !known, !autoCreate { throw .unknownRendition(channelName, rendition) }
+        // The segment's size is not known yet: a channel at its memory bound takes no new segment.
+        try existing?.admit(bytes: 0, limits: configuration.limits)
         var initSection: InitSectionInfo?
         if fragmented {
             guard let existing, let current = existing.currentInitSection(rendition) else { return nil }
@@ -240,7 +244,7 @@ extension Origin {
             channelName: channelName, rendition: rendition, clock: clock, lowLatency: lowLatency,
             initSection: initSection, limit: configuration.ingest.maxSegmentBytes, channel: known ? existing : nil,
             resolveChannel: { [self] () throws(IngestError) -> Channel in
-                try channelForStreamingPush(channelName, rendition: rendition)
+                try channelForStreamingPush(channelName, rendition: rendition, requester: requester)
             },
             ended: { [self] push in endStreamingPush(push) })
         try registerStreamingPush(push)

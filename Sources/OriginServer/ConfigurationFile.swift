@@ -38,7 +38,7 @@ public enum ConfigurationFile {
             throw ConfigurationError("\(source): \(error)")
         }
         let secret = environment[playbackSecretVariable].flatMap { $0.isEmpty ? nil : $0 }
-        return try file.configuration(source: source, playbackSecret: secret)
+        return try file.configuration(source: source, playbackSecret: secret, environment: environment)
     }
 
     private static func describe(_ error: DecodingError) -> String {
@@ -66,9 +66,11 @@ public enum ConfigurationFile {
         var storage: StorageModel?
         var database: DatabaseModel?
         var redundancy: RedundancyModel?
+        var tokens: [TokenModel]?
+        var limits: LimitsModel?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case server, ingest, admin, channels, logLevel, storage, database, redundancy
+            case server, ingest, admin, channels, logLevel, storage, database, redundancy, tokens, limits
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -81,9 +83,13 @@ public enum ConfigurationFile {
             storage = try c.decodeIfPresent(StorageModel.self, forKey: .storage)
             database = try c.decodeIfPresent(DatabaseModel.self, forKey: .database)
             redundancy = try c.decodeIfPresent(RedundancyModel.self, forKey: .redundancy)
+            tokens = try c.decodeIfPresent([TokenModel].self, forKey: .tokens)
+            limits = try c.decodeIfPresent(LimitsModel.self, forKey: .limits)
         }
 
-        func configuration(source: String, playbackSecret: String?) throws -> ServerConfiguration {
+        func configuration(
+            source: String, playbackSecret: String?, environment: [String: String]
+        ) throws -> ServerConfiguration {
             var configuration = ServerConfiguration()
             if let server {
                 configuration.host = server.host ?? configuration.host
@@ -135,6 +141,8 @@ public enum ConfigurationFile {
                     configuration.origin.channels[index].sharedTimeline = timeline
                 }
             }
+            if let limits { configuration.origin.limits = try limits.limits(source: source) }
+            configuration.access = try access(source: source, environment: environment)
             try validate(configuration, source: source)
             return configuration
         }
@@ -177,14 +185,16 @@ public enum ConfigurationFile {
         var autoCreate: Bool?
         var maxSegmentBytes: Int?
         var token: String?
+        var tokens: [String]?
         var defaults: ChannelModel?
-        enum CodingKeys: String, CodingKey, CaseIterable { case autoCreate, maxSegmentBytes, token, defaults }
+        enum CodingKeys: String, CodingKey, CaseIterable { case autoCreate, maxSegmentBytes, token, tokens, defaults }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             autoCreate = try c.decodeIfPresent(Bool.self, forKey: .autoCreate)
             maxSegmentBytes = try c.decodeIfPresent(Int.self, forKey: .maxSegmentBytes)
             token = try c.decodeIfPresent(String.self, forKey: .token)
+            tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
             defaults = try c.decodeIfPresent(ChannelModel.self, forKey: .defaults)
         }
     }
@@ -303,10 +313,13 @@ public enum ConfigurationFile {
 
     struct AdminModel: Decodable {
         var token: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case token }
+        var tokens: [String]?
+        enum CodingKeys: String, CodingKey, CaseIterable { case token, tokens }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
-            token = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .token)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            token = try c.decodeIfPresent(String.self, forKey: .token)
+            tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
         }
     }
 
@@ -400,10 +413,12 @@ public enum ConfigurationFile {
         var playback: PlaybackModel?
         var encryption: EncryptionModel?
         var lowLatency: LowLatencyModel?
+        /// Who may push into the channel (`ingest: {tokens, renditions}`); read by `FileModel.access`.
+        var ingest: ChannelIngestModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
-            case lowLatency, outage, slate
+            case lowLatency, outage, slate, ingest
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -427,6 +442,7 @@ public enum ConfigurationFile {
             playback = try c.decodeIfPresent(PlaybackModel.self, forKey: .playback)
             encryption = try c.decodeIfPresent(EncryptionModel.self, forKey: .encryption)
             lowLatency = try c.decodeIfPresent(LowLatencyModel.self, forKey: .lowLatency)
+            ingest = try c.decodeIfPresent(ChannelIngestModel.self, forKey: .ingest)
         }
 
         /// The channel's settings; `playbackSecret` (from the environment) replaces `playback.secret`.

@@ -7,10 +7,10 @@ import Synchronization
 /// Reload without restart: re-reads the configuration (the file and the command line's overrides, through
 /// `source`) and applies it to the running origin (`Origin.reload`). SIGHUP and `POST /admin/reload` both come here.
 /// A configuration that does not load or validate is refused with the reason (logged, and in the answer) and the
-/// running one stays. Server settings (listen address, threads, limits, tokens, database, peers, log level) take
-/// effect only at a restart: the answer names those that changed. The HTTPS listener's certificate and key
-/// (`server.tls`) are read again and, once the rest is applied, presented to every new TLS handshake; connections
-/// already open keep theirs (docs/security.md, "TLS").
+/// running one stays. Tokens (`AccessControl`) and `limits:` change live; the HTTPS listener's certificate and key
+/// (`server.tls`) are read again and, once the rest is applied, presented to every new TLS handshake, while
+/// connections already open keep theirs (docs/security.md, "TLS"); server settings (listen address, threads,
+/// connection limits, database, peers, log level) take effect only at a restart: the answer names those that changed.
 public final class ConfigurationReloader: Sendable {
     /// What a reload did, or why it was refused.
     public enum Outcome: Sendable {
@@ -23,21 +23,25 @@ public final class ConfigurationReloader: Sendable {
     private let source: (@Sendable () throws -> ServerConfiguration)?
     /// The server settings in force (those the origin started with: they change only with a restart).
     private let running: ServerConfiguration
+    /// The tokens in force, replaced by every applied reload; nil: tokens are not reloaded.
+    private let access: AccessControl?
     private let logger: Logger
     /// The certificate of the running HTTPS listener, replaced by a reload; nil without `server.tls`.
     private let tlsCredentials: TLSCredentials?
 
     /// - Parameters:
     ///   - source: reads the configuration as the origin was started with it (nil: nothing to re-read).
+    ///   - access: the tokens the HTTP handler checks, replaced by a reload.
     ///   - tlsCredentials: the HTTPS listener's certificate, renewed from the files on every reload.
     public init(
         origin: Origin, running: ServerConfiguration, source: (@Sendable () throws -> ServerConfiguration)?,
-        tlsCredentials: TLSCredentials? = nil, logger: Logger
+        access: AccessControl? = nil, tlsCredentials: TLSCredentials? = nil, logger: Logger
     ) {
         self.origin = origin
         self.tlsCredentials = tlsCredentials
         self.running = running
         self.source = source
+        self.access = access
         self.logger = logger
     }
 
@@ -58,6 +62,10 @@ public final class ConfigurationReloader: Sendable {
         requested.dataDirectory = requested.dataDirectory ?? loaded.dataDirectory
         do {
             var report = try origin.reload(requested)
+            if let access {
+                access.update(loaded)
+                access.logSummary(logger)
+            }
             report.needsRestart = Self.restartOnlyChanges(from: running, to: loaded) + report.needsRestart
             if !report.needsRestart.isEmpty {
                 logger.warning(
@@ -102,8 +110,6 @@ public final class ConfigurationReloader: Sendable {
         check("server.perClientConnectionLimit", \.perClientConnectionLimit)
         check("server.connectionTimeout", \.connectionTimeoutSeconds)
         check("server.connectionMemoryKiB", \.connectionMemoryKiB)
-        check("admin token", \.adminToken)
-        check("ingest token", \.ingestToken)
         check("database.url", \.databaseURL)
         check("redundancy.peers", \.peers)
         check("multivariantMaxAge", \.multivariantMaxAge)

@@ -6,7 +6,7 @@ import PeerRepair
 enum MetricsExposition {
     static func render(
         origin: Origin, requests: RequestMetrics, playbackRefusals: PlaybackRefusals = PlaybackRefusals(),
-        peerRepairer: PeerRepairer? = nil
+        refusals: RefusalCounts = RefusalCounts(), peerRepairer: PeerRepairer? = nil
     ) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
@@ -22,6 +22,20 @@ enum MetricsExposition {
         family(
             "hlsorigin_http_responses_total", "counter", "HTTP responses by status class.",
             requests.snapshot.map { ("{code=\"\($0.0)\"}", "\($0.1)") })
+        family(
+            "hlsorigin_refusals_total", "counter",
+            "Pushes and admin requests refused for their credential (unauthorized, forbidden_remote, wrong_token) or "
+                + "a limit (channel_limit, rendition_limit, memory_limit, disk_limit, creation_rate).",
+            refusals.all.map { ("{route=\"\($0.route)\",reason=\"\($0.reason.rawValue)\"}", "\($0.count)") })
+        let limits = origin.configuration.limits
+        family(
+            "hlsorigin_channels", "gauge", "Channels, configured and created by pushes (limit: limits.channels).",
+            [("", "\(origin.allChannels.count)")])
+        family(
+            "hlsorigin_channel_memory_bytes", "gauge",
+            "Bytes a channel holds in memory: listed, retained and held segments, init sections "
+                + "(limit: limits.channelMemoryBytes = \(limits.channelMemoryBytes)).",
+            origin.allChannels.map { ("{channel=\"\($0.name)\"}", "\($0.memoryBytes)") })
         if let shared = origin.sharedMarkers {
             family(
                 "hlsorigin_database_up", "gauge",

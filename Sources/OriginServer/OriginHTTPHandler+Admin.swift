@@ -9,7 +9,38 @@ extension OriginHTTPHandler {
 
     func admin(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
         if request.method == "OPTIONS" { return respond(preflight(methods: "GET, POST, PATCH, DELETE, OPTIONS")) }
-        if let refusal = adminRefusal(request) { return respond(refusal) }
+        switch adminAuthorization(request) {
+        case .failure(let refusal): return respond(refusal.response)
+        case .success(let requester):
+            let action = adminRoute(request, path)
+            guard request.method != "GET", request.method != "HEAD" else { return action }
+            return audited(action, "\(request.method) \(request.path)", by: requester)
+        }
+    }
+
+    /// `action` with its outcome recorded in the audit log once it is answered (an admin action that changes
+    /// something: every method but GET and HEAD).
+    private func audited(_ action: HTTPRequestAction, _ what: String, by requester: Requester) -> HTTPRequestAction {
+        switch action {
+        case .respond(let response):
+            audit.record(what, by: requester, outcome: "\(response.status)", details: ["audit.route": "admin"])
+            return action
+        case .respondPrepared(let prepared):
+            audit.record(what, by: requester, outcome: "\(prepared.status)", details: ["audit.route": "admin"])
+            return action
+        case .receiveBody(let limit, let complete):
+            return .receiveBody(limit: limit) { [audit] body in
+                let response = complete(body)
+                audit.record(what, by: requester, outcome: "\(response.status)", details: ["audit.route": "admin"])
+                return response
+            }
+        case .suspend, .streamBody:
+            audit.record(what, by: requester, outcome: "started", details: ["audit.route": "admin"])
+            return action
+        }
+    }
+
+    private func adminRoute(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
         if path == ["reload"] { return respond(reload(request)) }
         guard path.first == "channels" else { return respond(json(404, ["error": "unknown admin path"])) }
         switch (request.method, path.count) {
@@ -66,17 +97,29 @@ extension OriginHTTPHandler {
         }
     }
 
-    /// The admin API's authorization, also the status page's: with an admin token configured, the request must
-    /// carry it as a bearer token (401 otherwise); without one, only loopback clients are served (403 otherwise).
-    /// Returns nil when the request may go on.
-    func adminRefusal(_ request: HTTPRequestHead) -> HTTPResponse? {
-        if let token = configuration.adminToken {
-            guard Self.bearerMatches(request, token: token) else {
-                return Self.unauthorized("admin API requires a valid bearer token")
-            }
-        } else if !request.isLoopback {
-            return json(403, ["error": "no admin token is configured: the admin API answers loopback clients only"])
+    /// A refused admin request's answer (for `Result`).
+    struct AdminRefusal: Error {
+        let response: HTTPResponse
+    }
+
+    /// The admin API's authorization, also the status page's: with a token that opens the admin API configured
+    /// (`admin.token`, `admin.tokens`), the request must carry one as a bearer token (401 without, 403 with a token
+    /// that does not open it); without one, only loopback clients are served (403 otherwise). A refusal is counted
+    /// and recorded in the audit log.
+    func adminAuthorization(_ request: HTTPRequestHead) -> Result<Requester, AdminRefusal> {
+        let policy = access.policy
+        switch policy.decide(request, granted: policy.adminGrants) {
+        case .allowed(let requester): return .success(requester)
+        case .refused(let reason, let requester):
+            return .failure(
+                AdminRefusal(
+                    response: accessRefusal(reason, requester, route: "admin", request: request, scope: "")))
         }
+    }
+
+    /// The admin API's authorization as an answer: nil when the request may go on.
+    func adminRefusal(_ request: HTTPRequestHead) -> HTTPResponse? {
+        if case .failure(let refusal) = adminAuthorization(request) { return refusal.response }
         return nil
     }
 

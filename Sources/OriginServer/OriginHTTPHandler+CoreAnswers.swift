@@ -22,7 +22,9 @@ extension OriginHTTPHandler {
     /// A refused push: its status, and the message as plain text (what the encoder logs).
     static func answer(_ error: IngestError) -> HTTPResponse {
         if error.reason == .catchingUp || error.reason == .reloading { return retryLater(error.message) }
-        return .text(status(of: error.reason), error.message + "\n")
+        var response = HTTPResponse.text(status(of: error.reason), error.message + "\n")
+        if let seconds = error.retryAfterSeconds { response.headers.append(name: "Retry-After", value: "\(seconds)") }
+        return response
     }
 
     /// 503 with `Retry-After: 1`, not stored by caches: what is asked for will be there in a second.
@@ -43,7 +45,8 @@ extension OriginHTTPHandler {
         case .notMedia: 415
         case .unprocessable, .roleMismatch, .outOfRange, .segmentTooLong, .pushStalled: 422
         case .concurrentPush: 409
-        case .aheadOfClock: 429
+        case .aheadOfClock, .memoryLimit, .diskLimit, .creationRate: 429
+        case .channelLimit, .renditionLimit: 403
         case .notPersisted: 507
         case .alreadyListed: 200
         case .catchingUp, .reloading: 503

@@ -28,6 +28,12 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let dvrGzip = DVRGzipCache()
     /// Refused playback requests by channel and reason.
     let playbackRefusals = PlaybackRefusals()
+    /// The tokens in force and what each grants (replaced by a reload).
+    let access: AccessControl
+    /// Pushes and admin requests refused for their credential or a limit, by route and reason.
+    let refusals = RefusalCounts()
+    /// Admin actions and refusals, with who and from where (`hlsorigin.audit`).
+    let audit: AuditLog
 
     /// Slot repair from the redundancy group's peers (its statistics are in `/metrics`); nil without peers.
     let peerRepairer: PeerRepairer?
@@ -35,11 +41,16 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let reloader: ConfigurationReloader?
 
     /// Creates the handler.
+    /// - Parameters:
+    ///   - access: the tokens in force, shared with the reloader; nil: those of `configuration`, never reloaded.
+    ///   - audit: where admin actions and refusals are recorded (`hlsorigin.audit`); nil: `logger`.
     public init(
         origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, peerRepairer: PeerRepairer? = nil,
-        reloader: ConfigurationReloader? = nil, logger: Logger
+        reloader: ConfigurationReloader? = nil, access: AccessControl? = nil, audit: Logger? = nil, logger: Logger
     ) {
         self.origin = origin
+        self.access = access ?? AccessControl(configuration)
+        self.audit = AuditLog(logger: audit ?? logger)
         self.peerRepairer = peerRepairer
         self.reloader = reloader
         self.configuration = configuration
@@ -90,7 +101,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                             SharedBytes(
                                 string: MetricsExposition.render(
                                     origin: origin, requests: metrics, playbackRefusals: playbackRefusals,
-                                    peerRepairer: peerRepairer)
+                                    refusals: refusals, peerRepairer: peerRepairer)
                                     + liveCache.exposition))))
         default:
             return refuse(request, .text(404, "not found\n"))
@@ -157,12 +168,13 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     }
 
     /// Answers a request that may carry an upload (PUT, POST) only once its body has been read, up to the ingest
-    /// limit, and thrown away. MicroHTTPD discards at most 64 KiB of a body it was not asked to receive and then
-    /// drops the connection without an answer, so an encoder pushing a segment to a wrong path or with a wrong
-    /// token would see a reset instead of the 4xx that says what is wrong.
+    /// limit, and thrown away piece by piece (nothing is held). MicroHTTPD discards at most 64 KiB of a body it was
+    /// not asked to receive and then drops the connection without an answer, so an encoder pushing a segment to a
+    /// wrong path or with a wrong token would see a reset instead of the 4xx that says what is wrong.
     func refuse(_ request: HTTPRequestHead, _ response: HTTPResponse) -> HTTPRequestAction {
         guard request.method == "PUT" || request.method == "POST" else { return respond(response) }
-        return .receiveBody(limit: configuration.origin.ingest.maxSegmentBytes) { [self] _ in finish(response) }
+        return .streamBody(
+            limit: configuration.origin.ingest.maxSegmentBytes, receiver: DiscardedBody(answer: finish(response)))
     }
 
     /// Headers on every answer, also those MicroHTTPD builds itself (configure `HTTPServerConfiguration.standardHeaders`).
@@ -223,21 +235,20 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         return response
     }
 
-    /// True if the request's bearer token equals `token`, compared in constant time.
-    static func bearerMatches(_ request: HTTPRequestHead, token: String) -> Bool {
-        guard let header = request.headers["Authorization"], header.hasPrefix("Bearer ") else { return false }
-        let given = Array(header.dropFirst("Bearer ".count).utf8)
-        let expected = Array(token.utf8)
-        var difference = UInt8(given.count == expected.count ? 0 : 1)
-        for i in 0..<expected.count {
-            difference |= expected[i] ^ (i < given.count ? given[i] : 0)
-        }
-        return difference == 0
-    }
-
     static func unauthorized(_ message: String) -> HTTPResponse {
         var response = HTTPResponse.text(401, message + "\n")
         response.headers.append(name: "WWW-Authenticate", value: "Bearer realm=\"hlsorigin\"")
         return response
     }
+}
+
+/// A refused upload's body, read to its end and dropped piece by piece; then the refusal is sent.
+final class DiscardedBody: HTTPBodyReceiver {
+    private let answer: HTTPResponse
+
+    init(answer: HTTPResponse) { self.answer = answer }
+
+    func receive(_ piece: UnsafeRawBufferPointer) -> HTTPResponse? { nil }
+    func finish() -> HTTPResponse { answer }
+    func abandon() {}
 }

@@ -55,6 +55,7 @@ public final class OriginService: Service, Sendable {
         var http = Self.httpConfiguration(configuration)
         var https = configuration.tls.map { Self.httpsConfiguration(configuration, tls: $0) }
         var listeningSockets: [Int32] = []
+        let audit = Logger(label: "hlsorigin.audit")
         do {
             if configuration.tls?.only != true {
                 http.listeningSocket = try HTTPServer.listen(http)
@@ -67,7 +68,7 @@ public final class OriginService: Service, Sendable {
             }
             origin = try Origin(
                 configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database,
-                sharedRecordings: database)
+                sharedRecordings: database, audit: audit)
         } catch {
             for socket in listeningSockets { close(socket) }
             throw error
@@ -100,13 +101,15 @@ public final class OriginService: Service, Sendable {
         if !peers.isEmpty {
             logger.info("slots this origin misses are repaired from its peers", metadata: ["peers": "\(peers)"])
         }
+        let access = AccessControl(configuration)
+        access.logSummary(logger)
         let reloader = ConfigurationReloader(
-            origin: origin, running: configuration, source: source, tlsCredentials: https?.tls?.credentials,
-            logger: logger)
+            origin: origin, running: configuration, source: source, access: access,
+            tlsCredentials: https?.tls?.credentials, logger: logger)
         self.reloader = reloader
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
-            reloader: reloader, logger: logger)
+            reloader: reloader, access: access, audit: audit, logger: logger)
         self.handler = handler
         httpServer =
             http.listeningSocket == nil ? nil : HTTPServer(configuration: http, handler: handler, logger: logger)

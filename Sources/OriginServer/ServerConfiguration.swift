@@ -24,10 +24,16 @@ public struct ServerConfiguration: Sendable {
     /// less 2 KiB is answered 431. Default: 8 (request heads up to about 6 KiB; a CDN's or player's head is under
     /// 2 KiB). Smaller is faster with many connections: libmicrohttpd clears the whole block after every request.
     public var connectionMemoryKiB: Int = 8
-    /// Bearer token the admin API requires; nil: admin answers loopback clients only.
+    /// Bearer token that opens the admin API (`admin.token`, `HLSORIGIN_ADMIN_TOKEN`; named `admin` in the audit
+    /// log). With no admin token at all (this or `access.admin`), the admin API answers loopback clients only.
     public var adminToken: String?
-    /// Bearer token ingest requires; nil: ingest is open.
+    /// Bearer token that may push into every channel (`ingest.token`, `HLSORIGIN_INGEST_TOKEN`; named `ingest`).
+    /// With no token granting a channel (this, `access.ingest` or the channel's own), pushes into it are taken from
+    /// loopback clients only.
     public var ingestToken: String?
+    /// Named tokens and what each grants (`tokens:`, `admin.tokens`, `ingest.tokens`, channels' `ingest:`);
+    /// changed by a reload. See docs/security.md.
+    public var access = AccessConfiguration()
     /// PostgreSQL URL (`postgres://user:password@host:5432/database`) of the marker books a group of origins
     /// shares (docs/redundancy.md); nil: each channel's markers live in its journal under the data directory.
     /// `HLSORIGIN_DATABASE_URL` overrides it.

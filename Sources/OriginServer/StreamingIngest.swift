@@ -13,6 +13,8 @@ import Synchronization
 /// previous push is still going on when its own body ends.
 final class StreamingIngest: HTTPBodyReceiver {
     private let handler: OriginHTTPHandler
+    /// Who pushes where (the audit log of a refusal for a limit).
+    private let context: PushContext
     /// The connection's thread is the only one to use it: the lock is never contended.
     private let state: Mutex<State>
 
@@ -26,30 +28,30 @@ final class StreamingIngest: HTTPBodyReceiver {
     }
 
     struct Waiting {
-        let channel: String
-        let rendition: String
         let fileName: String
         let refusal: IngestError
         var held: [UInt8] = []
     }
 
-    init(push: StreamingPush, handler: OriginHTTPHandler) {
+    init(push: StreamingPush, context: PushContext, handler: OriginHTTPHandler) {
         self.handler = handler
+        self.context = context
         self.state = Mutex(.streaming(push))
     }
 
     /// A receiver that refuses the push at once, reading none of its body.
-    init(refusal: IngestError, handler: OriginHTTPHandler) {
+    init(refusal: IngestError, context: PushContext, handler: OriginHTTPHandler) {
         self.handler = handler
+        self.context = context
         self.state = Mutex(.refused(refusal))
     }
 
     /// A receiver for a push that found the rendition's previous push not yet ended (`refusal`: its
     /// `concurrentPush`): it starts the push once the previous one has ended.
-    init(channel: String, rendition: String, fileName: String, refusal: IngestError, handler: OriginHTTPHandler) {
+    init(fileName: String, refusal: IngestError, context: PushContext, handler: OriginHTTPHandler) {
         self.handler = handler
-        self.state = Mutex(
-            .waiting(Waiting(channel: channel, rendition: rendition, fileName: fileName, refusal: refusal)))
+        self.context = context
+        self.state = Mutex(.waiting(Waiting(fileName: fileName, refusal: refusal)))
     }
 
     func receive(_ piece: UnsafeRawBufferPointer) -> HTTPResponse? {
@@ -77,7 +79,7 @@ final class StreamingIngest: HTTPBodyReceiver {
                 return nil
             }
         }
-        return error.map { handler.finish(OriginHTTPHandler.answer($0)) }
+        return error.map { handler.refusedPush($0, context) }
     }
 
     func finish() -> HTTPResponse {
@@ -111,7 +113,7 @@ final class StreamingIngest: HTTPBodyReceiver {
         }
         switch outcome {
         case .success(let receipt): return handler.finish(OriginHTTPHandler.answer(receipt))
-        case .failure(let error): return handler.finish(OriginHTTPHandler.answer(error))
+        case .failure(let error): return handler.refusedPush(error, context)
         }
     }
 
@@ -129,7 +131,8 @@ final class StreamingIngest: HTTPBodyReceiver {
         do throws(IngestError) {
             guard
                 let push = try handler.origin.beginStreamingPush(
-                    channel: waiting.channel, rendition: waiting.rendition, fileName: waiting.fileName)
+                    channel: context.channel, rendition: context.rendition ?? "", fileName: waiting.fileName,
+                    requester: context.requester)
             else { return .failure(waiting.refusal) }
             return .success(push)
         } catch  where error.reason == .concurrentPush {

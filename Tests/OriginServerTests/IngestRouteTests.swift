@@ -237,7 +237,10 @@ struct IngestRouteTests {
         ] as [[(String, String)]] {
             let refused = try connection.request("PUT", "/ingest/ch/360p/segment0.ts", headers: headers, body: segment)
             #expect(refused.status == 401, "\(headers)")
-            #expect(refused.text == "ingest requires a valid bearer token\n")
+            #expect(
+                refused.text
+                    == "pushes into channel 'ch' rendition '360p' need a bearer token that grants them "
+                    + "(Authorization: Bearer ...; docs/security.md)\n")
             #expect(refused.header("WWW-Authenticate") == "Bearer realm=\"hlsorigin\"")
             #expect(refused.header("Access-Control-Allow-Origin") == "*")
         }

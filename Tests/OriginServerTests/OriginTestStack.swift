@@ -29,8 +29,9 @@ final class OriginTestStack {
     /// - Parameters:
     ///   - clock: the shared clock (a stack restarted on the same data directory goes on with the same clock).
     ///   - configure: changes the configuration before anything starts (tokens, limits, channels).
+    ///   - audit: where the audit log goes (default: nowhere).
     init(
-        renditions: [String] = ["360p", "180p"], clock: ManualClock = ManualClock(),
+        renditions: [String] = ["360p", "180p"], clock: ManualClock = ManualClock(), audit: Logger? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) throws {
         self.clock = clock
@@ -44,9 +45,9 @@ final class OriginTestStack {
         configure(&configuration)
         self.configuration = configuration
         let logger = Logger(label: "origin-server-tests", factory: { _ in SwiftLogNoOpLogHandler() })
-        origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger)
+        origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger, audit: audit)
         handler = OriginHTTPHandler(
-            origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
+            origin: origin, configuration: configuration, metrics: RequestMetrics(), audit: audit, logger: logger)
         server = HTTPServer(
             configuration: OriginService.httpConfiguration(configuration, threadCount: 1),
             handler: handler)

@@ -9,7 +9,9 @@ import SharedBytes
 /// `/healthz`, `/metrics`.
 ///
 /// Input: `METHOD SP TARGET LF`, header lines `Name: value LF`, an empty line, then the body (sent when the handler
-/// asks for one). The client is a loopback client (so the admin API answers without a token).
+/// asks for one). The client is a loopback client (so the admin API answers without a token), except for inputs
+/// whose size is a multiple of 3: those come from a remote address, so the refusals of `AccessPolicy` are fuzzed too
+/// (channel `news` takes token `n3ws-token`, `sport` takes `sp0rt-token`; the others loopback pushes only).
 /// One origin lives for the whole run: a test-source channel `demo` (two renditions, three segments in the window)
 /// plus auto-created channels, Low-Latency ones (a POST streams its body in pieces and is cut into parts). So that
 /// state stays bounded, it is rebuilt every `rebuildEvery` inputs.
@@ -55,7 +57,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         headers.append(name: String(line[..<colon]), value: String(value))
     }
     let request = HTTPRequestHead(
-        method: method, path: path, query: query, headers: headers, remoteAddress: "127.0.0.1")
+        method: method, path: path, query: query, headers: headers,
+        remoteAddress: size % 3 == 0 ? "192.0.2.1" : "127.0.0.1")
     let body = SharedBytes(UnsafeBufferPointer(rebasing: raw[bodyStart...]))
 
     let handler = Harness.shared.next()
@@ -122,6 +125,10 @@ private final class Harness: @unchecked Sendable {
 
     static func makeHandler() -> OriginHTTPHandler {
         let yaml = """
+            tokens:
+              - { name: news, secret: n3ws-token }
+              - { name: sport, secret: sp0rt-token }
+            limits: { channels: 40, renditionsPerChannel: 8, channelMemoryBytes: 33554432 }
             ingest:
               autoCreate: true
               maxSegmentBytes: 1048576
@@ -137,6 +144,8 @@ private final class Harness: @unchecked Sendable {
                 renditions:
                   - { name: 360p, profile: 360p }
                   - { name: 180p, profile: 180p }
+              - { name: news, ingest: { tokens: [news], renditions: { low: [sport] } } }
+              - { name: sport, ingest: { tokens: [sport] } }
             """
         do {
             let configuration = try ConfigurationFile.parse(yaml, source: "fuzz")
