@@ -202,6 +202,39 @@ struct ReloadTests {
             ).status == 405)
     }
 
+    /// A server setting added later must be either applied by a reload or named as needing a restart: otherwise a
+    /// changed value would be silently kept until the next start.
+    @Test func everyServerSettingIsAppliedByAReloadOrNamedAsNeedingARestart() {
+        let restartOnly: [(field: String, change: (inout ServerConfiguration) -> Void)] = [
+            ("host", { $0.host = "127.0.0.2" }),
+            ("port", { $0.port += 1 }),
+            ("threads", { $0.threads += 1 }),
+            ("connectionLimit", { $0.connectionLimit += 1 }),
+            ("perClientConnectionLimit", { $0.perClientConnectionLimit += 1 }),
+            ("connectionTimeoutSeconds", { $0.connectionTimeoutSeconds += 1 }),
+            ("connectionMemoryKiB", { $0.connectionMemoryKiB += 1 }),
+            ("databaseURL", { $0.databaseURL = "postgres://db/other" }),
+            ("peers", { $0.peers = ["http://10.0.0.9:8080"] }),
+            ("multivariantMaxAge", { $0.multivariantMaxAge += 1 }),
+            ("clockOffsetMilliseconds", { $0.clockOffsetMilliseconds += 1 }),
+            ("logLevel", { $0.logLevel = "debug" }),
+        ]
+        // Applied by the reload itself: the origin's settings (`Origin.reload`, which names `dataDir` and the store's
+        // layout as restart-only), the tokens (`AccessControl`), and the TLS certificate (its listener's settings
+        // are compared in `restartOnlyChanges` when both configurations have one).
+        let applied: Set = ["origin", "dataDirectory", "access", "adminToken", "ingestToken", "tls"]
+        let fields = Set(Mirror(reflecting: ServerConfiguration()).children.compactMap(\.label))
+        #expect(fields == applied.union(restartOnly.map(\.field)), "settings neither reloaded nor named: \(fields)")
+        let running = ServerConfiguration()
+        for (field, change) in restartOnly {
+            var changed = running
+            change(&changed)
+            #expect(
+                !ConfigurationReloader.restartOnlyChanges(from: running, to: changed).isEmpty,
+                "a change of \(field) is neither applied nor named as needing a restart")
+        }
+    }
+
     @Test func playlistsCachedBeforeAReloadAreNotServedAfterIt() throws {
         let stack = try ReloadStack(channels: [ReloadStack.pushed("a")])
         for _ in 0..<4 { try stack.slot(["a"]) }
