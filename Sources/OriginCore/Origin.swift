@@ -214,6 +214,8 @@ public final class Origin: Sendable {
         // `lo/index3.vtt` and `lo/index_vtt.m3u8` belong to the subtitle rendition `lo-vtt`.
         let rendition = OriginNames.rendition(rendition, forFile: fileName)
         guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
+        // One copy of the settings for the whole push (a reload may swap them meanwhile).
+        let configuration = self.configuration
         guard body.count <= configuration.ingest.maxSegmentBytes else {
             throw .tooLarge(body.count, limit: configuration.ingest.maxSegmentBytes)
         }
