@@ -18,10 +18,15 @@ public struct BearerSecret: Sendable, Hashable {
     /// match: the time depends on `secrets.count` only, not on which token (if any) matches or how much of it.
     public static func matches(_ presented: some Sequence<UInt8>, among secrets: [BearerSecret]) -> [Bool] {
         let digest = sha256(Array(presented))
-        return secrets.map { secret in
-            var difference: UInt8 = 0
-            for i in 0..<32 { difference |= secret.digest[i] ^ digest[i] }
-            return difference == 0
-        }
+        return secrets.map { equalInConstantTime($0.digest, digest) }
     }
+}
+
+/// Whether `a` and `b` (of the same length) are equal, looking at every byte whatever differs: the time tells
+/// nothing about where they differ (MACs and token digests).
+func equalInConstantTime(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for i in a.indices { difference |= a[i] ^ b[i] }
+    return difference == 0
 }

@@ -55,9 +55,7 @@ public enum PlaybackToken {
             let given = decodeBase64URL(utf8[(dash + 1)...]), given.count == 16
         else { return .failure(.malformed) }
         let expected = mac(channel: channel, expirySeconds: expiry, secret: secret)
-        var difference: UInt8 = 0
-        for i in 0..<16 { difference |= expected[i] ^ given[i] }
-        guard difference == 0 else { return .failure(.badSignature(channel: channel)) }
+        guard equalInConstantTime(expected, given) else { return .failure(.badSignature(channel: channel)) }
         if expiry <= nowSeconds { return .failure(.expired(atSeconds: expiry)) }
         if expiry > nowSeconds &+ maxAheadSeconds { return .failure(.tooFarAhead(maxSeconds: maxAheadSeconds)) }
         return .success(expiry)

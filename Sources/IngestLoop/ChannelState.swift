@@ -360,14 +360,10 @@ package struct ChannelState: Sendable {
         append(
             entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
             nowMilliseconds: now)
-        if slots[msn] == nil, placement == nil {
-            // A slot that opens a feed (see `openSlot`): its PDT may come from this origin's anchor.
-            let opensFeed = msn == 0 || slots[msn - 1] == nil || (discontinuity && rendition.hasStarted)
-            if opensFeed {
-                holdOpeningIfNeeded(
-                    msn: msn, programDateTime: slot.programDateTimeMilliseconds, anchored: anchored,
-                    nowMilliseconds: now)
-            }
+        if slots[msn] == nil, placement == nil, opensFeed(msn: msn, discontinuity: discontinuity, rendition: rendition)
+        {
+            holdOpeningIfNeeded(
+                msn: msn, programDateTime: slot.programDateTimeMilliseconds, anchored: anchored, nowMilliseconds: now)
         }
         slots[msn] = filled
         if let fileNumber, !renditions[position].isFollower {
@@ -491,14 +487,20 @@ package struct ChannelState: Sendable {
         msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts
     ) -> Slot {
         if msn > 0, let previous = slots[msn - 1] {
-            let resumes = discontinuity && rendition.hasStarted
             return Slot(
-                programDateTimeMilliseconds: resumes
+                programDateTimeMilliseconds: opensFeed(msn: msn, discontinuity: discontinuity, rendition: rendition)
                     ? max(previous.endMilliseconds, anchored) : previous.endMilliseconds,
                 durationMilliseconds: 0)
         }
         return Slot(
             programDateTimeMilliseconds: max(anchored, minimumProgramDateTime ?? anchored), durationMilliseconds: 0)
+    }
+
+    /// Whether a new slot `msn` opens a feed, so that its PDT may come from the anchor (`openSlot`): no slot before
+    /// it, or a rendition that had started resumes with a discontinuity (a return from an outage, an encoder
+    /// restart).
+    func opensFeed(msn: UInt64, discontinuity: Bool, rendition: RenditionFacts) -> Bool {
+        msn == 0 || slots[msn - 1] == nil || (discontinuity && rendition.hasStarted)
     }
 
     /// A segment that does not continue the rendition's media timeline while that timeline is still live (no GAP

@@ -1,3 +1,4 @@
+import Dispatch
 import IngestLoop
 import Logging
 import Markers
@@ -24,6 +25,14 @@ struct ChannelFactory: Sendable {
             markers: MarkerStore.open(
                 channel: settings.name, dataDirectory: dataDirectory, shared: sharedMarkers, logger: logger),
             store: try store?.channel(settings.name), recordings: recordings)
+    }
+
+    /// With shared marker books, reads `channel`'s from the group's database off the caller's thread (a database
+    /// round trip): for a channel created or re-opened while the origin runs, which another origin may hold markers
+    /// for already.
+    func readSharedMarkers(of channel: Channel) {
+        guard sharedMarkers != nil else { return }
+        DispatchQueue.global(qos: .utility).async { channel.refreshSharedMarkers() }
     }
 
     /// The channel with `settings` and its test source feed if it has one.

@@ -67,9 +67,7 @@ extension Origin {
                 current?.retire()
                 do {
                     let successor = try factory.channelAndFeed(settings)
-                    if sharedMarkers != nil {
-                        DispatchQueue.global(qos: .utility).async { successor.0.refreshSharedMarkers() }
-                    }
+                    factory.readSharedMarkers(of: successor.0)
                     if let current { successor.0.continueFeeds(of: current) }
                     successors[settings.name] = successor
                     if current != nil {

@@ -229,7 +229,7 @@ public final class Origin: Sendable {
         if fileName.hasSuffix(".m3u8") {
             let parsed = checkBeforeCreating ? try Self.parseHint(body).get() : nil
             let channel = try channelForIngest(
-                channelName, existing: existing, rendition: rendition, requester: requester)
+                channelName, existing: existing, rendition: rendition, requester: requester, settings: configuration)
             return try acceptHint(channel: channel, rendition: rendition, body: body, parsed: parsed)
         }
         let limits = configuration.limits
@@ -241,7 +241,8 @@ public final class Origin: Sendable {
         }
         if checkBeforeCreating {
             // Cheap checks first: a client pushing new names past a limit costs no probe.
-            try refuseCreationPastLimits(channel: channelName, existing: existing, rendition: rendition)
+            try refuseCreationPastLimits(
+                channel: channelName, existing: existing, rendition: rendition, limits: limits)
         }
         var probed: Result<PushedMedia, IngestError>?
         if checkBeforeCreating {
@@ -249,7 +250,8 @@ public final class Origin: Sendable {
             probed = PushedMedia.probe(fileName: fileName, body: body, initSection: nil)
             if case .failure(let error) = probed { throw error }
         }
-        var channel = try channelForIngest(channelName, existing: existing, rendition: rendition, requester: requester)
+        var channel = try channelForIngest(
+            channelName, existing: existing, rendition: rendition, requester: requester, settings: configuration)
         let media =
             probed
             ?? PushedMedia.probe(
@@ -267,7 +269,7 @@ public final class Origin: Sendable {
                 waited += 10
                 channel = try channelForIngest(
                     channelName, existing: self.channel(named: channelName), rendition: rendition,
-                    requester: requester)
+                    requester: requester, settings: configuration)
             }
         }
     }
@@ -317,7 +319,8 @@ public final class Origin: Sendable {
             existing?.refuseMultivariantHint(refusal)
             throw refusal
         }
-        let channel = try channelForIngest(channelName, existing: existing, rendition: nil, requester: requester)
+        let channel = try channelForIngest(
+            channelName, existing: existing, rendition: nil, requester: requester, settings: configuration)
         let contradictions = channel.adoptMultivariantHint(hint)
         let audio = hint.members.filter { $0.kind == .audio }.count
         let subtitles = hint.members.count - audio
@@ -343,12 +346,13 @@ public final class Origin: Sendable {
     /// allow (`limits.channels`, `limits.autoCreationsPerMinute`, `limits.renditionsPerChannel`). A new channel is
     /// built (reading its journals) outside the directory lock, then inserted; if another push created it
     /// meanwhile, that one is used. Every creation is recorded in the audit log with `requester`.
+    /// - Parameter settings: the push's copy of the origin's settings.
     private func channelForIngest(
-        _ name: String, existing: Channel?, rendition: String?, requester: Requester
+        _ name: String, existing: Channel?, rendition: String?, requester: Requester, settings: OriginConfiguration
     ) throws(IngestError)
         -> Channel
     {
-        let autoCreate = configuration.ingest.autoCreate
+        let autoCreate = settings.ingest.autoCreate
         let channel: Channel
         if let existing {
             channel = existing
@@ -356,12 +360,12 @@ public final class Origin: Sendable {
             channel = raced
         } else {
             guard autoCreate else { throw .unknownChannel(name) }
-            channel = try createChannel(name, requester: requester)
+            channel = try createChannel(name, requester: requester, settings: settings)
         }
         if channel.configuration.source == .testSource { throw .notPushed(name) }
         if let rendition, !channel.hasRendition(rendition) {
             guard autoCreate else { throw .unknownRendition(name, rendition) }
-            if try channel.addRendition(rendition, limit: configuration.limits.renditionsPerChannel) {
+            if try channel.addRendition(rendition, limit: settings.limits.renditionsPerChannel) {
                 audit.record(
                     "rendition created", by: requester, outcome: "created",
                     details: ["hls.channel": "\(name)", "hls.rendition": "\(rendition)"])
@@ -373,9 +377,8 @@ public final class Origin: Sendable {
     /// Refuses a push that would create a channel or rendition the limits have no room for, before its media is
     /// probed (the creation itself checks again, exactly).
     private func refuseCreationPastLimits(
-        channel name: String, existing: Channel?, rendition: String
+        channel name: String, existing: Channel?, rendition: String, limits: OriginLimits
     ) throws(IngestError) {
-        let limits = configuration.limits
         if let existing {
             guard existing.renditionCount >= limits.renditionsPerChannel, !existing.hasRendition(rendition) else {
                 return
@@ -388,8 +391,10 @@ public final class Origin: Sendable {
 
     /// Creates a channel for a push within `limits.channels` and `limits.autoCreationsPerMinute`: the name is
     /// reserved in the directory while the channel is built, so concurrent creations never pass the limit.
-    private func createChannel(_ name: String, requester: Requester) throws(IngestError) -> Channel {
-        let limits = configuration.limits
+    private func createChannel(
+        _ name: String, requester: Requester, settings: OriginConfiguration
+    ) throws(IngestError) -> Channel {
+        let limits = settings.limits
         var waited = 0
         while true {
             let reservation = directory.withLock { directory -> Result<Channel?, IngestError>? in
@@ -425,7 +430,7 @@ public final class Origin: Sendable {
         }
         let built: Channel
         do {
-            built = try factory.channel(Self.autoCreatedSettings(name, configuration))
+            built = try factory.channel(Self.autoCreatedSettings(name, settings))
         } catch {
             directory.withLock { _ = $0.reserved.remove(name) }
             throw .notPersisted("channel '\(name)'", error)
@@ -437,10 +442,8 @@ public final class Origin: Sendable {
         }
         logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
         audit.record("channel created", by: requester, outcome: "created", details: ["hls.channel": "\(name)"])
-        // Another origin of the group may hold markers for it already: read them off this push's thread.
-        if sharedMarkers != nil {
-            DispatchQueue.global(qos: .utility).async { built.refreshSharedMarkers() }
-        }
+        // Another origin of the group may hold markers for it already.
+        factory.readSharedMarkers(of: built)
         return built
     }
 
@@ -448,7 +451,8 @@ public final class Origin: Sendable {
     func channelForStreamingPush(
         _ name: String, rendition: String, requester: Requester
     ) throws(IngestError) -> Channel {
-        try channelForIngest(name, existing: channel(named: name), rendition: rendition, requester: requester)
+        try channelForIngest(
+            name, existing: channel(named: name), rendition: rendition, requester: requester, settings: configuration)
     }
 
     /// Notes a streamed push as the rendition's push in progress; a second one is refused (`concurrentPush`) unless

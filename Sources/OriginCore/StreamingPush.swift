@@ -226,6 +226,8 @@ extension Origin {
         let rendition = OriginNames.rendition(rendition, forFile: fileName)
         guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
         let existing = channel(named: channelName)
+        // One copy of the settings for the whole push (a reload may swap them meanwhile).
+        let configuration = self.configuration
         let autoCreate = configuration.ingest.autoCreate
         guard let settings = existing?.configuration ?? (autoCreate ? configuration.ingest.autoCreatedChannel : nil)
         else { throw .unknownChannel(channelName) }

@@ -21,23 +21,21 @@ extension OriginHTTPHandler {
     /// `action` with its outcome recorded in the audit log once it is answered (an admin action that changes
     /// something: every method but GET and HEAD).
     private func audited(_ action: HTTPRequestAction, _ what: String, by requester: Requester) -> HTTPRequestAction {
+        let record: @Sendable (String) -> Void = { [audit] outcome in
+            audit.record(what, by: requester, outcome: outcome, details: ["audit.route": "admin"])
+        }
         switch action {
-        case .respond(let response):
-            audit.record(what, by: requester, outcome: "\(response.status)", details: ["audit.route": "admin"])
-            return action
-        case .respondPrepared(let prepared):
-            audit.record(what, by: requester, outcome: "\(prepared.status)", details: ["audit.route": "admin"])
-            return action
+        case .respond(let response): record("\(response.status)")
+        case .respondPrepared(let prepared): record("\(prepared.status)")
         case .receiveBody(let limit, let complete):
-            return .receiveBody(limit: limit) { [audit] body in
+            return .receiveBody(limit: limit) { body in
                 let response = complete(body)
-                audit.record(what, by: requester, outcome: "\(response.status)", details: ["audit.route": "admin"])
+                record("\(response.status)")
                 return response
             }
-        case .suspend, .streamBody:
-            audit.record(what, by: requester, outcome: "started", details: ["audit.route": "admin"])
-            return action
+        case .suspend, .streamBody: record("started")
         }
+        return action
     }
 
     private func adminRoute(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {

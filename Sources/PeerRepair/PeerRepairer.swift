@@ -313,11 +313,10 @@ public final class PeerRepairer: Sendable {
     private func opening(
         near held: HeldOpening, tolerance: Int64, channel: String, from peer: PeerURL
     ) async throws -> PeerOpening {
-        let playlistURL = peer.with(path: "/live/\(channel)/\(held.rendition)/index.m3u8")
-        let answer = try await fetcher.get(playlistURL, timeout: requestTimeout, limit: 1 << 20)
-        var covered = answer.status == 404
-        if answer.status == 200 {
-            let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
+        let listed = try await mediaPlaylist(
+            channel: channel, rendition: held.rendition, from: peer, timeout: requestTimeout)
+        var covered = listed == nil
+        if let (playlist, _) = listed {
             var sequence = playlist.discontinuitySequence
             for (offset, segment) in playlist.segments.enumerated() {
                 if segment.discontinuity { sequence += 1 }
@@ -329,8 +328,6 @@ public final class PeerRepairer: Sendable {
                 let msn = playlist.mediaSequence + UInt64(offset)
                 return .listed(OpeningCandidate(msn: msn, programDateTimeMilliseconds: pdt), sequence: sequence)
             }
-        } else if answer.status != 404 {
-            throw PeerFetchError("\(playlistURL): status \(answer.status)")
         }
         let openingURL = peer.with(path: "/peer/\(channel)/opening")
         let opening = try await fetcher.get(openingURL, timeout: requestTimeout, limit: 4096)
@@ -359,17 +356,28 @@ public final class PeerRepairer: Sendable {
         case otherTimeline
     }
 
+    /// The peer's media playlist of `rendition` and its URL; nil when the peer has no media for it (404). Throws on
+    /// a failed request, another status, or a playlist that does not parse.
+    private func mediaPlaylist(
+        channel: String, rendition: String, from peer: PeerURL, timeout: Duration
+    ) async throws -> (MediaPlaylist, PeerURL)? {
+        let url = peer.with(path: "/live/\(channel)/\(rendition)/index.m3u8")
+        let answer = try await fetcher.get(url, timeout: timeout, limit: 1 << 20)
+        if answer.status == 404 { return nil }
+        guard answer.status == 200 else { throw PeerFetchError("\(url): status \(answer.status)") }
+        return (try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self)), url)
+    }
+
     /// Reads the peer's media playlist of `rendition` and finds the entry at `msn`. Throws on a failed request, a
     /// status other than 200 and 404, or a playlist that does not parse.
     private func listing(
         msn: UInt64, programDateTimeMilliseconds pdt: Int64, channel: String, rendition: String,
         from peer: PeerURL, timeout: Duration, peerIndex: Int
     ) async throws -> PeerListing {
-        let playlistURL = peer.with(path: "/live/\(channel)/\(rendition)/index.m3u8")
-        let answer = try await fetcher.get(playlistURL, timeout: timeout, limit: 1 << 20)
-        if answer.status == 404 { return .noMedia }
-        guard answer.status == 200 else { throw PeerFetchError("\(playlistURL): status \(answer.status)") }
-        let playlist = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
+        guard
+            let (playlist, playlistURL) = try await mediaPlaylist(
+                channel: channel, rendition: rendition, from: peer, timeout: timeout)
+        else { return .noMedia }
         guard msn >= playlist.mediaSequence else { return .gone }
         guard msn - playlist.mediaSequence < UInt64(playlist.segments.count) else { return .notYet }
         let position = Int(msn - playlist.mediaSequence)
