@@ -85,14 +85,23 @@ def push(port, path, data):
     return int(match.group(1)) if match else None
 
 
+def padded_segment(media, size):
+    """The small 2 s segment padded with MPEG-TS null packets to `size` bytes (rounded down to whole packets)."""
+    base = open(os.path.join(media, "small.ts"), "rb").read()
+    return base + NULL_PACKET * max(0, (size - len(base)) // 188)
+
+
 def command_push_segments(args):
-    """PUTs the padded 1 MiB and 100 KiB segments to `--channel` and mirrors them into nginx's root (if given). Both
-    are pushed before either is fetched: a slot is published once every started rendition of the channel has filled
-    it."""
+    """PUTs the padded 1 MiB and 100 KiB segments (or, with `--sizes`, one padded segment per size to rendition
+    `s{size}`) to `--channel` and mirrors them into nginx's root (if given). All are pushed before any is fetched: a
+    slot is published once every started rendition of the channel has filled it."""
     client = Client(args.port)
     pushed = []
-    for rendition in ("1m", "100k"):
-        data = open(os.path.join(args.media, f"{rendition}.ts"), "rb").read()
+    if args.sizes:
+        renditions = [(f"s{size}", padded_segment(args.media, int(size))) for size in args.sizes.split(",")]
+    else:
+        renditions = [(name, open(os.path.join(args.media, f"{name}.ts"), "rb").read()) for name in ("1m", "100k")]
+    for rendition, data in renditions:
         status, body = client.request("PUT", f"/ingest/{args.channel}/{rendition}/0.ts", data)
         if status >= 300:
             raise SystemExit(f"PUT {args.channel}/{rendition}: {status} {body!r}")
@@ -755,7 +764,7 @@ def main():
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("media"); p.add_argument("directory")
     p = sub.add_parser("push-segments"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--root")
-    p.add_argument("--channel", default="seg")
+    p.add_argument("--channel", default="seg"); p.add_argument("--sizes")
     p = sub.add_parser("await-disk"); p.add_argument("--port", type=int); p.add_argument("--path")
     p.add_argument("--file"); p.add_argument("--wait", type=float, default=60)
     p = sub.add_parser("push-window"); p.add_argument("--port", type=int); p.add_argument("--media"); p.add_argument("--count", type=int, default=600)
