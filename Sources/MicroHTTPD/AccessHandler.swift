@@ -239,11 +239,19 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
         return answer(complete(bytes), state, connection, context)
     case .suspend(let start):
         if let responder = state.responder {
-            guard let response = responder.takeResponse() else {
+            switch responder.takeAnswer() {
+            case .response(let response):
+                return answer(response, state, connection, context)
+            case .prepared(let prepared) where prepared.isStream || context.isStopping:
+                // Built afresh: a stream is read per connection; a draining server adds `Connection: close`.
+                return answer(prepared.response, state, connection, context)
+            case .prepared(let prepared):
+                state.isAnswered = true
+                return queue(prepared.handle, status: prepared.status, connection, context)
+            case nil:
                 context.warn("MicroHTTPD: connection resumed without a response; closing it")
                 return .NO
             }
-            return answer(response, state, connection, context)
         }
         let responder = HTTPResponder(connection: ConnectionHandle(pointer: connection))
         guard context.track(responder) else {

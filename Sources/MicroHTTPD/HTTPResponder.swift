@@ -3,10 +3,27 @@ import Synchronization
 
 /// Answers a suspended request (see `HTTPRequestAction.suspend`) from any thread.
 public final class HTTPResponder: Sendable {
+    /// What a suspended request is answered with.
+    public enum Answer: Sendable {
+        /// A response built for this request.
+        case response(HTTPResponse)
+        /// One built once and queued for every request it answers (e.g. a playlist released to thousands of
+        /// blocking reloads at once), so nothing is built per request.
+        case prepared(PreparedResponse)
+
+        /// The status code the answer is sent with.
+        public var status: Int {
+            switch self {
+            case .response(let response): response.status
+            case .prepared(let prepared): prepared.status
+            }
+        }
+    }
+
     private struct State {
         var isSuspended = false
         var isAnswered = false
-        var response: HTTPResponse?
+        var answer: Answer?
     }
 
     private let connection: ConnectionHandle
@@ -18,10 +35,15 @@ public final class HTTPResponder: Sendable {
 
     /// Resumes the connection and sends `response`. Only the first call counts; later calls are ignored.
     public func respond(_ response: HTTPResponse) {
+        respond(.response(response))
+    }
+
+    /// Resumes the connection and sends `answer`. Only the first call counts; later calls are ignored.
+    public func respond(_ answer: Answer) {
         let mustResume = state.withLock { state -> Bool in
             guard !state.isAnswered else { return false }
             state.isAnswered = true
-            state.response = response
+            state.answer = answer
             return state.isSuspended
         }
         // The connection stays allocated while suspended, and it is resumed exactly once: either here or in
@@ -41,11 +63,11 @@ public final class HTTPResponder: Sendable {
         if mustResume { MHD_resume_connection(connection.pointer) }
     }
 
-    /// The response to queue after the connection has been resumed.
-    func takeResponse() -> HTTPResponse? {
+    /// The answer to queue after the connection has been resumed.
+    func takeAnswer() -> Answer? {
         state.withLock { state in
-            defer { state.response = nil }
-            return state.response
+            defer { state.answer = nil }
+            return state.answer
         }
     }
 }

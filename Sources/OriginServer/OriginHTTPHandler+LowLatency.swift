@@ -61,29 +61,32 @@ extension OriginHTTPHandler {
         }
     }
 
-    /// The answer of a released blocking reload: the prepared form for a GET without validators, else built for
-    /// the request (counted; headers complete).
+    /// The answer of a released blocking reload: for a GET without validators the prepared form, one libmicrohttpd
+    /// response queued for every waiter it releases (a publish may release thousands at once); else built for the
+    /// request (headers complete).
     private func lowLatencyRelease(
         _ request: HTTPRequestHead, channel: String, rendition: RenditionSnapshot, skip: SkipRequest?
-    ) -> HTTPResponse? {
+    ) -> HTTPResponder.Answer? {
         guard let form = lowLatencyForm(channel: channel, rendition: rendition, skip: skip, blocking: true) else {
             return nil
         }
         let modified = rendition.modifiedMilliseconds
         guard StaticRepresentation.answersAsPlainGet(request, delivery: .compressible) else {
-            return Self.completed(
-                playlistResponse(
-                    request, responses: form.responses, etag: form.etag, modifiedMilliseconds: modified,
-                    maxAge: form.maxAge))
-        }
-        let gzip = ContentCoding.acceptsGzip(request)
-        return form.responses.prepared(gzip: gzip) {
-            PreparedResponse(
+            return .response(
                 Self.completed(
                     playlistResponse(
-                        gzip ? Self.gzipGet : Self.plainGet, responses: form.responses, etag: form.etag,
-                        modifiedMilliseconds: modified, maxAge: form.maxAge)))
-        }.response
+                        request, responses: form.responses, etag: form.etag, modifiedMilliseconds: modified,
+                        maxAge: form.maxAge)))
+        }
+        let gzip = ContentCoding.acceptsGzip(request)
+        return .prepared(
+            form.responses.prepared(gzip: gzip) {
+                PreparedResponse(
+                    Self.completed(
+                        playlistResponse(
+                            gzip ? Self.gzipGet : Self.plainGet, responses: form.responses, etag: form.etag,
+                            modifiedMilliseconds: modified, maxAge: form.maxAge)))
+            })
     }
 
     /// The playlist text a directive answer sends (the delta update when asked and offered, else the full

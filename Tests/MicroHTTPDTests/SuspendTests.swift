@@ -60,6 +60,39 @@ import Testing
         }
     }
 
+    @Test func manySuspendedRequestsAreReleasedWithOnePreparedAnswer() throws {
+        let waiting = Mutex<[HTTPResponder]>([])
+        let headers: HTTPHeaders = ["Cache-Control": "public, max-age=12", "ETag": "\"v7\""]
+        let prepared = PreparedResponse(.text(200, "one answer for every waiter", headers: headers))
+        try withTestServer({ _ in
+            .suspend { responder in
+                let all = waiting.withLock { list -> [HTTPResponder]? in
+                    list.append(responder)
+                    guard list.count == 20 else { return nil }
+                    defer { list.removeAll() }
+                    return list
+                }
+                for waiting in all ?? [] { waiting.respond(.prepared(prepared)) }
+            }
+        }) { _, port in
+            let clients = try (0..<20).map { _ in try RawHTTPConnection(port: port) }
+            for (index, client) in clients.enumerated() {
+                try client.send("\(index == 0 ? "HEAD" : "GET") /wait HTTP/1.1\r\nHost: t\r\n\r\n")
+            }
+            for (index, client) in clients.enumerated() {
+                let response = try client.readResponse(method: index == 0 ? "HEAD" : "GET")
+                #expect(response.status == 200)
+                #expect(response.header("ETag") == "\"v7\"")
+                #expect(response.header("Cache-Control") == "public, max-age=12")
+                #expect(response.header("Content-Length") == "27")
+                #expect(response.text == (index == 0 ? "" : "one answer for every waiter"))
+                // The connection goes on after the prepared answer.
+                try client.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n")
+            }
+            for client in clients { #expect(try client.readResponse().text == "one answer for every waiter") }
+        }
+    }
+
     @Test func clientLeavingWhileSuspendedIsHarmlessAndOthersAreStillServed() throws {
         let kept = Mutex<HTTPResponder?>(nil)
         try withTestServer({ head in

@@ -83,6 +83,48 @@ struct LowLatencyChannelServingTests {
         #expect(answer.text.hasPrefix("#EXTM3U\n"))
     }
 
+    /// A publish may release thousands of blocking reloads at once: every plain one gets the same prepared answer
+    /// (byte for byte, headers included), a HEAD its head, and one with a validator an answer built for it.
+    @Test func blockingReloadsReleasedTogetherGetTheSameAnswer() throws {
+        let stack = try Self.lowLatencyStack()
+        for _ in 0..<3 { try stack.slot(chunkSize: 1316) }
+        let hint = try #require(
+            Self.edge(try stack.playlistText("360p")).hint.flatMap { OriginHTTPHandler.partName($0)?.position })
+        let path = "/live/ch/360p/index.m3u8?_HLS_msn=\(hint.msn)&_HLS_part=\(hint.part)"
+        let requests: [(method: String, headers: [(String, String)])] = [
+            ("GET", []), ("GET", []), ("GET", [("Accept-Encoding", "gzip")]), ("HEAD", []),
+            ("GET", [("If-None-Match", "\"elsewhere\"")]), ("GET", []),
+        ]
+        let waiting = try requests.map { request in
+            let connection = try RawHTTPConnection(port: stack.port, timeout: .seconds(5))
+            try connection.send(RawHTTPConnection.requestBytes(request.method, path, headers: request.headers))
+            return connection
+        }
+        let channel = try #require(stack.origin.channel(named: "ch"))
+        try waitUntil("all reloads wait") { channel.lowLatencyServing.waitingReloads == requests.count }
+        try stack.slot(chunkSize: 1316)
+        let answers = try zip(waiting, requests).map { try $0.readResponse(method: $1.method) }
+        let plain = answers[0]
+        #expect(plain.status == 200)
+        #expect(Self.edge(plain.text).lastPart == "\(hint.msn).\(hint.part).ts")
+        for (index, answer) in answers.enumerated() {
+            #expect(answer.status == 200, "\(index)")
+            #expect(answer.header("Cache-Control") == "public, max-age=12", "\(index)")
+            #expect(answer.header("ETag") == plain.header("ETag"), "\(index)")
+        }
+        for index in [1, 4, 5] {
+            #expect(answers[index].body == plain.body, "\(index)")
+            #expect(answers[index].header("Content-Length") == plain.header("Content-Length"), "\(index)")
+        }
+        #expect(answers[2].header("Content-Encoding") == "gzip")
+        #expect(answers[3].body.isEmpty && answers[3].header("Content-Length") == plain.header("Content-Length"))
+        // Each connection goes on: the next plain playlist request is answered on it.
+        for connection in waiting {
+            try connection.send(RawHTTPConnection.requestBytes("GET", "/live/ch/360p/index.m3u8"))
+            #expect(try connection.readResponse().status == 200)
+        }
+    }
+
     @Test func aBlockingReloadThatIsNotSatisfiedIn3TargetDurationsGets503() throws {
         let stack = try Self.lowLatencyStack()
         for _ in 0..<3 { try stack.slot(chunkSize: 1316) }
