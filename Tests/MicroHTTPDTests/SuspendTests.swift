@@ -39,19 +39,26 @@ import Testing
         }
     }
 
-    @Test func manySuspendedRequestsAreAllAnswered() throws {
+    /// A handler that suspends every request and, once `count` wait, answers them all with `answer`.
+    private static func releasingInGroups(
+        of count: Int, with answer: HTTPResponder.Answer
+    ) -> @Sendable (HTTPRequestHead) -> HTTPRequestAction {
         let waiting = Mutex<[HTTPResponder]>([])
-        try withTestServer({ _ in
+        return { _ in
             .suspend { responder in
                 let all = waiting.withLock { list -> [HTTPResponder]? in
                     list.append(responder)
-                    guard list.count == 20 else { return nil }
+                    guard list.count == count else { return nil }
                     defer { list.removeAll() }
                     return list
                 }
-                for waiting in all ?? [] { waiting.respond(.text(200, "released")) }
+                for waiting in all ?? [] { waiting.respond(answer) }
             }
-        }) { _, port in
+        }
+    }
+
+    @Test func manySuspendedRequestsAreAllAnswered() throws {
+        try withTestServer(Self.releasingInGroups(of: 20, with: .response(.text(200, "released")))) { _, port in
             let clients = try (0..<20).map { _ in try RawHTTPConnection(port: port) }
             for client in clients { try client.send("GET /wait HTTP/1.1\r\nHost: t\r\n\r\n") }
             for client in clients {
@@ -61,20 +68,9 @@ import Testing
     }
 
     @Test func manySuspendedRequestsAreReleasedWithOnePreparedAnswer() throws {
-        let waiting = Mutex<[HTTPResponder]>([])
         let headers: HTTPHeaders = ["Cache-Control": "public, max-age=12", "ETag": "\"v7\""]
         let prepared = PreparedResponse(.text(200, "one answer for every waiter", headers: headers))
-        try withTestServer({ _ in
-            .suspend { responder in
-                let all = waiting.withLock { list -> [HTTPResponder]? in
-                    list.append(responder)
-                    guard list.count == 20 else { return nil }
-                    defer { list.removeAll() }
-                    return list
-                }
-                for waiting in all ?? [] { waiting.respond(.prepared(prepared)) }
-            }
-        }) { _, port in
+        try withTestServer(Self.releasingInGroups(of: 20, with: .prepared(prepared))) { _, port in
             let clients = try (0..<20).map { _ in try RawHTTPConnection(port: port) }
             for (index, client) in clients.enumerated() {
                 try client.send("\(index == 0 ? "HEAD" : "GET") /wait HTTP/1.1\r\nHost: t\r\n\r\n")
