@@ -50,32 +50,6 @@ public struct Requester: Sendable, Hashable {
     public static let process = Requester(credential: "process", address: "local")
 }
 
-/// The audit trail (logger label `hlsorigin.audit`): every admin action, every channel or rendition created, every
-/// request refused for its credential or a limit, each with who (`audit.credential`), from where (`audit.remote`),
-/// what (`audit.action`) and how it ended (`audit.outcome`). Never a secret, and never a segment push that was taken.
-public struct AuditLog: Sendable {
-    /// The logger the entries go to.
-    public let logger: Logger
-
-    public init(logger: Logger) { self.logger = logger }
-
-    /// Writes one entry at `notice` (refusals at `warning`).
-    /// - Parameters:
-    ///   - action: what was asked, e.g. `POST /admin/reload`, `channel created`, `push refused`.
-    ///   - outcome: how it ended: a status, `created`, a refusal reason.
-    public func record(
-        _ action: String, by requester: Requester, outcome: String, refused: Bool = false,
-        details: Logger.Metadata = [:]
-    ) {
-        var metadata = details
-        metadata["audit.action"] = "\(action)"
-        metadata["audit.credential"] = "\(requester.credential)"
-        metadata["audit.remote"] = "\(requester.address)"
-        metadata["audit.outcome"] = "\(outcome)"
-        logger.log(level: refused ? .warning : .notice, "\(action)", metadata: metadata)
-    }
-}
-
 /// The channel creations pushes may still make: a token bucket of `autoCreationsPerMinute`, on the shared clock.
 struct CreationBudget {
     /// Creations available now, in thousandths (so the bucket refills smoothly).

@@ -68,9 +68,11 @@ struct IngestLimitsTests {
                 "hlsorigin_refusals_total{route=\"ingest\",reason=\"channel_limit\"} 9998\n"))
         #expect(try stack.get("/metrics").text.contains("hlsorigin_channels 4\n"))
         #expect(audit.all.filter { $0.metadata["audit.action"] == "channel created" }.count == 3)
-        let refusal = try #require(audit.all.last)
-        #expect(refusal.metadata["audit.outcome"] == "channel_limit")
-        #expect(refusal.metadata["hls.channel"] == "one-more")
+        // Every refusal is counted above; the audit log writes the first ones and then a few a second (AuditLog).
+        let refusals = audit.all.filter { $0.metadata["audit.outcome"] == "channel_limit" }
+        #expect(refusals.count >= AuditLog.refusalBurst && refusals.count < 1_000)
+        let refusal = try #require(refusals.first)
+        #expect(refusal.metadata["hls.channel"] == "evil3")
         #expect(refusal.metadata["audit.credential"] == "loopback")
     }
 
