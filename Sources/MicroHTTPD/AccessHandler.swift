@@ -229,11 +229,8 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
     switch state.action {
     case .respond(let response):
         return answer(response, state, connection, context)
-    case .respondPrepared(let prepared) where prepared.isStream:
-        return answer(prepared.response, state, connection, context)
     case .respondPrepared(let prepared):
-        state.isAnswered = true
-        return queue(prepared.handle, status: prepared.status, connection, context)
+        return answer(prepared, state, connection, context)
     case .receiveBody(_, let complete):
         let bytes = state.body.take()?.finish() ?? SharedBytes([])
         return answer(complete(bytes), state, connection, context)
@@ -242,12 +239,8 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
             switch responder.takeAnswer() {
             case .response(let response):
                 return answer(response, state, connection, context)
-            case .prepared(let prepared) where prepared.isStream || context.isStopping:
-                // Built afresh: a stream is read per connection; a draining server adds `Connection: close`.
-                return answer(prepared.response, state, connection, context)
             case .prepared(let prepared):
-                state.isAnswered = true
-                return queue(prepared.handle, status: prepared.status, connection, context)
+                return answer(prepared, state, connection, context)
             case nil:
                 context.warn("MicroHTTPD: connection resumed without a response; closing it")
                 return .NO
@@ -287,6 +280,16 @@ private func answer(
         response, connection: ConnectionHandle(pointer: connection), context: context)
     defer { MHD_destroy_response(handle) }
     return queue(handle, status: status, connection, context)
+}
+
+/// Queues `prepared`'s own libmicrohttpd response, or one built afresh from it when it must be: a stream is read
+/// per connection, and a draining server adds `Connection: close` to every answer.
+private func answer(
+    _ prepared: PreparedResponse, _ state: RequestState, _ connection: OpaquePointer, _ context: ServerContext
+) -> MHD_Result {
+    guard !prepared.isStream, !context.isStopping else { return answer(prepared.response, state, connection, context) }
+    state.isAnswered = true
+    return queue(prepared.handle, status: prepared.status, connection, context)
 }
 
 private func queue(

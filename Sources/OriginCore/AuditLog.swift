@@ -1,4 +1,3 @@
-import Glibc
 import Logging
 import Synchronization
 
@@ -21,14 +20,14 @@ public final class AuditLog: Sendable {
     static let trackedAddresses = 1024
 
     private let budgets = Mutex(RefusalBudgets())
-    private let nowMilliseconds: @Sendable () -> Int64
+    private let clock: any OriginClock
 
     /// - Parameters:
     ///   - logger: where the entries go.
-    ///   - nowMilliseconds: a monotonic clock for the refusal rate (tests pass their own).
-    public init(logger: Logger, nowMilliseconds: @escaping @Sendable () -> Int64 = AuditLog.monotonicMilliseconds) {
+    ///   - clock: the origin's clock, which the refusal rate is counted on.
+    public init(logger: Logger, clock: any OriginClock) {
         self.logger = logger
-        self.nowMilliseconds = nowMilliseconds
+        self.clock = clock
     }
 
     /// Writes one entry at `notice` (refusals at `warning`, within their rate).
@@ -41,7 +40,7 @@ public final class AuditLog: Sendable {
     ) {
         var metadata = details
         if refused {
-            let now = nowMilliseconds()
+            let now = clock.nowMilliseconds()
             guard let suppressed = budgets.withLock({ $0.take(address: requester.address, nowMilliseconds: now) })
             else { return }
             if suppressed > 0 { metadata["audit.suppressed"] = "\(suppressed)" }
@@ -52,62 +51,41 @@ public final class AuditLog: Sendable {
         metadata["audit.outcome"] = "\(outcome)"
         logger.log(level: refused ? .warning : .notice, "\(action)", metadata: metadata)
     }
-
-    /// Milliseconds of `CLOCK_MONOTONIC_COARSE`.
-    @Sendable public static func monotonicMilliseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-    }
 }
 
 /// Token buckets of refusal entries per client address.
 struct RefusalBudgets {
-    private struct Bucket {
-        /// Entries that may be written now, in thousandths.
-        var available: Int64
-        var updatedMilliseconds: Int64
+    private struct Budget {
+        var bucket = TokenBucket()
         /// Refusals left out since the last one written.
-        var suppressed: Int
+        var suppressed = 0
     }
 
-    private var buckets: [String: Bucket] = [:]
+    private var budgets: [String: Budget] = [:]
     /// The budget addresses share once `AuditLog.trackedAddresses` are tracked.
     static let otherAddresses = "*"
+    private static let perMinute = AuditLog.refusalsPerSecond * 60
 
     /// Takes one entry for `address`: nil when it is to be left out, else how many were left out before it.
     mutating func take(address: String, nowMilliseconds now: Int64) -> Int? {
-        let capacity = Int64(AuditLog.refusalBurst) * 1000
         var key = address
-        if buckets[key] == nil && buckets.count >= AuditLog.trackedAddresses {
-            forgetRestedBuckets(nowMilliseconds: now, capacity: capacity)
-            if buckets.count >= AuditLog.trackedAddresses { key = Self.otherAddresses }
+        if budgets[key] == nil && budgets.count >= AuditLog.trackedAddresses {
+            // Forget the addresses whose bucket is full again and that left nothing out: they would start the same.
+            budgets = budgets.filter { _, budget in
+                budget.suppressed > 0
+                    || !budget.bucket.isFull(
+                        capacity: AuditLog.refusalBurst, perMinute: Self.perMinute, nowMilliseconds: now)
+            }
+            if budgets.count >= AuditLog.trackedAddresses { key = Self.otherAddresses }
         }
-        var bucket = buckets[key] ?? Bucket(available: capacity, updatedMilliseconds: now, suppressed: 0)
-        if now > bucket.updatedMilliseconds {
-            let refill = (now - bucket.updatedMilliseconds) * Int64(AuditLog.refusalsPerSecond)
-            bucket.available = min(capacity, bucket.available + refill)
-            bucket.updatedMilliseconds = now
-        }
-        defer { buckets[key] = bucket }
-        guard bucket.available >= 1000 else {
-            bucket.suppressed += 1
+        var budget = budgets[key] ?? Budget()
+        defer { budgets[key] = budget }
+        let wait = budget.bucket.take(capacity: AuditLog.refusalBurst, perMinute: Self.perMinute, nowMilliseconds: now)
+        guard wait == nil else {
+            budget.suppressed += 1
             return nil
         }
-        bucket.available -= 1000
-        defer { bucket.suppressed = 0 }
-        return bucket.suppressed
+        defer { budget.suppressed = 0 }
+        return budget.suppressed
     }
-
-    /// Drops the buckets that are full again and left nothing out: they would start the same if asked anew.
-    private mutating func forgetRestedBuckets(nowMilliseconds now: Int64, capacity: Int64) {
-        let rate = Int64(AuditLog.refusalsPerSecond)
-        buckets = buckets.filter { _, bucket in
-            let refilled = bucket.available + max(0, now - bucket.updatedMilliseconds) * rate
-            return refilled < capacity || bucket.suppressed > 0
-        }
-    }
-
-    /// Client addresses tracked now (for tests).
-    var trackedCount: Int { buckets.count }
 }

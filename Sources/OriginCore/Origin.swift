@@ -94,7 +94,8 @@ public final class Origin: Sendable {
     public let recordings: RecordingStore
     /// Marker books shared by the origins of a group, nil when each channel's journal holds its markers.
     public let sharedMarkers: (any SharedMarkerBooks)?
-    /// Where channel and rendition creations are recorded with who pushed them (`hlsorigin.audit`).
+    /// The audit trail (`hlsorigin.audit`): channel and rendition creations with who pushed them here; admin
+    /// actions and refusals from the HTTP handler.
     public let audit: AuditLog
     /// The channel creations pushes may still make (`limits.autoCreationsPerMinute`); held alone.
     private let creations = Mutex(CreationBudget())
@@ -114,14 +115,14 @@ public final class Origin: Sendable {
     ///   - storeFileIO: the file operations of the segment store (tests inject faults through it).
     ///   - sharedMarkers: marker books shared by a group of origins (PostgreSQL), nil: each channel's journal.
     ///   - sharedRecordings: recordings shared by a group of origins (PostgreSQL), nil: this origin's alone.
-    ///   - audit: where channel and rendition creations are recorded (`hlsorigin.audit`); nil: `logger`.
+    ///   - audit: where the audit trail goes (`hlsorigin.audit`); nil: `logger`.
     public init(
         configuration: OriginConfiguration, clock: any OriginClock, logger: Logger,
         storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil,
         sharedRecordings: (any SharedRecordings)? = nil, audit: Logger? = nil
     ) throws {
         self.settings = Mutex(configuration)
-        self.audit = AuditLog(logger: audit ?? logger)
+        self.audit = AuditLog(logger: audit ?? logger, clock: clock)
         self.sharedMarkers = sharedMarkers
         self.clock = clock
         self.logger = logger

@@ -50,31 +50,46 @@ public struct Requester: Sendable, Hashable {
     public static let process = Requester(credential: "process", address: "local")
 }
 
-/// The channel creations pushes may still make: a token bucket of `autoCreationsPerMinute`, on the shared clock.
-struct CreationBudget {
-    /// Creations available now, in thousandths (so the bucket refills smoothly).
+/// A token bucket counted in thousandths of a token, so it refills smoothly: `capacity` tokens at once, then
+/// `perMinute` a minute. Full until first used; a clock that goes back refills nothing.
+struct TokenBucket {
     private var available: Int64 = -1
     private var updatedMilliseconds: Int64 = 0
 
-    /// Takes one creation; nil if taken, else the seconds until one is available.
-    mutating func take(perMinute: Int, nowMilliseconds now: Int64) -> Int? {
-        let capacity = Int64(max(perMinute, 0)) * 1000
-        guard capacity > 0 else { return 60 }
+    /// Takes one token; nil if taken, else the milliseconds until one is available.
+    mutating func take(capacity: Int, perMinute: Int, nowMilliseconds now: Int64) -> Int64? {
+        let full = Int64(capacity) * 1000
         if available < 0 {
-            available = capacity
+            available = full
         } else if now > updatedMilliseconds {
-            // perMinute creations per 60,000 ms: perMinute * 1000 thousandths per 60,000 ms.
-            available = min(capacity, available + (now - updatedMilliseconds) * Int64(perMinute) / 60)
+            // perMinute tokens per 60,000 ms: perMinute * 1000 thousandths per 60,000 ms.
+            available = min(full, available + (now - updatedMilliseconds) * Int64(perMinute) / 60)
         }
         updatedMilliseconds = max(updatedMilliseconds, now)
-        available = min(available, capacity)
+        available = min(available, full)
         if available >= 1000 {
             available -= 1000
             return nil
         }
-        let missing = 1000 - available
-        let milliseconds = (missing * 60 + Int64(perMinute) - 1) / Int64(perMinute)
-        return Int((milliseconds + 999) / 1000)
+        return ((1000 - available) * 60 + Int64(perMinute) - 1) / Int64(perMinute)
+    }
+
+    /// Whether the bucket is full at `now` (so forgetting it changes nothing).
+    func isFull(capacity: Int, perMinute: Int, nowMilliseconds now: Int64) -> Bool {
+        available < 0 || available + max(0, now - updatedMilliseconds) * Int64(perMinute) / 60 >= Int64(capacity) * 1000
+    }
+}
+
+/// The channel creations pushes may still make: a token bucket of `autoCreationsPerMinute`, on the shared clock.
+struct CreationBudget {
+    private var bucket = TokenBucket()
+
+    /// Takes one creation; nil if taken, else the seconds until one is available.
+    mutating func take(perMinute: Int, nowMilliseconds now: Int64) -> Int? {
+        guard perMinute > 0 else { return 60 }
+        return bucket.take(capacity: perMinute, perMinute: perMinute, nowMilliseconds: now).map {
+            Int(($0 + 999) / 1000)
+        }
     }
 }
 

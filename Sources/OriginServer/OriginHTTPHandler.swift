@@ -32,8 +32,9 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let access: AccessControl
     /// Pushes and admin requests refused for their credential or a limit, by route and reason.
     let refusals = RefusalCounts()
-    /// Admin actions and refusals, with who and from where (`hlsorigin.audit`).
-    let audit: AuditLog
+    /// Admin actions and refusals, with who and from where: the origin's audit trail (one refusal rate per client
+    /// address for the handler's refusals and the core's).
+    var audit: AuditLog { origin.audit }
 
     /// Slot repair from the redundancy group's peers (its statistics are in `/metrics`); nil without peers.
     let peerRepairer: PeerRepairer?
@@ -43,14 +44,12 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     /// Creates the handler.
     /// - Parameters:
     ///   - access: the tokens in force, shared with the reloader; nil: those of `configuration`, never reloaded.
-    ///   - audit: where admin actions and refusals are recorded (`hlsorigin.audit`); nil: `logger`.
     public init(
         origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, peerRepairer: PeerRepairer? = nil,
-        reloader: ConfigurationReloader? = nil, access: AccessControl? = nil, audit: Logger? = nil, logger: Logger
+        reloader: ConfigurationReloader? = nil, access: AccessControl? = nil, logger: Logger
     ) {
         self.origin = origin
         self.access = access ?? AccessControl(configuration)
-        self.audit = AuditLog(logger: audit ?? logger)
         self.peerRepairer = peerRepairer
         self.reloader = reloader
         self.configuration = configuration

@@ -109,7 +109,7 @@ public final class OriginService: Service, Sendable {
         self.reloader = reloader
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
-            reloader: reloader, access: access, audit: audit, logger: logger)
+            reloader: reloader, access: access, logger: logger)
         self.handler = handler
         httpServer =
             http.listeningSocket == nil ? nil : HTTPServer(configuration: http, handler: handler, logger: logger)

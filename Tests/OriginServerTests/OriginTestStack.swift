@@ -47,7 +47,7 @@ final class OriginTestStack {
         let logger = Logger(label: "origin-server-tests", factory: { _ in SwiftLogNoOpLogHandler() })
         origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger, audit: audit)
         handler = OriginHTTPHandler(
-            origin: origin, configuration: configuration, metrics: RequestMetrics(), audit: audit, logger: logger)
+            origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         server = HTTPServer(
             configuration: OriginService.httpConfiguration(configuration, threadCount: 1),
             handler: handler)
