@@ -5,8 +5,13 @@ import MediaProbe
 ///
 /// What continues the real segment, so a player that plays through sees a frozen picture and hears silence:
 /// - the tracks and track IDs are the init section's first video and first audio track (others get no samples);
-/// - each track's tfdt baseMediaDecodeTime continues that track's timeline: where the segment's last sample ended
-///   plus the time elapsed on the PDT timeline since then, so decode timestamps stay monotonic;
+/// - each track continues from that track's own end: its first sample's decode time (tfdt) is where the segment's
+///   (or the previous filler's) last sample of that track ended, so decode times stay monotonic and neither track
+///   has a hole (an encoder stopped mid-segment may flush audio ending half a second before its video), and it runs
+///   to the slot's end: the slots lie on the timeline of the segment's video (its audio when it has none), the first
+///   one starting where that track ended plus the PDT time elapsed since. A track whose end lies more than
+///   `longestContinuationMilliseconds` before the slot's start (or at or past its end) starts with the slot instead;
+///   a track whose timeline is that far from the video's keeps its own;
 /// - the picture is the segment's last sync sample (H.264 `avc1`/`avc3` or HEVC `hvc1`/`hev1`) without its SEI
 ///   (HEVC: with an end of sequence NAL unit after it, so each repeat starts a new coded video sequence), repeated about once per second with that sample's composition offset, every sample a sync sample;
 /// - the silence has the init section's AAC object type (Main or LC), sampling rate and channel count, 1024 samples
@@ -14,7 +19,7 @@ import MediaProbe
 /// - mfhd's sequence_number is the caller's (the origin passes one derived from the MSN).
 ///
 /// ```swift
-/// var filler = try FragmentedMP4GapFiller(initSection: initBytes, after: lastSegmentBytes)
+/// var filler = try FragmentedMP4GapFiller(initSection: initBytes, after: lastSegmentBytes)  // in slot order:
 /// let first = filler.segment(elapsedMilliseconds: 0, durationMilliseconds: 2000, sequenceNumber: 12)
 /// let second = filler.segment(elapsedMilliseconds: 2000, durationMilliseconds: 2000, sequenceNumber: 13)
 /// ```
@@ -25,13 +30,18 @@ public struct FragmentedMP4GapFiller: Sendable {
         var timescale: Int64
         /// Where the segment's last sample of this track ended (decode time, track timescale).
         var end: Int64
+        /// Where the slots' timeline starts on this track's (decode time): where the segment's video ended (its
+        /// audio when it has no video), in this track's timescale.
+        var origin: Int64
+        /// Where the next sample of this track is due: the end of the last one read or written.
+        var next: Int64
     }
 
     /// The video track and its repeated sample (length-prefixed NAL units, SEI removed), and that sample's
     /// composition offset.
-    private let video: (track: Track, sample: [UInt8], compositionOffset: Int64)?
+    private var video: (track: Track, sample: [UInt8], compositionOffset: Int64)?
     /// The audio track, one raw AAC frame of silence, and how many ticks of the track one frame lasts.
-    private let audio: (track: Track, frame: [UInt8], frameTicks: Int64)?
+    private var audio: (track: Track, frame: [UInt8], frameTicks: Int64)?
     /// The RFC 6381 codec strings of the filler's tracks (video first), as the init section gives them.
     public let codecs: [String]
 
@@ -58,10 +68,10 @@ public struct FragmentedMP4GapFiller: Sendable {
                 throw GapFillerError("the newest segment has no sample of track \(info.trackID)")
             }
             let (end, overflow) = last.decodeTime.addingReportingOverflow(last.duration)
-            guard !overflow, end >= 0 else {
+            guard !overflow, end >= 0, info.timescale > 0, info.timescale <= UInt32.max else {
                 throw GapFillerError("track \(info.trackID)'s decode time \(last.decodeTime) is out of range")
             }
-            return Track(trackID: UInt32(info.trackID), timescale: info.timescale, end: end)
+            return Track(trackID: UInt32(info.trackID), timescale: info.timescale, end: end, origin: end, next: end)
         }
 
         var codecs: [String] = []
@@ -108,6 +118,22 @@ public struct FragmentedMP4GapFiller: Sendable {
             audio = nil
         }
         self.codecs = codecs
+        // The slots follow the video: the audio's slot timeline starts where the video ended, on the audio's clock.
+        if let reference = video?.track, let track = audio?.track {
+            audio?.track.origin = Self.origin(of: track, following: reference)
+        }
+    }
+
+    /// Where `reference`'s end falls on `track`'s timeline, when within `longestContinuationMilliseconds` of
+    /// `track`'s end; else `track`'s own end (the two timelines are not related closely enough to follow).
+    static func origin(of track: Track, following reference: Track) -> Int64 {
+        let (seconds, rest) = reference.end.quotientAndRemainder(dividingBy: reference.timescale)
+        // rest < reference.timescale and both timescales are below 2^32: the product fits in 64 unsigned bits.
+        let fraction = UInt64(rest) * UInt64(track.timescale) / UInt64(reference.timescale)
+        let converted = seconds &* track.timescale &+ Int64(fraction)
+        let lag = converted &- track.end
+        let limit = ticks(longestContinuationMilliseconds, track.timescale)
+        return lag >= -limit && lag <= limit ? converted : track.end
     }
 
     /// `init(initSection:after:)` for arrays.
@@ -123,44 +149,51 @@ public struct FragmentedMP4GapFiller: Sendable {
     }
 
     /// The filler segment (styp, moof, mdat) for a slot starting `elapsedMilliseconds` after the real segment's end
-    /// and lasting `durationMilliseconds`.
+    /// (its video's) and lasting `durationMilliseconds`. Ask for the slots in order.
     ///
-    /// Fillers of consecutive slots continue each other exactly: each track's samples run from
-    /// `end + elapsed × timescale / 1000` (video) or the first audio frame boundary at or after it, up to where the
-    /// next slot's start.
+    /// Each track's samples run from where that track ended (the segment's or the previous filler's last sample)
+    /// to the slot's end, `origin + (elapsed + duration) × timescale / 1000` (audio: whole AAC frames, the last one
+    /// starting before it); a track that ended more than `longestContinuationMilliseconds` before the slot's start
+    /// starts at `origin + elapsed × timescale / 1000`. So fillers of consecutive slots continue each other exactly.
     /// - Parameters:
     ///   - elapsedMilliseconds: PDT time from the real segment's end to the slot's start (0 for the slot right after).
     ///   - durationMilliseconds: the slot's EXTINF, at least 1.
     ///   - sequenceNumber: mfhd's sequence_number.
-    public func segment(elapsedMilliseconds: Int64, durationMilliseconds: Int64, sequenceNumber: UInt32) -> [UInt8] {
+    public mutating func segment(
+        elapsedMilliseconds: Int64, durationMilliseconds: Int64, sequenceNumber: UInt32
+    ) -> [UInt8] {
         // Decode times are modular (tfdt is a 64-bit counter): the arithmetic on them wraps rather than traps, so a
         // timeline far from zero still gives the right differences.
         let elapsed = max(0, elapsedMilliseconds)
         let duration = min(max(1, durationMilliseconds), Self.longestSlotMilliseconds)
         var runs: [(trackID: UInt32, baseTime: Int64, samples: [(duration: Int64, bytes: [UInt8])], offset: Int64)] =
             []
+        /// Where `track`'s samples start in this slot and how long they run to its end (in its timescale).
+        func span(_ track: Track) -> (start: Int64, length: Int64) {
+            let slotStart = track.origin &+ Self.ticks(elapsed, track.timescale)
+            let slotEnd = track.origin &+ Self.ticks(elapsed &+ duration, track.timescale)
+            let slotLength = max(0, slotEnd &- slotStart)
+            let offset = track.next &- slotStart
+            let limit = Self.ticks(Self.longestContinuationMilliseconds, track.timescale)
+            return offset >= -limit && offset < slotLength ? (track.next, slotLength &- offset) : (slotStart, slotLength)
+        }
         if let video {
-            let timescale = video.track.timescale
-            let start = video.track.end &+ Self.ticks(elapsed, timescale)
-            let total = max(0, Self.ticks(elapsed &+ duration, timescale) &- Self.ticks(elapsed, timescale))
+            let (start, total) = span(video.track)
             // One picture a second: `total` split into `count` durations that differ by at most one tick.
-            let count = (duration + 999) / 1000
+            let count = max(1, (total * 1000 / video.track.timescale + 999) / 1000)
             let (share, extra) = total.quotientAndRemainder(dividingBy: count)
             let samples = (0..<count).map { index in
                 (duration: max(share + (index < extra ? 1 : 0), 1), bytes: video.sample)
             }
             runs.append((video.track.trackID, start, samples, video.compositionOffset))
+            self.video?.track.next = start &+ samples.reduce(0) { $0 + $1.duration }
         }
         if let audio {
-            let frames = { (milliseconds: Int64) -> Int64 in
-                let ticks = Self.ticks(milliseconds, audio.track.timescale)
-                return ticks / audio.frameTicks + (ticks % audio.frameTicks > 0 ? 1 : 0)
-            }
-            let first = frames(elapsed)
-            let last = frames(elapsed &+ duration)
-            let count = min(max(last &- first, 1), duration * audio.track.timescale / 1000 / audio.frameTicks + 1)
+            let (start, total) = span(audio.track)
+            let count = max(1, (total + audio.frameTicks - 1) / audio.frameTicks)
             let samples = (0..<count).map { _ in (duration: audio.frameTicks, bytes: audio.frame) }
-            runs.append((audio.track.trackID, audio.track.end &+ first &* audio.frameTicks, samples, 0))
+            runs.append((audio.track.trackID, start, samples, 0))
+            self.audio?.track.next = start &+ count &* audio.frameTicks
         }
 
         var styp = Box("styp")
@@ -228,6 +261,13 @@ public struct FragmentedMP4GapFiller: Sendable {
 
     /// The longest slot a filler covers (ten minutes): EXTINF is bounded far below it by the target duration.
     static let longestSlotMilliseconds: Int64 = 600_000
+
+    /// How far before a slot's start a filler continues a track from where it ended (4 s). An encoder stopped
+    /// mid-segment flushes tracks that end apart (ffmpeg's audio about 0.6 s before its video on SIGTERM; an x264
+    /// lookahead flush can reach 1.6 s), and renditions' short last segments end apart by up to one segment: those
+    /// are continued. A track that ended further back is not on the slot's timeline (the slot is far along it):
+    /// it starts with the slot, as a discontinuity would.
+    public static let longestContinuationMilliseconds: Int64 = 4000
 
     /// The length-prefixed NAL units of `sample` without SEI (H.264 type 6; HEVC prefix and suffix SEI, 39 and 40).
     /// Returns the sample as it is when its NAL units do not parse.

@@ -9,8 +9,13 @@ import MediaProbe
 /// - continuity counters follow the segment's last packets, and each filler segment's follow the previous one's;
 /// - the picture decodes on its own: the segment's last H.264 IDR (with its SPS and PPS) or HEVC IRAP picture (with
 ///   its VPS, SPS and PPS), or a looped slate;
+/// - each track continues from that track's own end: the picture from where the segment's last video frame ended,
+///   the silence from where its last audio frame ended (an encoder stopped mid-segment may flush audio ending half a
+///   second before the video: a player's buffer must not get a hole in either track), up to the slot's end; a track
+///   whose end lies more than `FragmentedMP4GapFiller.longestContinuationMilliseconds` before the slot's start, or
+///   at or past its end, is not on this slot's timeline and starts with the slot;
 /// - AAC silence has the segment's object type, sampling rate and channel configuration, and its frames sit on the
-///   segment's audio frame grid (the first one where the segment's last audio frame ended);
+///   segment's audio frame grid;
 /// - the PCR runs 100 ms ahead of the timestamps, at least every 100 ms.
 ///
 /// Supported: one H.264 (stream type 0x1B) or HEVC (0x24) stream and/or one AAC ADTS stream (0x0F, Main or LC, channel
@@ -52,6 +57,8 @@ public struct TransportStreamGapFiller: Sendable {
     private var muxer: TransportStreamMuxer
     /// PTS (33-bit) at which the next audio frame is due: the end of the last audio frame written or read.
     private var nextAudioPTS: Int64?
+    /// PTS (33-bit) at which the next video frame is due: the end of the last video frame written or read.
+    private var nextVideoPTS: Int64?
 
     /// Reads what the filler needs from the newest real segment.
     /// - Parameters:
@@ -126,6 +133,10 @@ public struct TransportStreamGapFiller: Sendable {
         }
         self.silence = silence
         self.nextAudioPTS = nextAudioPTS
+        // MediaProbe's primary track is the video when there is one: its end is the video's.
+        nextVideoPTS =
+            video.isEmpty || !info.tracks.contains { $0.kind == .video }
+            ? nil : MPEGTimestamp.wrapped(info.startTime.ticks &+ info.duration.ticks)
         codecs = info.tracks.filter { $0.kind == .video || $0.kind == .audio }.compactMap(\.codec)
 
         let layout = TransportStreamMuxer.Layout(
@@ -145,39 +156,49 @@ public struct TransportStreamGapFiller: Sendable {
         self = try result.get()
     }
 
-    /// The next filler segment: PAT, PMT, the picture from `startPTS` on and silence, `durationMilliseconds` long.
+    /// The next filler segment: PAT, PMT, the picture and silence for the slot from `startPTS` on,
+    /// `durationMilliseconds` long.
     ///
-    /// MediaProbe reads it back with `startTime == startPTS`, `duration == durationMilliseconds` (in 90 kHz ticks)
-    /// and `startsWithKeyframe`. Continuity counters continue the previous output.
+    /// Each track starts where it ended (the segment's or the previous filler's last frame) when that is within
+    /// `FragmentedMP4GapFiller.longestContinuationMilliseconds` before `startPTS` or before the slot's end, else at
+    /// `startPTS`; each runs to the slot's end (audio: the last frame starting before it). So MediaProbe reads it
+    /// back ending at `startPTS` plus the duration (in 90 kHz ticks), starting where the video continues (at
+    /// `startPTS` when the slot starts where the video ended), with `startsWithKeyframe`. Continuity counters
+    /// continue the previous output.
     /// - Parameters:
-    ///   - startPTS: PTS of the first video frame in 90 kHz ticks (taken modulo 2^33).
+    ///   - startPTS: where the slot starts on the media timeline, in 90 kHz ticks (taken modulo 2^33).
     ///   - durationMilliseconds: the GAP entry's EXTINF, at least 1.
     public mutating func segment(startPTS: Int64, durationMilliseconds: Int64) -> [UInt8] {
         let start = MPEGTimestamp.wrapped(startPTS)
         let duration = min(max(durationMilliseconds, 1), FragmentedMP4GapFiller.longestSlotMilliseconds) * 90
-
-        // Video: (offset from start, frame index) for every frame.
-        var videoTimes: [Int64] = []
-        if !videoFrames.isEmpty {
-            if let frameDuration = loopFrameDurationTicks {
-                let count = max(1, (duration + frameDuration - 1) / frameDuration)
-                videoTimes = (0..<count).map { $0 * frameDuration }
-            } else {
-                let count = Self.stillFrameCount(duration: duration)
-                videoTimes = (0..<count).map { $0 * duration / count }
-            }
+        let longestContinuation = FragmentedMP4GapFiller.longestContinuationMilliseconds * 90
+        /// Where a track due at `next` starts, from `start`: there when it is on this slot's timeline, else 0.
+        func continuation(_ next: Int64?) -> Int64 {
+            guard let next else { return 0 }
+            let offset = MPEGTimestamp.unwrap(next, near: start) - start
+            return offset >= -longestContinuation && offset < duration ? offset : 0
         }
 
-        // Audio: frames on the grid of the audio before, from the first one at or after `start`.
+        // Video: offsets from start of every frame, from where the video ended.
+        var videoTimes: [Int64] = []
+        if !videoFrames.isEmpty {
+            let anchor = continuation(nextVideoPTS)
+            let span = duration - anchor
+            if let frameDuration = loopFrameDurationTicks {
+                let count = max(1, (span + frameDuration - 1) / frameDuration)
+                videoTimes = (0..<count).map { anchor + $0 * frameDuration }
+            } else {
+                let count = Self.stillFrameCount(duration: span)
+                videoTimes = (0..<count).map { anchor + $0 * span / count }
+            }
+            nextVideoPTS = MPEGTimestamp.wrapped(start + duration)
+        }
+
+        // Audio: frames on the grid of the audio before, from where it ended.
         var audioTimes: [Int64] = []
         if let silence {
-            var anchor = nextAudioPTS.map { MPEGTimestamp.unwrap($0, near: start) - start } ?? 0
-            if anchor > duration || anchor < -duration - 90_000 { anchor = 0 }  // not this timeline: start afresh
+            let anchor = continuation(nextAudioPTS)
             var index: Int64 = 0
-            if anchor < 0 {
-                index = (-anchor * Int64(silence.sampleRate)) / (1024 * 90_000)
-                while anchor + silence.ticks(ofFrame: index) < 0 { index += 1 }
-            }
             while anchor + silence.ticks(ofFrame: index) < duration {
                 audioTimes.append(anchor + silence.ticks(ofFrame: index))
                 index += 1

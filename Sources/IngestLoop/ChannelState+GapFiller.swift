@@ -7,8 +7,9 @@ import SharedBytes
 enum GapFill: Sendable {
     /// No outage yet, or a segment arrived since the last one.
     case idle
-    /// Filling: the filler, and where the newest real segment ended on the media timeline (90 kHz, unwrapped; 0
-    /// for fMP4, whose filler keeps each track's end) and on the PDT timeline (ms since the epoch).
+    /// Filling: the filler (which keeps where each of its tracks ended), and where the newest real segment ended on
+    /// the media timeline (90 kHz, unwrapped; 0 for fMP4, whose filler keeps its tracks' timelines) and on the PDT
+    /// timeline (ms since the epoch).
     case filling(MadeFiller, mediaEnd: Int64, programDateTimeEnd: Int64)
     /// This outage's GAP URLs answer 404: the channel is configured so, or the media cannot be filled (why).
     case unavailable(String)
@@ -24,8 +25,11 @@ enum MadeFiller: Sendable {
 extension ChannelState {
     /// The filler segment for a GAP entry in `slot`, or nil when the GAP URL answers 404.
     ///
-    /// Its first PTS continues the rendition's media timeline: the newest real segment's end plus the PDT time
-    /// from that segment's end to the slot's start, so a player that plays through sees continuous timestamps.
+    /// The slot lies on the rendition's media timeline at the newest real segment's end plus the PDT time from that
+    /// segment's end to the slot's start; each track of the filler starts where that track ended (the segment's or
+    /// the previous filler's last frame: an encoder stopped mid-segment flushes audio ending before its video) and
+    /// runs to the slot's end, so a player that plays through sees continuous timestamps in every track. Fillers
+    /// are made in slot order (the filler keeps where each track ended).
     /// A WebVTT rendition's GAP URLs answer the empty cue segment; IMSC1 (fMP4 subtitles) answer 404.
     mutating func fillerSegment(position: Int, msn: UInt64, slot: Slot) -> SharedBytes? {
         if renditions[position].isFollower {
@@ -45,12 +49,14 @@ extension ChannelState {
             renditions[position].gapFill = .filling(
                 .transportStream(filler), mediaEnd: mediaEnd, programDateTimeEnd: programDateTimeEnd)
             return SharedBytes(bytes)
-        case .fragmentedMP4(let filler):
+        case .fragmentedMP4(var filler):
             // mfhd's sequence_number from the MSN: the same on every origin of a redundancy group.
-            return SharedBytes(
-                filler.segment(
-                    elapsedMilliseconds: elapsed, durationMilliseconds: slot.durationMilliseconds,
-                    sequenceNumber: UInt32(truncatingIfNeeded: msn &+ 1)))
+            let bytes = filler.segment(
+                elapsedMilliseconds: elapsed, durationMilliseconds: slot.durationMilliseconds,
+                sequenceNumber: UInt32(truncatingIfNeeded: msn &+ 1))
+            renditions[position].gapFill = .filling(
+                .fragmentedMP4(filler), mediaEnd: mediaEnd, programDateTimeEnd: programDateTimeEnd)
+            return SharedBytes(bytes)
         }
     }
 

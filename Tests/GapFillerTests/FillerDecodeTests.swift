@@ -32,7 +32,7 @@ struct FillerDecodeTests {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (initSection, segments) = try Self.encodeFragmentedMP4(codec: codec, in: directory)
-        let filler = try FragmentedMP4GapFiller(initSection: initSection, after: segments[1])
+        var filler = try FragmentedMP4GapFiller(initSection: initSection, after: segments[1])
         let fillers = (0..<2).map {
             filler.segment(elapsedMilliseconds: Int64($0) * 2000, durationMilliseconds: 2000, sequenceNumber: 3)
         }

@@ -27,7 +27,7 @@ struct FragmentedMP4GapFillerTests {
         let segment = try Self.fixture(segmentName)
         let initInfo = try MediaProbe.probeInitSection(initBytes)
         let ends = try Self.trackEnds(segment, initSection: initInfo)
-        let filler = try FragmentedMP4GapFiller(initSection: initBytes, after: segment)
+        var filler = try FragmentedMP4GapFiller(initSection: initBytes, after: segment)
         #expect(filler.codecs == initInfo.tracks.filter { $0.kind == .video || $0.kind == .audio }.compactMap(\.codec))
 
         let first = filler.segment(elapsedMilliseconds: 0, durationMilliseconds: 2000, sequenceNumber: 7)
@@ -57,7 +57,7 @@ struct FragmentedMP4GapFillerTests {
         let initInfo = try MediaProbe.probeInitSection(initBytes)
         let video = try #require(initInfo.tracks.first { $0.kind == .video })
         let end = try #require(try Self.trackEnds(segment, initSection: initInfo)[video.trackID])
-        let filler = try FragmentedMP4GapFiller(initSection: initBytes, after: segment)
+        var filler = try FragmentedMP4GapFiller(initSection: initBytes, after: segment)
         let later = filler.segment(elapsedMilliseconds: 6000, durationMilliseconds: 1500, sequenceNumber: 1)
         let samples = try MediaProbe.fragmentedMP4Samples(later, initSection: initInfo).filter {
             $0.trackID == video.trackID
@@ -71,7 +71,7 @@ struct FragmentedMP4GapFillerTests {
         let segment = try Self.fixture("fmp4-h264-aac-1.m4s")
         let initInfo = try MediaProbe.probeInitSection(initBytes)
         let video = try #require(initInfo.tracks.first { $0.kind == .video })
-        let filler = try FragmentedMP4GapFiller(initSection: initBytes, after: segment)
+        var filler = try FragmentedMP4GapFiller(initSection: initBytes, after: segment)
         // 2^52 ms at 90 kHz is past 2^63 ticks: the decode time wraps instead of trapping, durations stay exact.
         let far = filler.segment(elapsedMilliseconds: 1 << 52, durationMilliseconds: 2000, sequenceNumber: 1)
         let farVideo = try MediaProbe.fragmentedMP4Samples(far, initSection: initInfo).filter {
