@@ -26,25 +26,31 @@ extension Channel {
     ) -> Result<OpenSegmentTicket, IngestError> {
         let now = clock.nowMilliseconds()
         return state.withLock { state -> Result<OpenSegmentTicket, IngestError> in
-            let open: OpenSegmentTicket
-            if let ticket {
-                open = ticket
-            } else {
-                switch state.openSegment(
-                    rendition: rendition, firstPart: part, container: container, nowMilliseconds: now)
-                {
-                case .success(let ticket): open = ticket
-                case .failure(let error): return .failure(error)
+            let (result, failure) = pass(&state, nowMilliseconds: now) {
+                state -> (Result<OpenSegmentTicket, IngestError>, IngestActions) in
+                let open: OpenSegmentTicket
+                if let ticket {
+                    open = ticket
+                } else {
+                    switch state.openSegment(
+                        rendition: rendition, firstPart: part, container: container, nowMilliseconds: now)
+                    {
+                    case .success(let ticket): open = ticket
+                    case .failure(let error): return (.failure(error), IngestActions(publish: false))
+                    }
+                }
+                switch state.appendPart(part, ticket: open, nowMilliseconds: now) {
+                case .success(let actions): return (.success(open), actions)
+                case .failure(let error):
+                    return (.failure(error), state.abandonSegment(ticket: open, nowMilliseconds: now))
                 }
             }
-            switch state.appendPart(part, ticket: open, nowMilliseconds: now) {
-            case .success(let actions):
-                carryOut(actions, &state, nowMilliseconds: now)
-                return .success(open)
-            case .failure(let error):
-                carryOut(state.abandonSegment(ticket: open, nowMilliseconds: now), &state, nowMilliseconds: now)
-                return .failure(error)
+            guard let failure else { return result }
+            // Undone: the part is not listed; the segment, if it was open, closes at its last listed part.
+            if let ticket {
+                pass(&state, nowMilliseconds: now) { $0.abandonSegment(ticket: ticket, nowMilliseconds: now) }
             }
+            return .failure(.notPersisted("\(rendition): part's store records", failure))
         }
     }
 
@@ -63,11 +69,18 @@ extension Channel {
             throw recordRejection(rendition: rendition, error)
         }
         let now = clock.nowMilliseconds()
-        let result = state.withLock { state in
-            let (result, actions) = state.closeSegment(
-                ticket: ticket, bytes: bytes, info: info, stored: stored, nowMilliseconds: now)
-            carryOut(actions, &state, nowMilliseconds: now)
-            return result
+        let (result, failure) = state.withLock { state in
+            let (result, failure) = pass(&state, nowMilliseconds: now) { state in
+                state.closeSegment(ticket: ticket, bytes: bytes, info: info, stored: stored, nowMilliseconds: now)
+            }
+            // Undone: the segment is still open; it closes at its last listed part.
+            if failure != nil {
+                pass(&state, nowMilliseconds: now) { $0.abandonSegment(ticket: ticket, nowMilliseconds: now) }
+            }
+            return (result, failure)
+        }
+        if let failure {
+            throw recordRejection(rendition: rendition, .notPersisted("\(rendition): segment's index record", failure))
         }
         let accepted = try receipt(result, rendition: rendition)
         if let msn = accepted.msn { encryptAccepted(rendition: rendition, msn: msn, bytes: bytes) }
@@ -78,7 +91,7 @@ extension Channel {
     func abandonStreamedSegment(ticket: OpenSegmentTicket) {
         let now = clock.nowMilliseconds()
         state.withLock { state in
-            carryOut(state.abandonSegment(ticket: ticket, nowMilliseconds: now), &state, nowMilliseconds: now)
+            pass(&state, nowMilliseconds: now) { $0.abandonSegment(ticket: ticket, nowMilliseconds: now) }
         }
     }
 }

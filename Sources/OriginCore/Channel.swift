@@ -190,8 +190,7 @@ public final class Channel: Sendable {
                 renditions: [:]))
         // The time the origin was down becomes GAP entries (as an encoder outage does) before the first publish.
         state.withLock { state in
-            let actions = state.tick(nowMilliseconds: now)
-            carryOut(actions, &state, nowMilliseconds: now)
+            pass(&state, nowMilliseconds: now) { $0.tick(nowMilliseconds: now) }
             publish(&state, nowMilliseconds: now)
         }
     }
@@ -245,20 +244,42 @@ public final class Channel: Sendable {
         return Int(max(0, now - end) / max(configuration.segmentDurationMilliseconds, 1))
     }
 
-    /// Carries out what the state asked for, under the state lock: writes the journal record (before publishing, so
-    /// no MSN is ever served that the journal does not cover), then renders and publishes the snapshot.
-    func carryOut(_ actions: IngestActions, _ state: inout ChannelState, nowMilliseconds now: Int64) {
-        if let store, !actions.storeRecords.isEmpty {
-            do {
+    /// One pass of the ingest loop under the state lock: `step` changes the state and says what to carry out; then
+    /// its store records are written (with `sync: always`, synced), the journal record written and the snapshot
+    /// published, in that order. When the store records cannot be written, the pass is undone: the state goes back
+    /// to what it was before `step`, nothing is journaled or published, and the store's error is returned (a push
+    /// in the pass is refused 507; a tick's slots close on a later tick, once the store takes their records). A
+    /// listing or a 2xx therefore never names a record the store does not hold.
+    func pass<Outcome>(
+        _ state: inout ChannelState, nowMilliseconds now: Int64,
+        _ step: (inout ChannelState) -> (Outcome, IngestActions)
+    ) -> (outcome: Outcome, storeFailure: StoreError?) {
+        // Only a channel with a store can fail a pass; without one, no copy is kept (a kept copy makes the step copy
+        // what it changes).
+        let before = store == nil ? nil : state
+        let (outcome, actions) = step(&state)
+        if let store, let before, !actions.storeRecords.isEmpty {
+            do throws(StoreError) {
                 try store.append(actions.storeRecords)
-                clearStorageFailure()
+                clearStorageFailure(indexOnly: true)
             } catch {
-                noteStorageFailure("index write failed: \(error)")
+                state = before
+                noteStorageFailure(Self.indexFailurePrefix + "\(error)")
+                return (outcome, error)
             }
         }
         if let record = actions.journalRecord { writeJournal(record) }
         if actions.publish { publish(&state, nowMilliseconds: now) }
         memoryBytesValue.store(state.memoryBytes, ordering: .relaxed)
+        return (outcome, nil)
+    }
+
+    /// `pass` for a step whose only outcome is its actions.
+    @discardableResult
+    func pass(
+        _ state: inout ChannelState, nowMilliseconds now: Int64, _ step: (inout ChannelState) -> IngestActions
+    ) -> StoreError? {
+        pass(&state, nowMilliseconds: now) { state in ((), step(&state)) }.storeFailure
     }
 
     /// Bytes the channel holds in memory (its renditions' listed, retained and held segments and init sections) as
@@ -462,11 +483,12 @@ public final class Channel: Sendable {
             }
             let result = try state.withLock { state throws(IngestError) in
                 if isRetired { throw reloadingError }
-                let (result, actions) = state.accept(
-                    rendition: rendition, bytes: bytes, info: info, stored: stored, fileName: fileName,
-                    placement: placement, nowMilliseconds: now)
-                carryOut(actions, &state, nowMilliseconds: now)
-                return result
+                let (result, failure) = pass(&state, nowMilliseconds: now) { state in
+                    state.accept(
+                        rendition: rendition, bytes: bytes, info: info, stored: stored, fileName: fileName,
+                        placement: placement, nowMilliseconds: now)
+                }
+                return failure.map { .failure(.notPersisted("\(rendition): segment's index record", $0)) } ?? result
             }
             let accepted = try receipt(result, rendition: rendition)
             if let msn = accepted.msn { encryptAccepted(rendition: rendition, msn: msn, bytes: bytes) }
@@ -483,7 +505,9 @@ public final class Channel: Sendable {
     {
         guard let renditionStore = try renditionStore(rendition) else { return nil }
         do {
-            return try renditionStore.stage(bytes, container: container)
+            let stored = try renditionStore.stage(bytes, container: container)
+            clearStorageFailure()
+            return stored
         } catch {
             noteStorageFailure("segment write failed: \(error)")
             throw .notPersisted("\(rendition): segment", error)
@@ -501,6 +525,9 @@ public final class Channel: Sendable {
         }
     }
 
+    /// How the storage failure of an index write starts.
+    static let indexFailurePrefix = "index write failed: "
+
     /// Records a storage failure: logged as an error when it starts, shown in the channel status until a write
     /// succeeds again.
     func noteStorageFailure(_ message: String) {
@@ -513,12 +540,17 @@ public final class Channel: Sendable {
         if first { logger.error("durable store failing", metadata: ["reason": "\(message)"]) }
     }
 
-    /// Called after a store write succeeded: a degraded store is healthy again.
-    private func clearStorageFailure() {
+    /// Called after a store write succeeded: a degraded store is healthy again. `indexOnly`: an index write
+    /// succeeded, which says nothing about segment writes (index files are reserved ahead, so they still take
+    /// records on a full disk): only an index write failure is cleared.
+    private func clearStorageFailure(indexOnly: Bool = false) {
         guard storageFailure.withLock({ $0 != nil }) else { return }
         let cleared = storageFailure.withLock { failure -> String? in
-            defer { failure = nil }
-            return failure?.message
+            guard let message = failure?.message, !indexOnly || message.hasPrefix(Self.indexFailurePrefix) else {
+                return nil
+            }
+            failure = nil
+            return message
         }
         if let cleared { logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"]) }
     }
@@ -638,9 +670,12 @@ public final class Channel: Sendable {
     private func peerStep(_ change: (inout ChannelState, Int64) -> IngestActions?) -> Bool {
         let now = clock.nowMilliseconds()
         return state.withLock { state in
-            guard !isRetired, let actions = change(&state, now) else { return false }
-            carryOut(actions, &state, nowMilliseconds: now)
-            return true
+            guard !isRetired else { return false }
+            let (changed, failure) = pass(&state, nowMilliseconds: now) { state in
+                let actions = change(&state, now)
+                return (actions != nil, actions ?? IngestActions(publish: false))
+            }
+            return changed && failure == nil
         }
     }
 
@@ -663,7 +698,7 @@ public final class Channel: Sendable {
         let now = clock.nowMilliseconds()
         guard !isRetired else { return }
         let floor = state.withLock { state -> UInt64? in
-            carryOut(state.tick(nowMilliseconds: now), &state, nowMilliseconds: now)
+            pass(&state, nowMilliseconds: now) { $0.tick(nowMilliseconds: now) }
             return state.oldestKeptMSN
         }
         pruneMarkers()

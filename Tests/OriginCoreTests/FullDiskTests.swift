@@ -12,10 +12,17 @@ import TestSupport
 import Testing
 
 /// POSIX file operations, with writes and syncs failing (ENOSPC) while `full` is set: a disk that fills up and
-/// frees again.
+/// frees again. As on a real file system, space reserved (`preallocate`) before the disk filled still takes writes
+/// (the store reserves its index files for this), and syncing them succeeds.
 final class FillingDisk: StoreFileIO {
     let posix = PosixFileIO()
     let full = Atomic<Bool>(false)
+    /// Bytes reserved per path.
+    private let reserved = Mutex<[String: Int64]>([:])
+
+    private func isReserved(_ path: String, through end: Int64) -> Bool {
+        reserved.withLock { ($0[path] ?? -1) >= end }
+    }
 
     private func check(_ what: String) throws(StoreError) {
         if full.load(ordering: .relaxed) {
@@ -29,7 +36,7 @@ final class FillingDisk: StoreFileIO {
     }
     func close(_ file: StoreFile) { posix.close(file) }
     func write(_ file: StoreFile, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) {
-        try check("write \(file.path)")
+        if !isReserved(file.path, through: offset + Int64(bytes.count)) { try check("write \(file.path)") }
         try posix.write(file, bytes, at: offset)
     }
     func read(_ file: StoreFile, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(StoreError) -> Int
@@ -38,13 +45,14 @@ final class FillingDisk: StoreFileIO {
     }
     func size(_ file: StoreFile) throws(StoreError) -> Int64 { try posix.size(file) }
     func syncData(_ file: StoreFile) throws(StoreError) {
-        try check("fdatasync \(file.path)")
+        if !isReserved(file.path, through: 0) { try check("fdatasync \(file.path)") }
         try posix.syncData(file)
     }
     func truncate(_ file: StoreFile, to length: Int64) throws(StoreError) { try posix.truncate(file, to: length) }
     func preallocate(_ file: StoreFile, length: Int64) throws(StoreError) {
         try check("fallocate \(file.path)")
         try posix.preallocate(file, length: length)
+        reserved.withLock { $0[file.path] = max($0[file.path] ?? 0, length) }
     }
     func syncFilesystem(containing path: String) throws(StoreError) { try posix.syncFilesystem(containing: path) }
     func syncDirectory(_ directory: String) throws(StoreError) { try posix.syncDirectory(directory) }

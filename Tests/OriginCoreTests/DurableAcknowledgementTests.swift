@@ -1,0 +1,89 @@
+import Foundation
+import Glibc
+import HLSPlaylist
+import IngestLoop
+import Logging
+import OriginCore
+import Persistence
+import SharedBytes
+import TestSource
+import TestSupport
+import Testing
+
+/// A 2xx and a listing both mean durable: a pass whose store records cannot be written is not carried out (nothing
+/// journaled, nothing published) and its push is refused 507; what a player saw listed survives a restart.
+@Suite("Durable store: nothing acknowledged or listed that the store does not hold")
+struct DurableAcknowledgementTests {
+    let directory: String
+    let clock = ManualClock()
+    let disk = FaultyDisk()
+    var generator: TestStreamGenerator
+
+    init() throws {
+        directory = try TemporaryDirectory.make("durable-ack").path
+        generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+    }
+
+    func start(io: any StoreFileIO) throws -> Origin {
+        var channel = ChannelConfiguration(name: "ch", renditions: [.init(name: "360p")])
+        channel.window = .segments(6)
+        return try Origin(
+            configuration: OriginConfiguration(channels: [channel], dataDirectory: directory), clock: clock,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), storeFileIO: io)
+    }
+
+    mutating func push(_ origin: Origin) -> Result<IngestReceipt, IngestError> {
+        let bytes = SharedBytes(generator.nextSegment().bytes)
+        return Result { () throws(IngestError) in
+            try origin.ingest(channel: "ch", rendition: "360p", fileName: "s.ts", body: bytes)
+        }
+    }
+
+    func entries(_ origin: Origin) -> [WindowEntry] {
+        origin.channel(named: "ch")?.snapshot.renditions["360p"]?.entries ?? []
+    }
+
+    @Test mutating func aPushWhoseIndexWriteFailsIsRefused507AndNothingOfItIsListed() throws {
+        var origin: Origin? = try start(io: disk)
+        for _ in 0..<3 {
+            clock.advance(seconds: 2)
+            _ = try push(origin!).get()
+            origin!.tick()
+        }
+        let listedBefore = entries(origin!)
+        let versionBefore = origin!.channel(named: "ch")!.snapshot.version
+
+        disk.fault.withLock { $0 = .init(operations: [.write], path: ".idx") }
+        clock.advance(seconds: 2)
+        switch push(origin!) {
+        case .success(let receipt):
+            Issue.record("acknowledged although its index record was not written: \(receipt.message)")
+        case .failure(let error):
+            #expect(error.reason == .notPersisted)
+            #expect(error.message.contains("Input/output error"))
+        }
+        #expect(disk.injected.load(ordering: .relaxed) > 0)
+        #expect(entries(origin!).map(\.msn) == listedBefore.map(\.msn), "the refused push is listed")
+        #expect(origin!.channel(named: "ch")!.snapshot.version == versionBefore, "a failed pass published")
+        #expect(try #require(origin!.channel(named: "ch")?.status().storage).state == "degraded")
+
+        // The fault clears: the refused slot closes as a GAP, the next push is taken, and all of it is durable.
+        disk.fault.withLock { $0 = nil }
+        clock.advance(seconds: 1.5)
+        origin!.tick()
+        clock.advance(seconds: 0.5)
+        _ = try push(origin!).get()
+        origin!.tick()
+        #expect(try #require(origin!.channel(named: "ch")?.status().storage).state == "ok")
+        let listed = entries(origin!)
+        #expect(listed.contains { $0.isGap }, "the refused slot is a GAP once the store takes its record")
+        origin = nil
+        let restarted = try start(io: PosixFileIO())
+        let restored = try #require(restarted.channel(named: "ch")?.snapshot.renditions["360p"])
+        for entry in listed {
+            let again = try #require(restored.entry(msn: entry.msn), "msn \(entry.msn) lost across the restart")
+            #expect(again.isGap == entry.isGap, "msn \(entry.msn) changed across the restart")
+            #expect(again.bytes == entry.bytes, "msn \(entry.msn): other bytes after the restart")
+        }
+    }
+}
