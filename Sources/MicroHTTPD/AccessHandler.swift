@@ -149,10 +149,22 @@ private func plainAction(
     return context.handler.handlePlain(request)
 }
 
-/// After the first call: rejects a body announced larger than the limit at once, prepares the body buffer.
+/// After the first call: answers at once an action that needs no body, rejects a body announced larger than the
+/// limit at once, prepares the body buffer.
 private func begin(
     _ state: RequestState, head: HTTPRequestHead, connection: OpaquePointer, context: ServerContext
 ) -> MHD_Result {
+    switch state.action {
+    case .respond(let response) where state.expectsBody:
+        // An answer that does not need the body (a refusal) goes at once and the body is never read: queued before
+        // it, MHD sends no "100 Continue", reads nothing more and closes afterwards, so a client trickling a body
+        // it was refused holds no connection.
+        return answer(closing(response), state, connection, context)
+    case .respondPrepared(let prepared) where state.expectsBody:
+        return answer(closing(prepared.response), state, connection, context)
+    default:
+        break
+    }
     let announced = head.headers["Content-Length"].flatMap { Int($0.trimmingSpaces) }
     if let announced, announced > state.bodyLimit {
         // Queued before the body is read: MHD sends no "100 Continue", reads nothing more and closes afterwards.
@@ -162,6 +174,13 @@ private func begin(
         state.body = ByteAccumulator(initialCapacity: min(max(announced ?? 64 * 1024, 16), max(state.bodyLimit, 16)))
     }
     return .YES
+}
+
+/// `response` with `Connection: close`.
+private func closing(_ response: HTTPResponse) -> HTTPResponse {
+    var response = response
+    if !response.headers.contains("Connection") { response.headers.append(name: "Connection", value: "close") }
+    return response
 }
 
 /// One piece of the request body. libmicrohttpd 0.9.75 refuses MHD_queue_response while a body is being read, so
@@ -206,7 +225,7 @@ private func stream(
         return answerMidBody(
             RawResponse.payloadTooLarge(limit: state.bodyLimit, context.standardHeaders), connection)
     }
-    context.deadlines.bodyProgress(state.connection)
+    context.deadlines.bodyProgress(state.connection, received: state.receivedCount)
     guard let response = receiver.receive(piece) else { return .YES }
     state.isAnswered = true
     state.receiverIsDone = true

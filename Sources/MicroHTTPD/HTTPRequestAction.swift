@@ -2,10 +2,10 @@ import SharedBytes
 
 /// What the server does with a request, decided by `HTTPRequestHandler.handle(_:)` once the head is in.
 public enum HTTPRequestAction: Sendable {
-    /// Sends this response once the request is complete. A request body is read and discarded (up to 64 KiB;
-    /// beyond that the answer becomes 413 and the connection is closed).
+    /// Sends this response. A request that announces a body is answered at once, before its body, with
+    /// `Connection: close`: the body is never read and the connection closes after the answer.
     case respond(HTTPResponse)
-    /// Sends a response built once for many requests.
+    /// Sends a response built once for many requests (a request with a body: as for `.respond`).
     case respondPrepared(PreparedResponse)
     /// Streams the request body (chunked or Content-Length) into memory, up to `limit` bytes, then calls `complete`
     /// with the whole body on the libmicrohttpd thread and sends what it returns. A body over the limit is answered
@@ -23,6 +23,6 @@ public enum HTTPRequestAction: Sendable {
     /// answer returned by `receiver.receive`, is sent at once and the connection is closed (the rest of the body is
     /// not read). Otherwise `receiver.abandon()` is called once if the body never completes. The request deadline
     /// (`HTTPServerConfiguration.connectionTimeout`) restarts with every piece: an upload may last as long as it
-    /// keeps sending.
+    /// keeps sending at `requestBodyMinimumRate` on average, up to `requestBodyTimeLimit` in all.
     case streamBody(limit: Int, receiver: any HTTPBodyReceiver)
 }

@@ -33,7 +33,9 @@ public final class HTTPServer: Sendable {
             handler: handler, standardHeaders: configuration.standardHeaders,
             deadlines: RequestDeadlines(
                 limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit,
-                logger: logger),
+                remoteAddressLimit: configuration.remoteClientConnectionLimit,
+                bodyTimeLimitSeconds: configuration.requestBodyTimeLimit,
+                minimumBodyRate: configuration.requestBodyMinimumRate, logger: logger),
             requestHeadBudget: configuration.requestHeadBudget, isTLS: configuration.tls != nil,
             logger: logger)
     }
@@ -118,6 +120,10 @@ public final class HTTPServer: Sendable {
     /// `HTTPServerConfiguration.connectionTimeout`).
     public var connectionsCutForSlowness: Int { context.deadlines.cutConnections }
 
+    /// Connections answered 503 so far because their remote address already held
+    /// `HTTPServerConfiguration.remoteClientConnectionLimit` connections.
+    public var connectionsRefusedOverAddressLimit: Int { context.deadlines.refusedOverAddressLimit }
+
     /// A small number for the calling thread (the lowest one no live thread holds), stable for its lifetime and
     /// free again when it exits; on libmicrohttpd's threads the same as `PlainRequest.threadIndex`. Lets handlers
     /// keep per-thread state, also after servers stop and start new threads.
@@ -158,7 +164,8 @@ public final class HTTPServer: Sendable {
         let config = configuration
         var address = try Self.socketAddress(config)
         guard config.threadCount >= 1, config.connectionLimit >= 1, config.perIPConnectionLimit >= 0,
-            config.connectionTimeout >= 0, config.connectionMemoryLimit >= 1024, config.listenBacklog >= 0
+            config.remoteClientConnectionLimit >= 0, config.requestBodyTimeLimit >= 0,
+            config.requestBodyMinimumRate >= 0, config.connectionTimeout >= 0, config.connectionMemoryLimit >= 1024, config.listenBacklog >= 0
         else {
             throw HTTPServerError.invalidConfiguration(
                 "threadCount and connectionLimit must be at least 1, connectionMemoryLimit at least 1024, "

@@ -15,8 +15,20 @@ public struct HTTPServerConfiguration: Sendable {
     /// (`Retry-After: 1`) and closed at once; libmicrohttpd accepts up to an eighth more (at least 16) for that, and
     /// past those new connections wait in the listen backlog. Default: 10 000.
     public var connectionLimit: Int
-    /// Maximum number of concurrent connections from one IP address; 0 means unlimited. Default: 0.
+    /// Maximum number of concurrent connections from one IP address, loopback included (libmicrohttpd's own
+    /// limit); 0 means unlimited. Default: 0.
     public var perIPConnectionLimit: Int
+    /// Maximum number of concurrent connections from one remote address (an IPv4 address or an IPv6 /64); loopback
+    /// clients (local players, a proxy on the same host, tests) are not counted. A connection beyond it is answered
+    /// `503 Service Unavailable` and closed at once, like one beyond `connectionLimit`. 0: no limit. Default: 256.
+    public var remoteClientConnectionLimit = 256
+    /// Seconds a request body may take in all, however steadily it arrives (a streamed upload included); 0: no
+    /// such limit (the body then has `connectionTimeout`, restarted by every piece of a streamed body).
+    /// Default: 300.
+    public var requestBodyTimeLimit = 300
+    /// Bytes a second a streamed request body (`HTTPRequestAction.streamBody`) must average since its head once
+    /// it is older than `connectionTimeout`; a slower one is cut. 0: no minimum. Default: 1024.
+    public var requestBodyMinimumRate = 1024
     /// Seconds after which an idle connection is closed (libmicrohttpd's inactivity timeout); also the time a
     /// client has to send a complete request head (after connecting or after its previous request) and then a
     /// complete body, however steadily it trickles bytes (an encoder that streams a segment's body while encoding

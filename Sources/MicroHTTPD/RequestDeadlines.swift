@@ -14,17 +14,67 @@ let shutdownWrite: Int32 = 1
 final class ConnectionRecord: Sendable {
     /// The connection's socket, read on libmicrohttpd's thread when the connection started.
     let socket: Int32
-    /// Accepted beyond the connection limit: answered 503 and closed at once.
+    /// Accepted beyond the connection limit (or beyond its address's limit): answered 503 and closed at once.
     let overLimit: Bool
+    /// The remote client's address (an IPv6 client's /64) when it counts against the per-address limit; nil for
+    /// loopback clients, unknown addresses and connections over a limit.
+    let address: RemoteAddress?
     /// Monotonic milliseconds; `RequestDeadlines.none` while no deadline runs (an answer is being sent).
     let deadline: Atomic<Int64>
     /// A request head has arrived and its answer is not completely sent yet.
     let inFlight = Atomic<Bool>(false)
+    /// Monotonic milliseconds when the head of the request whose body is being read arrived.
+    let bodyStart = Atomic<Int64>(0)
 
-    init(socket: Int32, overLimit: Bool, deadline: Int64) {
+    init(socket: Int32, overLimit: Bool, address: RemoteAddress?, deadline: Int64) {
         self.socket = socket
         self.overLimit = overLimit
+        self.address = address
         self.deadline = Atomic(deadline)
+    }
+}
+
+/// A client address as the per-address connection limit counts it: an IPv4 address, or the /64 network of an IPv6
+/// one (one host commonly holds a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
+struct RemoteAddress: Hashable, Sendable {
+    let isIPv6: Bool
+    let bits: UInt64
+
+    /// The peer of `socket`, or nil if it is a loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104) or cannot
+    /// be read (a Unix socket, a connection already gone).
+    static func peer(of socket: Int32) -> RemoteAddress? {
+        guard socket >= 0 else { return nil }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let read = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(socket, $0, &length) }
+        }
+        guard read == 0 else { return nil }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            let address = withUnsafeBytes(of: &storage) { $0.load(fromByteOffset: 4, as: UInt32.self) }
+            return ipv4(UInt32(bigEndian: address))
+        case AF_INET6:
+            let bytes = withUnsafeBytes(of: &storage) { Array($0[8..<24]) }
+            return ipv6(bytes)
+        default:
+            return nil
+        }
+    }
+
+    /// `address` (host order), nil for 127.0.0.0/8.
+    static func ipv4(_ address: UInt32) -> RemoteAddress? {
+        address >> 24 == 127 ? nil : RemoteAddress(isIPv6: false, bits: UInt64(address))
+    }
+
+    /// The 16 bytes of an IPv6 address, nil for ::1 and IPv4-mapped loopback.
+    static func ipv6(_ bytes: [UInt8]) -> RemoteAddress? {
+        guard bytes.count == 16 else { return nil }
+        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return nil }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return ipv4(bytes[12..<16].reduce(0) { $0 << 8 | UInt32($1) })
+        }
+        return RemoteAddress(isIPv6: true, bits: bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) })
     }
 }
 
@@ -33,7 +83,11 @@ final class ConnectionRecord: Sendable {
 /// connection must deliver a complete request head within the deadline after it was accepted or after its previous
 /// request completed, and a request body within the deadline after its head; a connection that misses a deadline
 /// has its socket shut down, which libmicrohttpd sees as the client going away and closes the connection itself.
-/// Also enforces the connection limit (a connection beyond it gets a 503) and counts requests in flight.
+/// A streamed body (`HTTPRequestAction.streamBody`) gets the deadline again with every piece, but never past its
+/// absolute limit, and once it is older than the deadline it must have averaged the minimum rate since its head: a
+/// client sending a byte now and then is cut all the same.
+/// Also enforces the connection limit and the per-address limit of remote clients (a connection beyond either gets
+/// a 503) and counts requests in flight.
 ///
 /// Answers being sent are never timed here (a slow reader is covered by libmicrohttpd's inactivity timeout).
 final class RequestDeadlines: Sendable {
@@ -42,6 +96,14 @@ final class RequestDeadlines: Sendable {
     /// Connections served at once; those accepted beyond it (libmicrohttpd's own limit is higher by
     /// `reserve(for:)`) get a 503 and are closed at once. 0: no limit here.
     let connectionLimit: Int
+    /// Connections from one remote address (an IPv6 /64) served at once; loopback clients are not counted.
+    /// 0: no limit.
+    let remoteAddressLimit: Int
+    /// Milliseconds a request body may take in all, however steadily it arrives; 0: no such limit.
+    let bodyTimeLimitMilliseconds: Int64
+    /// Bytes a second a streamed body must average since its head once it is older than `limitMilliseconds`;
+    /// 0: no minimum.
+    let minimumBodyRate: Int64
     /// Milliseconds an over-limit connection stays open after its 503 (time for the answer to leave).
     static let overLimitLingerMilliseconds: Int64 = 200
     /// The deadline value meaning "no deadline runs".
@@ -51,6 +113,8 @@ final class RequestDeadlines: Sendable {
         var records: [ObjectIdentifier: ConnectionRecord] = [:]
         /// Records that are not over the limit.
         var served = 0
+        /// Served connections per remote address.
+        var perAddress: [RemoteAddress: Int] = [:]
     }
 
     private let registry = Mutex(Registry())
@@ -58,11 +122,21 @@ final class RequestDeadlines: Sendable {
     private let running = Atomic<Bool>(false)
     private let logger: Logger
 
-    init(limitSeconds: Int, connectionLimit: Int = 0, logger: Logger) {
+    init(
+        limitSeconds: Int, connectionLimit: Int = 0, remoteAddressLimit: Int = 0, bodyTimeLimitSeconds: Int = 0,
+        minimumBodyRate: Int = 0, logger: Logger
+    ) {
         limitMilliseconds = Int64(max(limitSeconds, 0)) * 1000
         self.connectionLimit = max(connectionLimit, 0)
+        self.remoteAddressLimit = max(remoteAddressLimit, 0)
+        bodyTimeLimitMilliseconds = Int64(max(bodyTimeLimitSeconds, 0)) * 1000
+        self.minimumBodyRate = Int64(max(minimumBodyRate, 0))
         self.logger = logger
     }
+
+    /// Connections answered 503 because their remote address already held `remoteAddressLimit`.
+    var refusedOverAddressLimit: Int { addressRefusals.load(ordering: .relaxed) }
+    private let addressRefusals = Atomic<Int>(0)
 
     /// Extra connections libmicrohttpd accepts beyond `connectionLimit`, so a flood is answered 503 and closed
     /// instead of waiting in the listen backlog: an eighth of the limit, at least 16.
@@ -90,18 +164,26 @@ final class RequestDeadlines: Sendable {
     /// and whether it is within the connection limit (if not, the caller answers 503 and the deadline closes it).
     func connectionStarted(socket: Int32) -> (ConnectionRecord, withinLimit: Bool) {
         let now = Self.now()
-        return registry.withLock { registry in
-            let overLimit = connectionLimit > 0 && registry.served >= connectionLimit
+        let address = remoteAddressLimit > 0 ? RemoteAddress.peer(of: socket) : nil
+        let (record, overAddressLimit) = registry.withLock { registry in
+            let overAddressLimit = address.map { registry.perAddress[$0, default: 0] >= remoteAddressLimit } ?? false
+            let overLimit = overAddressLimit || (connectionLimit > 0 && registry.served >= connectionLimit)
             let deadline =
                 overLimit
                 ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : Self.none
             // A socket that could not be read cannot be shut down: no deadline for it.
             let record = ConnectionRecord(
-                socket: socket, overLimit: overLimit, deadline: socket >= 0 ? deadline : Self.none)
+                socket: socket, overLimit: overLimit, address: overLimit ? nil : address,
+                deadline: socket >= 0 ? deadline : Self.none)
             registry.records[ObjectIdentifier(record)] = record
-            if !overLimit { registry.served += 1 }
-            return (record, !overLimit)
+            if !overLimit {
+                registry.served += 1
+                if let address { registry.perAddress[address, default: 0] += 1 }
+            }
+            return (record, overAddressLimit)
         }
+        if overAddressLimit { addressRefusals.add(1, ordering: .relaxed) }
+        return (record, !record.overLimit)
     }
 
     /// The connection closed: forgets it.
@@ -109,6 +191,10 @@ final class RequestDeadlines: Sendable {
         registry.withLock { registry in
             if registry.records.removeValue(forKey: ObjectIdentifier(record)) != nil, !record.overLimit {
                 registry.served -= 1
+                if let address = record.address {
+                    let left = registry.perAddress[address, default: 1] - 1
+                    registry.perAddress[address] = left > 0 ? left : nil
+                }
             }
         }
     }
@@ -118,17 +204,38 @@ final class RequestDeadlines: Sendable {
     func headArrived(_ record: ConnectionRecord, expectsBody: Bool) -> Bool {
         if record.overLimit { return false }
         record.inFlight.store(true, ordering: .relaxed)
-        let deadline = expectsBody && limitMilliseconds > 0 ? Self.now() + limitMilliseconds : Self.none
-        record.deadline.store(deadline, ordering: .relaxed)
+        guard expectsBody else {
+            record.deadline.store(Self.none, ordering: .relaxed)
+            return true
+        }
+        let now = Self.now()
+        record.bodyStart.store(now, ordering: .relaxed)
+        record.deadline.store(bodyDeadline(start: now, now: now, received: 0), ordering: .relaxed)
         return true
     }
 
-    /// More of a streamed request body arrived (`HTTPRequestAction.streamBody`): its deadline starts again, so a
-    /// body sent as it is produced (a live segment over its duration) may take as long as it keeps coming, while a
-    /// sender that goes silent for the limit is still cut.
-    func bodyProgress(_ record: ConnectionRecord) {
-        guard limitMilliseconds > 0 else { return }
-        record.deadline.store(Self.now() + limitMilliseconds, ordering: .relaxed)
+    /// More of a streamed request body arrived (`HTTPRequestAction.streamBody`), `received` bytes in all: its
+    /// deadline starts again, so a body sent as it is produced (a live segment over its duration) may take as long
+    /// as it keeps coming, within the absolute limit and at the minimum rate; a sender that goes silent for the
+    /// limit is still cut.
+    func bodyProgress(_ record: ConnectionRecord, received: Int) {
+        let start = record.bodyStart.load(ordering: .relaxed)
+        record.deadline.store(
+            bodyDeadline(start: start, now: Self.now(), received: Int64(received)), ordering: .relaxed)
+    }
+
+    /// When a body whose head arrived at `start` and that has delivered `received` bytes by `now` is cut unless
+    /// more arrives: `limitMilliseconds` after now, never past `bodyTimeLimitMilliseconds` after its head, and, at
+    /// the minimum rate, by the time `received` bytes fall below it after the first `limitMilliseconds`.
+    func bodyDeadline(start: Int64, now: Int64, received: Int64) -> Int64 {
+        var deadline = limitMilliseconds > 0 ? now + limitMilliseconds : Self.none
+        if bodyTimeLimitMilliseconds > 0 { deadline = min(deadline, start + bodyTimeLimitMilliseconds) }
+        if minimumBodyRate > 0, limitMilliseconds > 0 {
+            // received / rate seconds are paid for (a count too large to multiply pays for everything).
+            let (product, overflow) = received.multipliedReportingOverflow(by: 1000)
+            if !overflow { deadline = min(deadline, start &+ limitMilliseconds &+ product / minimumBodyRate) }
+        }
+        return deadline
     }
 
     /// The request body is complete: its deadline ends.
@@ -184,10 +291,16 @@ final class RequestDeadlines: Sendable {
         if cut > 0 {
             cutCount.add(cut, ordering: .relaxed)
             logger.warning(
-                "MicroHTTPD: closed \(cut) connection(s) whose request head or body took over \(limitMilliseconds) ms",
+                """
+                MicroHTTPD: closed \(cut) connection(s) whose request head took over \(limitMilliseconds) ms or whose \
+                body came too slowly (\(minimumBodyRate) bytes/s at least after that, \(bodyTimeLimitMilliseconds) ms \
+                at most)
+                """,
                 metadata: [
                     "http.log_source": "MicroHTTPD", "http.connections_cut": "\(cut)",
                     "http.request_deadline_ms": "\(limitMilliseconds)",
+                    "http.body_minimum_rate": "\(minimumBodyRate)",
+                    "http.body_time_limit_ms": "\(bodyTimeLimitMilliseconds)",
                 ])
         }
     }

@@ -101,6 +101,12 @@ public enum ConfigurationFile {
                     server.perClientConnectionLimit ?? configuration.perClientConnectionLimit
                 configuration.connectionTimeoutSeconds =
                     server.connectionTimeoutSeconds ?? configuration.connectionTimeoutSeconds
+                configuration.remoteClientConnectionLimit =
+                    server.remoteClientConnectionLimit ?? configuration.remoteClientConnectionLimit
+                configuration.requestBodyTimeLimitSeconds =
+                    server.requestBodyTimeLimitSeconds ?? configuration.requestBodyTimeLimitSeconds
+                configuration.requestBodyMinimumBytesPerSecond =
+                    server.requestBodyMinimumBytesPerSecond ?? configuration.requestBodyMinimumBytesPerSecond
                 configuration.connectionMemoryKiB = server.connectionMemoryKiB ?? configuration.connectionMemoryKiB
                 configuration.multivariantMaxAge = server.multivariantMaxAge ?? configuration.multivariantMaxAge
                 configuration.clockOffsetMilliseconds =
@@ -156,6 +162,9 @@ public enum ConfigurationFile {
         var connectionLimit: Int?
         var perClientConnectionLimit: Int?
         var connectionTimeoutSeconds: Int?
+        var remoteClientConnectionLimit: Int?
+        var requestBodyTimeLimitSeconds: Int?
+        var requestBodyMinimumBytesPerSecond: Int?
         var connectionMemoryKiB: Int?
         var multivariantMaxAge: Int?
         var clockOffsetMilliseconds: Int64?
@@ -163,6 +172,7 @@ public enum ConfigurationFile {
         enum CodingKeys: String, CodingKey, CaseIterable {
             case host, port, dataDir, threads, connectionLimit, perClientConnectionLimit, connectionTimeoutSeconds
             case connectionMemoryKiB, multivariantMaxAge, clockOffsetMilliseconds, tls
+            case remoteClientConnectionLimit, requestBodyTimeLimitSeconds, requestBodyMinimumBytesPerSecond
         }
         init(from decoder: any Decoder) throws {
             try rejectUnknownKeys(decoder, CodingKeys.self)
@@ -174,6 +184,10 @@ public enum ConfigurationFile {
             connectionLimit = try c.decodeIfPresent(Int.self, forKey: .connectionLimit)
             perClientConnectionLimit = try c.decodeIfPresent(Int.self, forKey: .perClientConnectionLimit)
             connectionTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
+            remoteClientConnectionLimit = try c.decodeIfPresent(Int.self, forKey: .remoteClientConnectionLimit)
+            requestBodyTimeLimitSeconds = try c.decodeIfPresent(Int.self, forKey: .requestBodyTimeLimitSeconds)
+            requestBodyMinimumBytesPerSecond = try c.decodeIfPresent(
+                Int.self, forKey: .requestBodyMinimumBytesPerSecond)
             connectionMemoryKiB = try c.decodeIfPresent(Int.self, forKey: .connectionMemoryKiB)
             multivariantMaxAge = try c.decodeIfPresent(Int.self, forKey: .multivariantMaxAge)
             clockOffsetMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .clockOffsetMilliseconds)
@@ -672,6 +686,13 @@ public enum ConfigurationFile {
         }
         guard configuration.connectionTimeoutSeconds > 0 else {
             throw fail("connectionTimeoutSeconds must be positive")
+        }
+        guard configuration.remoteClientConnectionLimit >= 0, configuration.requestBodyTimeLimitSeconds >= 0,
+            configuration.requestBodyMinimumBytesPerSecond >= 0
+        else {
+            throw fail(
+                "remoteClientConnectionLimit, requestBodyTimeLimitSeconds and requestBodyMinimumBytesPerSecond "
+                    + "must not be negative (0: no limit)")
         }
         guard (4...1024).contains(configuration.connectionMemoryKiB) else {
             throw fail("connectionMemoryKiB must be between 4 and 1024")

@@ -166,14 +166,12 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         }
     }
 
-    /// Answers a request that may carry an upload (PUT, POST) only once its body has been read, up to the ingest
-    /// limit, and thrown away piece by piece (nothing is held). MicroHTTPD discards at most 64 KiB of a body it was
-    /// not asked to receive and then drops the connection without an answer, so an encoder pushing a segment to a
-    /// wrong path or with a wrong token would see a reset instead of the 4xx that says what is wrong.
+    /// Answers a refused request at once. Its body, if any, is never read: MicroHTTPD sends the answer before it
+    /// with `Connection: close` and closes the connection, so a client without a token cannot hold a connection by
+    /// trickling a body it was refused (an encoder sees the 4xx if it reads the answer before it has sent its
+    /// whole body, as it does when it waits for `100 Continue` or its body fits the socket buffers).
     func refuse(_ request: HTTPRequestHead, _ response: HTTPResponse) -> HTTPRequestAction {
-        guard request.method == "PUT" || request.method == "POST" else { return respond(response) }
-        return .streamBody(
-            limit: configuration.origin.ingest.maxSegmentBytes, receiver: DiscardedBody(answer: finish(response)))
+        respond(response)
     }
 
     /// Headers on every answer, also those MicroHTTPD builds itself (configure `HTTPServerConfiguration.standardHeaders`).
@@ -239,15 +237,4 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         response.headers.append(name: "WWW-Authenticate", value: "Bearer realm=\"hlsorigin\"")
         return response
     }
-}
-
-/// A refused upload's body, read to its end and dropped piece by piece; then the refusal is sent.
-final class DiscardedBody: HTTPBodyReceiver {
-    private let answer: HTTPResponse
-
-    init(answer: HTTPResponse) { self.answer = answer }
-
-    func receive(_ piece: UnsafeRawBufferPointer) -> HTTPResponse? { nil }
-    func finish() -> HTTPResponse { answer }
-    func abandon() {}
 }

@@ -144,6 +144,9 @@ public final class OriginService: Service, Sendable {
             // ~10% of the CPU serving playlists, 16 KiB ~5% of the throughput at 512 connections against 8 KiB
             // (docs/performance.md). 8 KiB holds request heads of about 6 KiB (players and CDNs send far less).
             connectionMemoryLimit: configuration.connectionMemoryKiB * 1024)
+        http.remoteClientConnectionLimit = configuration.remoteClientConnectionLimit
+        http.requestBodyTimeLimit = configuration.requestBodyTimeLimitSeconds
+        http.requestBodyMinimumRate = configuration.requestBodyMinimumBytesPerSecond
         http.standardHeaders = OriginHTTPHandler.standardHeaders
         return http
     }

@@ -18,8 +18,16 @@ public struct ServerConfiguration: Sendable {
     public var connectionLimit: Int = 10_000
     /// Most connections from one client address. Default: 0 = no limit.
     public var perClientConnectionLimit: Int = 0
+    /// Most connections from one remote address (an IPv4 address or an IPv6 /64); loopback clients are not
+    /// counted. A connection past it is answered 503 and closed. Default: 256; 0 = no limit.
+    public var remoteClientConnectionLimit: Int = 256
     /// Idle or slow connections are closed after this many seconds. Default: 30.
     public var connectionTimeoutSeconds: Int = 30
+    /// Seconds a request body may take in all, a streamed push included. Default: 300; 0 = no such limit.
+    public var requestBodyTimeLimitSeconds: Int = 300
+    /// Bytes a second a streamed request body must average once it is older than `connectionTimeoutSeconds`.
+    /// Default: 1024; 0 = no minimum.
+    public var requestBodyMinimumBytesPerSecond: Int = 1024
     /// Memory per connection for the request head and the answer's head, KiB; a request head larger than this
     /// less 2 KiB is answered 431. Default: 8 (request heads up to about 6 KiB; a CDN's or player's head is under
     /// 2 KiB). Smaller is faster with many connections: libmicrohttpd clears the whole block after every request.

@@ -165,15 +165,21 @@ import Testing
         }
     }
 
-    @Test func respondDiscardsASmallRequestBodyAndKeepsTheConnection() throws {
+    @Test func respondAnswersARequestWithABodyWithoutReadingItAndClosesTheConnection() throws {
         try withTestServer({ head in .respond(.text(405, "no \(head.method)")) }) { _, port in
             let client = try RawHTTPConnection(port: port)
             try client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789")
             let first = try client.readResponse()
             #expect(first.statusLine == "HTTP/1.1 405 Method Not Allowed")
             #expect(first.text == "no POST")
-            try client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(try client.readResponse().text == "no GET")
+            #expect(first.header("Connection") == "close")
+            #expect(client.peerClosed(waitingMilliseconds: 1_000))
+            // A request without a body keeps its connection.
+            let other = try RawHTTPConnection(port: port)
+            try other.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try other.readResponse().text == "no GET")
+            try other.send("GET /y HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try other.readResponse().text == "no GET")
         }
     }
 

@@ -135,15 +135,31 @@ import Testing
         }
     }
 
-    @Test func respondDiscardsAtMost64KiBThenRejects() throws {
+    @Test func anAnswerThatNeedsNoBodyIsSentAtOnceAndTheBodyIsNeverRead() throws {
         try withTestServer({ _ in .respond(.text(405, "no")) }) { _, port in
-            let client = try RawHTTPConnection(port: port)
-            try client.send("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
-            let body = [UInt8](repeating: 0x41, count: 70_000)
-            client.sendIfOpen(Self.chunked(body, sizes: [10_000]))
+            let client = try RawHTTPConnection(port: port, timeout: .seconds(3))
+            // Announces 100,000 bytes and sends none: the answer may not wait for them.
+            try client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n")
             let response = try client.readResponse()
-            #expect(response.status == 413)
-            #expect(try client.isClosedByPeer())
+            #expect(response.status == 405)
+            #expect(response.text == "no")
+            #expect(response.header("Connection") == "close")
+            #expect(client.peerClosed(waitingMilliseconds: 1_000), "the connection stays open for the body")
+        }
+    }
+
+    @Test func aClientTricklingABodyItWasRefusedHoldsNoConnection() throws {
+        try withTestServer({ _ in .respond(.text(401, "no token")) }) { _, port in
+            let client = try RawHTTPConnection(port: port, timeout: .seconds(3))
+            try client.send("PUT /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            var closed = false
+            for _ in 0..<10 {
+                if !client.sendIfOpen("1\r\nA\r\n") || client.peerClosed(waitingMilliseconds: 300) {
+                    closed = true
+                    break
+                }
+            }
+            #expect(closed, "a refused body trickled for 3 s kept its connection")
         }
     }
 }

@@ -173,9 +173,12 @@ final class RecordingReceiver: HTTPBodyReceiver {
 
     /// A server whose connection timeout (and so request deadline) is one second.
     static func withShortTimeoutServer(
+        bodyTimeLimit: Int = 300, minimumRate: Int = 1024,
         _ handler: @escaping @Sendable (HTTPRequestHead) -> HTTPRequestAction, _ body: (Int) throws -> Void
     ) throws {
-        let configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2, connectionTimeout: 1)
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2, connectionTimeout: 1)
+        configuration.requestBodyTimeLimit = bodyTimeLimit
+        configuration.requestBodyMinimumRate = minimumRate
         let server = HTTPServer(configuration: configuration, handler: handler)
         try server.start()
         defer { server.stop() }
@@ -187,15 +190,60 @@ final class RecordingReceiver: HTTPBodyReceiver {
         try Self.withShortTimeoutServer({ _ in .streamBody(limit: 1_000_000, receiver: receiver) }) { port in
             let client = try RawHTTPConnection(port: port)
             try client.send("PUT /live/seg.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
-            // 25 frames over 2.5 s, longer than the one-second deadline.
+            // 25 frames of 256 bytes over 2.5 s (2,560 bytes a second), longer than the one-second deadline.
+            let frame = "100\r\n" + String(repeating: "abcd", count: 64) + "\r\n"
             for _ in 0..<25 {
-                try client.send("4\r\nabcd\r\n")
+                try client.send(frame)
                 usleep(100_000)
             }
             try client.send("0\r\n\r\n")
             let response = try client.readResponse()
-            #expect(response.text == "got 100")
+            #expect(response.text == "got 6400")
             #expect(receiver.abandoned == 0)
+        }
+    }
+
+    @Test func anUploadThatKeepsSendingBelowTheMinimumRateIsCutAndAbandoned() throws {
+        let receiver = RecordingReceiver()
+        try Self.withShortTimeoutServer({ _ in .streamBody(limit: 1_000_000, receiver: receiver) }) { port in
+            let client = try RawHTTPConnection(port: port)
+            try client.send("PUT /live/seg.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            // 4 bytes every 100 ms: never silent for the one-second deadline, but 40 bytes a second.
+            var cutAfter: Int?
+            for frame in 0..<60 {
+                if !client.sendIfOpen("4\r\nabcd\r\n") || client.peerClosed(waitingMilliseconds: 100) {
+                    cutAfter = frame
+                    break
+                }
+            }
+            let frames = try #require(cutAfter, "an upload of 40 bytes a second went on for 6 s")
+            // Cut once the deadline (1 s) has passed and 40 bytes a second fall short of 1,024.
+            #expect(frames >= 8, "cut after \(frames) frames, before the deadline")
+            try waitUntil("the receiver to be abandoned") { receiver.abandoned == 1 }
+            #expect(receiver.finished == 0)
+        }
+    }
+
+    @Test func anUploadIsCutAtItsTimeLimitHoweverFastItKeepsSending() throws {
+        let receiver = RecordingReceiver()
+        try Self.withShortTimeoutServer(bodyTimeLimit: 2, { _ in .streamBody(limit: 100_000_000, receiver: receiver) }) {
+            port in
+            let client = try RawHTTPConnection(port: port)
+            try client.send("PUT /live/seg.ts HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let frame = "1000\r\n" + String(repeating: "G", count: 4096) + "\r\n"
+            let start = ContinuousClock.now
+            var cut = false
+            // 40 KiB a second for up to 6 s.
+            for _ in 0..<60 {
+                if !client.sendIfOpen(frame) || client.peerClosed(waitingMilliseconds: 100) {
+                    cut = true
+                    break
+                }
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(cut, "an upload went on for 6 s past its 2 s time limit")
+            #expect(elapsed >= .milliseconds(1_900))
+            try waitUntil("the receiver to be abandoned") { receiver.abandoned == 1 }
         }
     }
 

@@ -48,6 +48,24 @@ struct ConfigurationFileTests {
             ])
     }
 
+    @Test func slowAndCrowdingClientLimitsHaveSaneDefaultsAndCanBeSet() throws {
+        let defaults = try ConfigurationFile.parse("{}")
+        #expect(defaults.remoteClientConnectionLimit == 256)
+        #expect(defaults.requestBodyTimeLimitSeconds == 300)
+        #expect(defaults.requestBodyMinimumBytesPerSecond == 1024)
+        let http = OriginService.httpConfiguration(defaults)
+        #expect(http.remoteClientConnectionLimit == 256)
+        #expect(http.requestBodyTimeLimit == 300)
+        #expect(http.requestBodyMinimumRate == 1024)
+        let set = try ConfigurationFile.parse(
+            "server:\n  remoteClientConnectionLimit: 0\n  requestBodyTimeLimitSeconds: 60\n"
+                + "  requestBodyMinimumBytesPerSecond: 4096\n")
+        #expect(set.remoteClientConnectionLimit == 0)
+        #expect(OriginService.httpConfiguration(set).requestBodyTimeLimit == 60)
+        #expect(OriginService.httpConfiguration(set).requestBodyMinimumRate == 4096)
+        #expect(Self.refusal("server:\n  requestBodyTimeLimitSeconds: -1\n")?.contains("must not be negative") == true)
+    }
+
     @Test func emptyFileGivesTheDefaults() throws {
         let configuration = try ConfigurationFile.parse("{}")
         #expect(configuration.port == 8080)

@@ -56,6 +56,27 @@ struct HTTPAbuseTests {
         #expect(try stack.playlistText("360p").hasSuffix("\n2.ts\n"))
     }
 
+    @Test func aRefusedUploadIsAnsweredAtOnceAndItsTrickledBodyHoldsNoConnection() throws {
+        let stack = try Self.stack(timeout: 30)
+        let slow = try RawHTTPConnection(port: stack.port, timeout: .seconds(3))
+        try slow.send("PUT /live/ch/360p/index.m3u8 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
+        // One byte: the refusal may not wait for the other 99,999, nor may the connection stay for them.
+        _ = slow.sendIfOpen("G")
+        let response = try slow.readResponse()
+        #expect(response.status == 405)
+        #expect(response.text.hasPrefix("method PUT not allowed here"))
+        #expect(response.header("Connection") == "close")
+        var closed = false
+        for _ in 0..<10 {
+            if !slow.sendIfOpen("G") || slow.peerClosed(waitingMilliseconds: 300) {
+                closed = true
+                break
+            }
+        }
+        #expect(closed, "a refused upload trickling its body kept its connection for 3 s")
+        #expect(try stack.get("/live/ch/360p/index.m3u8").status == 200)
+    }
+
     @Test func aSlowReaderOfAnAnswerIsNotCutWhileItKeepsReading() throws {
         let stack = try Self.stack()
         let segment = try stack.get("/live/ch/360p/1.ts").body

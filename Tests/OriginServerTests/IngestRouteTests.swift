@@ -229,14 +229,17 @@ struct IngestRouteTests {
         let stack = try OriginTestStack(renditions: ["360p"]) { $0.ingestToken = "s3cret" }
         stack.clock.advance(seconds: 2)
         let segment = stack.nextSegment("360p")
-        // One keep-alive connection, as an encoder uses: a refused segment-sized push leaves it usable.
-        let connection = try stack.connect()
+        // A refused push is answered without reading its body, and its connection closes (a client without the
+        // token cannot hold it by trickling the body).
         for headers in [
             [], [("Authorization", "Bearer wrong")], [("Authorization", "Bearer s3cret2")],
             [("Authorization", "Basic czNjcmV0")], [("Authorization", "Bearer ")],
         ] as [[(String, String)]] {
+            let connection = try stack.connect()
             let refused = try connection.request("PUT", "/ingest/ch/360p/segment0.ts", headers: headers, body: segment)
             #expect(refused.status == 401, "\(headers)")
+            #expect(refused.header("Connection") == "close")
+            #expect(connection.peerClosed(waitingMilliseconds: 1_000))
             #expect(
                 refused.text
                     == "pushes into channel 'ch' rendition '360p' need a bearer token that grants them "
@@ -245,7 +248,7 @@ struct IngestRouteTests {
             #expect(refused.header("Access-Control-Allow-Origin") == "*")
         }
         #expect(try stack.get("/live/ch/360p/index.m3u8").status == 404)
-        let accepted = try connection.request(
+        let accepted = try stack.connect().request(
             "PUT", "/ingest/ch/360p/segment0.ts", headers: [("Authorization", "Bearer s3cret")], body: segment)
         #expect(accepted.status == 201)
         #expect(try stack.get("/live/ch/360p/0.ts").body == segment)

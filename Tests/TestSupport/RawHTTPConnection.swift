@@ -58,11 +58,13 @@ public final class RawHTTPConnection: @unchecked Sendable {
     private var buffer: [UInt8] = []
     private var closedByPeer = false
 
-    /// Connects to 127.0.0.1:`port`.
+    /// Connects to `host`:`port` (an IPv4 address; default 127.0.0.1).
     /// - Parameters:
     ///   - receiveBufferSize: a small SO_RCVBUF makes a slow reader push back on the server.
     ///   - timeout: how long one send or receive may block.
-    public init(port: Int, receiveBufferSize: Int? = nil, timeout: Duration = .seconds(20)) throws {
+    public init(
+        port: Int, host: String = "127.0.0.1", receiveBufferSize: Int? = nil, timeout: Duration = .seconds(20)
+    ) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
         self.descriptor = descriptor
@@ -78,7 +80,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let result = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -87,7 +89,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
         guard result == 0 else {
             // No close here: the object is fully initialized, so deinit closes the descriptor. Closing it twice
             // would close whatever file another test thread opened under the same number meanwhile.
-            throw TestFailure("connect to 127.0.0.1:\(port) failed: errno \(errno)")
+            throw TestFailure("connect to \(host):\(port) failed: errno \(errno)")
         }
     }
 
