@@ -57,6 +57,7 @@ extension ChannelState {
             return refuse(.unprocessable("rendition '\(name)' has no parts: push whole segments"))
         }
         if isCatchingUp(nowMilliseconds: now) { return refuse(catchingUpRefusal(rendition: name)) }
+        if let error = implausiblePart(firstPart, rendition: name) { return refuse(error) }
         if let open = renditions[position].open, open.pushed {
             return refuse(
                 IngestError(
@@ -69,7 +70,8 @@ extension ChannelState {
         let facts = renditions[position].facts
         let timescale = max(firstPart.decodeTime.timescale, 1)
         let anchored = openingTime(
-            arrivalMilliseconds: now - firstPart.durationTicks * 1000 / timescale, mediaStart: firstPart.decodeTime)
+            arrivalMilliseconds: now - Self.milliseconds(firstPart.durationTicks, timescale: timescale),
+            mediaStart: firstPart.decodeTime)
         var start = firstPart.decodeTime.ticks
         var continuous = false
         if let last = facts.lastMediaEnd, last.timescale == timescale {
@@ -156,6 +158,11 @@ extension ChannelState {
         guard part.index == open.parts.count else {
             return .failure(.unprocessable("part \(part.index) of msn \(ticket.msn) after \(open.parts.count) parts"))
         }
+        if let error = implausiblePart(part, rendition: ticket.rendition) {
+            renditions[position].statistics.segmentsRejected += 1
+            renditions[position].statistics.lastRejection = error.message
+            return .failure(error)
+        }
         let ticks = open.ticks + Self.ticks(part.durationTicks, from: part.decodeTime.timescale, to: open.timescale)
         let endMilliseconds = Self.milliseconds(ticks, timescale: open.timescale)
         if endMilliseconds > longestSegmentMilliseconds {
@@ -213,7 +220,13 @@ extension ChannelState {
         }
         if let error = settleRole(rendition: ticket.rendition, tracks: info.tracks) { return refuse(error) }
         if let error = unacceptable(info, position: position) { return refuse(error) }
+        // The probe's duration of the whole segment (the EXTINF) is bounded as a part's is.
         let totalTicks = Self.ticks(info.duration.ticks, from: info.duration.timescale, to: open.timescale)
+        if let error = implausibleDuration(
+            totalTicks, timescale: open.timescale, of: "segment msn \(open.msn) of rendition '\(ticket.rendition)'")
+        {
+            return refuse(error)
+        }
         if bytes.count > listedBytes {
             let rest = bytes.withUnsafeBytes {
                 SharedBytes(copying: UnsafeRawBufferPointer(rebasing: $0[listedBytes...]))
@@ -334,12 +347,38 @@ extension ChannelState {
         }
     }
 
+    /// `ticks` from one timescale to another, rounded to the nearest; clamped instead of overflowing.
     static func ticks(_ ticks: Int64, from source: Int64, to target: Int64) -> Int64 {
-        source == target || source <= 0 ? ticks : (ticks * target + source / 2) / source
+        MediaTime.rescale(ticks, from: source, to: target)
     }
 
+    /// `ticks` in milliseconds, rounded to the nearest; clamped instead of overflowing.
     static func milliseconds(_ ticks: Int64, timescale: Int64) -> Int64 {
-        (ticks * 1000 + max(timescale, 1) / 2) / max(timescale, 1)
+        MediaTime.rescale(ticks, from: max(timescale, 1), to: 1000)
+    }
+
+    /// Why a duration (`ticks` of 1/`timescale` s) of a streamed push is one no stream has: negative (its decode
+    /// times go back) or longer than any segment may be (`maximumSegmentSeconds`, or the target duration when
+    /// longer). Checked before any arithmetic on it. `what` names the part or segment.
+    func implausibleDuration(_ ticks: Int64, timescale: Int64, of what: String) -> IngestError? {
+        let timescale = max(timescale, 1)
+        if ticks < 0 {
+            return .implausibleTiming(
+                "\(what) has a negative duration (\(ticks) ticks of 1/\(timescale) s): its decode times go back")
+        }
+        let longest = Int64(max(Self.maximumSegmentSeconds, targetDuration ?? 0)) * 1000
+        let milliseconds = Self.milliseconds(ticks, timescale: timescale)
+        guard milliseconds > longest else { return nil }
+        return .implausibleTiming(
+            "\(what) lasts \(Double(milliseconds) / 1000) s (\(ticks) ticks of 1/\(timescale) s), longer than the "
+                + "\(longest / 1000) s any segment may last: its decode times jump")
+    }
+
+    /// `implausibleDuration` of a cut part.
+    func implausiblePart(_ part: CutPart, rendition name: String) -> IngestError? {
+        implausibleDuration(
+            part.durationTicks, timescale: part.decodeTime.timescale,
+            of: "part \(part.index) of the push to rendition '\(name)'")
     }
 
     // MARK: The tick: stalled pushes, GAP parts, retention

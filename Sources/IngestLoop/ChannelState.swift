@@ -110,6 +110,13 @@ package struct ChannelState: Sendable {
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
 
+    /// The longest segment (s, as EXTINF rounds) a channel takes unless its configured `targetDuration` is longer;
+    /// in particular the longest first segment that may fix EXT-X-TARGETDURATION of a channel without a configured
+    /// one. RFC 8216bis sets no bound; Apple's HLS authoring specification recommends 6 s, and encoders cut 1-10 s.
+    /// 30 s leaves room for any of them; a longer segment (or part) is refused as `implausibleTiming` before any
+    /// arithmetic on its duration, instead of fixing a target duration players would wait on for ever.
+    package static let maximumSegmentSeconds = 30
+
     package init(configuration: ChannelConfiguration, firstMSN: UInt64) {
         self.configuration = configuration
         self.firstMSN = firstMSN
@@ -424,7 +431,19 @@ package struct ChannelState: Sendable {
     /// EXT-X-TARGETDURATION is fixed by the first segment of the channel (or the configuration) and never changes:
     /// returns it, or why a segment this long cannot be taken.
     mutating func fixTargetDuration(_ durationMicroseconds: Int64) -> Result<Int, IngestError> {
+        // Any Int64 of microseconds (saturated by `MediaTime.microseconds`) is at most 9.3e12 s: this fits.
         let roundedSeconds = Int((Double(durationMicroseconds) / 1_000_000).rounded())
+        let longest = max(Self.maximumSegmentSeconds, targetDuration ?? 0)
+        guard roundedSeconds <= longest else {
+            let seconds = Double(durationMicroseconds) / 1_000_000
+            return .failure(
+                .implausibleTiming(
+                    "segment lasts \(seconds) s, longer than the \(longest) s any segment of channel "
+                        + "'\(configuration.name)' may last"
+                        + (targetDuration == nil
+                            ? " (its first segment fixes EXT-X-TARGETDURATION for ever): cut segments of a few seconds"
+                            : "")))
+        }
         if targetDuration == nil {
             let chosen = max(roundedSeconds, 1)
             targetDuration = chosen

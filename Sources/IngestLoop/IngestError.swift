@@ -1,3 +1,5 @@
+import MediaProbe
+
 /// Why a push was refused: a reason callers can switch on (the HTTP layer maps it to a status) and a message that
 /// says what is wrong.
 public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -60,6 +62,10 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
         case diskLimit
         /// The push would create a channel beyond `limits.autoCreationsPerMinute`: retry after `retryAfterSeconds`.
         case creationRate
+        /// A duration, timescale or timestamp no stream carries: a segment or part longer than
+        /// `ChannelState.maximumSegmentSeconds`, a decode time that goes back or jumps by ages. The value is named
+        /// in the message; nothing was listed and the target duration was not fixed.
+        case implausibleTiming
     }
 
     /// Why the push was refused.
@@ -100,6 +106,13 @@ public struct IngestError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     package static func notPersisted(_ what: String, _ error: any Error) -> IngestError {
         IngestError(.notPersisted, "\(what) not accepted: the durable store could not write it: \(error)")
+    }
+    package static func implausibleTiming(_ detail: String) -> IngestError {
+        IngestError(.implausibleTiming, detail)
+    }
+    /// A probe's refusal: `implausibleTiming` for a duration or time no stream has, else `unprocessable`.
+    package static func probeFailed(_ what: String, _ error: ProbeError) -> IngestError {
+        IngestError(error.isImplausibleTiming ? .implausibleTiming : .unprocessable, "\(what): \(error)")
     }
     package static func invalidHint(_ error: any Error) -> IngestError {
         IngestError(.invalidHint, "invalid playlist hint: \(error)")

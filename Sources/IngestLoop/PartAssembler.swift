@@ -70,7 +70,7 @@ package struct PartAssembler: Sendable {
         let info: SegmentInfo
         switch probed {
         case .success(let value): info = value
-        case .failure(let error): return fail(.unprocessable("invalid media segment: \(error)"))
+        case .failure(let error): return fail(.probeFailed("invalid media segment", error))
         }
         let segment = SharedBytes(body)
         let timescale = cutter!.timescale
@@ -81,12 +81,17 @@ package struct PartAssembler: Sendable {
         guard start.offset < body.count else { return .success((nil, segment, info)) }
         let total = Self.ticks(info.duration, in: timescale)
         let primary = info.tracks.first { $0.kind == .video } ?? info.tracks.first
-        let frame = primary?.frameRate.map { Int64((Double(timescale) / $0).rounded()) } ?? 1
+        // A frame rate read from the stream may be any positive number (or none): one frame in [1, timescale] ticks.
+        let frame = primary?.frameRate.flatMap { rate -> Int64? in
+            let ticks = Double(timescale) / rate
+            return ticks.isFinite && ticks >= 1 ? Int64(min(ticks, Double(timescale)).rounded()) : nil
+        } ?? 1
+        let (rest, overflow) = total.subtractingReportingOverflow(completedTicks)
         let last = CutPart(
             index: partIndex,
             bytes: body.withUnsafeBytes { SharedBytes(copying: UnsafeRawBufferPointer(rebasing: $0[start.offset...])) },
             decodeTime: MediaTime(ticks: start.decodeTime, timescale: timescale),
-            durationTicks: max(total - completedTicks, max(frame, 1)), independent: start.independent)
+            durationTicks: overflow ? (rest < 0 ? .max : .min) : max(rest, frame), independent: start.independent)
         return .success((last, segment, info))
     }
 
@@ -137,7 +142,7 @@ package struct PartAssembler: Sendable {
         let cuts: [CutPoint]
         switch result {
         case .success(let value): cuts = value
-        case .failure(let error): return fail(.unprocessable("invalid media segment: \(error)"))
+        case .failure(let error): return fail(.probeFailed("invalid media segment", error))
         }
         var events: [PartEvent] = []
         for cut in cuts {
@@ -146,6 +151,8 @@ package struct PartAssembler: Sendable {
                 continue
             }
             if reported < cut.offset { events.append(.bytes(part: partIndex, slice(reported..<cut.offset))) }
+            // Decode times are at most 2^62 (fMP4 tfdt) or 33 bits (MPEG-TS): the difference fits; the channel
+            // refuses a part whose duration no stream has (negative, or longer than a segment may be).
             var duration = cut.decodeTime - start.decodeTime
             if cutter is TransportStreamCutter {
                 duration = MPEGTimestamp.unwrap(cut.decodeTime, near: start.decodeTime) - start.decodeTime
@@ -156,7 +163,7 @@ package struct PartAssembler: Sendable {
                         index: partIndex, bytes: slice(start.offset..<cut.offset),
                         decodeTime: MediaTime(ticks: start.decodeTime, timescale: timescale), durationTicks: duration,
                         independent: start.independent)))
-            completedTicks += duration
+            completedTicks &+= duration  // bounded: the durations telescope to the last cut's time minus the first's
             reported = cut.offset
             partIndex += 1
             partStart = cut
@@ -173,6 +180,6 @@ package struct PartAssembler: Sendable {
     }
 
     private static func ticks(_ time: MediaTime, in timescale: Int64) -> Int64 {
-        time.timescale == timescale || time.timescale <= 0 ? time.ticks : time.ticks * timescale / time.timescale
+        MediaTime.rescale(time.ticks, from: time.timescale, to: timescale, nearest: false)
     }
 }

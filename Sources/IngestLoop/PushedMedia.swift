@@ -65,6 +65,6 @@ package enum PushedMedia: Sendable {
         let probed = body.withUnsafeBytes { raw in
             Result { () throws(ProbeError) in try MediaProbe.probeSegment(raw, initSection: initSection) }
         }
-        return probed.map { .segment(body, $0) }.mapError { .unprocessable("segment could not be probed: \($0)") }
+        return probed.map { .segment(body, $0) }.mapError { .probeFailed("segment could not be probed", $0) }
     }
 }

@@ -34,9 +34,11 @@ public struct SharedTimeline: Sendable, Hashable {
     /// The PDT of a slot that opens a feed with a segment whose media starts at `mediaStart`, arrived (its start) at
     /// `arrivalMilliseconds` on the shared clock.
     func openingProgramDateTime(arrivalMilliseconds arrival: Int64, mediaStart: MediaTime) -> Int64 {
+        // A media start read from a stream may be any 64-bit time (2^62 ticks of 1/1 s): the arithmetic wraps, so
+        // every origin still computes the same anchor, and the PDT stays within the tolerance of the arrival.
         let media = Self.milliseconds(mediaStart)
-        let anchor = CivilCalendar.floorDivide(arrival - media, toleranceMilliseconds) * toleranceMilliseconds
-        return anchor + media
+        let anchor = CivilCalendar.floorDivide(arrival &- media, toleranceMilliseconds) &* toleranceMilliseconds
+        return anchor &+ media
     }
 
     /// The MSN of a channel's first slot: its PDT on the grid of `segmentDurationMilliseconds` (nearest).

@@ -82,7 +82,9 @@ enum FragmentedMP4SegmentProbe {
                     track.firstSampleDuration = fragment.firstSampleDuration
                 }
                 let (sum, overflow) = track.duration.addingReportingOverflow(fragment.duration)
-                guard !overflow else { throw ProbeError("fMP4 segment: track \(trackID) duration overflows") }
+                guard !overflow else {
+                    throw ProbeError.implausibleTiming("fMP4 segment: track \(trackID) duration overflows 64 bits")
+                }
                 track.duration = sum
                 track.sampleCount += fragment.sampleCount
                 totals[trackID] = track
@@ -218,7 +220,8 @@ enum FragmentedMP4SegmentProbe {
                     "fMP4 segment: track \(trackID) trun declares \(sampleCount) samples of \(recordSize) bytes "
                         + "but the box has only \(reader.remaining) bytes left")
             }
-            let overflowError = ProbeError("fMP4 segment: track \(trackID) trun durations or sizes overflow")
+            let overflowError = ProbeError.implausibleTiming(
+                "fMP4 segment: track \(trackID) trun durations or sizes overflow 64 bits")
             var totalSize: Int64 = 0
             var runStart = nextDataStart
             if let dataOffset {

@@ -365,8 +365,15 @@ public struct FragmentCutter: SegmentCutter {
         trackID = primary?.trackID ?? 1
         isVideo = primary?.kind == .video
         timescale = max(1, primary?.timescale ?? 90_000)
-        partTargetTicks = partTarget.timescale > 0 ? partTarget.ticks * timescale / partTarget.timescale : 0
+        partTargetTicks = Self.rescaled(partTarget, to: timescale)
         header = [UInt8](repeating: 0, count: 16)
+    }
+
+    /// `time` in ticks of `timescale`, rounded down, clamped to Int64 (a PART-TARGET in a track timescale of up to
+    /// 2^32 - 1 must not overflow); 0 for a time without a positive timescale.
+    static func rescaled(_ time: MediaTime, to timescale: Int64) -> Int64 {
+        guard time.timescale > 0 else { return 0 }
+        return MediaTime.rescale(time.ticks, from: time.timescale, to: timescale, nearest: false)
     }
 
     private static let moofType = code("moof")
@@ -454,7 +461,9 @@ public struct FragmentCutter: SegmentCutter {
             cuts.append(CutPoint(offset: 0, decodeTime: time, independent: independent))
             return
         }
-        if (isVideo && sync) || time - start + duration > partTargetTicks {
+        // time and start are at most 2^62 (tfdt), duration at most Int64.max: a sum past 64 bits is past the target.
+        let (span, overflow) = (time - start).addingReportingOverflow(duration)
+        if (isVideo && sync) || overflow || span > partTargetTicks {
             partStartTime = time
             cuts.append(CutPoint(offset: fragmentStart, decodeTime: time, independent: independent))
         }
@@ -490,6 +499,15 @@ public struct FragmentCutter: SegmentCutter {
             var duration: Int64 = 0
             var firstFlags: UInt32?
             var sawSample = false
+            let overflow = ProbeError.implausibleTiming(
+                "fMP4 segment: track \(trackID) fragment durations overflow 64 bits")
+            /// Adds `count` samples of `each` ticks to the fragment's duration, refusing a sum past 64 bits.
+            func add(_ each: Int64, times count: Int64) throws(ProbeError) {
+                let (product, productOverflow) = each.multipliedReportingOverflow(by: count)
+                let (sum, sumOverflow) = duration.addingReportingOverflow(product)
+                guard !productOverflow, !sumOverflow else { throw overflow }
+                duration = sum
+            }
             for trun in children where trun.type == "trun" {
                 var run = trun.reader(bytes)
                 try run.skip(1)
@@ -504,7 +522,7 @@ public struct FragmentCutter: SegmentCutter {
                 }
                 for index in 0..<count {
                     if !hasDuration, recordSize == 0 || index > 0 {
-                        duration += Int64(defaultDuration) * (recordSize == 0 ? count : count - index)
+                        try add(Int64(defaultDuration), times: recordSize == 0 ? count : count - index)
                         if !sawSample { firstFlags = firstSampleFlags ?? defaultFlags }
                         sawSample = true
                         break
@@ -515,7 +533,7 @@ public struct FragmentCutter: SegmentCutter {
                     if flags & 0x800 != 0 { try run.skip(4) }
                     if !sawSample { firstFlags = firstSampleFlags ?? sampleFlags ?? defaultFlags }
                     sawSample = true
-                    duration += sampleDuration
+                    try add(sampleDuration, times: 1)
                 }
             }
             return (Int64(time), duration, FragmentedMP4SegmentProbe.isSync(firstFlags))

@@ -8,6 +8,20 @@ public struct MediaTime: Sendable, Hashable {
     }
     /// The value in seconds.
     public var seconds: Double { Double(ticks) / Double(timescale) }
+    /// `ticks` of 1/`source` s in ticks of 1/`target` s, rounded to the nearest (`(ticks * target + source / 2) /
+    /// source`) or toward zero, for any values: a result past Int64 is clamped instead of overflowing. `ticks`
+    /// unchanged when `source` is not positive or equals `target`.
+    public static func rescale(_ ticks: Int64, from source: Int64, to target: Int64, nearest: Bool = true) -> Int64 {
+        guard source > 0, source != target else { return ticks }
+        let (product, overflow) = ticks.multipliedReportingOverflow(by: target)
+        if !overflow {
+            let (sum, sumOverflow) = product.addingReportingOverflow(nearest ? source / 2 : 0)
+            if !sumOverflow { return sum / source }
+        }
+        let exact = Double(ticks) * Double(target) / Double(source)
+        guard exact.magnitude < 9.2e18 else { return exact < 0 ? .min : .max }
+        return Int64(nearest ? exact.rounded() : exact.rounded(.towardZero))
+    }
     /// The value in microseconds, rounded to the nearest.
     /// Safe for any stored values: 0 when `timescale` is not positive, saturating instead of overflowing.
     public var microseconds: Int64 {
@@ -192,6 +206,16 @@ public struct WebVTTTimestampMap: Sendable, Hashable {
 /// Why bytes could not be probed; `message` is shown to the encoder in the 4xx body.
 public struct ProbeError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
+    /// The bytes are well-formed but carry a duration or time no stream has (a sum that overflows 64 bits): the
+    /// ingest refuses them as `implausibleTiming` rather than as malformed.
+    public var isImplausibleTiming = false
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+
+    /// A duration or time no stream carries.
+    public static func implausibleTiming(_ message: String) -> ProbeError {
+        var error = ProbeError(message)
+        error.isImplausibleTiming = true
+        return error
+    }
 }

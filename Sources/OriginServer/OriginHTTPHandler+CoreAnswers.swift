@@ -43,7 +43,7 @@ extension OriginHTTPHandler {
         case .notPushed, .timelineConflict: 409
         case .tooLarge, .hintTooLarge: 413
         case .notMedia: 415
-        case .unprocessable, .roleMismatch, .outOfRange, .segmentTooLong, .pushStalled: 422
+        case .unprocessable, .roleMismatch, .outOfRange, .segmentTooLong, .pushStalled, .implausibleTiming: 422
         case .concurrentPush: 409
         case .aheadOfClock, .memoryLimit, .diskLimit, .creationRate: 429
         case .channelLimit, .renditionLimit: 403
