@@ -67,9 +67,12 @@ extension Channel {
 
     /// Reads the channel's key file and applies the configuration from the lowest unpublished MSN of `state`
     /// (which holds the restored window): the secret and schedule continue from the file; a channel newly
-    /// configured gets a new secret; an unreadable file re-keys (a new secret, the current schedule from the next
-    /// MSN above every stored one), logged. The journal is written before the first publish when anything changed.
-    /// - Returns: a note for the channel status when the key file was unreadable or could not be written.
+    /// configured gets a new secret; a corrupt file (read, and provably unusable) is moved aside and the channel
+    /// re-keys (a new secret, the current schedule from the next MSN above every stored one), logged. A file that
+    /// cannot be read is never replaced: `ChannelFactory` does not start the channel; reached here anyway, the
+    /// channel serves under a new secret kept in memory only. The journal is written before the first publish when
+    /// anything changed.
+    /// - Returns: a note for the channel status when the key file was corrupt, unreadable or could not be written.
     static func startEncryption(
         _ state: inout ChannelState, configuration: ChannelConfiguration, keys: KeyJournal?,
         loaded: Result<KeyJournalRecord?, JournalError>?, logger: Logger
@@ -98,10 +101,32 @@ extension Channel {
             encryption = ChannelEncryption(
                 secret: ChannelKeySecret.generate().bytes, schedule: schedule,
                 keyURITemplate: settings?.keyURITemplate, rekeyed: true)
-            note = "key file unreadable (\(error.message)): re-keyed with a new secret from msn \(next)"
+            if error.unreadable {
+                note = "key file unreadable (\(error.message)): serving under a new secret kept in memory only"
+                logger.error(
+                    "key file unreadable: not replaced, new secret in memory only",
+                    metadata: ["reason": "\(error.message)"])
+                state.adoptEncryption(encryption!)
+                state.padRestoredStatistics()
+                return note
+            }
+            var aside = "not moved aside"
+            if let keys {
+                do {
+                    aside = "moved to \(try keys.moveAside(channel: configuration.name))"
+                } catch {
+                    // Still in place: never overwritten; the new secret stays in memory.
+                    note = "key file corrupt (\(error.message)) and could not be moved aside (\(error))"
+                    logger.error("corrupt key file could not be moved aside", metadata: ["reason": "\(error)"])
+                    state.adoptEncryption(encryption!)
+                    state.padRestoredStatistics()
+                    return note
+                }
+            }
+            note = "key file corrupt (\(error.message), \(aside)): re-keyed with a new secret from msn \(next)"
             logger.error(
-                "key file unreadable: channel re-keyed, stored segments get new ciphertext",
-                metadata: ["reason": "\(error.message)", "hls.msn": "\(next)"])
+                "key file corrupt: moved aside, channel re-keyed, stored segments get new ciphertext",
+                metadata: ["reason": "\(error.message)", "hls.msn": "\(next)", "aside": "\(aside)"])
         case .success(nil), nil:
             if settings != nil {
                 encryption = ChannelEncryption(

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import IngestLoop
 import Logging
 import Markers
@@ -18,9 +19,22 @@ struct ChannelFactory: Sendable {
     let dataDirectory: String?
 
     /// The channel with `settings`.
-    /// - Throws: `StoreError` when its part of the store cannot be opened.
+    /// - Throws: `StoreError` when its part of the store cannot be opened, or when its key file exists but cannot
+    ///   be read (an I/O error, a permission): the file may hold the secret every served key derives from, so the
+    ///   channel does not start rather than re-key over it (at start the origin stops with the reason; a reload
+    ///   keeps the running channel; a push is refused).
     func channel(_ settings: ChannelConfiguration) throws(StoreError) -> Channel {
-        Channel(
+        if let keys = journal.map(KeyJournal.beside), case .failure(let error) = keys.load(channel: settings.name),
+            error.unreadable
+        {
+            logger.error(
+                "channel not started: key file unreadable", metadata: ["hls.channel": "\(settings.name)", "reason": "\(error)"])
+            throw StoreError(
+                errno: EIO,
+                message: "channel '\(settings.name)' not started: key file unreadable (\(error.message)); "
+                    + "it is kept as it is: start or reload once it reads")
+        }
+        return Channel(
             configuration: settings, clock: clock, logger: logger, journal: journal,
             markers: MarkerStore.open(
                 channel: settings.name, dataDirectory: dataDirectory, shared: sharedMarkers, logger: logger),

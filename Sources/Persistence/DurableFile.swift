@@ -57,6 +57,11 @@ public enum DurableFile {
             unlink(temporary)
             throw error
         }
+        try syncDirectory(directory)
+    }
+
+    /// Makes the names in `directory` durable (fsync of the directory).
+    public static func syncDirectory(_ directory: String) throws(DurableWriteError) {
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryDescriptor >= 0 else { throw .failed("open \(directory)") }
         defer { close(directoryDescriptor) }

@@ -17,7 +17,8 @@ package struct KeyJournalRecord: Sendable, Hashable {
 
 /// The key secret and key schedule of each encrypted channel: `{dataDir}/keys/{channel}.json` =
 /// `{"schedule":{"spans":[...]},"secret":"<base64>","version":1}`, replaced atomically and durably (`DurableFile`)
-/// with mode 0600. A torn or corrupt file is reported, never trusted (the channel then re-keys, loudly).
+/// with mode 0600. A torn or corrupt file is reported, never trusted (the channel moves it aside and re-keys,
+/// loudly); a file that cannot be read is reported as `unreadable` and never replaced (the channel does not start).
 ///
 /// Lock order: the channel writes it while holding `Channel.state` (before the publish that lists the first MSN of a
 /// changed schedule); the journal takes no lock of its own.
@@ -49,9 +50,14 @@ public final class KeyJournal: Sendable {
     /// torn, not JSON, another version, a secret that is not 32 bytes, spans out of order).
     package func load(channel: String) -> Result<KeyJournalRecord?, JournalError> {
         let path = path(channel: channel)
-        guard FileManager.default.fileExists(atPath: path) else { return .success(nil) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return .failure(JournalError(message: "cannot read \(path)"))
+        let data: Data
+        switch Self.read(path) {
+        case .success(nil): return .success(nil)
+        case .success(let read?): data = read
+        case .failure(let failure):
+            return .failure(
+                JournalError(
+                    message: "cannot read \(path): \(String(cString: strerror(failure.code)))", unreadable: true))
         }
         let file: File
         do {
@@ -72,6 +78,39 @@ public final class KeyJournal: Sendable {
             return .failure(JournalError(message: "\(path): the key schedule's spans are out of order"))
         }
         return .success(KeyJournalRecord(secret: Array(secret), schedule: file.schedule))
+    }
+
+    /// The whole file at `path`; nil when it does not exist; the errno of a failed open or read.
+    private static func read(_ path: String) -> Result<Data?, ReadFailure> {
+        var descriptor: Int32
+        repeat { descriptor = open(path, O_RDONLY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
+        guard descriptor >= 0 else { return errno == ENOENT ? .success(nil) : .failure(ReadFailure(code: errno)) }
+        defer { close(descriptor) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .failure(ReadFailure(code: errno))
+            }
+            if count == 0 { return .success(data) }
+            data.append(contentsOf: buffer[..<count])
+        }
+    }
+
+    private struct ReadFailure: Error {
+        var code: Int32
+    }
+
+    /// Moves a corrupt file out of the way, durably (`{path}.corrupt-{random}`; never deleted: it may still be
+    /// useful to an operator). Returns the new path.
+    package func moveAside(channel: String) throws(DurableWriteError) -> String {
+        let path = path(channel: channel)
+        let aside = path + ".corrupt-" + String(UInt32.random(in: .min ... .max), radix: 36)
+        guard rename(path, aside) == 0 else { throw .failed("rename \(path)") }
+        try DurableFile.syncDirectory(directory)
+        return aside
     }
 
     /// Replaces the channel's record atomically and durably, readable by the owner only (0600).

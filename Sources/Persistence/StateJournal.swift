@@ -4,6 +4,9 @@ import IngestLoop
 /// Why a journal could not be read.
 public struct JournalError: Error, Sendable, CustomStringConvertible {
     public let message: String
+    /// The file could not be read (an I/O error, a permission): it may be intact, so it must not be replaced. False
+    /// when it was read and is provably unusable (torn, corrupt, foreign).
+    public var unreadable = false
     public var description: String { message }
 }
 

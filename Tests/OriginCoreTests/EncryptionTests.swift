@@ -193,8 +193,8 @@ struct EncryptionTests {
         #expect(channel.ciphertext(rendition: "360p", msn: newest.msn, plaintext: newest.bytes!) == nil)
     }
 
-    @Test("an unreadable key file re-keys: a new secret, stored MSNs served under it, loudly")
-    mutating func unreadableKeyFileRekeys() throws {
+    @Test("a corrupt key file is moved aside, never overwritten, and the channel re-keys: a new secret, loudly")
+    mutating func corruptKeyFileRekeys() throws {
         var origin: Origin? = try start()
         for _ in 0..<5 { try slot(origin!) }
         let before = try channelOf(origin!)
@@ -210,7 +210,14 @@ struct EncryptionTests {
         let channel = try channelOf(restarted)
         let status = channel.status()
         #expect(status.encryption?.state == "rekeyed")
-        #expect(status.journal?.contains("key file unreadable") == true)
+        #expect(status.journal?.contains("key file corrupt") == true)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory + "/keys").filter {
+            $0.hasPrefix("ch.json.corrupt-")
+        }
+        #expect(aside.count == 1, "the corrupt file is kept aside")
+        #expect(
+            aside.first.flatMap { FileManager.default.contents(atPath: directory + "/keys/" + $0) }
+                == Data("{\"version\":1,\"se".utf8))
         let restored = try #require(channel.snapshot.renditions["360p"]?.entry(msn: listed.msn))
         let period = try #require(channel.snapshot.encryption?.period(of: listed.msn), "stored MSNs stay encrypted")
         let newKey = try #require(channel.periodKey(period))
@@ -224,6 +231,37 @@ struct EncryptionTests {
         restartedOrigin = try start()
         #expect(try self.channelOf(restartedOrigin).periodKey(period) == newKey)
         #expect(try self.channelOf(restartedOrigin).status().encryption?.state == "active")
+    }
+
+    @Test("a key file that cannot be read stops the channel, with the reason, and is never replaced")
+    mutating func unreadableKeyFileIsNeverReplaced() throws {
+        var origin: Origin? = try start()
+        for _ in 0..<5 { try slot(origin!) }
+        let before = try channelOf(origin!)
+        let listed = try #require(before.snapshot.renditions["360p"]?.entries.last)
+        let period = try #require(before.snapshot.encryption?.period(of: listed.msn))
+        let key = try #require(before.periodKey(period))
+        origin = nil
+        // A read error (EISDIR here; EIO, EACCES in the field) on an intact secret.
+        let path = directory + "/keys/ch.json"
+        let intact = try #require(FileManager.default.contents(atPath: path))
+        try FileManager.default.moveItem(atPath: path, toPath: directory + "/kept.json")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        do {
+            let started = try start()
+            Issue.record("the channel started without its key secret: \(String(describing: started.channel(named: "ch")?.status().journal))")
+        } catch {
+            #expect("\(error)".contains("key"), "the reason names the key file: \(error)")
+            #expect("\(error)".contains("ch.json"), "the reason names the key file: \(error)")
+        }
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
+        // Once it reads again, the channel continues with its secret.
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.moveItem(atPath: directory + "/kept.json", toPath: path)
+        let restarted = try start()
+        #expect(try channelOf(restarted).periodKey(period) == key)
+        #expect(FileManager.default.contents(atPath: path) == intact)
     }
 
     @Test("the ciphertext cache stays under its byte bound and drops MSNs that left retention")

@@ -87,6 +87,28 @@ struct KeyJournalTests {
         #expect(error.message.contains("news.json"))
     }
 
+    @Test("a file that cannot be read is reported unreadable, a corrupt one is not; a corrupt one is moved aside")
+    func unreadableIsNotCorrupt() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = KeyJournal(directory: directory + "/keys")
+        try FileManager.default.createDirectory(atPath: journal.path(channel: "news"), withIntermediateDirectories: true)
+        guard case .failure(let unreadable) = journal.load(channel: "news") else {
+            Issue.record("a file that cannot be read was accepted")
+            return
+        }
+        #expect(unreadable.unreadable)
+        _ = FileManager.default.createFile(atPath: journal.path(channel: "sport"), contents: Data("not json".utf8))
+        guard case .failure(let corrupt) = journal.load(channel: "sport") else {
+            Issue.record("a corrupt file was accepted")
+            return
+        }
+        #expect(!corrupt.unreadable)
+        let aside = try journal.moveAside(channel: "sport")
+        #expect(FileManager.default.contents(atPath: aside) == Data("not json".utf8))
+        #expect(try journal.load(channel: "sport").get() == nil)
+    }
+
     @Test("the key journal lives beside the state journal's directory")
     func besideStateJournal() throws {
         let directory = try Self.temporaryDirectory()
