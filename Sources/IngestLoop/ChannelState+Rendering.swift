@@ -146,12 +146,12 @@ extension ChannelState {
 
     /// The EXT-X-I-FRAME-STREAM-INF lines of `renditions` (the variants' video renditions, in their order): one per
     /// rendition with an I-frame playlist, its video codec and resolution, the I-frame bit rates; no AUDIO.
-    private func iFrameStreams(_ renditions: [RenditionState]) -> [IFrameStream] {
+    private func iFrameStreams(_ renditions: [RenditionState], _ stated: [String: StatedRates]) -> [IFrameStream] {
         renditions.filter(hasIFramePlaylist).map { rendition in
             let video = rendition.tracks.first { $0.kind == .video }
             return IFrameStream(
-                uri: "\(rendition.name)/iframes.m3u8", bandwidth: max(rendition.statistics.iFramePeakBitrate, 1),
-                averageBandwidth: max(rendition.statistics.iFrameAverageBitrate, 1),
+                uri: "\(rendition.name)/iframes.m3u8", bandwidth: max(stated[rendition.name]?.iFramePeak ?? 0, 1),
+                averageBandwidth: max(stated[rendition.name]?.iFrameAverage ?? 0, 1),
                 codecs: rendition.tracks.filter { $0.kind == .video }.compactMap(\.codec),
                 resolution: video.flatMap(Self.resolution))
         }
@@ -167,6 +167,52 @@ extension ChannelState {
         playlist?.sessionKeys = sessionKeys()
         assert(playlist?.validate().isEmpty ?? true, "multivariant playlist breaks rule 35: \(playlist!.validate())")
         return playlist
+    }
+
+    /// The bit rates the multivariant playlist states for each rendition (BANDWIDTH, AVERAGE-BANDWIDTH and the
+    /// I-frame stream's): the peak and the average of the segments the rendition lists (as served: with AES-128
+    /// padding), else of the ones it still serves after they left the window, else the running statistics.
+    ///
+    /// A function of the listed entries, not of the process's history: an origin restarted on its store, and every
+    /// origin of a redundancy group listing the same entries, state the same values (invariant 9 extended to the
+    /// multivariant playlist). A running peak since start would differ between a restarted origin and its peer.
+    func statedRates(_ renditions: [RenditionState]) -> [String: StatedRates] {
+        var stated: [String: StatedRates] = [:]
+        for rendition in renditions {
+            var rates = StatedRates()
+            for entries in [rendition.window.entries, rendition.window.retained.map(\.entry)] {
+                rates = StatedRates()
+                var bytes: Int64 = 0
+                var milliseconds: Int64 = 0
+                var iFrameBytes: Int64 = 0
+                var iFrameMilliseconds: Int64 = 0
+                for entry in entries where entry.durationMilliseconds > 0 {
+                    guard let segment = entry.bytes else { continue }
+                    let served = Int64(segment.count + cipherPadding(segment.count, msn: entry.msn))
+                    bytes += served
+                    milliseconds += entry.durationMilliseconds
+                    rates.peak = max(rates.peak, Int(served * 8 * 1000 / entry.durationMilliseconds))
+                    if let end = entry.iFrameRangeEnd {
+                        let iFrame = Int64(end + cipherPadding(end, msn: entry.msn))
+                        iFrameBytes += iFrame
+                        iFrameMilliseconds += entry.durationMilliseconds
+                        rates.iFramePeak = max(rates.iFramePeak, Int(iFrame * 8 * 1000 / entry.durationMilliseconds))
+                    }
+                }
+                guard milliseconds > 0 else { continue }
+                rates.average = Int(bytes * 8 * 1000 / milliseconds)
+                if iFrameMilliseconds > 0 { rates.iFrameAverage = Int(iFrameBytes * 8 * 1000 / iFrameMilliseconds) }
+                break
+            }
+            if rates.peak == 0 {
+                let statistics = rendition.statistics
+                rates = StatedRates(
+                    peak: statistics.peakBitrate, average: statistics.averageBitrate,
+                    iFramePeak: statistics.iFramePeakBitrate, iFrameAverage: statistics.iFrameAverageBitrate)
+            }
+            stated[rendition.name] = rates
+        }
+        return stated
     }
 
     /// The CLOSED-CAPTIONS group of the channel: one member per caption channel found in a video rendition.
@@ -198,13 +244,14 @@ extension ChannelState {
         }.sorted { (configured[$0.name] ?? .max, $0.name) < (configured[$1.name] ?? .max, $1.name) }
         guard !started.isEmpty else { return nil }
         let captions = captionChannels(in: started)
+        let stated = statedRates(started)
         let variants = started.map { rendition -> VariantStream in
             let video = rendition.tracks.first { $0.kind == .video }
-            let statistics = rendition.statistics
+            let rates = stated[rendition.name] ?? StatedRates()
             return VariantStream(
                 uri: "\(rendition.name)/index.m3u8",
-                bandwidth: max(statistics.peakBitrate, 1),
-                averageBandwidth: max(statistics.averageBitrate, 1),
+                bandwidth: max(rates.peak, 1),
+                averageBandwidth: max(rates.average, 1),
                 codecs: rendition.tracks.compactMap(\.codec),
                 resolution: video.flatMap(Self.resolution),
                 frameRate: video?.frameRate,
@@ -213,7 +260,7 @@ extension ChannelState {
         var playlist = MultivariantPlaylist(
             independentSegments: started.allSatisfy(\.allSegmentsIndependent), renditions: captionRenditions(captions),
             variants: variants)
-        playlist.iFrameStreams = iFrameStreams(started)
+        playlist.iFrameStreams = iFrameStreams(started, stated)
         return playlist
     }
 
@@ -239,8 +286,9 @@ extension ChannelState {
             }
         }
         media += captionRenditions(captions)
-        func largest(_ group: MediaGroup?, _ rate: (RenditionStatistics) -> Int) -> Int {
-            group?.members.compactMap { byName[$0.rendition].map { rate($0.statistics) } }.max() ?? 0
+        let stated = statedRates(renditions)
+        func largest(_ group: MediaGroup?, _ rate: (StatedRates) -> Int) -> Int {
+            group?.members.compactMap { stated[$0.rendition].map(rate) }.max() ?? 0
         }
         func audioCodecs(_ group: MediaGroup?) -> [String] {
             var codecs: [String] = []
@@ -258,12 +306,9 @@ extension ChannelState {
             for subtitles in subtitleGroups.isEmpty ? [nil] : subtitleGroups {
                 for video in videos {
                     let track = video.tracks.first { $0.kind == .video }
-                    let peak =
-                        video.statistics.peakBitrate + largest(audio, \.peakBitrate)
-                        + largest(subtitles, \.peakBitrate)
-                    let average =
-                        video.statistics.averageBitrate + largest(audio, \.averageBitrate)
-                        + largest(subtitles, \.averageBitrate)
+                    let rates = stated[video.name] ?? StatedRates()
+                    let peak = rates.peak + largest(audio, \.peak) + largest(subtitles, \.peak)
+                    let average = rates.average + largest(audio, \.average) + largest(subtitles, \.average)
                     // The video rendition's own codecs: its video, and its muxed audio if it carries any.
                     let videoCodecs = video.tracks.filter { $0.kind == .video || $0.kind == .audio }.compactMap(
                         \.codec)
@@ -284,8 +329,8 @@ extension ChannelState {
                 else { continue }
                 variants.append(
                     VariantStream(
-                        uri: "\(audio.name)/index.m3u8", bandwidth: max(audio.statistics.peakBitrate, 1),
-                        averageBandwidth: max(audio.statistics.averageBitrate, 1),
+                        uri: "\(audio.name)/index.m3u8", bandwidth: max(stated[audio.name]?.peak ?? 0, 1),
+                        averageBandwidth: max(stated[audio.name]?.average ?? 0, 1),
                         codecs: audio.tracks.filter { $0.kind == .audio }.compactMap(\.codec), audioGroup: group.id,
                         closedCaptions: captions.isEmpty ? ClosedCaptionsReference.none : nil))
             }
@@ -295,7 +340,7 @@ extension ChannelState {
         var playlist = MultivariantPlaylist(
             independentSegments: members.allSatisfy { byName[$0]?.allSegmentsIndependent ?? true }, renditions: media,
             variants: variants)
-        playlist.iFrameStreams = iFrameStreams(videos)
+        playlist.iFrameStreams = iFrameStreams(videos, stated)
         return playlist
     }
 
@@ -471,4 +516,12 @@ public struct RenditionStatus: Sendable, Codable, Hashable {
     public let emptyCueSegments: Int
     /// Subtitle renditions: late cue files dropped for the cue file paired with the slot they were moved to.
     public let lateCuesSuperseded: Int
+}
+
+/// Bit rates stated in a multivariant playlist for one rendition, in bits per second (`ChannelState.statedRates`).
+struct StatedRates: Sendable, Hashable {
+    var peak = 0
+    var average = 0
+    var iFramePeak = 0
+    var iFrameAverage = 0
 }

@@ -282,4 +282,38 @@ struct DurableRestartTests {
             #expect(filler.count % 188 == 0 && filler.array.first == 0x47, "a transport stream")
         }
     }
+
+    /// BANDWIDTH and AVERAGE-BANDWIDTH are the peak and average of the listed segments, not a running figure since
+    /// the process started: an origin restarted on its store states the same multivariant playlist as before, as
+    /// its redundant peer does (a running peak lost a segment that had left the window).
+    @Test mutating func theMultivariantPlaylistStatesTheSameRatesAfterARestart() throws {
+        var origin: Origin? = try start()
+        // A first segment three times the others' size (null packets pad it): the peak of the run.
+        clock.advance(seconds: 2)
+        for rendition in renditions {
+            var bytes = generators[rendition]!.nextSegment().bytes
+            let null: [UInt8] = [0x47, 0x1F, 0xFF, 0x10] + [UInt8](repeating: 0xFF, count: 184)
+            for _ in 0..<(2 * bytes.count / 188) { bytes += null }
+            _ = try origin!.ingest(channel: "ch", rendition: rendition, fileName: "s.ts", body: SharedBytes(bytes))
+        }
+        origin!.tick()
+        // Long enough for it to leave the window and the retained entries after it.
+        for _ in 0..<20 { try slot(origin!) }
+        let channel = try #require(origin!.channel(named: "ch"))
+        let before = try MultivariantPlaylist.parse(
+            String(decoding: try #require(channel.snapshot.multivariantPlaylist).array, as: UTF8.self))
+        for variant in before.variants {
+            let name = String(variant.uri.prefix { $0 != "/" })
+            let listed = try #require(channel.snapshot.renditions[name]).entries.suffix(6).filter { !$0.isGap }
+            let peak = listed.map { Int64(try! #require($0.bytes).count) * 8000 / $0.durationMilliseconds }.max()
+            #expect(Int64(variant.bandwidth) == peak, "\(name): BANDWIDTH is the peak of the listed segments")
+        }
+        origin = nil
+        let restarted = try start()
+        let after = try MultivariantPlaylist.parse(
+            String(
+                decoding: try #require(restarted.channel(named: "ch")?.snapshot.multivariantPlaylist).array,
+                as: UTF8.self))
+        #expect(after == before, "the multivariant playlist changed across the restart")
+    }
 }
