@@ -49,6 +49,9 @@ public final class ChannelStore: Sendable {
         var prepared: Set<IndexKey> = []
         /// Directories with index files created since their last sync (`.always` syncs them before returning).
         var unsyncedDirectories: Set<String> = []
+        /// Index files the running `append` wrote: kept open until it synced them (closing one would leave its
+        /// descriptor number to the next file opened, which the sync would then reach instead).
+        var pinned: Set<IndexKey> = []
     }
 
     init(name: String, directory: String, context: StoreContext) throws(StoreError) {
@@ -114,6 +117,10 @@ public final class ChannelStore: Sendable {
     public func append(_ records: [StoreRecord]) throws(StoreError) -> UInt64 {
         let durable = context.syncsEachWrite
         let result: Result<Void, StoreError> = files.withLock { files in
+            defer {
+                files.pinned.removeAll()
+                closeIndexFilesOverLimit(&files)
+            }
             do throws(StoreError) {
                 var written: [IndexKey: StoreFile] = [:]
                 if !files.lastSlotKnown {
@@ -127,6 +134,7 @@ public final class ChannelStore: Sendable {
                     case .segment(let rendition, let segment):
                         _ = try renditionLocked(rendition, &files)
                         let key = IndexKey(rendition: rendition, epoch: segment.msn >> Self.epochShift)
+                        files.pinned.insert(key)
                         let file = try indexFile(key, create: true, &files)
                         try context.io.write(
                             file, bytes: StoreRecordCoding.encode(segment), at: Self.position(segment.msn, key))
@@ -138,6 +146,7 @@ public final class ChannelStore: Sendable {
                         let afterSkip = previousSlot.map { slot.msn != $0 + 1 } ?? true
                         previousSlot = slot.msn
                         let key = IndexKey(rendition: nil, epoch: slot.msn >> Self.epochShift)
+                        files.pinned.insert(key)
                         let file = try indexFile(key, create: true, &files)
                         try context.io.write(
                             file, bytes: StoreRecordCoding.encode(slot, afterSkip: afterSkip),
@@ -644,15 +653,22 @@ public final class ChannelStore: Sendable {
             files.unsyncedDirectories.insert(parentDirectory(of: path))
         }
         files.open[key] = file
-        if files.open.count > Self.maximumOpenIndexFiles,
-            let oldest = files.lastUse.filter({ files.open[$0.key] != nil && $0.key != key })
-                .min(by: { $0.value < $1.value })?.key
+        closeIndexFilesOverLimit(&files, keeping: key)
+        return file
+    }
+
+    /// Closes the least recently used index files while more than `maximumOpenIndexFiles` are open, never `keeping`
+    /// nor one the running `append` wrote and has not synced yet (`pinned`): closing is safe once with `.always`
+    /// every write was synced; in batched mode syncfs covers closed files.
+    private func closeIndexFilesOverLimit(_ files: inout Files, keeping: IndexKey? = nil) {
+        while files.open.count > Self.maximumOpenIndexFiles,
+            let oldest = files.lastUse.filter({
+                files.open[$0.key] != nil && $0.key != keeping && !files.pinned.contains($0.key)
+            }).min(by: { $0.value < $1.value })?.key
         {
-            // Closing is safe: with `.always` every write was synced; in batched mode syncfs covers closed files.
             if let closing = files.open.removeValue(forKey: oldest) { context.io.close(closing) }
             files.lastUse[oldest] = nil
         }
-        return file
     }
 
     /// Once an index file is half full, creates (and reserves) the next one, so that its records still land when
