@@ -9,6 +9,8 @@ let fuzzTargets = [
     "FuzzMediaPlaylist", "FuzzMultivariantPlaylist", "FuzzPlaylistAttributes",
     "FuzzRequestPath", "FuzzOriginRequest", "FuzzConfiguration",
     "FuzzSCTE35", "FuzzDateRangeJSON",
+    "FuzzTransportStreamCutter", "FuzzFragmentCutter", "FuzzStreamingPush",
+    "FuzzChannelTransportStream", "FuzzChannelFragmentedMP4", "FuzzChannelPackedAudio", "FuzzChannelWebVTT",
 ]
 
 let package = Package(
@@ -22,9 +24,19 @@ let package = Package(
         .executableTarget(
             name: name,
             dependencies: [
+                "FuzzSupport",
                 .product(name: "HLSOriginKit", package: "hlsorigin"),
                 .product(name: "Logging", package: "swift-log"),
             ])
-    },
+    } + [
+        // What the channel, streaming and cutter targets share: input records, piece lengths, the origin under test
+        // and the checks on what it publishes.
+        .target(
+            name: "FuzzSupport",
+            dependencies: [
+                .product(name: "HLSOriginKit", package: "hlsorigin"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+    ],
     swiftLanguageModes: [.v6]
 )

@@ -16,7 +16,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? MediaProbe.probeSegment(segmentBytes, initSection: initSection)
         _ = try? MediaProbe.fragmentedMP4Samples(segmentBytes, initSection: initSection)
     }
-    if let filler = try? FragmentedMP4GapFiller(initSection: initBytes, after: segmentBytes) {
+    if var filler = try? FragmentedMP4GapFiller(initSection: initBytes, after: segmentBytes) {
         _ = filler.segment(elapsedMilliseconds: 0, durationMilliseconds: 2000, sequenceNumber: 1)
         // A slot far along the timeline: decode times wrap there.
         _ = filler.segment(elapsedMilliseconds: 1 << 52, durationMilliseconds: 6000, sequenceNumber: 2)
