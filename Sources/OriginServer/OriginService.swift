@@ -3,6 +3,7 @@ import GroupDatabase
 import Logging
 import MicroHTTPD
 import OriginCore
+import Persistence
 import PeerRepair
 import ServiceLifecycle
 import Synchronization
@@ -41,8 +42,7 @@ public final class OriginService: Service, Sendable {
     ) throws {
         let clock = clock ?? SystemClock(offsetMicroseconds: configuration.clockOffsetMilliseconds * 1000)
         self.logger = logger
-        try FileManager.default.createDirectory(
-            atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        try DurableFile.makeDirectories(configuration.dataDirectory)
         var originConfiguration = configuration.origin
         originConfiguration.dataDirectory = originConfiguration.dataDirectory ?? configuration.dataDirectory
         let database = try configuration.databaseURL.map { url in

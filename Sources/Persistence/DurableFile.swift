@@ -20,11 +20,7 @@ public enum DurableFile {
         var descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         if descriptor < 0, errno == ENOENT {
             // Only the first write into a new directory pays for creating it.
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw DurableWriteError("create directory \(directory): \(error)")
-            }
+            try makeDirectories(directory)
             descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         }
         guard descriptor >= 0 else { throw .failed("open \(temporary)") }
@@ -58,6 +54,16 @@ public enum DurableFile {
             throw error
         }
         try syncDirectory(directory)
+    }
+
+    /// Creates `directory` and its missing parents, each made durable in its parent (fsync of the parent): a crash
+    /// after it returned never loses the directory, nor what is written into it. An existing directory is fine.
+    public static func makeDirectories(_ directory: String) throws(DurableWriteError) {
+        do {
+            try PosixFileIO().makeDirectoriesDurably(directory)
+        } catch {
+            throw DurableWriteError("create directory \(directory): \(error)")
+        }
     }
 
     /// Makes the names in `directory` durable (fsync of the directory).

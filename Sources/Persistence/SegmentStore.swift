@@ -64,16 +64,7 @@ public final class SegmentStore: Sendable {
         self.directory = path
         self.sync = sync
         self.context = StoreContext(io: io, sync: sync, maximumSegmentsPerChunk: max(1, maximumSegmentsPerChunk))
-        // Each directory created here is made durable in its parent.
-        var parent = path.hasPrefix("/") ? "/" : "."
-        for component in path.split(separator: "/") {
-            let current = (parent == "/" ? "" : parent) + "/" + component
-            if try !io.list(parent).contains(String(component)) {
-                try io.makeDirectory(current)
-                try io.syncDirectory(parent)
-            }
-            parent = current
-        }
+        try io.makeDirectoriesDurably(path)
     }
 
     /// Channels that have a directory in the store (for restoring auto-created channels), sorted by name.

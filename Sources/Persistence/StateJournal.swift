@@ -19,7 +19,7 @@ public final class StateJournal: Sendable {
     /// Creates the directory if needed.
     public init(directory: String) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try DurableFile.makeDirectories(directory)
     }
 
     func path(channel: String) -> String { "\(directory)/\(channel).state.json" }

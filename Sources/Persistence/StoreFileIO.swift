@@ -141,6 +141,20 @@ extension StoreFileIO {
         return Int64(bytes.count) - old
     }
 
+    /// Creates `path` and every missing parent, syncing each parent whose entries changed (the one way the origin
+    /// creates a directory: a crash after it returned never loses the directory's name).
+    public func makeDirectoriesDurably(_ path: String) throws(StoreError) {
+        var parent = path.hasPrefix("/") ? "/" : "."
+        for component in path.split(separator: "/") {
+            let current = (parent == "/" ? "" : parent) + "/" + component
+            if try !list(parent).contains(String(component)) {
+                try makeDirectory(current)
+                try syncDirectory(parent)
+            }
+            parent = current
+        }
+    }
+
     /// Creates `path` and its missing parents below `root` (which must exist), syncing each parent whose entries
     /// changed.
     func makeDirectories(_ path: String, below root: String) throws(StoreError) {

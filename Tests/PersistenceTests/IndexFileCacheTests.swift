@@ -120,3 +120,16 @@ struct IndexFileCacheTests {
         #expect(loaded.renditions.allSatisfy { $0.records.map(\.msn) == [first, first + 1, first + 2] })
     }
 }
+
+@Suite("New directories survive a crash")
+struct DurableDirectoryTests {
+    @Test func everyDirectoryCreatedIsSyncedInItsParent() throws {
+        let io = CrashingFileIO()
+        try io.makeDirectoriesDurably("/data/channels/keys")
+        try io.makeDirectoriesDurably("/data/channels/keys")
+        io.crash(seed: 7)
+        #expect(try io.list("/").contains("data"))
+        #expect(try io.list("/data") == ["channels"])
+        #expect(try io.list("/data/channels") == ["keys"])
+    }
+}
