@@ -3,7 +3,9 @@
 video.js VHS, and prints one JSON report on stdout: what each player exposed (audio and subtitle tracks, cues) and
 how it played (currentTime, decoded audio bytes, audio level), sampled every half second.
 
-    play.py SPEC.json          SPEC: {"assets": DIR, "runs": [RUN, ...]}
+    play.py SPEC.json          SPEC: {"assets": DIR, "runs": [RUN, ...], "parallel": false}
+                               "parallel": true plays every run at once, each in a page of its own (one outage
+                               seen by several players); else one after the other
     RUN: {"player": "hlsjs"|"native"|"videojs", "url": URL, "seconds": 20,
           "interval": 0.5,                          seconds between samples
           "requests": true,                         list every response (time, status, URL) in the report
@@ -71,6 +73,15 @@ def capabilities(page):
 
 
 def play(browser, base, run):
+    """Plays one run to its end."""
+    playing = start(browser, base, run)
+    while not step(playing):
+        time.sleep(float(run.get("interval", 0.5)))
+    return finish(playing)
+
+
+def start(browser, base, run):
+    """Opens the run's page; `step` samples it, `finish` closes it and makes its report."""
     page = browser.new_page()
     console = []
     page.on("console", lambda m: len(console) < 200 and console.append(f"{m.type}: {m.text}"[:300]))
@@ -119,25 +130,45 @@ def play(browser, base, run):
     query = urllib.parse.urlencode(fields)
     loaded = time.monotonic()
     page.goto(f"{base}/page.html?{query}")
-    seconds = float(run.get("seconds", 20))
+    return {
+        "run": run,
+        "page": page,
+        "console": console,
+        "network": network,
+        "samples": [],
+        "switched": None,
+        "subtitles_on": False,
+        "started": time.monotonic(),
+    }
+
+
+def step(playing):
+    """Takes one sample of a started run; True when the run has lasted its seconds (nothing sampled then)."""
+    run, page, samples = playing["run"], playing["page"], playing["samples"]
+    now = time.monotonic() - playing["started"]
+    if now >= float(run.get("seconds", 20)):
+        return True
     switch = run.get("switchAudio")
-    samples, switched, subtitles_on = [], None, False
-    started = time.monotonic()
-    while (now := time.monotonic() - started) < seconds:
-        sample = page.evaluate("() => window.harness ? window.harness.sample() : null")
-        if sample is not None:
-            sample["t"] = round(now, 2)
-            samples.append(sample)
-            if run.get("subtitles") and not subtitles_on and now >= 1:
-                tracks = page.evaluate("() => window.harness.tracks()")
-                if tracks.get("subtitleTracks") or any(
-                    t["kind"] in ("subtitles", "captions") for t in tracks.get("textTracks") or []
-                ):
-                    subtitles_on = page.evaluate("() => window.harness.showSubtitles()")
-            if switch and switched is None and now >= switch["at"]:
-                found = page.evaluate("(l) => window.harness.switchAudio(l)", switch["to"])
-                switched = {"at": round(now, 2), "found": found, "sampleIndex": len(samples)}
-        time.sleep(float(run.get("interval", 0.5)))
+    sample = page.evaluate("() => window.harness ? window.harness.sample() : null")
+    if sample is not None:
+        sample["t"] = round(now, 2)
+        samples.append(sample)
+        if run.get("subtitles") and not playing["subtitles_on"] and now >= 1:
+            tracks = page.evaluate("() => window.harness.tracks()")
+            if tracks.get("subtitleTracks") or any(
+                t["kind"] in ("subtitles", "captions") for t in tracks.get("textTracks") or []
+            ):
+                playing["subtitles_on"] = page.evaluate("() => window.harness.showSubtitles()")
+        if switch and playing["switched"] is None and now >= switch["at"]:
+            found = page.evaluate("(l) => window.harness.switchAudio(l)", switch["to"])
+            playing["switched"] = {"at": round(now, 2), "found": found, "sampleIndex": len(samples)}
+    return False
+
+
+def finish(playing):
+    """Closes a run's page and makes its report."""
+    run, page, samples, switched = playing["run"], playing["page"], playing["samples"], playing["switched"]
+    console, network, subtitles_on = playing["console"], playing["network"], playing["subtitles_on"]
     tracks = page.evaluate("() => window.harness ? window.harness.tracks() : null")
     state = page.evaluate("() => window.harness ? window.harness.state : null")
     page.close()
@@ -182,6 +213,32 @@ def summarize(samples, switched):
     return result
 
 
+def play_together(browser, base, runs):
+    """Plays every run at once, each in its page, sampling them in turn every half second."""
+    begun = time.monotonic()
+    playing, results = [], [None] * len(runs)
+    for index, run in enumerate(runs):
+        try:
+            playing.append((index, start(browser, base, run)))
+        except Exception as error:  # noqa: BLE001 - one failed run must not hide the others
+            results[index] = {"player": run["player"], "url": run["url"], "error": str(error)}
+    while playing:
+        for entry in list(playing):
+            index, state = entry
+            try:
+                done = step(state)
+                if done:
+                    results[index] = finish(state)
+            except Exception as error:  # noqa: BLE001 - one failed run must not hide the others
+                done = True
+                results[index] = {"player": state["run"]["player"], "url": state["run"]["url"], "error": str(error)}
+            if done:
+                results[index]["elapsed"] = round(time.monotonic() - begun, 1)
+                playing.remove(entry)
+        time.sleep(0.5)
+    return results
+
+
 def launch(playwright):
     """Debian's chromium, headless, with ARGUMENTS; None when it does not start (the error is printed as the JSON
     report, for the test's message)."""
@@ -209,7 +266,14 @@ def main():
         page.goto(f"{base}/page.html?player=none")
         report["capabilities"] = capabilities(page)
         page.close()
-        for run in spec["runs"]:
+        internals = None
+        if spec.get("mediaInternals"):
+            # chromium's media log (chrome://media-internals) of every player, for a failure's cause.
+            internals = browser.new_page()
+            internals.goto("chrome://media-internals")
+        if spec.get("parallel"):
+            report["runs"] = play_together(browser, base, spec["runs"])
+        for run in [] if spec.get("parallel") else spec["runs"]:
             begun = time.monotonic()
             try:
                 result = play(browser, base, run)
@@ -217,6 +281,17 @@ def main():
                 result = {"player": run["player"], "url": run["url"], "error": str(error)}
             result["elapsed"] = round(time.monotonic() - begun, 1)
             report["runs"].append(result)
+        if internals is not None:
+            logs = {}
+            for run in spec["runs"]:
+                if run["player"] != "native" or run["url"] in logs:
+                    continue  # the MSE players show as blob: URLs
+                try:
+                    internals.get_by_text(run["url"], exact=True).first.click(timeout=3000)
+                    logs[run["url"]] = internals.inner_text("body")[-30000:]
+                except Exception as error:  # noqa: BLE001 - the log is a diagnostic
+                    logs[run["url"]] = f"no media log: {error}"
+            report["mediaInternals"] = logs
         browser.close()
     server.shutdown()
     print(json.dumps(report))

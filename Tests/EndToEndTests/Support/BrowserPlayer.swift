@@ -259,17 +259,19 @@ enum BrowserPlayer {
         return assets
     }
 
-    /// Plays `runs` one after the other in one chromium; returns its report.
-    static func playOnce(_ runs: [Run], directory: URL, label: String) async throws -> Report {
+    /// Plays `runs` one after the other in one chromium (`parallel`: all at once, each in a page of its own, so
+    /// several players see the same event); returns its report.
+    static func playOnce(_ runs: [Run], directory: URL, label: String, parallel: Bool = false) async throws -> Report {
         let assets = try await install(directory: directory)
         let root = OriginProcess.packageRoot
         struct Spec: Encodable {
             let assets: String
             let runs: [Run]
+            let parallel: Bool
         }
         let spec = directory.appendingPathComponent("\(label).json")
-        try JSONEncoder().encode(Spec(assets: assets.path, runs: runs)).write(to: spec)
-        let seconds = runs.map(\.seconds).reduce(0, +)
+        try JSONEncoder().encode(Spec(assets: assets.path, runs: runs, parallel: parallel)).write(to: spec)
+        let seconds = parallel ? runs.map(\.seconds).max() ?? 0 : runs.map(\.seconds).reduce(0, +)
         let child = try ChildProcess(
             executable: root.appendingPathComponent(".build/browser-venv/bin/python"),
             arguments: [root.appendingPathComponent("scripts/e2e-browser/play.py").path, spec.path],
