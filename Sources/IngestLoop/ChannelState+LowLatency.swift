@@ -253,25 +253,50 @@ extension ChannelState {
 
     /// The push ended without a complete segment (disconnect, stall, error, store failure): the segment is closed
     /// at its last listed part if any (else nothing was listed and the slot closes by the usual rules).
-    package mutating func abandonSegment(ticket: OpenSegmentTicket, nowMilliseconds now: Int64) -> IngestActions {
+    /// - Parameter stored: where the store holds exactly the listed parts' bytes (`listedBytes`); with a store and
+    ///   without it, the short segment is not listed (its slot closes as a GAP by the usual rules).
+    package mutating func abandonSegment(
+        ticket: OpenSegmentTicket, stored: StoredSegment? = nil, nowMilliseconds now: Int64
+    ) -> IngestActions {
         closedTickets[ticket] = nil
         guard let position = index[ticket.rendition], let open = renditions[position].open, open.pushed,
             open.msn == ticket.msn
         else { return actions(publish: false, nowMilliseconds: now) }
-        let closed = closeAtLastPart(position: position, nowMilliseconds: now)
+        let closed = closeAtLastPart(position: position, stored: stored, nowMilliseconds: now)
         return actions(publish: closed, nowMilliseconds: now)
     }
 
+    /// The bytes of the open segment's listed parts and its container (what `abandonSegment` would list), for the
+    /// store to take first; nil when the ticket's segment is not open or lists no part.
+    package func listedBytes(ticket: OpenSegmentTicket) -> (bytes: SharedBytes, container: MediaContainer)? {
+        guard let position = index[ticket.rendition], let open = renditions[position].open, open.pushed,
+            open.msn == ticket.msn, !open.parts.isEmpty
+        else { return nil }
+        return (Self.joined(open.parts), open.container)
+    }
+
+    private static func joined(_ parts: [PartEntry]) -> SharedBytes {
+        var joined: [UInt8] = []
+        joined.reserveCapacity(parts.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
+        for part in parts { part.bytes?.withUnsafeBytes { joined.append(contentsOf: $0) } }
+        return SharedBytes(joined)
+    }
+
     /// Closes the rendition's open push at its last listed part: a short segment made of exactly the listed parts.
-    /// Returns false when nothing was listed (the slot then closes by the usual rules).
-    mutating func closeAtLastPart(position: Int, nowMilliseconds now: Int64) -> Bool {
+    /// Listed means durable: on a channel with a store, the segment is listed only when `stored` holds exactly
+    /// those bytes; otherwise its parts leave the playlist and its slot closes as a GAP by the usual rules (as it
+    /// is after a restart). Returns false when nothing changed.
+    mutating func closeAtLastPart(
+        position: Int, stored: StoredSegment? = nil, nowMilliseconds now: Int64
+    ) -> Bool {
         guard let open = renditions[position].open, open.pushed else { return false }
         renditions[position].open = nil
         guard !open.parts.isEmpty else { return false }
-        var joined: [UInt8] = []
-        joined.reserveCapacity(open.parts.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
-        for part in open.parts { part.bytes?.withUnsafeBytes { joined.append(contentsOf: $0) } }
-        let bytes = SharedBytes(joined)
+        let bytes = Self.joined(open.parts)
+        guard !keepsStoreRecords || stored.map({ Int($0.length) == bytes.count }) == true else {
+            touch(renditions[position].name)
+            return true
+        }
         let info = SegmentInfo(
             container: open.container, tracks: renditions[position].tracks,
             startTime: MediaTime(ticks: open.mediaStart, timescale: open.timescale),
@@ -281,7 +306,7 @@ extension ChannelState {
         let extinf = Self.roundedExtinf(
             info.duration, carry: renditions[position].roundingCarry, existingSlot: existing)
         _ = commit(
-            open, position: position, bytes: bytes, info: info, extinf: extinf, stored: nil, nowMilliseconds: now)
+            open, position: position, bytes: bytes, info: info, extinf: extinf, stored: stored, nowMilliseconds: now)
         return true
     }
 

@@ -88,10 +88,18 @@ extension Channel {
     }
 
     /// A streamed push ended without its whole segment: closed at its last listed part (if any) and published.
+    /// With a store, the listed parts' bytes are staged durably first (outside the lock); when they cannot be, the
+    /// short segment is not listed and its slot closes as a GAP.
     func abandonStreamedSegment(ticket: OpenSegmentTicket) {
+        var stored: StoredSegment?
+        if store != nil, let listed = state.withLock({ $0.listedBytes(ticket: ticket) }) {
+            stored = try? stage(listed.bytes, rendition: ticket.rendition, container: listed.container)
+        }
         let now = clock.nowMilliseconds()
         state.withLock { state in
-            pass(&state, nowMilliseconds: now) { $0.abandonSegment(ticket: ticket, nowMilliseconds: now) }
+            pass(&state, nowMilliseconds: now) {
+                $0.abandonSegment(ticket: ticket, stored: stored, nowMilliseconds: now)
+            }
         }
     }
 }
