@@ -295,7 +295,10 @@ public final class GroupDatabase: Sendable {
 
     /// Closes a connection without waiting (the future form: the async one would need a task).
     private static func close(_ connection: PostgresConnection) {
-        let _: EventLoopFuture<Void> = connection.close()
+        // Kept until it is closed: PostgresNIO asserts (debug builds) that a connection is closed before it is freed,
+        // and `stop()` used to drop the last reference while the close was under way (SIGTERM crashed the process).
+        let closed: EventLoopFuture<Void> = connection.close()
+        closed.whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     static func describe(_ error: any Error) -> String {

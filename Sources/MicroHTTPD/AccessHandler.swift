@@ -170,8 +170,11 @@ private func begin(
         // Queued before the body is read: MHD sends no "100 Continue", reads nothing more and closes afterwards.
         return answer(payloadTooLarge(limit: state.bodyLimit, context.standardHeaders), state, connection, context)
     }
-    if case .receiveBody = state.action {
+    switch state.action {
+    case .receiveBody, .receiveBodyThenSuspend:
         state.body = ByteAccumulator(initialCapacity: min(max(announced ?? 64 * 1024, 16), max(state.bodyLimit, 16)))
+    default:
+        break
     }
     return .YES
 }
@@ -254,30 +257,45 @@ private func finish(_ state: RequestState, connection: OpaquePointer, context: S
         let bytes = state.body.take()?.finish() ?? SharedBytes([])
         return answer(complete(bytes), state, connection, context)
     case .suspend(let start):
-        if let responder = state.responder {
-            switch responder.takeAnswer() {
-            case .response(let response):
-                return answer(response, state, connection, context)
-            case .prepared(let prepared):
-                return answer(prepared, state, connection, context)
-            case nil:
-                context.warn("MicroHTTPD: connection resumed without a response; closing it")
-                return .NO
-            }
-        }
-        let responder = HTTPResponder(connection: ConnectionHandle(pointer: connection))
-        guard context.track(responder) else {
-            return answer(serviceUnavailable(context.standardHeaders), state, connection, context)
-        }
-        state.responder = responder
-        MHD_suspend_connection(connection)
-        responder.didSuspend()
-        start(responder)
-        return .YES
+        if state.responder != nil { return answerResumed(state, connection, context) }
+        return suspend(state, connection, context, start)
+    case .receiveBodyThenSuspend(_, let start):
+        if state.responder != nil { return answerResumed(state, connection, context) }
+        let bytes = state.body.take()?.finish() ?? SharedBytes([])
+        return suspend(state, connection, context) { start(bytes, $0) }
     case .streamBody(_, let receiver):
         state.receiverIsDone = true
         return answer(receiver.finish(), state, connection, context)
     }
+}
+
+/// A suspended request was resumed: queues the answer its responder was given.
+private func answerResumed(_ state: RequestState, _ connection: OpaquePointer, _ context: ServerContext) -> MHD_Result {
+    switch state.responder?.takeAnswer() {
+    case .response(let response):
+        return answer(response, state, connection, context)
+    case .prepared(let prepared):
+        return answer(prepared, state, connection, context)
+    case nil:
+        context.warn("MicroHTTPD: connection resumed without a response; closing it")
+        return .NO
+    }
+}
+
+/// Suspends the request and hands its responder to `start` (503 at once if the server is stopping).
+private func suspend(
+    _ state: RequestState, _ connection: OpaquePointer, _ context: ServerContext,
+    _ start: (HTTPResponder) -> Void
+) -> MHD_Result {
+    let responder = HTTPResponder(connection: ConnectionHandle(pointer: connection))
+    guard context.track(responder) else {
+        return answer(serviceUnavailable(context.standardHeaders), state, connection, context)
+    }
+    state.responder = responder
+    MHD_suspend_connection(connection)
+    responder.didSuspend()
+    start(responder)
+    return .YES
 }
 
 /// Queues `response` as the answer.

@@ -12,6 +12,11 @@ public enum HTTPRequestAction: Sendable {
     /// 413 at once (also when Content-Length announces more than the limit up front) without reading the rest, and
     /// the connection is closed.
     case receiveBody(limit: Int, complete: @Sendable (SharedBytes) -> HTTPResponse)
+    /// Reads the body as `.receiveBody` does, then suspends the connection as `.suspend` does and calls `start`
+    /// with the body and the responder on the libmicrohttpd thread: for work that must not hold a libmicrohttpd
+    /// thread while it waits (a database round trip). `start` must not block; the responder must be answered
+    /// eventually.
+    case receiveBodyThenSuspend(limit: Int, start: @Sendable (SharedBytes, HTTPResponder) -> Void)
     /// Suspends the connection (a long poll). `start` is called on the libmicrohttpd thread with a responder that
     /// may be answered once, from any thread, later; until then the connection costs no thread and no polling.
     /// Every suspended request must be answered eventually (the connection timeout does not end a suspension, and

@@ -31,7 +31,7 @@ final class RequestState {
         self.action = action
         self.connection = connection
         switch action {
-        case .receiveBody(let limit, _), .streamBody(let limit, _):
+        case .receiveBody(let limit, _), .streamBody(let limit, _), .receiveBodyThenSuspend(let limit, _):
             bodyLimit = max(limit, 0)
         default:
             bodyLimit = discardLimit

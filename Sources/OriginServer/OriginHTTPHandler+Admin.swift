@@ -14,7 +14,13 @@ extension OriginHTTPHandler {
         case .success(let requester):
             let action = adminRoute(request, path)
             guard request.method != "GET", request.method != "HEAD" else { return action }
-            return audited(action, "\(request.method) \(request.path)", by: requester)
+            let recorded = audited(action, "\(request.method) \(request.path)", by: requester)
+            // Changes to markers and recordings make database round trips when a group database is configured:
+            // never on a libmicrohttpd thread, which serves players too.
+            guard configuration.databaseURL != nil, path.count >= 3, path[0] == "channels",
+                path[2] == "dateranges" || path[2] == "recordings"
+            else { return recorded }
+            return offThread(recorded)
         }
     }
 
@@ -33,7 +39,7 @@ extension OriginHTTPHandler {
                 record("\(response.status)")
                 return response
             }
-        case .suspend, .streamBody: record("started")
+        case .suspend, .streamBody, .receiveBodyThenSuspend: record("started")
         }
         return action
     }

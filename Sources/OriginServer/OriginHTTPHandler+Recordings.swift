@@ -37,11 +37,16 @@ extension OriginHTTPHandler {
             }
             return respond(json(200, RecordingJSON(recording, nowMilliseconds: now)))
         case ("DELETE", 1):
-            do throws(RecordingError) {
-                try origin.deleteRecording(id: rest[0], channel: name)
-                return respond(HTTPResponse(status: 204, headers: ["Cache-Control": "no-store"]))
-            } catch {
-                return respond(answer(error))
+            // Answered once the (empty) body is in, so that with a group database the deletion's round trip can
+            // run off the libmicrohttpd thread (`offThread`).
+            let id = rest[0]
+            return .receiveBody(limit: Self.adminBodyLimit) { [self] _ in
+                do throws(RecordingError) {
+                    try origin.deleteRecording(id: id, channel: name)
+                    return finish(HTTPResponse(status: 204, headers: ["Cache-Control": "no-store"]))
+                } catch {
+                    return finish(answer(error))
+                }
             }
         case (_, 0):
             return respond(methodNotAllowed(request, allowed: "GET, HEAD, POST, OPTIONS"))

@@ -16,6 +16,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let logger: Logger
     /// Distinguishes validators of this process from those of an earlier run.
     let instanceTag: String
+    /// Admin calls that wait for the group database, off the libmicrohttpd threads.
+    let databaseCalls = DatabaseCalls()
     /// Per-thread prepared answers of plain `/live` GETs (see `handlePlain(_:)`).
     let liveCache = LiveAnswerCache()
     /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.

@@ -68,7 +68,7 @@ func send(
     case .streamBody(_, let receiver):
         if let early = body.withUnsafeBytes({ receiver.receive($0) }) { return early }
         return receiver.finish()
-    case .respondPrepared, .suspend:
+    case .respondPrepared, .suspend, .receiveBodyThenSuspend:
         return nil
     }
 }
