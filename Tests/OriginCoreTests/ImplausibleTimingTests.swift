@@ -18,7 +18,9 @@ struct ImplausibleTimingTests {
 
     static func be32(_ value: UInt64) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
     static func be64(_ value: UInt64) -> [UInt8] { be32(value >> 32) + be32(value & 0xFFFF_FFFF) }
-    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be32(UInt64(8 + payload.count)) + Array(type.utf8) + payload }
+    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+        be32(UInt64(8 + payload.count)) + Array(type.utf8) + payload
+    }
     static func fullBox(_ type: String, version: UInt8 = 0, flags: UInt64 = 0, _ payload: [UInt8]) -> [UInt8] {
         box(type, [version] + be32(flags).suffix(3) + payload)
     }
