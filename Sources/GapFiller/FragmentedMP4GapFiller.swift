@@ -175,7 +175,8 @@ public struct FragmentedMP4GapFiller: Sendable {
             let slotLength = max(0, slotEnd &- slotStart)
             let offset = track.next &- slotStart
             let limit = Self.ticks(Self.longestContinuationMilliseconds, track.timescale)
-            return offset >= -limit && offset < slotLength ? (track.next, slotLength &- offset) : (slotStart, slotLength)
+            return offset >= -limit && offset < slotLength
+                ? (track.next, slotLength &- offset) : (slotStart, slotLength)
         }
         if let video {
             let (start, total) = span(video.track)

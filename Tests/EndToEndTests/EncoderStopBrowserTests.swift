@@ -34,7 +34,8 @@ extension EndToEndInBrowser {
             // The test process hands its children a signal mask with SIGTERM blocked: ffmpeg would never see it.
             // python3 clears the mask and becomes ffmpeg (same process, so the signal reaches it).
             var arguments = [
-                "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+                "-c",
+                "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
                     + "os.execv(sys.argv[1], sys.argv[1:])", ffmpeg.path,
                 "-nostdin", "-v", "error", "-re",
                 "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30",
