@@ -61,6 +61,8 @@ public final class Channel: Sendable {
     private let published: Mutex<ChannelSnapshot>
     /// `published.version`, readable without the lock (stored after the snapshot is).
     private let publishedVersionValue = Atomic<UInt64>(0)
+    /// `ChannelState.lowestUnpublishedMSN` as of the last publish: the store answers only MSNs below it.
+    private let unpublishedFromValue = Atomic<UInt64>(0)
     /// Each rendition's version and retention floors, readable without a lock (see `RenditionVersions`).
     let renditionVersions = Mutex<[String: RenditionVersions]>([:])
     /// The channel's date ranges (ad markers), journaled; see `Channel+Markers.swift`.
@@ -785,6 +787,7 @@ public final class Channel: Sendable {
         let previous = published.withLock { $0 }
         let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
         published.withLock { $0 = snapshot }
+        unpublishedFromValue.store(state.lowestUnpublishedMSN, ordering: .releasing)
         publishedVersionValue.store(snapshot.version, ordering: .releasing)
         publishRenditionVersions(snapshot, previous: previous)
         if snapshot.encryption != nil { ciphertexts.withLock { $0.prune(to: snapshot) } }
@@ -818,8 +821,17 @@ extension Channel {
     /// A segment of the rendition from the durable store (the disk tier), nil if the store does not have it or
     /// its bytes fail their check (logged, counted). The first request reads and checks the bytes; later ones are
     /// served from the file.
+    ///
+    /// Only MSNs below the channel's lowest unpublished one are answered (and at most the rendition's newest listed
+    /// entry): the store also holds records of segments held for their slot, which the opening agreement may
+    /// still move, or of a pass that was undone; those are not served (404) until listed, so nothing is cached (for
+    /// a year) that the playlist may later give other bytes. Records at listed MSNs are never rewritten, so the check
+    /// cache stays valid.
     public func storedSegment(rendition: String, msn: UInt64) -> StoredSegmentAnswer? {
         guard let store else { return nil }
+        guard msn < unpublishedFromValue.load(ordering: .acquiring),
+            snapshot.renditions[rendition]?.entries.last.map({ msn <= $0.msn }) ?? true
+        else { return nil }
         let key = StoredSegmentKey(rendition: rendition, msn: msn)
         if let (record, path) = verified.withLock({ $0[key] }) {
             guard let location = record.location else { return nil }

@@ -86,4 +86,36 @@ struct DurableAcknowledgementTests {
             #expect(again.bytes == entry.bytes, "msn \(entry.msn): other bytes after the restart")
         }
     }
+
+    @Test mutating func aSegmentHeldForItsSlotIsNotServedFromTheStoreUntilListed() throws {
+        var channel = ChannelConfiguration(name: "two", renditions: [.init(name: "360p"), .init(name: "180p")])
+        channel.window = .segments(6)
+        let origin = try Origin(
+            configuration: OriginConfiguration(channels: [channel], dataDirectory: directory), clock: clock,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        var low = try TestStreamGenerator(profile: TestSourceProfile.named("180p")!, segmentDuration: 2)
+        func both() throws {
+            clock.advance(seconds: 2)
+            _ = try origin.ingest(
+                channel: "two", rendition: "360p", fileName: "s.ts", body: SharedBytes(generator.nextSegment().bytes))
+            _ = try origin.ingest(
+                channel: "two", rendition: "180p", fileName: "s.ts", body: SharedBytes(low.nextSegment().bytes))
+            origin.tick()
+        }
+        for _ in 0..<2 { try both() }
+        let two = try #require(origin.channel(named: "two"))
+        clock.advance(seconds: 2)
+        // 360p fills the next slot; 180p has not: the slot is held, nothing of it listed yet.
+        let held = try #require(
+            try origin.ingest(
+                channel: "two", rendition: "360p", fileName: "s.ts", body: SharedBytes(generator.nextSegment().bytes)
+            ).msn)
+        #expect(two.snapshot.renditions["360p"]?.entry(msn: held) == nil, "held, not listed")
+        #expect(two.storedSegment(rendition: "360p", msn: held) == nil, "the store answered a held MSN")
+        _ = try origin.ingest(
+            channel: "two", rendition: "180p", fileName: "s.ts", body: SharedBytes(low.nextSegment().bytes))
+        origin.tick()
+        #expect(two.snapshot.renditions["360p"]?.entry(msn: held) != nil, "listed once the slot closed")
+        #expect(two.storedSegment(rendition: "360p", msn: held) != nil, "then the store answers it too")
+    }
 }
