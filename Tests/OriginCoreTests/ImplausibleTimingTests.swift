@@ -144,6 +144,30 @@ struct ImplausibleTimingTests {
         #expect(origins.origin.channel(named: "fm")?.status().renditions.first?.segmentsAccepted == 1)
     }
 
+    @Test func aMediaStartNearTheTopOf64BitsOpensASharedTimelineSlotWithoutOverflow() throws {
+        // A redundancy group anchors a feed on arrival - media start (ms). A track of timescale 1 with tfdt
+        // 9,223,372,036,854,776 s: its start in ms wraps 64 bits to Int64.min + 192, and arrival - start trapped.
+        var initSection = try IFramePlaylistTests.fixture(Self.initSection).array
+        let mdhd = try #require(initSection.indices.first { Array(initSection[$0..<($0 + 4)]) == Array("mdhd".utf8) })
+        initSection.replaceSubrange((mdhd + 16)..<(mdhd + 20), with: Self.be32(1))  // track 1: timescale 1
+        var shared = ChannelConfiguration(name: "tl", renditions: [RenditionConfiguration(name: "v")])
+        shared.sharedTimeline = SharedTimeline()
+        let clock = ManualClock()
+        let origin = try Origin(
+            configuration: OriginConfiguration(channels: [shared], ingest: IngestConfiguration(autoCreate: false)),
+            clock: clock, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        clock.advance(seconds: 2)
+        _ = try origin.ingest(channel: "tl", rendition: "v", fileName: "init.mp4", body: SharedBytes(initSection))
+        let receipt = try origin.ingest(
+            channel: "tl", rendition: "v", fileName: "0.m4s",
+            body: SharedBytes(Self.fragment(sampleCount: 2, sampleDuration: 1, decodeTime: 9_223_372_036_854_776)))
+        #expect(receipt.kind == .segment)
+        // Its slot starts at the arrival (the anchor is rounded down to the group's 500 ms grid), not ages away.
+        let pdt = try #require(origin.channel(named: "tl")?.snapshot.renditions["v"]?.entries.first)
+            .programDateTimeMilliseconds
+        #expect(abs(pdt - (clock.nowMilliseconds() - 2000)) <= 500, "\(pdt)")
+    }
+
     // MARK: - Streamed pushes into a Low-Latency rendition: the cutter and the part arithmetic
 
     @Test func aFirstMoofWhoseDurationOverflowsIsRefusedOnAStreamedPush() throws {
