@@ -18,6 +18,17 @@ extension Channel {
     /// Adds a marker (POST). The same request again returns the stored marker with `changed` false.
     /// - Throws: ``MarkerError`` (`invalid`, `conflict`, `tooManyMarkers`, `notPersisted`).
     public func addMarker(_ request: MarkerRequest) throws(MarkerError) -> MarkerResult {
+        try through(refusal: reloadingMarkerError, forward: { channel throws(MarkerError) in
+            try channel.addMarker(request)
+        }) { () throws(MarkerError) in try addMarkerHere(request) }
+    }
+
+    /// What a marker request to a retired channel with no successor yet gets (503, Retry-After).
+    private var reloadingMarkerError: MarkerError {
+        MarkerError(.unavailable, field: nil, "channel '\(name)' is being reloaded with new settings: retry")
+    }
+
+    private func addMarkerHere(_ request: MarkerRequest) throws(MarkerError) -> MarkerResult {
         let now = clock.nowMilliseconds()
         let (marker, changed) = try markers.change { book throws(MarkerError) in
             let (marker, created) = try book.add(request, nowMilliseconds: now)
@@ -30,6 +41,12 @@ extension Channel {
     /// Closes an open marker (PATCH, the cue-in).
     /// - Throws: ``MarkerError`` (`unknownMarker`, `invalid`, `conflict`, `notPersisted`).
     public func closeMarker(id: String, _ patch: MarkerPatch) throws(MarkerError) -> MarkerResult {
+        try through(refusal: reloadingMarkerError, forward: { channel throws(MarkerError) in
+            try channel.closeMarker(id: id, patch)
+        }) { () throws(MarkerError) in try closeMarkerHere(id: id, patch) }
+    }
+
+    private func closeMarkerHere(id: String, _ patch: MarkerPatch) throws(MarkerError) -> MarkerResult {
         let now = clock.nowMilliseconds()
         let (marker, changed) = try markers.change { book throws(MarkerError) in
             let (marker, changed) = try book.close(id: id, patch: patch, nowMilliseconds: now)
@@ -78,7 +95,7 @@ extension Channel {
     /// Reads the shared marker book again (another origin of the group changed it, or the database came back) and
     /// republishes the playlists if the markers changed. Makes a database round trip: not for the tick's thread.
     public func refreshSharedMarkers() {
-        if markers.refresh() { markersDidChange() }
+        if markers.refresh(laterChange: { [weak self] in self?.markersDidChange() }) { markersDidChange() }
     }
 
     private func markersDidChange() {

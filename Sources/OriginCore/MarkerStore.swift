@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import Markers
@@ -142,16 +143,38 @@ public final class MarkerStore: Sendable {
     }
 
     /// Reads the shared book again (another origin changed it, or the database came back) and shows it if it is
-    /// newer than the one shown. Nothing changes while the database cannot be reached: the markers known stay.
-    /// - Returns: whether the visible book changed.
+    /// newer than the one shown. Nothing changes while the database cannot be reached: the markers known stay, and
+    /// the read is tried again after 0.5 s, 1 s, 2 s ... (at most `retryCeiling` apart) until one succeeds or a newer
+    /// refresh starts, so a change announced while the read failed is not missed until the next announcement.
+    /// - Parameter laterChange: called when a retried read changed the visible book (the caller republishes).
+    /// - Returns: whether the visible book changed (by this first read).
     @discardableResult
-    public func refresh() -> Bool {
+    public func refresh(laterChange: (@Sendable () -> Void)? = nil) -> Bool {
+        let generation = refreshes.add(1, ordering: .relaxed).newValue
+        return refresh(generation: generation, delay: Self.firstRetry, laterChange: laterChange)
+    }
+
+    /// The first wait before a failed read is tried again, and the longest.
+    static let firstRetry: Duration = .milliseconds(500)
+    static let retryCeiling: Duration = .seconds(30)
+    /// Counts refreshes: a retry stops once a newer refresh has started (it reads for itself).
+    private let refreshes = Atomic<Int>(0)
+
+    private func refresh(generation: Int, delay: Duration, laterChange: (@Sendable () -> Void)?) -> Bool {
         guard let shared else { return false }
         let stored: SharedMarkerBook?
         do {
             stored = try shared.load(channel: channel)
         } catch {
             failure.withLock { $0 = error.message }
+            let (seconds, attoseconds) = delay.components
+            DispatchQueue.global(qos: .utility).asyncAfter(
+                deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+            ) { [self] in
+                guard refreshes.load(ordering: .relaxed) == generation else { return }
+                let next = min(delay * 2, Self.retryCeiling)
+                if refresh(generation: generation, delay: next, laterChange: laterChange) { laterChange?() }
+            }
             return false
         }
         guard let stored else { return false }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HLSPlaylist
 import Logging
@@ -93,6 +94,8 @@ public final class RecordingStore: Sendable {
     public let shared: (any SharedRecordings)?
     /// One reconciliation at a time; `again` when a notification arrived during one.
     private let reconciling = Mutex<(running: Bool, again: Bool)>((false, false))
+    /// The wait before a reconciliation that could not read the database is tried again (nil: none pending).
+    private let retry = Mutex<(pending: Bool, delay: Duration)>((false, .milliseconds(500)))
     private let logger: Logger
 
     /// A store holding `manifests`.
@@ -348,22 +351,48 @@ public final class RecordingStore: Sendable {
             return true
         }
         guard first else { return }
+        var read = false
         repeat {
-            reconcileOnce(shared)
+            read = reconcileOnce(shared)
         } while reconciling.withLock { state -> Bool in
             defer { state.again = false }
             if !state.again { state.running = false }
             return state.again
         }
+        retryUnlessRead(read)
     }
 
-    private func reconcileOnce(_ shared: any SharedRecordings) {
+    /// After a reconciliation that could not read the database, another after 0.5 s, 1 s, 2 s ... (at most 30 s
+    /// apart) until one can: a change announced while the read failed is not missed until the next announcement.
+    private func retryUnlessRead(_ read: Bool) {
+        let delay = retry.withLock { retry -> Duration? in
+            if read {
+                retry.delay = .milliseconds(500)
+                return nil
+            }
+            guard !retry.pending else { return nil }
+            retry.pending = true
+            defer { retry.delay = min(retry.delay * 2, .seconds(30)) }
+            return retry.delay
+        }
+        guard let delay else { return }
+        let (seconds, attoseconds) = delay.components
+        DispatchQueue.global(qos: .utility).asyncAfter(
+            deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        ) { [self] in
+            retry.withLock { $0.pending = false }
+            reconcile()
+        }
+    }
+
+    /// - Returns: whether the group's recordings could be read.
+    private func reconcileOnce(_ shared: any SharedRecordings) -> Bool {
         let list: SharedRecordingList
         do {
             list = try shared.list()
         } catch {
             logger.warning("recordings not compared with the group's", metadata: ["reason": "\(error)"])
-            return
+            return false
         }
         let inGroup = Set(list.recordings.map(\.id))
         let unknownToGroup: [RecordingManifest] = writer.withLock { table in
@@ -401,9 +430,10 @@ public final class RecordingStore: Sendable {
                 logger.info("recording shared with the group", metadata: ["hls.recording": "\(manifest.id)"])
             } catch {
                 logger.warning("recording not shared with the group", metadata: ["reason": "\(error)"])
-                return
+                return false
             }
         }
+        return true
     }
 
     /// The oldest start of the channel's recordings that have not finished (their markers must stay in the book

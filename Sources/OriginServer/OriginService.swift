@@ -183,9 +183,15 @@ public final class OriginService: Service, Sendable {
         stop()
     }
 
-    /// The ingest loop and the pruning of the server's prepared answers, until the task is cancelled.
+    /// How often markers and recordings are compared with the group's database in full (besides every
+    /// notification, and the retries of a read that failed).
+    static let fullReconcileInterval: Duration = .seconds(60)
+
+    /// The ingest loop, the pruning of the server's prepared answers and, with a group database, its periodic
+    /// full comparison, until the task is cancelled.
     private var backgroundLoops: @Sendable () async -> Void {
-        { [origin, handler, peerRepairer, reloader] in
+        let hasDatabase = database != nil
+        return { [origin, handler, peerRepairer, reloader] in
             await withTaskGroup(of: Void.self) { loops in
                 loops.addTask { await origin.run() }
                 loops.addTask {
@@ -193,6 +199,19 @@ public final class OriginService: Service, Sendable {
                     for await _ in await UnixSignalsSequence(trapping: .sighup) { _ = reloader.reload() }
                 }
                 loops.addTask { await handler.prunePreparedAnswers() }
+                if hasDatabase {
+                    // A full comparison with the group's database now and then, whatever notifications were missed.
+                    loops.addTask {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: OriginService.fullReconcileInterval)
+                            guard !Task.isCancelled else { return }
+                            DispatchQueue.global(qos: .utility).async {
+                                origin.sharedMarkersChanged(channel: nil)
+                                origin.sharedRecordingsChanged()
+                            }
+                        }
+                    }
+                }
                 if let peerRepairer { loops.addTask { await peerRepairer.run() } }
             }
         }

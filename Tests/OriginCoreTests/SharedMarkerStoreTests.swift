@@ -1,3 +1,4 @@
+import Glibc
 import HLSPlaylist
 import IngestLoop
 import Logging
@@ -72,6 +73,24 @@ struct SharedMarkerStoreTests {
             let (marker, created) = try book.add(request(id), nowMilliseconds: now)
             return (marker, changed: created)
         }.changed
+    }
+
+    @Test func aRefreshThatCouldNotReadTheBooksIsTriedAgainUntilItCan() throws {
+        let books = Books()
+        let first = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
+        let second = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
+        #expect(try Self.add("a", to: first))
+        // The other origin hears of the change while the books cannot be read, and hears nothing after.
+        books.state.withLock { $0.reachable = false }
+        final class Count: Sendable { let value = Atomic<Int>(0) }
+        let later = Count()
+        let changedAtOnce = second.refresh(laterChange: { later.value.add(1, ordering: .relaxed) })
+        #expect(!changedAtOnce)
+        #expect(second.book.markers["a"] == nil)
+        usleep(700_000)
+        books.state.withLock { $0.reachable = true }
+        try waitUntil("the failed refresh to be tried again", timeout: .seconds(5)) { second.book.markers["a"] != nil }
+        try waitUntil("the caller to hear of the later change") { later.value.load(ordering: .relaxed) == 1 }
     }
 
     @Test func aChangeOnOneOriginSeesWhatAnotherStoredAndTheOtherSeesItAfterARefresh() throws {
