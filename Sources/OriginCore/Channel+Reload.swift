@@ -1,4 +1,50 @@
+import Foundation
 import IngestLoop
+import Synchronization
+
+/// The one door every operation that changes a channel (a push, a part, a marker, a peer's repair, a tick, a hint, a
+/// waiting request) goes through: open, it lets operations run side by side; `close()` (retirement) shuts it and
+/// waits until the operations already inside have finished. So a retired channel changes no more, and its successor
+/// (built after `close()` returned, reading the journals) sees everything the old object acknowledged. An operation
+/// that finds the door shut is forwarded to the successor, or refused as retryable.
+final class ChannelGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var closed = false
+    private var inside = 0
+
+    /// Runs `operation` unless the gate is closed; returns nil when it is.
+    func enter<Value, Failure: Error>(_ operation: () throws(Failure) -> Value) throws(Failure) -> Value? {
+        condition.lock()
+        if closed {
+            condition.unlock()
+            return nil
+        }
+        inside += 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            inside -= 1
+            if inside == 0 { condition.broadcast() }
+            condition.unlock()
+        }
+        return try operation()
+    }
+
+    /// Shuts the gate and waits for the operations inside.
+    func close() {
+        condition.lock()
+        closed = true
+        while inside > 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Opens it again (a reload that could not build the successor).
+    func reopen() {
+        condition.lock()
+        closed = false
+        condition.unlock()
+    }
+}
 
 /// A reload (`Origin.reload`) replaces the channel object of a channel whose settings changed: the old one retires,
 /// the new one continues from the journal and store the old one left, as after a restart of that channel alone.
@@ -17,6 +63,7 @@ extension Channel {
     /// ask again, and reach the successor). Its published snapshot keeps being served until the successor replaces
     /// it in the origin's directory.
     func retire() {
+        gate.close()
         let now = clock.nowMilliseconds()
         state.withLock { state in
             retiredFlag.store(true, ordering: .releasing)
@@ -39,6 +86,34 @@ extension Channel {
     /// Undoes `retire()` when no successor could be built: the channel carries on as it was.
     func resume() {
         state.withLock { _ in retiredFlag.store(false, ordering: .releasing) }
+        gate.reopen()
         for versions in renditionVersions.withLock({ Array($0.values) }) { versions.setRetired(false) }
+    }
+
+    /// Names the channel object that replaced this retired one: operations that reach this one from now on are
+    /// carried out by it.
+    func forward(to successor: Channel) {
+        successorLink.withLock { $0 = successor }
+    }
+
+    /// Runs a changing operation through the gate (`ChannelGate`): on this channel while it is live; on its
+    /// successor (`forward`) once retired; else (retired, no successor yet) throws `refusal`, which callers answer
+    /// as retryable (503 with Retry-After, or the push retried).
+    func through<Value, Failure: Error>(
+        refusal: @autoclosure () -> Failure, forward: (Channel) throws(Failure) -> Value,
+        _ operation: () throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        if let value = try gate.enter(operation) { return value }
+        if let successor = successorLink.withLock({ $0 }) { return try forward(successor) }
+        throw refusal()
+    }
+
+    /// `through` for an operation that cannot fail: `otherwise` when retired with no successor yet.
+    func through<Value>(
+        otherwise: @autoclosure () -> Value, forward: (Channel) -> Value, _ operation: () -> Value
+    ) -> Value {
+        if let value = gate.enter(operation) { return value }
+        if let successor = successorLink.withLock({ $0 }) { return forward(successor) }
+        return otherwise()
     }
 }

@@ -24,6 +24,14 @@ extension Channel {
     func listStreamedPart(
         _ part: CutPart, rendition: String, ticket: OpenSegmentTicket?, container: MediaContainer
     ) -> Result<OpenSegmentTicket, IngestError> {
+        // The open segment belongs to this object: a retired one refuses (the push is retried on the successor).
+        gate.enter { listStreamedPartHere(part, rendition: rendition, ticket: ticket, container: container) }
+            ?? .failure(reloadingError)
+    }
+
+    private func listStreamedPartHere(
+        _ part: CutPart, rendition: String, ticket: OpenSegmentTicket?, container: MediaContainer
+    ) -> Result<OpenSegmentTicket, IngestError> {
         let now = clock.nowMilliseconds()
         return state.withLock { state -> Result<OpenSegmentTicket, IngestError> in
             let (result, failure) = pass(&state, nowMilliseconds: now) {
@@ -60,6 +68,16 @@ extension Channel {
     func closeStreamedSegment(
         ticket: OpenSegmentTicket, bytes: SharedBytes, info: SegmentInfo
     ) throws(IngestError) -> IngestReceipt {
+        let closed = try gate.enter { () throws(IngestError) in
+            try closeStreamedSegmentHere(ticket: ticket, bytes: bytes, info: info)
+        }
+        guard let closed else { throw reloadingError }
+        return closed
+    }
+
+    private func closeStreamedSegmentHere(
+        ticket: OpenSegmentTicket, bytes: SharedBytes, info: SegmentInfo
+    ) throws(IngestError) -> IngestReceipt {
         let rendition = ticket.rendition
         let stored: StoredSegment?
         do throws(IngestError) {
@@ -91,6 +109,10 @@ extension Channel {
     /// With a store, the listed parts' bytes are staged durably first (outside the lock); when they cannot be, the
     /// short segment is not listed and its slot closes as a GAP.
     func abandonStreamedSegment(ticket: OpenSegmentTicket) {
+        _ = gate.enter { abandonStreamedSegmentHere(ticket: ticket) }
+    }
+
+    private func abandonStreamedSegmentHere(ticket: OpenSegmentTicket) {
         var stored: StoredSegment?
         if store != nil, let listed = state.withLock({ $0.listedBytes(ticket: ticket) }) {
             stored = try? stage(listed.bytes, rendition: ticket.rendition, container: listed.container)

@@ -97,6 +97,10 @@ public final class Channel: Sendable {
     let waiters = LowLatencyWaiters()
     /// Set by `retire()` (under the state lock): the channel accepts and ticks no more (`Channel+Reload.swift`).
     let retiredFlag = Atomic<Bool>(false)
+    /// Every changing operation passes it; retirement closes it (`Channel+Reload.swift`).
+    let gate = ChannelGate()
+    /// The channel object that replaced this one after a reload.
+    let successorLink = Mutex<Channel?>(nil)
     /// `ChannelState.memoryBytes` as of the last change, readable without the lock (`admit` reads it per push).
     private let memoryBytesValue = Atomic<Int64>(0)
 
@@ -381,9 +385,15 @@ public final class Channel: Sendable {
     /// - Throws: `renditionLimit` if the channel has `limit` renditions already.
     @discardableResult
     public func addRendition(_ rendition: String, limit: Int = .max) throws(IngestError) -> Bool {
+        try through(refusal: reloadingError, forward: { channel throws(IngestError) in
+            try channel.addRendition(rendition, limit: limit)
+        }) { () throws(IngestError) in try addRenditionHere(rendition, limit: limit) }
+    }
+
+    private func addRenditionHere(_ rendition: String, limit: Int) throws(IngestError) -> Bool {
         let now = clock.nowMilliseconds()
         let added = try state.withLock { state throws(IngestError) -> Bool in
-            guard state.index[rendition] == nil, !isRetired else { return false }
+            guard state.index[rendition] == nil else { return false }
             guard state.renditions.count < limit else { throw .renditionLimit(name, rendition, limit: limit) }
             state.addRendition(rendition)
             publish(&state, nowMilliseconds: now)
@@ -442,6 +452,21 @@ public final class Channel: Sendable {
         _ media: PushedMedia, rendition: String, fileName: String? = nil,
         announcedContainers: [String: MediaContainer] = [:], placement: PeerPlacement? = nil
     ) throws(IngestError) -> IngestReceipt {
+        try through(refusal: reloadingError, forward: { channel throws(IngestError) in
+            try channel.accept(
+                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers,
+                placement: placement)
+        }) { () throws(IngestError) in
+            try acceptHere(
+                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers,
+                placement: placement)
+        }
+    }
+
+    private func acceptHere(
+        _ media: PushedMedia, rendition: String, fileName: String?, announcedContainers: [String: MediaContainer],
+        placement: PeerPlacement?
+    ) throws(IngestError) -> IngestReceipt {
         let now = clock.nowMilliseconds()
         var media = media
         if case .segment(_, let info) = media, info.container == .webVTT {
@@ -455,7 +480,6 @@ public final class Channel: Sendable {
         case .initSection(let bytes, let info):
             let renditionStore = try self.renditionStore(rendition)
             let version = try state.withLock { state throws(IngestError) -> Int in
-                if isRetired { throw reloadingError }
                 let before = state
                 if let error = state.settleRole(rendition: rendition, tracks: info.tracks) { throw error }
                 guard let version = state.adoptInitSection(rendition: rendition, bytes: bytes, info: info) else {
@@ -484,7 +508,6 @@ public final class Channel: Sendable {
                 throw recordRejection(rendition: rendition, error)
             }
             let result = try state.withLock { state throws(IngestError) in
-                if isRetired { throw reloadingError }
                 let (result, failure) = pass(&state, nowMilliseconds: now) { state in
                     state.accept(
                         rendition: rendition, bytes: bytes, info: info, stored: stored, fileName: fileName,
@@ -632,6 +655,10 @@ public final class Channel: Sendable {
     /// journal records it at once, so a restart renders the same playlist.
     /// - Returns: what the configuration overrides in the hint (logged here).
     public func adoptMultivariantHint(_ hint: MultivariantHint) -> [String] {
+        through(otherwise: [], forward: { $0.adoptMultivariantHint(hint) }) { adoptMultivariantHintHere(hint) }
+    }
+
+    private func adoptMultivariantHintHere(_ hint: MultivariantHint) -> [String] {
         let now = clock.nowMilliseconds()
         let contradictions = state.withLock { state -> [String] in
             let contradictions = state.adoptMultivariantHint(hint)
@@ -670,9 +697,13 @@ public final class Channel: Sendable {
     /// One change a peer of the redundancy group settled, under the state lock: its actions carried out; false when
     /// it changed nothing.
     private func peerStep(_ change: (inout ChannelState, Int64) -> IngestActions?) -> Bool {
+        // A retired channel's peer steps are not forwarded: the successor finds its missing slots itself.
+        gate.enter { peerStepHere(change) } ?? false
+    }
+
+    private func peerStepHere(_ change: (inout ChannelState, Int64) -> IngestActions?) -> Bool {
         let now = clock.nowMilliseconds()
         return state.withLock { state in
-            guard !isRetired else { return false }
             let (changed, failure) = pass(&state, nowMilliseconds: now) { state in
                 let actions = change(&state, now)
                 return (actions != nil, actions ?? IngestActions(publish: false))
@@ -697,8 +728,12 @@ public final class Channel: Sendable {
     /// Runs the ingest loop up to the shared clock's now: closes every slot whose deadline passed (writing GAP
     /// entries for renditions that did not deliver) and releases removed segments whose retention ended.
     public func tick() {
+        // A retired channel ticks no more (its successor does).
+        _ = gate.enter { tickHere() }
+    }
+
+    private func tickHere() {
         let now = clock.nowMilliseconds()
-        guard !isRetired else { return }
         let floor = state.withLock { state -> UInt64? in
             pass(&state, nowMilliseconds: now) { $0.tick(nowMilliseconds: now) }
             return state.oldestKeptMSN

@@ -477,6 +477,26 @@ extension Channel {
         rendition: String, until position: PartPosition, wholeSegment: Bool, deadlineMilliseconds: Int64,
         release: @escaping @Sendable (RenditionSnapshot?) -> Void
     ) {
+        // Registered inside the gate: retirement (which answers every waiter) waits for it; after it, the successor
+        // takes the wait, or, with none yet, it is answered at once.
+        through(
+            otherwise: release(nil),
+            forward: {
+                $0.waitForPart(
+                    rendition: rendition, until: position, wholeSegment: wholeSegment,
+                    deadlineMilliseconds: deadlineMilliseconds, release: release)
+            }
+        ) {
+            waitForPartHere(
+                rendition: rendition, until: position, wholeSegment: wholeSegment,
+                deadlineMilliseconds: deadlineMilliseconds, release: release)
+        }
+    }
+
+    private func waitForPartHere(
+        rendition: String, until position: PartPosition, wholeSegment: Bool, deadlineMilliseconds: Int64,
+        release: @escaping @Sendable (RenditionSnapshot?) -> Void
+    ) {
         let key = LowLatencyWaiters.ReloadKey(position: position, wholeSegment: wholeSegment)
         if let current = snapshot.renditions[rendition], key.isSatisfied(by: current) {
             release(current)
@@ -496,6 +516,24 @@ extension Channel {
     /// false when that part is not the rendition's part in progress or the next one (the caller answers 404).
     /// A part already listed (with bytes) is accepted too: its observer hears all of it at once.
     public func watchPart(
+        rendition: String, position: PartPosition, deadlineMilliseconds: Int64,
+        observer: @escaping @Sendable (PartProgress) -> Void
+    ) -> Bool {
+        through(
+            otherwise: false,
+            forward: {
+                $0.watchPart(
+                    rendition: rendition, position: position, deadlineMilliseconds: deadlineMilliseconds,
+                    observer: observer)
+            }
+        ) {
+            watchPartHere(
+                rendition: rendition, position: position, deadlineMilliseconds: deadlineMilliseconds,
+                observer: observer)
+        }
+    }
+
+    private func watchPartHere(
         rendition: String, position: PartPosition, deadlineMilliseconds: Int64,
         observer: @escaping @Sendable (PartProgress) -> Void
     ) -> Bool {

@@ -70,6 +70,8 @@ extension Origin {
                     factory.readSharedMarkers(of: successor.0)
                     if let current { successor.0.continueFeeds(of: current) }
                     successors[settings.name] = successor
+                    // What still reaches the retired object (a request that looked it up before) goes on here.
+                    current?.forward(to: successor.0)
                     if current != nil {
                         report.changed.append(settings.name)
                     } else {
