@@ -20,6 +20,24 @@ public final class GroupDatabase: Sendable {
         public let username: String
         public let password: String?
         public let database: String
+        /// `?sslmode=` of the URL (libpq's names): whether the connection is encrypted and what is verified.
+        public let sslMode: SSLMode
+        /// `?sslrootcert=`: a PEM file of the certificate authorities to trust (default: the system's).
+        public let sslRootCertificate: String?
+
+        /// libpq's `sslmode` values this origin takes.
+        public enum SSLMode: String, Sendable, Hashable, CaseIterable {
+            /// No TLS (the default, as before `sslmode` was read).
+            case disable
+            /// TLS if the server offers it, nothing verified.
+            case prefer
+            /// TLS or no connection; the certificate is not verified (libpq's `require` without a root file).
+            case require
+            /// TLS, the certificate verified against the trusted authorities, any host name.
+            case verifyCA = "verify-ca"
+            /// TLS, the certificate verified and issued for the URL's host.
+            case verifyFull = "verify-full"
+        }
 
         /// Reads a `postgres://` URL.
         /// - Throws: `GroupDatabaseError` naming what is missing or malformed.
@@ -42,10 +60,49 @@ public final class GroupDatabase: Sendable {
             self.username = user
             self.password = components.password
             self.database = database
+            var sslMode = SSLMode.disable
+            var rootCertificate: String?
+            for item in components.queryItems ?? [] {
+                switch item.name {
+                case "sslmode":
+                    guard let mode = item.value.flatMap(SSLMode.init(rawValue:)) else {
+                        throw GroupDatabaseError(
+                            "database.url sslmode '\(item.value ?? "")' is not one of "
+                                + SSLMode.allCases.map(\.rawValue).joined(separator: ", "))
+                    }
+                    sslMode = mode
+                case "sslrootcert":
+                    guard let path = item.value, !path.isEmpty else {
+                        throw GroupDatabaseError("database.url sslrootcert names no file")
+                    }
+                    rootCertificate = path
+                default:
+                    throw GroupDatabaseError(
+                        "database.url parameter '\(item.name)' is not known (sslmode and sslrootcert are)")
+                }
+            }
+            self.sslMode = sslMode
+            self.sslRootCertificate = rootCertificate
+        }
+
+        /// postgres-nio's TLS setting for `sslMode`.
+        func tls() throws -> PostgresConnection.Configuration.TLS {
+            guard sslMode != .disable else { return .disable }
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            switch sslMode {
+            case .disable, .prefer, .require: configuration.certificateVerification = .none
+            case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+            case .verifyFull: configuration.certificateVerification = .fullVerification
+            }
+            if let sslRootCertificate { configuration.trustRoots = .file(sslRootCertificate) }
+            let context = try NIOSSLContext(configuration: configuration)
+            return sslMode == .prefer ? .prefer(context) : .require(context)
         }
 
         /// The location without the password, for logs and status.
-        public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }
+        public var description: String {
+            "postgres://\(username)@\(host):\(port)/\(database)" + (sslMode == .disable ? "" : "?sslmode=\(sslMode.rawValue)")
+        }
     }
 
     /// Whether the database answered the last call, and why not if it did not.
@@ -167,9 +224,15 @@ public final class GroupDatabase: Sendable {
     /// A new connection with the schema in place (made once per connection: idempotent, under an advisory lock so
     /// that origins starting together do not race).
     private func connect(on eventLoop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
+        let tls: PostgresConnection.Configuration.TLS
+        do {
+            tls = try location.tls()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
-            database: location.database, tls: .disable)
+            database: location.database, tls: tls)
         configuration.options.connectTimeout = timeout
         return PostgresConnection.connect(
             on: eventLoop, configuration: configuration, id: 1, logger: logger

@@ -15,8 +15,13 @@ final class PostgresCluster: Sendable {
     /// The URL hlsorigin's `database.url` takes.
     var url: String { "postgres://hlsorigin@127.0.0.1:\(port)/postgres" }
 
+    /// Server settings (`-c name=value` arguments) added at every start.
+    private let settings: [String]
+
     /// Makes the cluster and starts the server; throws when PostgreSQL is not installed or does not start.
-    init(label: String) async throws {
+    /// - Parameter prepare: called with the cluster's directory after `initdb` (its data in `data/`); returns
+    ///   settings for the server (`["ssl=on", ...]`), e.g. after writing certificates or `pg_hba.conf`.
+    init(label: String, prepare: ((URL) throws -> [String])? = nil) async throws {
         directory = try TemporaryDirectory.make("hlsorigin-pg-\(label)")
         port = try OriginProcess.freePort()
         server = Mutex(nil)
@@ -25,6 +30,7 @@ final class PostgresCluster: Sendable {
             try Self.program("initdb"),
             ["-D", data.path, "-A", "trust", "-U", "hlsorigin", "--no-sync", "-E", "UTF8"],
             directory: directory, label: "initdb", wait: true)
+        settings = try prepare?(directory) ?? []
         try await start()
     }
 
@@ -35,7 +41,7 @@ final class PostgresCluster: Sendable {
             [
                 "-D", directory.appendingPathComponent("data").path, "-p", "\(port)", "-k", directory.path,
                 "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-            ], directory: directory, label: "postgres", wait: false)
+            ] + settings.flatMap { ["-c", $0] }, directory: directory, label: "postgres", wait: false)
         server.withLock { $0 = child }
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
