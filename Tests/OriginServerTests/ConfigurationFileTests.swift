@@ -66,6 +66,17 @@ struct ConfigurationFileTests {
         #expect(Self.refusal("server:\n  requestBodyTimeLimitSeconds: -1\n")?.contains("must not be negative") == true)
     }
 
+    @Test func aDatabaseURLTakesLibpqsSSLModesAndRefusesOthers() throws {
+        for mode in ["disable", "prefer", "require", "verify-ca", "verify-full"] {
+            #expect(Self.refusal("database:\n  url: postgres://u@db/x?sslmode=\(mode)\n") == nil, "\(mode)")
+        }
+        #expect(Self.refusal("database:\n  url: postgres://u@db/x?sslmode=verify-full&sslrootcert=/ca.pem\n") == nil)
+        let bogus = try #require(Self.refusal("database:\n  url: postgres://u@db/x?sslmode=bogus\n"))
+        #expect(bogus.contains("sslmode 'bogus' is not one of disable, prefer, require, verify-ca, verify-full"))
+        let unknown = try #require(Self.refusal("database:\n  url: postgres://u@db/x?ssl=true\n"))
+        #expect(unknown.contains("parameter 'ssl' is not known"))
+    }
+
     @Test func emptyFileGivesTheDefaults() throws {
         let configuration = try ConfigurationFile.parse("{}")
         #expect(configuration.port == 8080)
