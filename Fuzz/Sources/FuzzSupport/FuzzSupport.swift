@@ -101,12 +101,21 @@ public final class OriginUnderFuzz {
         }
     }
 
-    /// What every published playlist must be, whatever was pushed: text that parses; no EXTINF over
-    /// EXT-X-TARGETDURATION + 0.5 s (HLS-RULES 7: round(EXTINF) <= TD, no segment over TD + 0.5 s); and on a
-    /// channel whose first segment fixed it, a target duration of at most `ChannelState.maximumSegmentSeconds` (30 s).
+    /// What every published playlist must be, whatever was pushed: text that parses (the multivariant playlist
+    /// too); no EXTINF over EXT-X-TARGETDURATION + 0.5 s (HLS-RULES 7: round(EXTINF) <= TD, no segment over TD +
+    /// 0.5 s); and on a channel whose first segment fixed it, a target duration of at most
+    /// `ChannelState.maximumSegmentSeconds` (30 s).
     public func check() {
         for name in ["a", "b", "ll"] {
             guard let channel = origin.channel(named: name) else { continue }
+            if let bytes = channel.snapshot.multivariantPlaylist {
+                let text = String(decoding: bytes.array, as: UTF8.self)
+                do {
+                    _ = try MultivariantPlaylist.parse(text)
+                } catch {
+                    fatalError("\(name): the published multivariant playlist does not parse: \(error)\n\(text)")
+                }
+            }
             for (rendition, snapshot) in channel.snapshot.renditions {
                 guard let bytes = snapshot.playlist else { continue }
                 let text = String(decoding: bytes.array, as: UTF8.self)
