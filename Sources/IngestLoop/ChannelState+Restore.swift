@@ -219,14 +219,9 @@ extension ChannelState {
             programDateTimeMilliseconds: record.programDateTimeMilliseconds,
             durationMilliseconds: record.durationMilliseconds)
         let filler = fillerSegment(position: position, msn: record.msn, slot: slot)
-        // A slate segment (`outage: slate`) and an outage's bridge (`bridgesOutage`) are stored as GAP records: made
-        // again from the same filler.
-        let slate =
-            configuration.outage == .slate && !renditions[position].isFollower
-                || record.kind == .gap
-                    && bridgesOutage(position: position, msn: record.msn, previous: renditions[position].lastEntry)
-            ? filler : nil
-        if slate != nil, configuration.outage == .slate { renditions[position].inSlate = true }
+        // A slate segment (`outage: slate`) is stored as a GAP record: made again from the same filler.
+        let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
+        if slate != nil { renditions[position].inSlate = true }
         var entry = WindowEntry(
             msn: record.msn, durationMilliseconds: record.durationMilliseconds,
             programDateTimeMilliseconds: record.programDateTimeMilliseconds, discontinuity: discontinuity,
@@ -243,8 +238,7 @@ extension RenditionState {
     /// After a restore: what the rendition knows of its media (tracks for the multivariant playlist, bit rates,
     /// independence) comes from the restored segments.
     mutating func restoreFacts() {
-        // Only the encoder's segments, as at accept (a slate or bridge is the origin's filler).
-        let segments = (window.retained.map(\.entry) + window.entries + held).filter { !$0.isGap && !$0.isSlate }
+        let segments = (window.retained.map(\.entry) + window.entries + held).filter { !$0.isGap }
         var statistics = RenditionStatistics()
         for entry in segments {
             guard let bytes = entry.bytes, entry.durationMilliseconds > 0 else { continue }

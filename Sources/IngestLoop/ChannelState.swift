@@ -815,20 +815,6 @@ package struct ChannelState: Sendable {
             initSectionVersion: entry.initSectionVersion, mediaEndTicks: nil, mediaTimescale: 90_000)
     }
 
-    /// Whether the missed slot `msn` is listed as a regular segment whose bytes are the filler (a bridge) instead
-    /// of EXT-X-GAP: under `outage: gap` with `gapResponse: filler`, the first slot of an outage, right after a
-    /// segment of the encoder's (`previous`, at `msn - 1`), for a media rendition outside Low-Latency. The filler
-    /// continues each track from its own end, so a player that skips GAP entries (Chromium's native HLS) gets the
-    /// ragged end of the encoder's last segment (ffmpeg stopped with SIGTERM ends its audio ~0.6 s before its video)
-    /// filled up to the slot's end instead of re-appending that segment and failing (docs/outages.md). Decided from
-    /// what every origin of a redundancy group has (the previous entry and the slot), and again the same on restore.
-    func bridgesOutage(position: Int, msn: UInt64, previous: WindowEntry?) -> Bool {
-        guard configuration.outage == .gap, configuration.gapResponse == .filler, configuration.lowLatency == nil,
-            !renditions[position].isFollower, let previous, previous.msn &+ 1 == msn
-        else { return false }
-        return previous.bytes != nil && !previous.isSlate
-    }
-
     /// Writes the entry of a slot the rendition missed: an EXT-X-GAP entry (its URL answering the filler or 404), or
     /// under `outage: slate` a regular segment whose bytes are the filler, with a discontinuity where the slate
     /// starts; the encoder's next segment starts another (`inSlate`). The entry takes the slot's MSN, PDT and
@@ -836,24 +822,17 @@ package struct ChannelState: Sendable {
     mutating func writeGap(position: Int, msn: UInt64, slot: Slot, nowMilliseconds now: Int64) {
         let filler = fillerSegment(position: position, msn: msn, slot: slot)
         let slate = configuration.outage == .slate && !renditions[position].isFollower ? filler : nil
-        let bridge =
-            bridgesOutage(position: position, msn: msn, previous: renditions[position].lastEntry) ? filler : nil
         var entry = WindowEntry(
             msn: msn, durationMilliseconds: slot.durationMilliseconds,
             programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
             discontinuity: slate != nil && !renditions[position].inSlate,
-            content: (slate ?? bridge).map { .segment($0, startsWithKeyframe: true) }
+            content: slate.map { .segment($0, startsWithKeyframe: true) }
                 ?? .gap(filler: configuration.gapResponse == .filler ? filler : nil),
             container: renditions[position].container ?? .mpegTS,
             initSectionVersion: renditions[position].currentInitVersion)
         if slate != nil {
             entry.isSlate = true
             renditions[position].inSlate = true
-            renditions[position].pendingDiscontinuity = true
-        } else if bridge != nil {
-            // Listed like a slate segment (peers never take it for media), but with no discontinuity of its own:
-            // the filler continues each track exactly. The encoder's return is a join all the same.
-            entry.isSlate = true
             renditions[position].pendingDiscontinuity = true
         }
         renditions[position].hold(entry)

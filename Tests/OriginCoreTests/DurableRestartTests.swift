@@ -83,30 +83,9 @@ struct DurableRestartTests {
         }
     }
 
-    @Test mutating func anOutagesBridgeIsListedAndServedTheSameAfterARestart() throws {
-        var origin: Origin? = try start()
-        for n in 0..<12 { try slot(origin!, dropping: (6...9).contains(n) ? ["180p"] : []) }
-        let before = entries(origin!, "180p")
-        let bridged = before.filter(\.isSlate)
-        #expect(bridged.count == 1, "the outage's first slot is a segment of filler")
-        #expect(before.filter(\.isGap).count >= 2, "the rest of the outage is GAP")
-        let beforeText = text(origin!, "180p")
-        origin = nil
-        let restarted = try start()
-        #expect(text(restarted, "180p") == beforeText, "the playlist changed across the restart")
-        let after = try #require(restarted.channel(named: "ch")?.snapshot.renditions["180p"])
-        for entry in before {
-            let restored = try #require(after.entry(msn: entry.msn), "msn \(entry.msn) lost")
-            #expect(restored.bytes == entry.bytes, "msn \(entry.msn): bytes differ")
-            #expect(restored.filler == entry.filler, "msn \(entry.msn): filler differs")
-            #expect(restored.isSlate == entry.isSlate && restored.isGap == entry.isGap)
-            #expect(restored.discontinuity == entry.discontinuity)
-        }
-    }
-
     @Test mutating func aRestartListsTheSameWindowWithTheSameBytes() throws {
         var origin: Origin? = try start()
-        for n in 0..<12 { try slot(origin!, dropping: (7...9).contains(n) ? ["180p"] : []) }
+        for n in 0..<12 { try slot(origin!, dropping: n == 8 || n == 9 ? ["180p"] : []) }
         let before = renditions.map { (text(origin!, $0), entries(origin!, $0)) }
         origin = nil
         let restarted = try start()
@@ -139,11 +118,9 @@ struct DurableRestartTests {
             let listed = try playlist(restarted, rendition)
             let last = listed.mediaSequence + UInt64(listed.segments.count) - 1
             #expect(last >= lastBefore + 4, "\(rendition): 10 s down should be at least 4 GAP entries")
-            // The downtime's first slot bridges the last segment (a segment of filler), the rest are GAP entries.
             let downtime = listed.segments.suffix(Int(last - lastBefore))
-            let allGaps = downtime.dropFirst().allSatisfy { $0.gap }
+            let allGaps = downtime.allSatisfy { $0.gap }
             #expect(allGaps, "\(rendition): the downtime is GAP entries")
-            #expect(downtime.first?.gap == false && downtime.first?.discontinuity == false)
         }
         try slot(restarted)
         try slot(restarted)
@@ -191,13 +168,12 @@ struct DurableRestartTests {
         #expect(origin!.channel(named: "ch")?.snapshot.renditions["360p"]?.entry(msn: msn) == nil, "still held")
         origin = nil
         let restarted = try start()
-        // The slot's deadline passes: 180p's outage starts (its first slot a bridge of filler), the slot is published.
-        clock.advance(seconds: 3)
+        clock.advance(seconds: 3)  // the slot's deadline passes: 180p gets a GAP, the slot is published
         restarted.tick()
         let entry = try #require(restarted.channel(named: "ch")?.snapshot.renditions["360p"]?.entry(msn: msn))
         #expect(entry.bytes == bytes)
         let gap = try #require(restarted.channel(named: "ch")?.snapshot.renditions["180p"]?.entry(msn: msn))
-        #expect(gap.isSlate && gap.bytes != nil)
+        #expect(gap.isGap)
     }
 
     @Test mutating func aCorruptSegmentIsNeverServedAndBecomesAGap() throws {
@@ -262,9 +238,8 @@ struct DurableRestartTests {
     /// the store after a restart too (a GAP record has no bytes).
     @Test mutating func gapEntriesJustRemovedFromTheWindowAnswerFillersBeforeAndAfterACrash() throws {
         var origin: Origin? = try start()
-        // 180p misses five pushes (the first slot is the outage's bridge); its GAP entries are listed, then the
-        // encoder is back until all of them left.
-        for n in 0..<7 { try slot(origin!, dropping: n >= 2 ? ["180p"] : []) }
+        // 180p misses four pushes; its GAP entries are listed, then the encoder is back until all of them left.
+        for n in 0..<7 { try slot(origin!, dropping: n >= 3 ? ["180p"] : []) }
         let gaps = entries(origin!, "180p").filter(\.isGap).map(\.msn)
         #expect(gaps.count >= 3, "an outage of GAP entries")
         let lastGap = try #require(gaps.last)

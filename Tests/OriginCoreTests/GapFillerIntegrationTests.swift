@@ -68,17 +68,15 @@ struct GapFillerIntegrationTests {
         let channel = try Pushed(gapResponse: .filler)
         try channel.outage()
         let entries = channel.entries180p
-        // The outage's first slot is listed as a segment of filler (its bridge), the rest as GAP with filler.
-        #expect(entries.map(\.isGap) == [false, false, false, false, true, true, false, false])
-        #expect(entries.map(\.isSlate) == [false, false, false, true, false, false, false, false])
-        let gaps = entries.filter { $0.isGap || $0.isSlate }
+        #expect(entries.map(\.isGap) == [false, false, false, true, true, true, false, false])
+        let gaps = entries.filter(\.isGap)
         let lastReal = try MediaProbe.probeSegment(entries[2].bytes!.array)
         let returning = try MediaProbe.probeSegment(entries[6].bytes!.array)
         #expect(lastReal.startTime.ticks == 126_000 + 2 * 180_000)
 
         var expectedStart = lastReal.startTime.ticks + lastReal.duration.ticks
         for gap in gaps {
-            let filler = try #require(gap.filler ?? gap.bytes)
+            let filler = try #require(gap.filler)
             let info = try MediaProbe.probeSegment(filler.array)
             #expect(info.startTime.ticks == expectedStart)
             #expect(info.duration.ticks == gap.durationMilliseconds * 90)
@@ -158,16 +156,15 @@ struct GapFillerIntegrationTests {
         try origin.testSourceFeed(channel: "demo")!.dropFeed(seconds: 6, renditions: ["180p"])
         run(seconds: 12)
         let entries = origin.channel(named: "demo")!.snapshot.renditions["180p"]!.entries
-        // The outage: its first slot a segment of filler (the bridge), then GAP entries with filler.
-        let gaps = entries.filter { $0.isGap || $0.isSlate }
-        #expect(gaps.count == 3 && gaps.dropFirst().allSatisfy(\.isGap))
+        let gaps = entries.filter(\.isGap)
+        #expect(gaps.count == 3)
         let slate = try TestStreamGenerator(profile: #require(TestSourceProfile.named("180p")), segmentDuration: 2)
             .slateAccessUnits
-        let lastReal = try #require(entries.last { !$0.isGap && !$0.isSlate && $0.msn < gaps[0].msn })
+        let lastReal = try #require(entries.last { !$0.isGap && $0.msn < gaps[0].msn })
         let lastInfo = try MediaProbe.probeSegment(lastReal.bytes!.array)
         var expectedStart = lastInfo.startTime.ticks + lastInfo.duration.ticks
         for gap in gaps {
-            let filler = try #require(gap.filler ?? gap.bytes).array
+            let filler = try #require(gap.filler).array
             let info = try MediaProbe.probeSegment(filler)
             #expect(info.startTime.ticks == expectedStart)
             #expect(info.duration.ticks == 180_000)

@@ -20,10 +20,10 @@ struct GapTests {
         let dropped = try harness.playlist("180p")
         let healthy = try harness.playlist("360p")
         #expect(dropped.segments.count == 5 + slots)
-        // The outage's first slot is a segment of filler (the bridge, `outage: gap` with fillers), the rest GAP.
         #expect(
-            dropped.segments.map(\.gap) == Array(repeating: false, count: 4)
-                + Array(repeating: true, count: slots - 1) + [false, false])
+            dropped.segments.map(\.gap) == Array(repeating: false, count: 3) + Array(repeating: true, count: slots) + [
+                false, false,
+            ])
         #expect(dropped.segments.map(\.discontinuity) == Array(repeating: false, count: 3 + slots) + [true, false])
         // No GAP in the healthy rendition, but the join's discontinuity is at the same MSN there too, so the
         // discontinuity sequence of every MSN is the same in both renditions (RFC 8216 section 6.2.4).
@@ -51,13 +51,9 @@ struct GapTests {
         for rendition in ["360p", "180p"] {
             let playlist = try harness.playlist(rendition)
             let gaps = playlist.segments.filter(\.gap)
-            // Slots end every 2 s; each closes 1 s after its end: 60 s -> 29 or 30 slots, the first a bridge of
-            // filler (a segment), the rest GAP.
-            #expect((28...29).contains(gaps.count), "\(gaps.count)")
-            let bridge = try #require(
-                playlist.segments.first { $0.programDateTime == lastPDT.adding(milliseconds: 2000) })
-            #expect(!bridge.gap && !bridge.discontinuity)
-            #expect(gaps.first?.programDateTime == lastPDT.adding(milliseconds: 4000))
+            // Slots end every 2 s; each closes 1 s after its end: 60 s -> 29 or 30 gaps.
+            #expect((29...30).contains(gaps.count), "\(gaps.count)")
+            #expect(gaps.first?.programDateTime == lastPDT.adding(milliseconds: 2000))
             for (a, b) in zip(playlist.segments, playlist.segments.dropFirst()) {
                 #expect(b.programDateTime!.millisecondsSince1970 == a.programDateTime!.millisecondsSince1970 + 2000)
             }
@@ -70,14 +66,10 @@ struct GapTests {
         for _ in 0..<3 { try harness.slot() }
         // Last segment added now. The next slot ends 2 s later, + 1 s grace = 3 s = 1.5 TD: the GAP must come
         // before that (the guard keeps a 200 ms margin for the tick and publishing).
-        // (The outage's first slot is listed as a segment of filler, the bridge: counted, not told by its GAP tag.)
         harness.clock.advance(seconds: 2.75)
         harness.origin.tick()
-        #expect(try harness.playlist("360p").segments.count == 3)
+        #expect(try harness.playlist("360p").segments.last?.gap == false)
         harness.clock.advance(seconds: 0.05)
-        harness.origin.tick()
-        #expect(try harness.playlist("360p").segments.count == 4)
-        harness.clock.advance(seconds: 3)
         harness.origin.tick()
         #expect(try harness.playlist("360p").segments.last?.gap == true)
     }
@@ -89,11 +81,9 @@ struct GapTests {
         harness.clock.advance(seconds: 1.1)
         _ = try harness.push("360p", harness.nextSegment("360p"))
         // By the slot timeline the next GAP would come 2 + 0.9 + 1 = 3.9 s later; the staleness guard brings it in.
-        // (The outage's first slot is its bridge: a segment of filler, counted.)
-        #expect(try harness.playlist("360p").segments.count == 4)
         harness.clock.advance(seconds: 2.8)
         harness.origin.tick()
-        #expect(try harness.playlist("360p").segments.count == 5)
+        #expect(try harness.playlist("360p").segments.last?.gap == true)
     }
 
     @Test func aFeedResumingLateReanchorsItsSlotOnTheClock() throws {
@@ -127,12 +117,12 @@ struct GapTests {
         let harness = try Harness(renditions: ["360p"], window: .segments(20))
         for _ in 0..<3 { try harness.slot() }
         harness.clock.advance(seconds: 3.1)
-        harness.origin.tick()  // msn 3 closed: the outage's bridge (a segment of filler)
+        harness.origin.tick()  // msn 3 closed as GAP
         // The segment for msn 3 arrives late.
         let receipt = try harness.push("360p", harness.nextSegment("360p"))
         #expect(receipt.msn == 4)
         let playlist = try harness.playlist("360p")
-        #expect(!playlist.segments[3].gap && !playlist.segments[3].discontinuity)
+        #expect(playlist.segments[3].gap)
         #expect(playlist.segments[4].discontinuity)
         #expect(
             playlist.segments[4].programDateTime == playlist.segments[3].programDateTime!.adding(milliseconds: 2000))
@@ -142,7 +132,7 @@ struct GapTests {
         let harness = try Harness(renditions: ["360p"], window: .segments(20))
         for _ in 0..<3 { try harness.slot() }
         harness.clock.advance(seconds: 3.1)
-        harness.origin.tick()  // msn 3: the outage's bridge (a segment of filler)
+        harness.origin.tick()  // msn 3: GAP
         _ = harness.generators["360p"]!.nextSegment()  // lost
         harness.clock.advance(seconds: 0.9)  // 1 s into slot 4
         let receipt = try harness.push("360p", harness.nextSegment("360p"))
@@ -150,7 +140,7 @@ struct GapTests {
         harness.clock.advance(seconds: 2)
         harness.origin.tick()
         let playlist = try harness.playlist("360p")
-        #expect(playlist.segments.map(\.gap) == [false, false, false, false, false])
+        #expect(playlist.segments.map(\.gap) == [false, false, false, true, false])
         #expect(playlist.segments.map(\.discontinuity) == [false, false, false, false, true])
     }
 

@@ -55,8 +55,8 @@ struct SlateModeTests {
         #expect(slate.map(\.uri) == gap.map(\.uri))
         #expect(slate.map(\.duration) == gap.map(\.duration))
         #expect(slate.map(\.programDateTime) == gap.map(\.programDateTime))
-        // The slate's bytes are the filler gap mode lists: its first slot's bridge, then what its GAP URLs answer.
-        #expect(entries[3...5].map(\.bytes) == gapChannel.entries180p[3...5].map { $0.bytes ?? $0.filler })
+        // The slate's bytes are the filler the GAP URL answers in gap mode.
+        #expect(entries[3...5].map(\.bytes) == gapChannel.entries180p[3...5].map(\.filler))
     }
 
     @Test func theDiscontinuitySequenceCountsBothJoinsOfEachOutage() throws {
@@ -93,8 +93,7 @@ struct SlateModeTests {
         let channel = try Pushed(gapResponse: .filler)
         try channel.outage()
         let entries = channel.entries180p
-        // The outage's first slot is its bridge (a segment of filler, not slate: no discontinuity), the rest GAP.
-        #expect(entries.map(\.isGap) == [false, false, false, false, true, true, false, false])
+        #expect(entries.map(\.isGap) == [false, false, false, true, true, true, false, false])
         // As before slate mode: the only discontinuity is where the encoder's media returns after the GAPs.
         #expect(entries.map(\.discontinuity) == [false, false, false, false, false, false, true, false])
         let playlist = try Self.playlist(channel, "180p")
