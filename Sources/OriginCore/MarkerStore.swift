@@ -167,10 +167,7 @@ public final class MarkerStore: Sendable {
             stored = try shared.load(channel: channel)
         } catch {
             failure.withLock { $0 = error.message }
-            let (seconds, attoseconds) = delay.components
-            DispatchQueue.global(qos: .utility).asyncAfter(
-                deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-            ) { [self] in
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .after(delay)) { [self] in
                 guard refreshes.load(ordering: .relaxed) == generation else { return }
                 let next = min(delay * 2, Self.retryCeiling)
                 if refresh(generation: generation, delay: next, laterChange: laterChange) { laterChange?() }

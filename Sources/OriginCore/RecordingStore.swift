@@ -376,10 +376,7 @@ public final class RecordingStore: Sendable {
             return retry.delay
         }
         guard let delay else { return }
-        let (seconds, attoseconds) = delay.components
-        DispatchQueue.global(qos: .utility).asyncAfter(
-            deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-        ) { [self] in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .after(delay)) { [self] in
             retry.withLock { $0.pending = false }
             reconcile()
         }

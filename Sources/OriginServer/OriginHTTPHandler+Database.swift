@@ -30,10 +30,8 @@ final class DatabaseCalls: Sendable {
                 finish(Self.unavailable("\(Self.limit) admin calls are already waiting for the database")))
             return
         }
-        let (seconds, attoseconds) = deadline.components
-        queue.asyncAfter(
-            deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-        ) {
+        let seconds = deadline.components.seconds
+        queue.asyncAfter(deadline: .after(deadline)) {
             guard !responder.isAnswered else { return }
             responder.respond(
                 finish(Self.unavailable("the database did not answer within \(seconds) s; the change may or may "
