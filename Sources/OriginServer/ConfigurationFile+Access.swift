@@ -5,20 +5,12 @@ import OriginCore
 extension ConfigurationFile {
     /// `tokens:` one named bearer token: exactly one of `secret`, `secretFile` (its content, trailing whitespace
     /// dropped) or `secretEnv` (an environment variable's value). Errors name the token, never its secret.
-    struct TokenModel: Decodable {
+    struct TokenModel: StrictKeys {
         var name: String?
         var secret: String?
         var secretFile: String?
         var secretEnv: String?
         enum CodingKeys: String, CodingKey, CaseIterable { case name, secret, secretFile, secretEnv }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            name = try c.decodeIfPresent(String.self, forKey: .name)
-            secret = try c.decodeIfPresent(String.self, forKey: .secret)
-            secretFile = try c.decodeIfPresent(String.self, forKey: .secretFile)
-            secretEnv = try c.decodeIfPresent(String.self, forKey: .secretEnv)
-        }
 
         func token(source: String, environment: [String: String]) throws -> NamedToken {
             guard let name, !name.isEmpty else { throw ConfigurationError("\(source): a token has no name") }
@@ -55,20 +47,14 @@ extension ConfigurationFile {
 
     /// A channel's `ingest:`: the tokens that may push into it (`tokens`) and into one of its renditions only
     /// (`renditions: {name: [tokens]}`).
-    struct ChannelIngestModel: Decodable {
+    struct ChannelIngestModel: StrictKeys {
         var tokens: [String]?
         var renditions: [String: [String]]?
         enum CodingKeys: String, CodingKey, CaseIterable { case tokens, renditions }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
-            renditions = try c.decodeIfPresent([String: [String]].self, forKey: .renditions)
-        }
     }
 
     /// `limits:` bounds on what pushes can make the origin hold (`OriginLimits`, defaults there).
-    struct LimitsModel: Decodable {
+    struct LimitsModel: StrictKeys {
         var channels: Int?
         var renditionsPerChannel: Int?
         var channelMemoryBytes: Int64?
@@ -76,15 +62,6 @@ extension ConfigurationFile {
         var autoCreationsPerMinute: Int?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case channels, renditionsPerChannel, channelMemoryBytes, channelDiskBytes, autoCreationsPerMinute
-        }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            channels = try c.decodeIfPresent(Int.self, forKey: .channels)
-            renditionsPerChannel = try c.decodeIfPresent(Int.self, forKey: .renditionsPerChannel)
-            channelMemoryBytes = try c.decodeIfPresent(Int64.self, forKey: .channelMemoryBytes)
-            channelDiskBytes = try c.decodeIfPresent(Int64.self, forKey: .channelDiskBytes)
-            autoCreationsPerMinute = try c.decodeIfPresent(Int.self, forKey: .autoCreationsPerMinute)
         }
 
         func limits(source: String) throws -> OriginLimits {

@@ -2,7 +2,7 @@ import MicroHTTPD
 
 extension ConfigurationFile {
     /// `server.tls: { certificate, key, port, only, priorities }`: an HTTPS listener (docs/security.md, "TLS").
-    struct TLSModel: Decodable {
+    struct TLSModel: StrictKeys {
         var certificate: String?
         var key: String?
         var port: Int?
@@ -10,16 +10,6 @@ extension ConfigurationFile {
         var only: Bool?
         var priorities: String?
         enum CodingKeys: String, CodingKey, CaseIterable { case certificate, key, port, host, only, priorities }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            certificate = try c.decodeIfPresent(String.self, forKey: .certificate)
-            key = try c.decodeIfPresent(String.self, forKey: .key)
-            port = try c.decodeIfPresent(Int.self, forKey: .port)
-            host = try c.decodeIfPresent(String.self, forKey: .host)
-            only = try c.decodeIfPresent(Bool.self, forKey: .only)
-            priorities = try c.decodeIfPresent(String.self, forKey: .priorities)
-        }
 
         /// The settings, with both files read and checked.
         func settings(source: String) throws -> TLSSettings {

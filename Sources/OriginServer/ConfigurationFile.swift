@@ -31,7 +31,7 @@ public enum ConfigurationFile {
     ) throws -> ServerConfiguration {
         let file: FileModel
         do {
-            file = try YAMLDecoder().decode(FileModel.self, from: text)
+            file = try YAMLDecoder().decode(Strict<FileModel>.self, from: text).value
         } catch let error as DecodingError {
             throw ConfigurationError("\(source): \(describe(error))")
         } catch {
@@ -57,7 +57,7 @@ public enum ConfigurationFile {
 
     // MARK: - File model
 
-    struct FileModel: Decodable {
+    struct FileModel: StrictKeys {
         var server: ServerModel?
         var ingest: IngestModel?
         var admin: AdminModel?
@@ -71,20 +71,6 @@ public enum ConfigurationFile {
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case server, ingest, admin, channels, logLevel, storage, database, redundancy, tokens, limits
-        }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            server = try c.decodeIfPresent(ServerModel.self, forKey: .server)
-            ingest = try c.decodeIfPresent(IngestModel.self, forKey: .ingest)
-            admin = try c.decodeIfPresent(AdminModel.self, forKey: .admin)
-            channels = try c.decodeIfPresent([ChannelModel].self, forKey: .channels)
-            logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
-            storage = try c.decodeIfPresent(StorageModel.self, forKey: .storage)
-            database = try c.decodeIfPresent(DatabaseModel.self, forKey: .database)
-            redundancy = try c.decodeIfPresent(RedundancyModel.self, forKey: .redundancy)
-            tokens = try c.decodeIfPresent([TokenModel].self, forKey: .tokens)
-            limits = try c.decodeIfPresent(LimitsModel.self, forKey: .limits)
         }
 
         func configuration(
@@ -154,7 +140,7 @@ public enum ConfigurationFile {
         }
     }
 
-    struct ServerModel: Decodable {
+    struct ServerModel: StrictKeys {
         var host: String?
         var port: Int?
         var dataDir: String?
@@ -174,71 +160,29 @@ public enum ConfigurationFile {
             case connectionMemoryKiB, multivariantMaxAge, clockOffsetMilliseconds, tls
             case remoteClientConnectionLimit, requestBodyTimeLimitSeconds, requestBodyMinimumBytesPerSecond
         }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            host = try c.decodeIfPresent(String.self, forKey: .host)
-            port = try c.decodeIfPresent(Int.self, forKey: .port)
-            dataDir = try c.decodeIfPresent(String.self, forKey: .dataDir)
-            threads = try c.decodeIfPresent(Int.self, forKey: .threads)
-            connectionLimit = try c.decodeIfPresent(Int.self, forKey: .connectionLimit)
-            perClientConnectionLimit = try c.decodeIfPresent(Int.self, forKey: .perClientConnectionLimit)
-            connectionTimeoutSeconds = try c.decodeIfPresent(Int.self, forKey: .connectionTimeoutSeconds)
-            remoteClientConnectionLimit = try c.decodeIfPresent(Int.self, forKey: .remoteClientConnectionLimit)
-            requestBodyTimeLimitSeconds = try c.decodeIfPresent(Int.self, forKey: .requestBodyTimeLimitSeconds)
-            requestBodyMinimumBytesPerSecond = try c.decodeIfPresent(
-                Int.self, forKey: .requestBodyMinimumBytesPerSecond)
-            connectionMemoryKiB = try c.decodeIfPresent(Int.self, forKey: .connectionMemoryKiB)
-            multivariantMaxAge = try c.decodeIfPresent(Int.self, forKey: .multivariantMaxAge)
-            clockOffsetMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .clockOffsetMilliseconds)
-            tls = try c.decodeIfPresent(TLSModel.self, forKey: .tls)
-        }
     }
 
-    struct IngestModel: Decodable {
+    struct IngestModel: StrictKeys {
         var autoCreate: Bool?
         var maxSegmentBytes: Int?
         var token: String?
         var tokens: [String]?
         var defaults: ChannelModel?
         enum CodingKeys: String, CodingKey, CaseIterable { case autoCreate, maxSegmentBytes, token, tokens, defaults }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            autoCreate = try c.decodeIfPresent(Bool.self, forKey: .autoCreate)
-            maxSegmentBytes = try c.decodeIfPresent(Int.self, forKey: .maxSegmentBytes)
-            token = try c.decodeIfPresent(String.self, forKey: .token)
-            tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
-            defaults = try c.decodeIfPresent(ChannelModel.self, forKey: .defaults)
-        }
     }
 
-    struct DVRModel: Decodable {
+    struct DVRModel: StrictKeys {
         var hours: Double?
         var maxBytes: Int64?
         enum CodingKeys: String, CodingKey, CaseIterable { case hours, maxBytes }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            hours = try c.decodeIfPresent(Double.self, forKey: .hours)
-            maxBytes = try c.decodeIfPresent(Int64.self, forKey: .maxBytes)
-        }
     }
 
-    struct StorageModel: Decodable {
+    struct StorageModel: StrictKeys {
         var sync: String?
         var syncIntervalMilliseconds: Int?
         var maxBytes: Int64?
         var minFreeBytes: Int64?
         enum CodingKeys: String, CodingKey, CaseIterable { case sync, syncIntervalMilliseconds, maxBytes, minFreeBytes }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            sync = try c.decodeIfPresent(String.self, forKey: .sync)
-            syncIntervalMilliseconds = try c.decodeIfPresent(Int.self, forKey: .syncIntervalMilliseconds)
-            maxBytes = try c.decodeIfPresent(Int64.self, forKey: .maxBytes)
-            minFreeBytes = try c.decodeIfPresent(Int64.self, forKey: .minFreeBytes)
-        }
 
         func configuration(source: String) throws -> StorageConfiguration {
             var storage = try syncPolicy(source: source)
@@ -270,18 +214,14 @@ public enum ConfigurationFile {
         }
     }
 
-    struct DatabaseModel: Decodable {
+    struct DatabaseModel: StrictKeys {
         var url: String?
         enum CodingKeys: String, CodingKey, CaseIterable { case url }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            url = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .url)
-        }
     }
 
     /// `redundancy:` this origin is one of a group fed the same segments: every channel numbers and times its
     /// slots as the others do (docs/redundancy.md).
-    struct RedundancyModel: Decodable {
+    struct RedundancyModel: StrictKeys {
         /// Seconds the group's clocks (and a segment's arrival at each origin) agree within, by a wide margin.
         var clockTolerance: Double?
         /// Base URLs of the other origins of the group (`http://10.0.0.2:8080`), asked for slots this one missed.
@@ -290,13 +230,6 @@ public enum ConfigurationFile {
         /// peers; without peers there is nobody to ask).
         var catchUp: Double?
         enum CodingKeys: String, CodingKey, CaseIterable { case clockTolerance, peers, catchUp }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            clockTolerance = try c.decodeIfPresent(Double.self, forKey: .clockTolerance)
-            peers = try c.decodeIfPresent([String].self, forKey: .peers)
-            catchUp = try c.decodeIfPresent(Double.self, forKey: .catchUp)
-        }
 
         func peerURLs(source: String) throws -> [String] {
             try (peers ?? []).map { peer in
@@ -325,44 +258,24 @@ public enum ConfigurationFile {
         }
     }
 
-    struct AdminModel: Decodable {
+    struct AdminModel: StrictKeys {
         var token: String?
         var tokens: [String]?
         enum CodingKeys: String, CodingKey, CaseIterable { case token, tokens }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            token = try c.decodeIfPresent(String.self, forKey: .token)
-            tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
-        }
     }
 
-    struct WindowModel: Decodable {
+    struct WindowModel: StrictKeys {
         var segments: Int?
         var seconds: Double?
         enum CodingKeys: String, CodingKey, CaseIterable { case segments, seconds }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            segments = try c.decodeIfPresent(Int.self, forKey: .segments)
-            seconds = try c.decodeIfPresent(Double.self, forKey: .seconds)
-        }
     }
 
-    struct RenditionModel: Decodable {
+    struct RenditionModel: StrictKeys {
         var name: String
         var profile: String?
         var audio: MembershipModel?
         var subtitles: MembershipModel?
         enum CodingKeys: String, CodingKey, CaseIterable { case name, profile, audio, subtitles }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            name = try c.decode(String.self, forKey: .name)
-            profile = try c.decodeIfPresent(String.self, forKey: .profile)
-            audio = try c.decodeIfPresent(MembershipModel.self, forKey: .audio)
-            subtitles = try c.decodeIfPresent(MembershipModel.self, forKey: .subtitles)
-        }
 
         var rendition: RenditionConfiguration {
             RenditionConfiguration(
@@ -371,43 +284,36 @@ public enum ConfigurationFile {
     }
 
     /// `audio:` / `subtitles:` of a rendition: its EXT-X-MEDIA group.
-    struct MembershipModel: Decodable {
-        var membership: MediaGroupMembership
+    struct MembershipModel: StrictKeys {
+        var group: String
+        var language: String?
+        var name: String?
+        var `default`: Bool?
+        var autoselect: Bool?
+        var forced: Bool?
+        var parent: String?
+        var timestampOffset: Int64?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case group, language, name, `default`, autoselect, forced, parent, timestampOffset
         }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            membership = MediaGroupMembership(
-                group: try c.decode(String.self, forKey: .group),
-                language: try c.decodeIfPresent(String.self, forKey: .language),
-                name: try c.decodeIfPresent(String.self, forKey: .name),
-                isDefault: try c.decodeIfPresent(Bool.self, forKey: .default) ?? false,
-                autoselect: try c.decodeIfPresent(Bool.self, forKey: .autoselect) ?? true,
-                forced: try c.decodeIfPresent(Bool.self, forKey: .forced) ?? false,
-                parent: try c.decodeIfPresent(String.self, forKey: .parent),
-                timestampOffset: try c.decodeIfPresent(Int64.self, forKey: .timestampOffset))
+
+        var membership: MediaGroupMembership {
+            MediaGroupMembership(
+                group: group, language: language, name: name, isDefault: `default` ?? false,
+                autoselect: autoselect ?? true, forced: forced ?? false, parent: parent,
+                timestampOffset: timestampOffset)
         }
     }
 
-    struct OutageModel: Decodable {
+    struct OutageModel: StrictKeys {
         var after: Double
         var seconds: Double
         var renditions: [String]?
         var every: Double?
         enum CodingKeys: String, CodingKey, CaseIterable { case after, seconds, renditions, every }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            after = try c.decode(Double.self, forKey: .after)
-            seconds = try c.decode(Double.self, forKey: .seconds)
-            renditions = try c.decodeIfPresent([String].self, forKey: .renditions)
-            every = try c.decodeIfPresent(Double.self, forKey: .every)
-        }
     }
 
-    struct ChannelModel: Decodable {
+    struct ChannelModel: StrictKeys {
         var name: String?
         var source: String?
         var targetDuration: Int?
@@ -433,30 +339,6 @@ public enum ConfigurationFile {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
             case lowLatency, outage, slate, ingest
-        }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            name = try c.decodeIfPresent(String.self, forKey: .name)
-            source = try c.decodeIfPresent(String.self, forKey: .source)
-            targetDuration = try c.decodeIfPresent(Int.self, forKey: .targetDuration)
-            segmentDuration = try c.decodeIfPresent(Double.self, forKey: .segmentDuration)
-            window = try c.decodeIfPresent(WindowModel.self, forKey: .window)
-            gracePeriod = try c.decodeIfPresent(Double.self, forKey: .gracePeriod)
-            gapResponse = try c.decodeIfPresent(String.self, forKey: .gapResponse)
-            outage = try c.decodeIfPresent(String.self, forKey: .outage)
-            slate = try c.decodeIfPresent(String.self, forKey: .slate)
-            renditions = try c.decodeIfPresent([RenditionModel].self, forKey: .renditions)
-            outages = try c.decodeIfPresent([OutageModel].self, forKey: .outages)
-            legacyCueTags = try c.decodeIfPresent(Bool.self, forKey: .legacyCueTags)
-            dvr = try c.decodeIfPresent(DVRModel.self, forKey: .dvr)
-            audioOnlyVariant = try c.decodeIfPresent(Bool.self, forKey: .audioOnlyVariant)
-            followerWaitMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .followerWaitMilliseconds)
-            iFramePlaylists = try c.decodeIfPresent(Bool.self, forKey: .iFramePlaylists)
-            playback = try c.decodeIfPresent(PlaybackModel.self, forKey: .playback)
-            encryption = try c.decodeIfPresent(EncryptionModel.self, forKey: .encryption)
-            lowLatency = try c.decodeIfPresent(LowLatencyModel.self, forKey: .lowLatency)
-            ingest = try c.decodeIfPresent(ChannelIngestModel.self, forKey: .ingest)
         }
 
         /// The channel's settings; `playbackSecret` (from the environment) replaces `playback.secret`.
@@ -543,16 +425,11 @@ public enum ConfigurationFile {
     }
 
     /// `lowLatency:` of a channel: Low-Latency HLS parts cut from pushes streamed while they are encoded.
-    struct LowLatencyModel: Decodable {
+    struct LowLatencyModel: StrictKeys {
         var partTarget: Double?
         enum CodingKeys: String, CodingKey, CaseIterable { case partTarget }
         /// The shortest PART-TARGET taken, in seconds (shorter parts cost more requests than they save latency).
         static let minimumPartTarget = 0.1
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            partTarget = try c.decodeIfPresent(Double.self, forKey: .partTarget)
-        }
 
         func configuration(label: String) throws -> LowLatencyConfiguration {
             guard let partTarget else {
@@ -564,20 +441,12 @@ public enum ConfigurationFile {
     }
 
     /// `playback:` of a channel: token authorization of the multivariant, segments, init sections and keys.
-    struct PlaybackModel: Decodable {
+    struct PlaybackModel: StrictKeys {
         var authorization: String?
         var form: String?
         var secret: String?
         var maxTokenSeconds: Int64?
         enum CodingKeys: String, CodingKey, CaseIterable { case authorization, form, secret, maxTokenSeconds }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            authorization = try c.decodeIfPresent(String.self, forKey: .authorization)
-            form = try c.decodeIfPresent(String.self, forKey: .form)
-            secret = try c.decodeIfPresent(String.self, forKey: .secret)
-            maxTokenSeconds = try c.decodeIfPresent(Int64.self, forKey: .maxTokenSeconds)
-        }
 
         /// Minimum length of a playback secret, in bytes (UTF-8).
         static let minimumSecretBytes = 32
@@ -619,18 +488,11 @@ public enum ConfigurationFile {
     }
 
     /// `encryption:` of a channel: AES-128 on the way out with a key per `rotateEvery` segments.
-    struct EncryptionModel: Decodable {
+    struct EncryptionModel: StrictKeys {
         var method: String?
         var rotateEvery: Int?
         var keyURI: String?
         enum CodingKeys: String, CodingKey, CaseIterable { case method, rotateEvery, keyURI }
-        init(from decoder: any Decoder) throws {
-            try rejectUnknownKeys(decoder, CodingKeys.self)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            method = try c.decodeIfPresent(String.self, forKey: .method)
-            rotateEvery = try c.decodeIfPresent(Int.self, forKey: .rotateEvery)
-            keyURI = try c.decodeIfPresent(String.self, forKey: .keyURI)
-        }
 
         /// Why SAMPLE-AES is refused (docs/encryption.md).
         static let sampleAESRefusal =
@@ -799,23 +661,4 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-private struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-}
-
-func rejectUnknownKeys<K: CodingKey & CaseIterable>(_ decoder: any Decoder, _: K.Type) throws {
-    let container = try decoder.container(keyedBy: AnyKey.self)
-    let known = Set(K.allCases.map(\.stringValue))
-    for key in container.allKeys where !known.contains(key.stringValue) {
-        throw DecodingError.dataCorrupted(
-            .init(
-                codingPath: decoder.codingPath + [key],
-                debugDescription: "unknown key '\(key.stringValue)' (known: \(known.sorted().joined(separator: ", ")))")
-        )
-    }
 }
