@@ -12,7 +12,7 @@ let package = Package(
             targets: [
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "GapFiller", "TestSource",
                 "MicroHTTPD",
-                "IngestLoop", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair", "OriginServer",
+                "LiveTimeline", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair", "OriginServer",
                 "StreamValidator",
             ]),
     ],
@@ -68,10 +68,10 @@ let package = Package(
         .target(name: "Markers", dependencies: ["HLSPlaylist", "SCTE35"]),
         // The ingest loop and live window: pure state machine, no locks, no I/O, time comes in as arguments.
         .target(
-            name: "IngestLoop",
+            name: "LiveTimeline",
             dependencies: ["CivilCalendar", "GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal, the marker journals and the segment store (CRC-32 from zlib).
-        .target(name: "Persistence", dependencies: ["CZlib", "IngestLoop", "Markers", "MediaProbe", "SharedBytes"]),
+        .target(name: "Persistence", dependencies: ["CZlib", "LiveTimeline", "Markers", "MediaProbe", "SharedBytes"]),
         // What a group of origins shares through PostgreSQL (postgres-nio), with LISTEN/NOTIFY: marker books, recordings.
         .target(
             name: "GroupDatabase",
@@ -93,13 +93,13 @@ let package = Package(
         .target(
             name: "OriginCore",
             dependencies: [
-                "GapFiller", "HLSCrypto", "HLSPlaylist", "IngestLoop", "Markers", "MediaProbe", "Persistence",
+                "GapFiller", "HLSCrypto", "HLSPlaylist", "LiveTimeline", "Markers", "MediaProbe", "Persistence",
                 "SharedBytes", "TestSource", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "PeerRepair",
             dependencies: [
-                "HLSPlaylist", "IngestLoop", "OriginCore", "SharedBytes",
+                "HLSPlaylist", "LiveTimeline", "OriginCore", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -149,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "OriginCoreTests",
             dependencies: [
-                "OriginCore", "IngestLoop", "Markers", "Persistence", "TestSource", "MediaProbe", "SCTE35",
+                "OriginCore", "LiveTimeline", "Markers", "Persistence", "TestSource", "MediaProbe", "SCTE35",
                 "HLSPlaylist", "TestSupport", "HLSCrypto",
             ]),
         .testTarget(
@@ -162,7 +162,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "PersistenceTests",
-            dependencies: ["Persistence", "IngestLoop", "MediaProbe", "SharedBytes", "TestSupport"]),
+            dependencies: ["Persistence", "LiveTimeline", "MediaProbe", "SharedBytes", "TestSupport"]),
         .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist", "TestSource"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Markers
 import MediaProbe
 import Persistence

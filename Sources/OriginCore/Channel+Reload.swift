@@ -1,5 +1,5 @@
 import Foundation
-import IngestLoop
+import LiveTimeline
 import Synchronization
 
 /// The one door every operation that changes a channel (a push, a part, a marker, a peer's repair, a tick, a hint, a

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import IngestLoop
+import LiveTimeline
 import Logging
 import Markers
 import Persistence

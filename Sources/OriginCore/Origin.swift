@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Logging
 import Markers
 import MediaProbe

@@ -1,4 +1,4 @@
-import IngestLoop
+import LiveTimeline
 import Synchronization
 
 /// What one rendition last published, readable without a lock: the HTTP layer's per-thread answer caches check an

@@ -1,5 +1,5 @@
 import GapFiller
-import IngestLoop
+import LiveTimeline
 import Logging
 import SharedBytes
 import Synchronization

@@ -1,5 +1,5 @@
 import HLSCrypto
-import IngestLoop
+import LiveTimeline
 import Logging
 import MicroHTTPD
 import OriginCore

@@ -1,6 +1,6 @@
 import Foundation
 import GroupDatabase
-import IngestLoop
+import LiveTimeline
 import OriginCore
 import PeerRepair
 import Yams

@@ -1,4 +1,4 @@
-import IngestLoop
+import LiveTimeline
 import OriginCore
 import PeerRepair
 

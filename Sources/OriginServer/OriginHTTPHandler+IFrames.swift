@@ -1,4 +1,4 @@
-import IngestLoop
+import LiveTimeline
 import MicroHTTPD
 import OriginCore
 

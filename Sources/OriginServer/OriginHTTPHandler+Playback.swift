@@ -1,6 +1,6 @@
 import Foundation
 import HLSCrypto
-import IngestLoop
+import LiveTimeline
 import MicroHTTPD
 import OriginCore
 import PeerRepair

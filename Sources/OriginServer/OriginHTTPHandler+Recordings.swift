@@ -1,6 +1,6 @@
 import Foundation
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import MicroHTTPD
 import OriginCore
 import Persistence

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import OriginCore
 
 /// Whether this origin and one peer publish the same entries for a channel, as last checked.

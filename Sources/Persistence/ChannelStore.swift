@@ -1,5 +1,5 @@
 import Glibc
-import IngestLoop
+import LiveTimeline
 import MediaProbe
 import SharedBytes
 import Synchronization

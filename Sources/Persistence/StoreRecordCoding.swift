@@ -1,5 +1,5 @@
 import CZlib
-import IngestLoop
+import LiveTimeline
 import MediaProbe
 import SharedBytes
 

@@ -5,7 +5,7 @@ import MediaProbe
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// A deterministic generator for the DVR fixtures.
 private struct FixtureRandom {

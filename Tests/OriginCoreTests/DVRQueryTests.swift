@@ -1,5 +1,5 @@
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Testing
 
 @Suite("DVR query: start and end arguments")

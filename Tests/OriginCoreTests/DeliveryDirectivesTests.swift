@@ -3,7 +3,7 @@ import MediaProbe
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 @Suite("Delivery directives: reading the query")
 struct DeliveryDirectivesParsingTests {

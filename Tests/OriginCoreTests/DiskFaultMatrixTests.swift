@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import IngestLoop
+import LiveTimeline
 import Logging
 import OriginCore
 import Persistence

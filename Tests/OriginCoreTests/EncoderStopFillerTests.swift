@@ -5,7 +5,7 @@ import SharedBytes
 import TestSupport
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 /// The origin's first filler after an encoder stopped mid-segment: the short last segment ffmpeg flushes on SIGTERM

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import HLSCrypto
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Logging
 import OriginCore
 import SharedBytes

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Logging
 import OriginCore
 import Persistence

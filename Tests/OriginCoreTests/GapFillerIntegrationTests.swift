@@ -7,7 +7,7 @@ import TestSource
 import TestSupport
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 /// GAP entries carry filler segments whose timestamps continue the rendition's timeline; the playlist still says

@@ -3,7 +3,7 @@ import MediaProbe
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 @Suite("Encoder outages: EXT-X-GAP on schedule")

@@ -7,7 +7,7 @@ import TestSource
 import TestSupport
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 /// I-frame playlists (`{r}/iframes.m3u8`): one entry per entry of the rendition, its segment's first keyframe as a

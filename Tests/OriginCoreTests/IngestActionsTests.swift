@@ -2,7 +2,7 @@ import MediaProbe
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// The ingest loop decides and its owner acts: `ChannelState` returns what must be journaled and published.
 @Suite("Ingest loop actions: journal before publish, publish only on change")

@@ -2,7 +2,7 @@ import HLSPlaylist
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 @Suite("Live window")

@@ -5,7 +5,7 @@ import SharedBytes
 import TestSource
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// A Low-Latency channel's ingest loop on a manual clock, fed with parts cut from real MPEG-TS segments of the test
 /// source (at every 10th video frame: 0.4 s at 25 fps), as a streamed push delivers them.

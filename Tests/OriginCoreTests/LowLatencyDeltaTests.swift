@@ -2,7 +2,7 @@ import HLSPlaylist
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// Delta updates (`_HLS_skip=YES` and `v2`) of Low-Latency playlists, against the full playlists they stand for.
 @Suite("Low-Latency delta updates")

@@ -3,7 +3,7 @@ import MediaProbe
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// Parts of streamed pushes in the ingest loop: listing, retention, GAP parts, failures, playlists.
 @Suite("Low-Latency parts in the ingest loop")

@@ -3,7 +3,7 @@ import SharedBytes
 import Synchronization
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 /// Blocking reloads and preload-hinted part watchers against published snapshots built here (parts of 400 ms,

@@ -4,7 +4,7 @@ import SCTE35
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 /// 2026-01-01T00:00:00.000Z

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Testing
 
 /// The encoder's multivariant playlist as a hint: read, validated, normalized, never trusted as is.

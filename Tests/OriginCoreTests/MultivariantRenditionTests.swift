@@ -3,7 +3,7 @@ import HLSPlaylist
 import MediaProbe
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// `ChannelState.multivariant()` on the rendition layout: byte-exact text from hand-set statistics, every render
 /// valid under rule 35.

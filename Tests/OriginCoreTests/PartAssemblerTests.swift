@@ -4,7 +4,7 @@ import SharedBytes
 import TestSource
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// A streamed push cut into parts (`PartAssembler`): the parts are exactly the segment's bytes, in any split.
 @Suite("Part assembler")

@@ -1,6 +1,6 @@
 import Glibc
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Logging
 import Markers
 import SharedBytes

@@ -2,7 +2,7 @@ import MediaProbe
 import SharedBytes
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// Two origins of a redundancy group fed the same segments: each is a `ChannelState` on the manual clock, receiving
 /// the encoder's segments with its own arrival jitter and ticking at its own phase. Whatever each saw first, the

@@ -7,7 +7,7 @@ import TestSource
 import TestSupport
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginCore
 
 /// `outage: slate`: the slots of an outage are listed as regular segments whose bytes are the filler, with

@@ -1,6 +1,6 @@
 import Foundation
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import Logging
 import MediaProbe
 import OriginCore

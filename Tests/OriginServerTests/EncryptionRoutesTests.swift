@@ -1,7 +1,7 @@
 import Foundation
 import HLSCrypto
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import MediaProbe
 import OriginCore
 import TestSupport

@@ -1,6 +1,6 @@
 import Foundation
 import HLSPlaylist
-import IngestLoop
+import LiveTimeline
 import MediaProbe
 import TestSupport
 import Testing

@@ -1,4 +1,4 @@
-import IngestLoop
+import LiveTimeline
 import Testing
 
 /// `/ingest/...` over real HTTP: accepted pushes land in the window; refused ones get a 4xx with a clear message and

@@ -1,5 +1,5 @@
 import Foundation
-import IngestLoop
+import LiveTimeline
 import OriginServer
 import Testing
 

@@ -6,7 +6,7 @@ import PeerRepair
 import TestSupport
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 
 /// Two origins of a redundancy group whose clocks differ by 5 ms (each a real HTTP server on loopback, on its own
 /// manual clock), fed the same segments at the same moment, so that the unrounded anchor of the feed falls 2 ms

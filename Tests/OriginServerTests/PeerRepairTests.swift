@@ -5,7 +5,7 @@ import PeerRepair
 import TestSupport
 import Testing
 
-@testable import IngestLoop
+@testable import LiveTimeline
 @testable import OriginServer
 
 /// Two origins of a redundancy group, each a real HTTP server on loopback on one manual clock, fed the same

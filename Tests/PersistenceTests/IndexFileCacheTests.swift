@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import IngestLoop
+import LiveTimeline
 import MediaProbe
 import Persistence
 import SharedBytes

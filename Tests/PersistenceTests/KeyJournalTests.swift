@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import IngestLoop
+import LiveTimeline
 import Persistence
 import Testing
 

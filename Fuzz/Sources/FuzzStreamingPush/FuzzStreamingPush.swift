@@ -1,5 +1,5 @@
 import FuzzSupport
-import IngestLoop
+import LiveTimeline
 import OriginCore
 
 /// The streaming ingest path: pushes into a Low-Latency channel (PART-TARGET 0.5 s) delivered in pieces the fuzzer
