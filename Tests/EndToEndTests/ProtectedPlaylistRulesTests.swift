@@ -3,7 +3,8 @@ import Testing
 
 extension EndToEnd {
     /// The checker the protected-stream tests apply to every playlist they fetch: it passes the design's worked
-    /// example (docs/iframes-define-aes-design.md section 7) and finds each kind of fault rules 30, 33 and 36 name.
+    /// example (docs/design/iframes-define-aes-design.md section 7) and finds each kind of fault rules 30, 33 and 36
+    /// name.
     @Suite("End to end: the rules 30/33/36 checker itself")
     struct ProtectedPlaylistRulesTests {
         static let token = "1795914000-3q2-7wAAAAC0aGxzb3Jp_w"

@@ -2,7 +2,7 @@ import Testing
 
 @testable import HLSPlaylist
 
-/// The worked example of docs/low-latency-design.md section 2: channel `sport`, rendition `720p`, TD 2, PT 0.4.
+/// The worked example of docs/design/low-latency-design.md section 2: channel `sport`, rendition `720p`, TD 2, PT 0.4.
 enum WorkedExample {
     static let base = ProgramDateTime(iso8601: "2026-11-24T01:00:00.000Z")!
 

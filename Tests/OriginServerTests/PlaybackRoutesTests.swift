@@ -424,8 +424,8 @@ struct PlaybackRoutesTests {
     }
 }
 
-/// The worked example of docs/iframes-define-aes-design.md section 7, byte for byte: what the playback part adds to
-/// the multivariant and media playlists of channel `news` (import form, keys rotating every 3 segments).
+/// The worked example of docs/design/iframes-define-aes-design.md section 7, byte for byte: what the playback part
+/// adds to the multivariant and media playlists of channel `news` (import form, keys rotating every 3 segments).
 @Suite("Playback authorization: the design's worked example")
 struct PlaybackWorkedExampleTests {
     static let token = "1795914000-3q2-7wAAAAC0aGxzb3Jp_w"
