@@ -12,8 +12,8 @@ let package = Package(
             targets: [
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "GapFiller", "TestSource",
                 "MicroHTTPD",
-                "LiveTimeline", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair", "OriginServer",
-                "StreamValidator",
+                "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair",
+                "OriginServer", "StreamValidator",
             ]),
     ],
     dependencies: [
@@ -70,6 +70,11 @@ let package = Package(
         .target(
             name: "LiveTimeline",
             dependencies: ["CivilCalendar", "GapFiller", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes"]),
+        // HLS packaging: turns the timeline's read-only value into playlists (live, Low-Latency, DVR, I-frame,
+        // multivariant layout, decoration). An output of the timeline; the state machine knows nothing of it.
+        .target(
+            name: "HLSPackaging",
+            dependencies: ["CivilCalendar", "HLSPlaylist", "LiveTimeline", "Markers", "MediaProbe", "SharedBytes"]),
         // Durable files: the channel state journal, the marker journals and the segment store (CRC-32 from zlib).
         .target(name: "Persistence", dependencies: ["CZlib", "LiveTimeline", "Markers", "MediaProbe", "SharedBytes"]),
         // What a group of origins shares through PostgreSQL (postgres-nio), with LISTEN/NOTIFY: marker books, recordings.
@@ -93,8 +98,8 @@ let package = Package(
         .target(
             name: "OriginCore",
             dependencies: [
-                "GapFiller", "HLSCrypto", "HLSPlaylist", "LiveTimeline", "Markers", "MediaProbe", "Persistence",
-                "SharedBytes", "TestSource", .product(name: "Logging", package: "swift-log"),
+                "GapFiller", "HLSCrypto", "HLSPackaging", "HLSPlaylist", "LiveTimeline", "Markers", "MediaProbe",
+                "Persistence", "SharedBytes", "TestSource", .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "PeerRepair",
@@ -107,8 +112,8 @@ let package = Package(
         .target(
             name: "OriginServer",
             dependencies: [
-                "OriginCore", "HLSCrypto", "GroupDatabase", "Markers", "MicroHTTPD", "HLSPlaylist", "PeerRepair",
-                "SharedBytes",
+                "OriginCore", "HLSCrypto", "HLSPackaging", "GroupDatabase", "Markers", "MicroHTTPD", "HLSPlaylist",
+                "PeerRepair", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -149,14 +154,14 @@ let package = Package(
         .testTarget(
             name: "OriginCoreTests",
             dependencies: [
-                "OriginCore", "LiveTimeline", "Markers", "Persistence", "TestSource", "MediaProbe", "SCTE35",
-                "HLSPlaylist", "TestSupport", "HLSCrypto",
+                "OriginCore", "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "TestSource", "MediaProbe",
+                "SCTE35", "HLSPlaylist", "TestSupport", "HLSCrypto",
             ]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [
                 "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
-                "HLSCrypto", "PeerRepair",
+                "HLSCrypto", "HLSPackaging", "PeerRepair",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -1,3 +1,4 @@
+import LiveTimeline
 import HLSPlaylist
 import Markers
 import MediaProbe

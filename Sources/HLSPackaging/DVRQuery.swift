@@ -1,3 +1,4 @@
+import LiveTimeline
 import HLSPlaylist
 
 /// A time named by a DVR query argument (`start` or `end`).

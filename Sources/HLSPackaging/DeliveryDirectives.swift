@@ -1,3 +1,4 @@
+import LiveTimeline
 import HLSPlaylist
 
 /// The Low-Latency delivery directives of a media playlist request (`_HLS_msn`, `_HLS_part`, `_HLS_skip`; RFC
