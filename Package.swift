@@ -132,14 +132,14 @@ let package = Package(
             ]),
 
         // What the test targets share: a raw-socket HTTP/1.1 client, a child-process runner with a deadline,
-        // bounded waits, the `.endToEnd` tag.
+        // bounded waits, the `.endToEnd` tag, an MPEG-TS reader.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "MicroHTTPDTests",
             dependencies: ["MicroHTTPD", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"], resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "MediaProbeTests", dependencies: ["MediaProbe"], resources: [.copy("Fixtures")]),
+            name: "MediaProbeTests", dependencies: ["MediaProbe", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "HLSCryptoTests",
             dependencies: [
@@ -147,6 +147,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
+        .testTarget(name: "MarkersTests", dependencies: ["Markers", "HLSPlaylist", "SCTE35"]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
         .testTarget(
             name: "GapFillerTests",

@@ -1,6 +1,7 @@
 import Foundation
 import GapFiller
 import MediaProbe
+import TestSupport
 import Testing
 
 /// The join between an encoder's last segment and the first filler when the encoder was stopped mid-segment.
@@ -21,23 +22,9 @@ struct EncoderStopJoinTests {
     }
 
     /// Decode and presentation times of every PES of `pid`, from the PES headers (DTS is the PTS when absent).
-    static func timestamps(_ bytes: [UInt8], pid: Int) -> [(pts: Int64, dts: Int64)] {
-        func timestamp(_ at: Int) -> Int64 {
-            Int64(bytes[at] >> 1 & 0x07) << 30 | Int64(bytes[at + 1]) << 22 | Int64(bytes[at + 2] >> 1) << 15
-                | Int64(bytes[at + 3]) << 7 | Int64(bytes[at + 4] >> 1)
-        }
-        var result: [(Int64, Int64)] = []
-        for offset in stride(from: 0, to: bytes.count - 187, by: 188) {
-            let packetPID = Int(bytes[offset + 1] & 0x1F) << 8 | Int(bytes[offset + 2])
-            guard packetPID == pid, bytes[offset + 1] & 0x40 != 0, bytes[offset + 3] & 0x10 != 0 else { continue }
-            var payload = offset + 4
-            if bytes[offset + 3] & 0x20 != 0 { payload += 1 + Int(bytes[offset + 4]) }
-            let flags = bytes[payload + 7] >> 6
-            guard flags & 0x2 != 0 else { continue }
-            let pts = timestamp(payload + 9)
-            result.append((pts, flags == 0x3 ? timestamp(payload + 14) : pts))
-        }
-        return result
+    static func timestamps(_ bytes: [UInt8], pid: Int) throws -> [(pts: Int64, dts: Int64)] {
+        let units = try TransportStreamReader.pesUnits(TransportStreamReader.packets(bytes), pid: UInt16(pid))
+        return units.compactMap { unit in unit.pts.map { ($0, unit.dts ?? $0) } }
     }
 
     @Test func eachTrackOfTheFirstMPEGTSFillerStartsWhereThatTrackEnded() throws {
@@ -63,7 +50,7 @@ struct EncoderStopJoinTests {
         #expect(facts.info.duration.ticks == 180_000)
         // Decode times keep rising across the join, per track.
         for pid in [0x100, 0x101] {
-            let joined = Self.timestamps(source, pid: pid) + Self.timestamps(first, pid: pid)
+            let joined = try Self.timestamps(source, pid: pid) + Self.timestamps(first, pid: pid)
             #expect(zip(joined, joined.dropFirst()).allSatisfy { $0.dts < $1.dts }, "PID \(pid)")
         }
 

@@ -3,6 +3,7 @@ import GapFiller
 import MPEGTSWriter
 import MediaProbe
 import TestSource
+import TestSupport
 import Testing
 
 /// What a filler segment looks like when read back.
@@ -22,10 +23,10 @@ struct SegmentFacts {
         audioPTS = (contents.pesPackets[0x101] ?? []).compactMap(\.pts)
         var counters: [Int: UInt8] = [:]
         var pids: [Int] = []
-        for offset in stride(from: 0, to: bytes.count, by: 188) {
-            let pid = Int(bytes[offset + 1] & 0x1F) << 8 | Int(bytes[offset + 2])
+        for packet in try TransportStreamReader.packets(bytes) {
+            let pid = Int(packet.pid)
             if pids.count < 3 { pids.append(pid) }
-            if bytes[offset + 3] & 0x10 != 0, counters[pid] == nil { counters[pid] = bytes[offset + 3] & 0x0F }
+            if packet.hasPayload, counters[pid] == nil { counters[pid] = packet.continuityCounter }
         }
         firstCounters = counters
         firstPIDs = pids

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
@@ -44,7 +45,7 @@ struct AC3ProbeTests {
         try #require(bytes[393] == 0x81 || bytes[393] == 0x87)
         bytes[393] = 0x06
         if let descriptor { bytes.replaceSubrange(398..<404, with: descriptor) }
-        let crc = Self.crc32MPEG2(bytes[381..<404])
+        let crc = TransportStreamReader.crc(Array(bytes[381..<404]))
         bytes.replaceSubrange(404..<408, with: (0..<4).map { UInt8(truncatingIfNeeded: crc >> (24 - 8 * $0)) })
         if let codec {
             let info = try MediaProbe.probeSegment(bytes)
@@ -54,15 +55,6 @@ struct AC3ProbeTests {
             // A language descriptor alone says nothing about the payload: the stream stays data, so no media.
             #expect(throws: ProbeError.self) { try MediaProbe.probeSegment(bytes) }
         }
-    }
-
-    static func crc32MPEG2(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte) << 24
-            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04C1_1DB7 : crc << 1 }
-        }
-        return crc
     }
 
     @Test func syncframeHeaderFields() throws {

@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import LiveTimeline
 import TestSource
+import TestSupport
 import Testing
 
 /// `PUT /ingest/{channel}/master.m3u8` over real HTTP, with the demuxed push: video-only `hi` and `lo`,
@@ -153,20 +154,11 @@ enum Demuxed {
         var section: [UInt8] = [0x02, 0xB0, 18, 0x00, 0x01, 0xC1, 0x00, 0x00]
         section += [0xE0 | UInt8(pcrPID >> 8), UInt8(pcrPID & 0xFF), 0xF0, 0x00]
         section += [streamType, 0xE0 | UInt8(pid >> 8), UInt8(pid & 0xFF), 0xF0, 0x00]
-        let crc = crc32MPEG2(section)
+        let crc = TransportStreamReader.crc(section)
         section += [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)]
         var packet: [UInt8] = [0x47, 0x40 | UInt8(pmtPID >> 8), UInt8(pmtPID & 0xFF), 0x10 | continuity, 0x00]
         packet += section
         packet += [UInt8](repeating: 0xFF, count: 188 - packet.count)
         return packet
-    }
-
-    static func crc32MPEG2(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte) << 24
-            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
-        }
-        return crc
     }
 }

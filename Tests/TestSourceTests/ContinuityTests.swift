@@ -1,5 +1,6 @@
 import MediaProbe
 import TestSource
+import TestSupport
 import Testing
 
 @Suite("Continuity across segments and loop points")

@@ -1,4 +1,5 @@
 import TestSource
+import TestSupport
 import Testing
 
 @Suite("Segment structure")

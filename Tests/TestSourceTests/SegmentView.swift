@@ -1,5 +1,6 @@
 import Foundation
 import TestSource
+import TestSupport
 
 /// A generated segment as the test reader sees it.
 struct SegmentView {

@@ -3,8 +3,6 @@ import HLSPlaylist
 import Markers
 import Testing
 
-@testable import OriginCore
-
 @Suite("Marker journal format")
 struct MarkerJournalFormatTests {
     /// A marker as journals written before the date range schema was declared once hold it: every attribute under

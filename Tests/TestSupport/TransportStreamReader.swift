@@ -1,43 +1,44 @@
-// An MPEG-TS reader written for these tests only, independent of the module's writer: it parses what the
-// generator wrote so the tests can check it against the standard (ISO/IEC 13818-1).
+// An MPEG-TS reader written for the tests only, independent of the modules' writer and probe: it parses what the
+// test source and the gap filler wrote so the tests can check it against the standard (ISO/IEC 13818-1), and gives
+// every test target the same packets, PES units, timestamps and CRC-32/MPEG-2.
 
-struct ReaderError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct ReaderError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The adaptation field of one packet.
-struct AdaptationField {
-    var discontinuity = false
-    var randomAccess = false
+public struct AdaptationField {
+    public var discontinuity = false
+    public var randomAccess = false
     /// PCR in 27 MHz units.
-    var pcr: Int64?
+    public var pcr: Int64?
 }
 
 /// One 188-byte transport packet.
-struct TransportPacket {
-    let index: Int
-    let pid: UInt16
-    let payloadUnitStart: Bool
-    let continuityCounter: UInt8
-    let hasPayload: Bool
-    let adaptation: AdaptationField?
-    let payload: [UInt8]
+public struct TransportPacket {
+    public let index: Int
+    public let pid: UInt16
+    public let payloadUnitStart: Bool
+    public let continuityCounter: UInt8
+    public let hasPayload: Bool
+    public let adaptation: AdaptationField?
+    public let payload: [UInt8]
 }
 
 /// One reassembled PES packet.
-struct PESUnit {
-    let pid: UInt16
-    let streamID: UInt8
-    let pts: Int64?
-    let dts: Int64?
-    let declaredLength: Int
-    let payload: [UInt8]
-    let firstPacket: TransportPacket
+public struct PESUnit {
+    public let pid: UInt16
+    public let streamID: UInt8
+    public let pts: Int64?
+    public let dts: Int64?
+    public let declaredLength: Int
+    public let payload: [UInt8]
+    public let firstPacket: TransportPacket
 }
 
-enum TransportStreamReader {
-    static func packets(_ bytes: [UInt8]) throws -> [TransportPacket] {
+public enum TransportStreamReader {
+    public static func packets(_ bytes: [UInt8]) throws -> [TransportPacket] {
         guard bytes.count % 188 == 0 else { throw ReaderError("length \(bytes.count) is not a multiple of 188") }
         var result: [TransportPacket] = []
         for index in 0..<bytes.count / 188 {
@@ -89,7 +90,7 @@ enum TransportStreamReader {
     }
 
     /// The PSI section that starts in this packet (pointer field honoured), checked against its CRC-32.
-    static func section(in packet: TransportPacket) throws -> [UInt8] {
+    public static func section(in packet: TransportPacket) throws -> [UInt8] {
         guard packet.payloadUnitStart, let pointer = packet.payload.first else {
             throw ReaderError("packet \(packet.index): no section start")
         }
@@ -107,7 +108,7 @@ enum TransportStreamReader {
     }
 
     /// Table-driven CRC-32/MPEG-2; over a section including its CRC the result is 0.
-    static func crc(_ bytes: [UInt8]) -> UInt32 {
+    public static func crc(_ bytes: [UInt8]) -> UInt32 {
         bytes.reduce(UInt32.max) { crc, byte in
             (crc << 8) ^ crcTable[Int((crc >> 24) ^ UInt32(byte))]
         }
@@ -120,7 +121,7 @@ enum TransportStreamReader {
     }
 
     /// PMT entries (stream type, PID) and the PCR PID.
-    static func programMap(_ section: [UInt8]) throws -> (pcrPID: UInt16, streams: [(UInt8, UInt16)]) {
+    public static func programMap(_ section: [UInt8]) throws -> (pcrPID: UInt16, streams: [(UInt8, UInt16)]) {
         guard section[0] == 0x02 else { throw ReaderError("not a PMT") }
         let pcrPID = UInt16(section[8] & 0x1F) << 8 | UInt16(section[9])
         let infoLength = Int(section[10] & 0x0F) << 8 | Int(section[11])
@@ -135,7 +136,7 @@ enum TransportStreamReader {
     }
 
     /// Reassembles the PES packets of one PID (the stream must start with a payload unit start).
-    static func pesUnits(_ packets: [TransportPacket], pid: UInt16) throws -> [PESUnit] {
+    public static func pesUnits(_ packets: [TransportPacket], pid: UInt16) throws -> [PESUnit] {
         var units: [PESUnit] = []
         var current: [UInt8] = []
         var first: TransportPacket?
@@ -189,7 +190,7 @@ enum TransportStreamReader {
     }
 
     /// Byte lengths of the ADTS frames in an audio payload.
-    static func adtsFrameLengths(_ payload: [UInt8]) throws -> [Int] {
+    public static func adtsFrameLengths(_ payload: [UInt8]) throws -> [Int] {
         var lengths: [Int] = []
         var offset = 0
         while offset < payload.count {
@@ -207,7 +208,7 @@ enum TransportStreamReader {
     }
 
     /// H.264 NAL unit types in an Annex B payload.
-    static func nalUnitTypes(_ payload: [UInt8]) -> [UInt8] {
+    public static func nalUnitTypes(_ payload: [UInt8]) -> [UInt8] {
         var types: [UInt8] = []
         var index = 0
         while index + 3 < payload.count {

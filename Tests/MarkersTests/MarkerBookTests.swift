@@ -1,11 +1,7 @@
 import HLSPlaylist
 import Markers
 import SCTE35
-import SharedBytes
 import Testing
-
-@testable import LiveTimeline
-@testable import OriginCore
 
 /// 2026-01-01T00:00:00.000Z
 let markerT0: Int64 = 1_767_225_600_000
@@ -23,13 +19,21 @@ func fnv(_ text: String) -> UInt32 {
 
 func hex(_ bytes: [UInt8]) -> String { AttributeList.render(.hexadecimal(bytes)) }
 
-func entries(from first: UInt64, count: Int, startSeconds: Double, duration: Int64 = 2000) -> [WindowEntry] {
+/// One listed entry of a window, as the overlay sees it (the live window's `WindowEntry` and the DVR's `DVREntry` are
+/// the others).
+struct ListedEntry: MarkerOverlayEntry {
+    var msn: UInt64
+    var programDateTimeMilliseconds: Int64
+    var durationMilliseconds: Int64
+    var endMilliseconds: Int64 { programDateTimeMilliseconds + durationMilliseconds }
+}
+
+func entries(from first: UInt64, count: Int, startSeconds: Double, duration: Int64 = 2000) -> [ListedEntry] {
     (0..<count).map { index in
-        WindowEntry(
-            msn: first + UInt64(index), durationMilliseconds: duration,
+        ListedEntry(
+            msn: first + UInt64(index),
             programDateTimeMilliseconds: markerT0 + Int64(startSeconds * 1000) + Int64(index) * duration,
-            discontinuity: false, content: .segment(SharedBytes([0x47]), startsWithKeyframe: true),
-            container: .mpegTS, initSectionVersion: nil)
+            durationMilliseconds: duration)
     }
 }
 
