@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "PeerRepair",
             dependencies: [
-                "HLSPlaylist", "LiveTimeline", "OriginCore", "SharedBytes",
+                "HLSPackaging", "HLSPlaylist", "LiveTimeline", "OriginCore", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -7,6 +7,9 @@
 /// served (a player would see the window as it was before the restart). Catch-up ends as soon as no slot is left
 /// whose deadline passed, or when its time is up: whatever is still missing then closes as a GAP, as before.
 extension ChannelState {
+    /// After a restart, the channel waits for its peers to fill the slots it missed (its playlists are not served).
+    package var isCatchingUp: Bool { catchUpUntilMilliseconds != nil }
+
     /// The channel holds slots missed while the origin was down for its peers to fill.
     func isCatchingUp(nowMilliseconds now: Int64) -> Bool {
         guard let until = catchUpUntilMilliseconds, now < until else { return false }

@@ -7,21 +7,21 @@ import SharedBytes
 // parts on the shared clock; a push that stops delivering is closed at its last part.
 extension ChannelState {
     /// PART-TARGET in milliseconds; nil for a regular channel.
-    var partTargetMilliseconds: Int64? { configuration.lowLatency?.partTargetMilliseconds }
+    package var partTargetMilliseconds: Int64? { configuration.lowLatency?.partTargetMilliseconds }
 
     /// The longest a Low-Latency segment may be (ms): TD + 0.5 s (rule 7).
     var longestSegmentMilliseconds: Int64 { Int64(targetDuration ?? 2) * 1000 + 500 }
 
     /// True for a rendition whose playlist has parts: a Low-Latency channel's rendition that is not WebVTT and
     /// takes streamed pushes (one that only ever pushed whole segments has no parts to offer: it stays regular).
-    func isLowLatency(position: Int) -> Bool {
+    package func isLowLatency(position: Int) -> Bool {
         configuration.lowLatency != nil && !isWebVTT(position: position)
             && renditions[position].lastPartAtMilliseconds > 0
     }
 
     /// A media rendition of a Low-Latency channel in outage: started, no push open, and its newest entry is a GAP
     /// (or it is writing GAP parts). It holds no slot open (decision 3).
-    func isInLowLatencyOutage(_ rendition: RenditionState) -> Bool {
+    package func isInLowLatencyOutage(_ rendition: RenditionState) -> Bool {
         guard configuration.lowLatency != nil, !rendition.isFollower, rendition.hasStarted else { return false }
         if let open = rendition.open { return !open.pushed }
         return rendition.lastEntry?.isGap ?? false

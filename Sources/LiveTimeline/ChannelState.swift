@@ -38,7 +38,7 @@ package struct IngestActions: Sendable {
 /// The mutable state of a channel, kept behind the channel's lock. Pure logic: time comes in as arguments, and
 /// what must happen outside the state (journal writes, publishing) is returned as `IngestActions`.
 package struct ChannelState: Sendable {
-    let configuration: ChannelConfiguration
+    package let configuration: ChannelConfiguration
     package var renditions: [RenditionState] = []
     package var index: [String: Int] = [:]
 
@@ -48,17 +48,13 @@ package struct ChannelState: Sendable {
     /// Slots from the newest closed one on.
     var slots: [UInt64: Slot] = [:]
     /// Every started rendition has an entry (segment or GAP) for every MSN up to this one.
-    var closedThrough: UInt64?
+    package internal(set) var closedThrough: UInt64?
     /// MSN of the first slot (above everything an earlier run of the origin published); with a shared timeline,
     /// moved up to the grid's MSN when the channel's first slot opens.
     var firstMSN: UInt64
     /// EXT-X-TARGETDURATION, fixed once known.
     package var targetDuration: Int?
-    /// Counts publishes.
-    var version: UInt64 = 0
-    var revisions: [String: UInt64] = [:]
-    var multivariantText: String?
-    var multivariantModified: Int64 = 0
+    package internal(set) var revisions: [String: UInt64] = [:]
     /// MSNs below this one are reserved in the journal; nil when the channel keeps no journal.
     package var msnReservedBelow: UInt64?
     /// Something the journal records changed since it was last written.
@@ -82,16 +78,12 @@ package struct ChannelState: Sendable {
     /// Store records queued since the last actions were returned.
     var pendingStoreRecords: [StoreRecord] = []
     /// The encoder's multivariant hint and its counters (see `ChannelState+Rendering`).
-    var multivariantHint = MultivariantHintState()
+    package internal(set) var multivariantHint = MultivariantHintState()
     /// AES-128 key secret and schedule (see `ChannelState+Decoration`); nil: the channel never encrypted.
     package var encryption: ChannelEncryption?
     /// Low-Latency: streamed pushes the ingest loop closed before their end (too long, stalled), and why; their
     /// later steps are refused with that reason.
     var closedTickets: [OpenSegmentTicket: IngestError.Reason] = [:]
-    /// Low-Latency: date range IDs that left the playlists, and when (ms), for `_HLS_skip=v2`.
-    var removedDateRanges: [String: Int64] = [:]
-    /// Low-Latency: the date range IDs each rendition's last render showed.
-    var shownDateRanges: [String: Set<String>] = [:]
     /// Low-Latency: something changed outside a step that returns actions (a refused part closed its segment);
     /// the next tick publishes it.
     var pendingPublish = false

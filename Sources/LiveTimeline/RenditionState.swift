@@ -107,17 +107,17 @@ package struct RenditionState: Sendable {
     /// WebVTT renditions: held entries of late cues, moved past their closed slot. The cue paired with the slot
     /// such an entry holds supersedes it (else one late cue would push every later cue one slot late for good).
     var displacedMSNs: Set<UInt64> = []
-    var window: LiveWindow
+    package internal(set) var window: LiveWindow
     /// Container of the rendition's segments, fixed by the first one.
-    var container: MediaContainer?
+    package internal(set) var container: MediaContainer?
     /// Tracks of the newest segment (codecs, resolution, frame rate).
-    var tracks: [TrackInfo] = []
+    package internal(set) var tracks: [TrackInfo] = []
     /// Caption channels (CEA-608/708 in SEI) seen in any segment so far.
-    var closedCaptions: Set<ClosedCaptionChannel> = []
+    package internal(set) var closedCaptions: Set<ClosedCaptionChannel> = []
     /// Initialization sections by version; the newest is current.
     package var initSections: [Int: InitSection] = [:]
     package var currentInitVersion: Int?
-    var feed: FeedState = .waiting
+    package internal(set) var feed: FeedState = .waiting
     package var statistics = RenditionStatistics()
     /// End of the newest real segment on the encoder's media timeline (unwrapped ticks) and its timescale.
     var lastMediaEnd: (ticks: Int64, timescale: Int64)?
@@ -132,7 +132,7 @@ package struct RenditionState: Sendable {
     /// Shared-clock time the newest entry was added (ms).
     var lastAppendMilliseconds: Int64 = 0
     /// Every segment so far started with a keyframe (EXT-X-INDEPENDENT-SEGMENTS).
-    var allSegmentsIndependent = true
+    package internal(set) var allSegmentsIndependent = true
     /// Makes the filler of GAP entries (the test source's slate); nil: the last keyframe of pushed MPEG-TS.
     package var gapFillerSource: (any GapFillerSource)?
     /// The rendition's newest entry is a slate segment (`outage: slate`): the encoder's next segment starts a
@@ -162,7 +162,7 @@ package struct RenditionState: Sendable {
     static let recentFileNumberLimit = 16
 
     /// True for a subtitle rendition (WebVTT or IMSC1): a follower that never holds a slot open for long.
-    var isFollower: Bool {
+    package var isFollower: Bool {
         if case .subtitles = role { true } else { false }
     }
 
@@ -187,7 +187,7 @@ package struct RenditionState: Sendable {
     /// Low-Latency: the segment whose parts are being listed (a streamed push, or GAP parts in an outage).
     var open: OpenSegment?
     /// Low-Latency: the parts of closed segments (held or listed), kept while listed and 3 target durations after.
-    var recentParts: [UInt64: ClosedParts] = [:]
+    package internal(set) var recentParts: [UInt64: ClosedParts] = [:]
     /// Low-Latency: shared-clock time the newest pushed part was listed (ms).
     var lastPartAtMilliseconds: Int64 = 0
 }
@@ -213,7 +213,7 @@ struct OpenSegment: Sendable {
 }
 
 /// The parts of a closed segment, with the segment's end on the PDT timeline (listing and retention count from it).
-struct ClosedParts: Sendable {
-    var parts: [PartEntry]
-    var endMilliseconds: Int64
+package struct ClosedParts: Sendable {
+    package internal(set) var parts: [PartEntry]
+    package internal(set) var endMilliseconds: Int64
 }

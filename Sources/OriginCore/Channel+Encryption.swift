@@ -1,4 +1,5 @@
 import HLSCrypto
+import HLSPackaging
 import LiveTimeline
 import Logging
 import MediaProbe

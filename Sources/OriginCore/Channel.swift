@@ -1,4 +1,5 @@
 import GapFiller
+import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import Logging
@@ -820,7 +821,8 @@ public final class Channel: Sendable {
     /// the state lock, so snapshots are published in the order of the changes they show.
     func publish(_ state: inout ChannelState, nowMilliseconds now: Int64) {
         let previous = published.withLock { $0 }
-        let snapshot = state.render(name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
+        let snapshot = HLSPackager.render(
+            state, name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
         published.withLock { $0 = snapshot }
         unpublishedFromValue.store(state.lowestUnpublishedMSN, ordering: .releasing)
         publishedVersionValue.store(snapshot.version, ordering: .releasing)

@@ -1,3 +1,4 @@
+import HLSPackaging
 import LiveTimeline
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import HLSCrypto
+import HLSPackaging
 import LiveTimeline
 import MicroHTTPD
 import OriginCore

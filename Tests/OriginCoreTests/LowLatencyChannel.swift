@@ -1,3 +1,4 @@
+@testable import HLSPackaging
 import HLSPlaylist
 import Markers
 import MediaProbe
@@ -82,7 +83,7 @@ struct LowLatencyChannel {
     }
 
     mutating func publish() {
-        snapshot = state.render(name: name, previous: snapshot, nowMilliseconds: now, markers: markers)
+        snapshot = HLSPackager.render(state, name: name, previous: snapshot, nowMilliseconds: now, markers: markers)
         for (rendition, published) in history {
             guard let newest = snapshot.renditions[rendition], newest.version != published.last?.version else {
                 continue
@@ -214,7 +215,10 @@ struct LowLatencyChannel {
     func lowLatency(_ rendition: String) -> LowLatencySnapshot? { snapshot.renditions[rendition]?.lowLatency }
 
     /// The rendition's playlist value as rendered now.
-    mutating func playlist(_ rendition: String) -> MediaPlaylist {
-        state.lowLatencyPlaylist(position: state.index[rendition]!, markers: markers, nowMilliseconds: now).playlist
+    func playlist(_ rendition: String) -> MediaPlaylist {
+        var memory = snapshot.memory
+        return state.lowLatencyPlaylist(
+            position: state.index[rendition]!, markers: markers, memory: &memory, nowMilliseconds: now
+        ).playlist
     }
 }

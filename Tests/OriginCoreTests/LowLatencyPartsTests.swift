@@ -1,3 +1,4 @@
+@testable import HLSPackaging
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
@@ -124,13 +125,13 @@ struct LowLatencyPartsTests {
         try channel.addMarker(id: "blip", startMilliseconds: LowLatencyChannel.start + 1000, duration: 1)
         for _ in 0..<8 { channel.slot() }
         #expect((channel.text("720p") ?? "").contains("blip"))
-        #expect(channel.state.recentlyRemovedDateRanges.isEmpty)
+        #expect(channel.snapshot.memory.recentlyRemovedDateRanges.isEmpty)
         // It ends at 01:00:02: gone once the window starts after it, and remembered for CAN-SKIP-UNTIL (12 s).
         for _ in 0..<2 { channel.slot() }
         #expect(!(channel.text("720p") ?? "").contains("blip"))
-        #expect(channel.state.recentlyRemovedDateRanges == ["blip"])
+        #expect(channel.snapshot.memory.recentlyRemovedDateRanges == ["blip"])
         for _ in 0..<7 { channel.slot() }
-        #expect(channel.state.recentlyRemovedDateRanges.isEmpty)
+        #expect(channel.snapshot.memory.recentlyRemovedDateRanges.isEmpty)
     }
 
     @Test func everySegmentIsExactlyItsPartsForTenMinutes() throws {
@@ -378,7 +379,8 @@ struct LowLatencyPartsTests {
             duration: MediaTime(ticks: 180_000, timescale: 90_000),
             startsWithKeyframe: true, byteCount: 188)
         _ = state.accept(rendition: "r", bytes: SharedBytes([0x47]), info: info, nowMilliseconds: 1_000_000)
-        let snapshot = state.render(
+        let snapshot = HLSPackager.render(
+            state,
             name: "c",
             previous: ChannelSnapshot(
                 name: "c", version: 0, multivariantPlaylist: nil, multivariantModifiedMilliseconds: 0, renditions: [:]),

@@ -1,3 +1,4 @@
+@testable import HLSPackaging
 import MediaProbe
 import SharedBytes
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+@testable import HLSPackaging
 import HLSPlaylist
 import MediaProbe
 import Testing

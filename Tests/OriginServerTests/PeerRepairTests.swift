@@ -1,3 +1,4 @@
+@testable import HLSPackaging
 import HLSPlaylist
 import Logging
 import OriginCore

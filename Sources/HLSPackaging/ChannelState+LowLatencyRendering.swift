@@ -1,59 +1,9 @@
 import HLSPlaylist
+import LiveTimeline
 import Markers
 import SharedBytes
 
-/// What a Low-Latency rendition shows after its last listed segment: the parts of the segment in progress.
-struct PartsInProgress {
-    let msn: UInt64
-    let programDateTimeMilliseconds: Int64
-    let discontinuity: Bool
-    let parts: [PartEntry]
-    /// Every part is there: the segment closed, but its slot waits for other renditions.
-    let complete: Bool
-    let initSectionVersion: Int?
-
-    var endMilliseconds: Int64 { programDateTimeMilliseconds + parts.reduce(0) { $0 + $1.durationMilliseconds } }
-}
-
 extension ChannelState {
-    /// The segment whose parts follow the rendition's last listed segment: its first held entry (a closed segment,
-    /// or a GAP, whose slot is still open), else its open segment. A rendition's parts of N+1 are listed only
-    /// after N's URI line.
-    func partsInProgress(position: Int) -> PartsInProgress? {
-        let rendition = renditions[position]
-        guard let lastListed = rendition.window.lastMSN else { return nil }
-        if let held = rendition.held.first {
-            guard held.msn == lastListed + 1, let closed = rendition.recentParts[held.msn], !closed.parts.isEmpty
-            else { return nil }
-            return PartsInProgress(
-                msn: held.msn, programDateTimeMilliseconds: held.programDateTimeMilliseconds,
-                discontinuity: held.discontinuity || (slots[held.msn]?.discontinuity ?? false), parts: closed.parts,
-                complete: true, initSectionVersion: held.initSectionVersion)
-        }
-        guard let open = rendition.open, open.msn == lastListed + 1, !open.parts.isEmpty else { return nil }
-        return PartsInProgress(
-            msn: open.msn, programDateTimeMilliseconds: open.programDateTimeMilliseconds,
-            discontinuity: open.discontinuity || (slots[open.msn]?.discontinuity ?? false), parts: open.parts,
-            complete: false,
-            initSectionVersion: open.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil)
-    }
-
-    /// End of the rendition's newest listed part on the PDT timeline (its last listed segment's end without parts).
-    func lastPartEnd(position: Int) -> Int64? {
-        partsInProgress(position: position)?.endMilliseconds
-            ?? renditions[position].window.entries.last?.endMilliseconds
-    }
-
-    /// The rendition's last listed part (LAST-MSN, LAST-PART of its EXT-X-RENDITION-REPORT): of the segment in
-    /// progress, else of its last listed segment; `part` is nil when that segment has no parts (WebVTT, or a segment
-    /// pushed whole).
-    func lastListed(position: Int) -> (msn: UInt64, part: Int?)? {
-        if let progress = partsInProgress(position: position) { return (progress.msn, progress.parts.count - 1) }
-        guard let last = renditions[position].window.entries.last else { return nil }
-        let count = renditions[position].recentParts[last.msn]?.parts.count ?? 0
-        return (last.msn, count > 0 ? count - 1 : nil)
-    }
-
     /// The configured window's length in milliseconds (CAN-SKIP-UNTIL is offered only when it exceeds 6 TD).
     private var configuredWindowMilliseconds: Int64 {
         switch configuration.window {
@@ -65,8 +15,8 @@ extension ChannelState {
     /// The playlist of a Low-Latency rendition and what it publishes besides: EXT-X-SERVER-CONTROL, PART-INF, parts
     /// of the segments ending within 3 TD of the last part's end, the segment in progress, the preload hint (none
     /// while GAP parts are being written) and a rendition report for every other rendition of the channel.
-    mutating func lowLatencyPlaylist(
-        position: Int, markers: MarkerBook, nowMilliseconds now: Int64
+    func lowLatencyPlaylist(
+        position: Int, markers: MarkerBook, memory: inout PackagingMemory, nowMilliseconds now: Int64
     ) -> (playlist: MediaPlaylist, snapshot: LowLatencySnapshot) {
         let rendition = renditions[position]
         let partTarget = partTargetMilliseconds ?? 1000
@@ -141,12 +91,12 @@ extension ChannelState {
         let lastPart = lastListed(position: position).flatMap { listed in
             listed.part.map { PartPosition(msn: listed.msn, part: $0) }
         }
-        noteDateRanges(of: rendition.name, shown: playlist, canSkipUntil: 6 * target, nowMilliseconds: now)
+        memory.noteDateRanges(of: rendition.name, shown: playlist, canSkipUntil: 6 * target, nowMilliseconds: now)
         // Delta updates are rendered with the full playlist (a few KB each, per rendition change), so serving one
         // is a lookup like the full playlist.
         let skipPlaylist = playlist.deltaUpdate(.segments).map { SharedBytes(string: $0.render()) }
         let skipPlaylistV2 = playlist.deltaUpdate(
-            .segmentsAndDateRanges, recentlyRemovedDateRanges: recentlyRemovedDateRanges
+            .segmentsAndDateRanges, recentlyRemovedDateRanges: memory.recentlyRemovedDateRanges
         ).map { SharedBytes(string: $0.render()) }
         let snapshot = LowLatencySnapshot(
             partTargetMilliseconds: partTarget, parts: parts, lastPart: lastPart, preloadHint: hint,
@@ -154,10 +104,12 @@ extension ChannelState {
             maximumPartsPerSegment: Int((Double(target + 500) / Double(max(partTarget, 1))).rounded(.up)))
         return (playlist, snapshot)
     }
+}
 
+extension PackagingMemory {
     /// Records the date range IDs the rendition's playlist no longer shows (RECENTLY-REMOVED-DATERANGES of
     /// `_HLS_skip=v2`), kept for CAN-SKIP-UNTIL.
-    private mutating func noteDateRanges(
+    mutating func noteDateRanges(
         of rendition: String, shown playlist: MediaPlaylist, canSkipUntil: Int64, nowMilliseconds now: Int64
     ) {
         let segments = playlist.segments + (playlist.segmentInProgress.map { [$0] } ?? [])

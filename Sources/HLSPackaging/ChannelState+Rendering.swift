@@ -1,56 +1,70 @@
 import HLSPlaylist
+import LiveTimeline
 import Markers
 import MediaProbe
 import SharedBytes
 
-/// The encoder's multivariant hint as a channel keeps it: the newest valid one, and what happened to hints so far.
-package struct MultivariantHintState: Sendable, Hashable {
-    /// The newest valid hint (validated and normalized); journaled.
-    package var hint: MultivariantHint?
-    /// Hints read.
-    package var read = 0
-    /// Hints refused (invalid or too large).
-    package var refused = 0
-    /// Hint statements the configuration overrode (the configuration wins).
-    package var contradictions = 0
+/// The HLS output of a channel's timeline: a publish hands it the timeline's new value (read-only: `ChannelState`'s
+/// fields are `package internal(set)`) and the previous snapshot, and it renders the changed renditions' playlists
+/// into the next snapshot. What it remembers between renders travels in the snapshot (`PackagingMemory`).
+package enum HLSPackager {
+    /// Builds the next snapshot: re-renders only renditions whose state changed since `previous`.
+    /// - Parameter markers: the channel's date ranges, overlaid on every rendition (`markersChanged()` marks every
+    ///   rendition for re-rendering when they change).
+    package static func render(
+        _ timeline: ChannelState, name: String, previous: ChannelSnapshot, nowMilliseconds now: Int64,
+        markers: MarkerBook = MarkerBook()
+    ) -> ChannelSnapshot {
+        var memory = previous.memory
+        var snapshots: [String: RenditionSnapshot] = [:]
+        for position in timeline.renditions.indices {
+            let rendition = timeline.renditions[position]
+            let revision = timeline.revisions[rendition.name, default: 0]
+            if let old = previous.renditions[rendition.name], old.version == revision {
+                snapshots[rendition.name] = old
+                continue
+            }
+            var lowLatency: LowLatencySnapshot? = nil
+            let playlist: SharedBytes?
+            if rendition.window.entries.isEmpty {
+                playlist = nil
+            } else if timeline.isLowLatency(position: position) {
+                let rendered = timeline.lowLatencyPlaylist(
+                    position: position, markers: markers, memory: &memory, nowMilliseconds: now)
+                playlist = SharedBytes(string: rendered.playlist.render())
+                lowLatency = rendered.snapshot
+            } else {
+                playlist = SharedBytes(string: timeline.markedPlaylist(rendition, markers: markers).render())
+            }
+            let iFrameBytes: SharedBytes? =
+                rendition.window.entries.isEmpty || !timeline.hasIFramePlaylist(rendition)
+                ? nil : SharedBytes(string: timeline.iFramePlaylist(rendition).render())
+            snapshots[rendition.name] = RenditionSnapshot(
+                name: rendition.name, playlist: playlist, iFramePlaylist: iFrameBytes, version: revision,
+                modifiedMilliseconds: now,
+                targetDuration: rendition.window.targetDuration,
+                entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
+                initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion,
+                lowLatency: lowLatency, firstListedIndex: rendition.window.retained.count,
+                driftMilliseconds: rendition.statistics.driftMilliseconds,
+                discontinuitySequence: rendition.window.discontinuitySequence)
+        }
+        let text = timeline.multivariant().map(timeline.playbackMultivariant)?.render()
+        var multivariantBytes = previous.multivariantPlaylist
+        var multivariantModified = previous.multivariantModifiedMilliseconds
+        if text != memory.multivariantText || (text != nil && multivariantBytes == nil) {
+            memory.multivariantText = text
+            multivariantModified = now
+            multivariantBytes = text.map { SharedBytes(string: $0) }
+        }
+        return ChannelSnapshot(
+            name: name, version: previous.version + 1, multivariantPlaylist: multivariantBytes,
+            multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots,
+            encryption: timeline.snapshotEncryption(), catchingUp: timeline.isCatchingUp, memory: memory)
+    }
 }
 
 extension ChannelState {
-    /// Keeps the encoder's multivariant hint, replacing an earlier one; it is applied to renditions as they deliver.
-    /// - Returns: what the configuration overrides in it (the configuration wins; counted and returned for the log).
-    package mutating func adoptMultivariantHint(_ hint: MultivariantHint) -> [String] {
-        var contradictions: [String] = []
-        for member in hint.members {
-            guard let configured = configuration.renditions.first(where: { $0.name == member.rendition }) else {
-                continue
-            }
-            let stated = member.kind == .audio ? configured.audio : configured.subtitles
-            let other = member.kind == .audio ? configured.subtitles : configured.audio
-            if let other {
-                contradictions.append(
-                    "\(member.rendition): the hint says \(member.kind.rawValue), the configuration says group "
-                        + "\(other.group)")
-            } else if let stated,
-                stated.group != member.group || stated.language != member.language
-                    || (stated.name ?? member.name) != member.name || stated.isDefault != member.isDefault
-            {
-                contradictions.append(
-                    "\(member.rendition): the hint says group \(member.group) NAME \(member.name), the configuration "
-                        + "says group \(stated.group)\(stated.name.map { " NAME \($0)" } ?? "")")
-            }
-        }
-        multivariantHint.hint = hint
-        multivariantHint.read += 1
-        multivariantHint.contradictions += contradictions.count
-        journalDirty = true
-        return contradictions
-    }
-
-    /// Counts a refused multivariant hint (the previous one, if any, stays).
-    package mutating func refuseMultivariantHint() {
-        multivariantHint.refused += 1
-    }
-
     /// The channel's rendition layout now: configuration, then the hint, then what the renditions delivered.
     package func layout() -> RenditionLayout {
         RenditionLayout.resolve(
@@ -62,74 +76,12 @@ extension ChannelState {
             audioOnlyVariant: configuration.audioOnlyVariant)
     }
 
-    /// Stores an initialization section for a rendition; returns its version.
-    package mutating func adoptInitSection(rendition name: String, bytes: SharedBytes, info: InitSectionInfo) -> Int? {
-        guard let position = index[name] else { return nil }
-        let version = renditions[position].adoptInitSection(bytes: bytes, info: info)
-        revisions[name, default: 0] += 1
-        return version
-    }
-
-    /// The rendition's current initialization section version; nil without one (or without the rendition).
-    package func currentInitVersion(_ rendition: String) -> Int? {
-        index[rendition].flatMap { renditions[$0].currentInitVersion }
-    }
-
-    /// The oldest MSN any rendition still lists or keeps downloadable: the store must keep everything from it on.
-    package var oldestKeptMSN: UInt64? {
-        renditions.compactMap { $0.window.retained.first?.entry.msn ?? $0.window.entries.first?.msn }.min()
-    }
-
-    /// Builds the next snapshot: re-renders only renditions whose state changed since `previous`.
-    /// - Parameter markers: the channel's date ranges, overlaid on every rendition (`markersChanged()` marks every
-    ///   rendition for re-rendering when they change).
-    package mutating func render(
-        name: String, previous: ChannelSnapshot, nowMilliseconds now: Int64, markers: MarkerBook = MarkerBook()
-    ) -> ChannelSnapshot {
-        version += 1
-        var snapshots: [String: RenditionSnapshot] = [:]
-        for position in renditions.indices {
-            let rendition = renditions[position]
-            let revision = revisions[rendition.name, default: 0]
-            if let old = previous.renditions[rendition.name], old.version == revision {
-                snapshots[rendition.name] = old
-                continue
-            }
-            var lowLatency: LowLatencySnapshot? = nil
-            let playlist: SharedBytes?
-            if rendition.window.entries.isEmpty {
-                playlist = nil
-            } else if isLowLatency(position: position) {
-                let rendered = lowLatencyPlaylist(position: position, markers: markers, nowMilliseconds: now)
-                playlist = SharedBytes(string: rendered.playlist.render())
-                lowLatency = rendered.snapshot
-            } else {
-                playlist = SharedBytes(string: markedPlaylist(rendition, markers: markers).render())
-            }
-            let iFrameBytes: SharedBytes? =
-                rendition.window.entries.isEmpty || !hasIFramePlaylist(rendition)
-                ? nil : SharedBytes(string: iFramePlaylist(rendition).render())
-            snapshots[rendition.name] = RenditionSnapshot(
-                name: rendition.name, playlist: playlist, iFramePlaylist: iFrameBytes, version: revision,
-                modifiedMilliseconds: now,
-                targetDuration: rendition.window.targetDuration,
-                entries: rendition.window.retained.map(\.entry) + rendition.window.entries,
-                initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion,
-                lowLatency: lowLatency, firstListedIndex: rendition.window.retained.count,
-                driftMilliseconds: rendition.statistics.driftMilliseconds,
-                discontinuitySequence: rendition.window.discontinuitySequence)
-        }
-        let text = multivariant().map(playbackMultivariant)?.render()
-        var multivariantBytes = previous.multivariantPlaylist
-        if text != multivariantText || (text != nil && multivariantBytes == nil) {
-            multivariantText = text
-            multivariantModified = now
-            multivariantBytes = text.map { SharedBytes(string: $0) }
-        }
-        return ChannelSnapshot(
-            name: name, version: version, multivariantPlaylist: multivariantBytes,
-            multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots,
-            encryption: snapshotEncryption(), catchingUp: catchUpUntilMilliseconds != nil)
+    /// The rendition's playlist with the channel's markers overlaid.
+    func markedPlaylist(_ rendition: RenditionState, markers: MarkerBook) -> MediaPlaylist {
+        let overlay = markers.overlay(entries: rendition.window.entries, legacyCueTags: configuration.legacyCueTags)
+        return rendition.window.playlist(
+            independentSegments: rendition.allSegmentsIndependent, dateRanges: overlay.dateRanges,
+            extraTags: overlay.extraTags, decoration: decoration(for: rendition))
     }
 
     /// True when the rendition has an I-frame playlist: the channel has them on (`iFramePlaylists`) and the
@@ -401,7 +353,7 @@ extension ChannelState {
                     emptyCueSegments: rendition.statistics.emptyCueSegments,
                     lateCuesSuperseded: rendition.statistics.lateCuesSuperseded)
             })
-        if catchUpUntilMilliseconds != nil {
+        if isCatchingUp {
             status.peerWait = "catching up"
         } else if let held = heldOpening {
             status.peerWait = held.first ? "joining" : "agreeing on msn \(held.msn)"

@@ -1,4 +1,5 @@
 import HLSPlaylist
+import LiveTimeline
 import MediaProbe
 import SharedBytes
 
@@ -87,12 +88,16 @@ public final class ChannelSnapshot: Sendable {
     /// The channel is catching up with its redundancy group after a restart: its playlists still show the window
     /// as it was before, and are not served.
     public let catchingUp: Bool
+    /// What the packaging carries to the next render (`HLSPackager.render`).
+    package let memory: PackagingMemory
 
     package init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
-        renditions: [String: RenditionSnapshot], encryption: SnapshotEncryption? = nil, catchingUp: Bool = false
+        renditions: [String: RenditionSnapshot], encryption: SnapshotEncryption? = nil, catchingUp: Bool = false,
+        memory: PackagingMemory = PackagingMemory()
     ) {
         self.catchingUp = catchingUp
+        self.memory = memory
         self.name = name
         self.version = version
         self.multivariantPlaylist = multivariantPlaylist
@@ -100,6 +105,19 @@ public final class ChannelSnapshot: Sendable {
         self.renditions = renditions
         self.encryption = encryption
     }
+}
+
+/// What the HLS packaging remembers from one render of a channel to the next: kept in the snapshot it rendered, so
+/// the timeline holds no presentation state.
+package struct PackagingMemory: Sendable {
+    /// The text of the last rendered multivariant playlist (its bytes and time change only when it does).
+    var multivariantText: String?
+    /// Low-Latency: the date range IDs each rendition's last render showed.
+    var shownDateRanges: [String: Set<String>] = [:]
+    /// Low-Latency: date range IDs that left the playlists, and when (ms), for `_HLS_skip=v2`.
+    var removedDateRanges: [String: Int64] = [:]
+
+    package init() {}
 }
 
 /// A channel's encryption as a snapshot shows it.

@@ -1,4 +1,5 @@
 import HLSPlaylist
+import LiveTimeline
 import MediaProbe
 
 /// One `EXT-X-MEDIA` of the layout: a rendition's place in its group.
