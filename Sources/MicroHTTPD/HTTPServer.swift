@@ -100,6 +100,10 @@ public final class HTTPServer: Sendable {
         }
         // Streamed responses are cut off (the client sees an incomplete chunked body).
         for reader in streamReaders { reader.cut() }
+        // Bounded polls, on purpose: the two counts fall on libmicrohttpd's threads (its completion callback, once
+        // per request), and a condition there would put a lock and a signal on every request's path to save a few
+        // milliseconds once per shutdown. Stopping runs as background work (`OriginService`), never on a handler's
+        // thread.
         let start = ContinuousClock.now
         let suspendedDeadline = start + .seconds(2)
         while context.pendingSuspendedCount > 0 && ContinuousClock.now < suspendedDeadline {

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import Logging
 import Synchronization
@@ -7,6 +6,10 @@ import Synchronization
 let shutdownReadAndWrite: Int32 = 2
 /// SHUT_WR.
 let shutdownWrite: Int32 = 1
+
+/// Monotonic milliseconds: how `RequestDeadlines` reads time (MicroHTTPD's own tiny clock seam; the origin's
+/// `OriginClock` lives in a target this one does not see).
+typealias MillisecondClock = @Sendable () -> Int64
 
 /// What the server keeps per connection: its deadline and whether a request is in flight. Kept in libmicrohttpd's
 /// socket context, so the per-request updates touch only this object (no shared lock or counter between the
@@ -119,13 +122,19 @@ final class RequestDeadlines: Sendable {
 
     private let registry = Mutex(Registry())
     private let cutCount = Atomic<Int>(0)
-    private let running = Atomic<Bool>(false)
+    /// The task running `sweep()` periodically, between `start()` and `stop()`.
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
     private let logger: Logger
+    /// Monotonic milliseconds, read for every deadline (`coarseMonotonicMilliseconds` unless a test drives it).
+    let clock: MillisecondClock
 
+    /// - Parameter clock: monotonic milliseconds; a test passes a manual one and calls `sweep()` itself.
     init(
         limitSeconds: Int, connectionLimit: Int = 0, remoteAddressLimit: Int = 0, bodyTimeLimitSeconds: Int = 0,
-        minimumBodyRate: Int = 0, logger: Logger
+        minimumBodyRate: Int = 0, clock: @escaping MillisecondClock = RequestDeadlines.coarseMonotonicMilliseconds,
+        logger: Logger
     ) {
+        self.clock = clock
         limitMilliseconds = Int64(max(limitSeconds, 0)) * 1000
         self.connectionLimit = max(connectionLimit, 0)
         self.remoteAddressLimit = max(remoteAddressLimit, 0)
@@ -153,8 +162,8 @@ final class RequestDeadlines: Sendable {
     }
 
     /// Monotonic milliseconds (the coarse clock: a few milliseconds of resolution is plenty for deadlines of
-    /// seconds, and it costs a fraction of the precise one).
-    static func now() -> Int64 {
+    /// seconds, and it costs a fraction of the precise one). The default `clock`.
+    @Sendable static func coarseMonotonicMilliseconds() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
         return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
@@ -163,7 +172,7 @@ final class RequestDeadlines: Sendable {
     /// A new connection: registers it and starts its head deadline. Returns the record (for the socket context)
     /// and whether it is within the connection limit (if not, the caller answers 503 and the deadline closes it).
     func connectionStarted(socket: Int32) -> (ConnectionRecord, withinLimit: Bool) {
-        let now = Self.now()
+        let now = clock()
         let address = remoteAddressLimit > 0 ? RemoteAddress.peer(of: socket) : nil
         let (record, overAddressLimit) = registry.withLock { registry in
             let overAddressLimit = address.map { registry.perAddress[$0, default: 0] >= remoteAddressLimit } ?? false
@@ -208,7 +217,7 @@ final class RequestDeadlines: Sendable {
             record.deadline.store(Self.none, ordering: .relaxed)
             return true
         }
-        let now = Self.now()
+        let now = clock()
         record.bodyStart.store(now, ordering: .relaxed)
         record.deadline.store(bodyDeadline(start: now, now: now, received: 0), ordering: .relaxed)
         return true
@@ -221,7 +230,7 @@ final class RequestDeadlines: Sendable {
     func bodyProgress(_ record: ConnectionRecord, received: Int) {
         let start = record.bodyStart.load(ordering: .relaxed)
         record.deadline.store(
-            bodyDeadline(start: start, now: Self.now(), received: Int64(received)), ordering: .relaxed)
+            bodyDeadline(start: start, now: clock(), received: Int64(received)), ordering: .relaxed)
     }
 
     /// When a body whose head arrived at `start` and that has delivered `received` bytes by `now` is cut unless
@@ -247,32 +256,36 @@ final class RequestDeadlines: Sendable {
     func requestCompleted(_ record: ConnectionRecord) {
         record.inFlight.store(false, ordering: .relaxed)
         guard limitMilliseconds > 0 else { return }
-        record.deadline.store(Self.now() + limitMilliseconds, ordering: .relaxed)
+        record.deadline.store(clock() + limitMilliseconds, ordering: .relaxed)
     }
 
-    /// Starts the periodic sweep (every quarter of the limit, between 20 and 100 ms).
+    /// Milliseconds between two sweeps: a quarter of the limit, between 20 and 100 ms.
+    var sweepInterval: Int64 { limitMilliseconds > 0 ? max(min(limitMilliseconds / 4, 100), 20) : 100 }
+
+    /// Starts the periodic sweep: one task, owned here and cancelled by `stop()` (a server stops its sweep with
+    /// its threads, whoever runs it). Idempotent.
     func start() {
-        guard limitMilliseconds > 0 || connectionLimit > 0, !running.exchange(true, ordering: .relaxed) else { return }
-        scheduleSweep()
+        guard limitMilliseconds > 0 || connectionLimit > 0 else { return }
+        sweeper.withLock { sweeper in
+            guard sweeper == nil else { return }
+            let interval = Duration.milliseconds(sweepInterval)
+            sweeper = Task.detached(name: "MicroHTTPD request deadlines") { [self] in
+                while (try? await Task.sleep(for: interval)) != nil { sweep() }
+            }
+        }
     }
 
     /// Stops the sweep.
     func stop() {
-        running.store(false, ordering: .relaxed)
-    }
-
-    private func scheduleSweep() {
-        let interval = limitMilliseconds > 0 ? max(min(limitMilliseconds / 4, 100), 20) : 100
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(interval))) { [self] in
-            guard running.load(ordering: .relaxed) else { return }
-            sweep()
-            scheduleSweep()
-        }
+        sweeper.withLock { sweeper in
+            defer { sweeper = nil }
+            return sweeper
+        }?.cancel()
     }
 
     /// Shuts down the sockets of connections past their deadline.
     func sweep() {
-        let now = Self.now()
+        let now = clock()
         let cut = registry.withLock { registry -> Int in
             var cut = 0
             for record in registry.records.values {

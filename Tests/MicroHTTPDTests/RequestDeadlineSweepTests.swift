@@ -1,0 +1,87 @@
+import Glibc
+import Synchronization
+import Testing
+
+@testable import MicroHTTPD
+
+/// The deadline sweep driven by a manual clock: no sleeps, no server, a socket pair standing for a connection.
+@Suite struct RequestDeadlineSweepTests {
+    /// A clock a test moves by hand.
+    final class ManualMilliseconds: Sendable {
+        let now = Atomic<Int64>(1_000_000)
+        func advance(_ milliseconds: Int64) { now.add(milliseconds, ordering: .relaxed) }
+        var clock: MillisecondClock { { [self] in now.load(ordering: .relaxed) } }
+    }
+
+    /// A connected pair: the server's end (registered with the deadlines) and the client's end.
+    private func socketPair() throws -> (server: Int32, client: Int32) {
+        var fds: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        return (fds[0], fds[1])
+    }
+
+    /// Whether `client` sees its peer shut down (a read returns end of file at once rather than would-block).
+    private func peerShutDown(_ client: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return recv(client, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+    }
+
+    @Test func aConnectionWithoutAHeadIsCutWhenItsDeadlinePassesOnTheInjectedClock() throws {
+        let time = ManualMilliseconds()
+        let deadlines = RequestDeadlines(limitSeconds: 2, clock: time.clock, logger: HTTPServer.silentLogger)
+        let (server, client) = try socketPair()
+        defer { close(server); close(client) }
+        let (record, withinLimit) = deadlines.connectionStarted(socket: server)
+        #expect(withinLimit)
+        time.advance(1_999)
+        deadlines.sweep()
+        #expect(deadlines.cutConnections == 0)
+        #expect(!peerShutDown(client))
+        time.advance(1)
+        deadlines.sweep()
+        #expect(deadlines.cutConnections == 1)
+        #expect(peerShutDown(client))
+        deadlines.connectionClosed(record)
+    }
+
+    @Test func aBodyThatKeepsComingIsNotCutAndOneThatStopsIs() throws {
+        let time = ManualMilliseconds()
+        let deadlines = RequestDeadlines(limitSeconds: 1, clock: time.clock, logger: HTTPServer.silentLogger)
+        let (server, client) = try socketPair()
+        defer { close(server); close(client) }
+        let (record, _) = deadlines.connectionStarted(socket: server)
+        #expect(deadlines.headArrived(record, expectsBody: true))
+        for received in 1...5 {
+            time.advance(900)
+            deadlines.bodyProgress(record, received: received * 1000)
+            deadlines.sweep()
+        }
+        #expect(deadlines.cutConnections == 0)
+        time.advance(1_000)
+        deadlines.sweep()
+        #expect(deadlines.cutConnections == 1)
+        #expect(peerShutDown(client))
+        deadlines.connectionClosed(record)
+    }
+
+    @Test func aCompletedRequestStartsTheNextHeadDeadlineFromTheInjectedClock() throws {
+        let time = ManualMilliseconds()
+        let deadlines = RequestDeadlines(limitSeconds: 1, clock: time.clock, logger: HTTPServer.silentLogger)
+        let (server, client) = try socketPair()
+        defer { close(server); close(client) }
+        let (record, _) = deadlines.connectionStarted(socket: server)
+        #expect(deadlines.headArrived(record, expectsBody: false))
+        // An answer being sent is never timed.
+        time.advance(60_000)
+        deadlines.sweep()
+        #expect(deadlines.cutConnections == 0)
+        deadlines.requestCompleted(record)
+        time.advance(999)
+        deadlines.sweep()
+        #expect(deadlines.cutConnections == 0)
+        time.advance(1)
+        deadlines.sweep()
+        #expect(deadlines.cutConnections == 1)
+        deadlines.connectionClosed(record)
+    }
+}
