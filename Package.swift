@@ -82,8 +82,8 @@ let package = Package(
             name: "GroupDatabase",
             dependencies: [
                 "Markers", "Persistence", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         // Keys, playback tokens and AES-128 segment encryption: the only code that imports swift-crypto (keys, HMAC)
         // and libcrypto (the bulk cipher: swift-crypto's AES-CBC sets up the key for every block, 0.35 s per MiB).

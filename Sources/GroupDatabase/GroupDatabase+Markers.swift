@@ -1,6 +1,5 @@
 import Foundation
 import Markers
-import NIOCore
 import PostgresNIO
 
 /// The marker books: one row per channel (`hlsorigin_marker_books`: the book as JSON and a version that grows with
@@ -14,10 +13,11 @@ extension GroupDatabase {
 
     /// The stored book of `channel`, nil if none was ever saved.
     public func loadBook(channel: String) throws(GroupDatabaseError) -> StoredBook? {
-        let rows = try run("load the marker book of '\(channel)'") { connection in
-            connection.query(
-                "SELECT version, book FROM hlsorigin_marker_books WHERE channel = $1", [PostgresData(string: channel)]
-            ).map(\.rows)
+        let rows = try run("load the marker book of '\(channel)'") { [logger] connection in
+            try await connection.query(
+                Self.query("SELECT version, book FROM hlsorigin_marker_books WHERE channel = $1", [channel]),
+                logger: logger
+            ).collect()
         }
         guard let row = rows.first else { return nil }
         let cells = row.makeRandomAccess()
@@ -45,23 +45,23 @@ extension GroupDatabase {
             throw GroupDatabaseError("the marker book of '\(channel)' cannot be encoded: \(error)")
         }
         let rows = try writer.withLock { _ throws(GroupDatabaseError) in
-            try run("save the marker book of '\(channel)'") { connection in
+            try run("save the marker book of '\(channel)'") { [logger] connection in
                 if let version {
-                    return connection.query(
-                        """
-                        UPDATE hlsorigin_marker_books SET version = version + 1, book = $2, updated_at = now()
-                        WHERE channel = $1 AND version = $3 RETURNING version
-                        """,
-                        [PostgresData(string: channel), PostgresData(string: text), PostgresData(int64: version)]
-                    ).map(\.rows)
+                    return try await connection.query(
+                        Self.query(
+                            """
+                            UPDATE hlsorigin_marker_books SET version = version + 1, book = $2, updated_at = now()
+                            WHERE channel = $1 AND version = $3 RETURNING version
+                            """, [channel, text, version]), logger: logger
+                    ).collect()
                 }
-                return connection.query(
-                    """
-                    INSERT INTO hlsorigin_marker_books (channel, version, book) VALUES ($1, 1, $2)
-                    ON CONFLICT (channel) DO NOTHING RETURNING version
-                    """,
-                    [PostgresData(string: channel), PostgresData(string: text)]
-                ).map(\.rows)
+                return try await connection.query(
+                    Self.query(
+                        """
+                        INSERT INTO hlsorigin_marker_books (channel, version, book) VALUES ($1, 1, $2)
+                        ON CONFLICT (channel) DO NOTHING RETURNING version
+                        """, [channel, text]), logger: logger
+                ).collect()
             }
         }
         return rows.first?.makeRandomAccess()[data: "version"].int64

@@ -1,4 +1,3 @@
-import NIOCore
 import Persistence
 import PostgresNIO
 
@@ -13,8 +12,9 @@ extension GroupDatabase: SharedRecordings {
     ) throws(SharedRecordingsUnavailable) -> (stored: RecordingManifest, created: Bool) {
         // One statement: the insert (or the take-over of a deleted recording's ID), else the row already there. The
         // outer SELECT sees the table as it was before the insert, so the two branches never both return a row.
-        let rows = try recordingsCall("create recording '\(manifest.id)'") { connection in
-            connection.query(
+        let rows = try recordingsCall("create recording '\(manifest.id)'") { [logger] connection in
+            try await connection.query(
+                Self.query(
                 """
                 WITH stored AS (
                     INSERT INTO hlsorigin_recordings (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -31,12 +31,10 @@ extension GroupDatabase: SharedRecordings {
                     WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM stored)
                 """,
                 [
-                    PostgresData(string: manifest.id), PostgresData(string: manifest.channel),
-                    PostgresData(string: manifest.requestedStart), PostgresData(string: manifest.requestedEnd),
-                    PostgresData(int64: manifest.startMilliseconds), PostgresData(int64: manifest.endMilliseconds),
-                    PostgresData(int64: manifest.createdMilliseconds),
-                ]
-            ).map(\.rows)
+                    manifest.id, manifest.channel, manifest.requestedStart, manifest.requestedEnd,
+                    manifest.startMilliseconds, manifest.endMilliseconds, manifest.createdMilliseconds,
+                ]), logger: logger
+            ).collect()
         }
         guard let row = rows.first, let stored = Self.manifest(row) else {
             throw SharedRecordingsUnavailable("the database returned no row for recording '\(manifest.id)'")
@@ -45,27 +43,28 @@ extension GroupDatabase: SharedRecordings {
     }
 
     public func delete(id: String, channel: String) throws(SharedRecordingsUnavailable) -> Bool {
-        let rows = try recordingsCall("delete recording '\(id)'") { connection in
-            connection.query(
-                """
-                UPDATE hlsorigin_recordings SET deleted_at = now(), updated_at = now()
-                WHERE id = $1 AND channel = $2 AND deleted_at IS NULL RETURNING id
-                """,
-                [PostgresData(string: id), PostgresData(string: channel)]
-            ).flatMap { deleted in
-                connection.query(
-                    "DELETE FROM hlsorigin_recordings WHERE deleted_at < now() - interval '30 days'", []
-                ).map { _ in deleted.rows }
-            }
+        let rows = try recordingsCall("delete recording '\(id)'") { [logger] connection in
+            let deleted = try await connection.query(
+                Self.query(
+                    """
+                    UPDATE hlsorigin_recordings SET deleted_at = now(), updated_at = now()
+                    WHERE id = $1 AND channel = $2 AND deleted_at IS NULL RETURNING id
+                    """, [id, channel]), logger: logger
+            ).collect()
+            try await connection.query(
+                "DELETE FROM hlsorigin_recordings WHERE deleted_at < now() - interval '30 days'", logger: logger)
+            return deleted
         }
         return !rows.isEmpty
     }
 
     public func list() throws(SharedRecordingsUnavailable) -> SharedRecordingList {
-        let rows = try recordingsCall("list the recordings") { connection in
-            connection.query(
-                "SELECT \(Self.columns), deleted_at IS NOT NULL AS deleted FROM hlsorigin_recordings", []
-            ).map(\.rows)
+        let rows = try recordingsCall("list the recordings") { [logger] connection in
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT \(Self.columns), deleted_at IS NOT NULL AS deleted FROM hlsorigin_recordings"),
+                logger: logger
+            ).collect()
         }
         var list = SharedRecordingList(recordings: [], deleted: [])
         for row in rows {
@@ -80,7 +79,7 @@ extension GroupDatabase: SharedRecordings {
     }
 
     private func recordingsCall<Value: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection) -> EventLoopFuture<Value>
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) throws(SharedRecordingsUnavailable) -> Value {
         do {
             return try writer.withLock { _ throws(GroupDatabaseError) in try run(what, body) }

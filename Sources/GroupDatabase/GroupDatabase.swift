@@ -1,18 +1,23 @@
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
-import NIOPosix
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 
 /// What a group of origins shares through PostgreSQL: the marker books (`GroupDatabase+Markers.swift`) and the
 /// recordings (`GroupDatabase+Recordings.swift`). Every change NOTIFYs the group from a trigger in the change's own
 /// transaction, so every origin hears of it at once (`listen`).
 ///
-/// Calls block the calling thread (the admin API's libmicrohttpd thread) for at most `timeout`; they use SwiftNIO's
-/// event loops, never the Swift concurrency pool. A call that cannot reach the database throws
-/// `GroupDatabaseError` and leaves nothing half-done: a change is either committed (and announced) or not.
-public final class GroupDatabase: Sendable {
+/// A `Service`: `run()` runs postgres-nio's `PostgresClient` (its connection pool) and the listener, and must run
+/// in the process's `ServiceGroup` (before the origin in its list, so it is shut down after the origin has drained).
+/// The queries are async on the pool; the synchronous calls the origin's stores make (`SharedMarkerBooks`,
+/// `SharedRecordings`) wait for them at most `timeout`, on the calling thread, which is one of the origin's
+/// background-work threads (`OriginCore.BackgroundWork`), never a libmicrohttpd thread nor a Swift task (checked
+/// in debug builds). A call that cannot reach the database throws `GroupDatabaseError` and leaves nothing half-done:
+/// a change is either committed (and announced) or not.
+public final class GroupDatabase: Service, Sendable {
     /// Where the database is: `postgres://user[:password]@host[:port]/database` (or `postgresql://`).
     public struct Location: Sendable, Hashable, CustomStringConvertible {
         public let host: String
@@ -86,7 +91,7 @@ public final class GroupDatabase: Sendable {
         }
 
         /// postgres-nio's TLS setting for `sslMode`.
-        func tls() throws -> PostgresConnection.Configuration.TLS {
+        func tls() -> PostgresClient.Configuration.TLS {
             guard sslMode != .disable else { return .disable }
             var configuration = TLSConfiguration.makeClientConfiguration()
             switch sslMode {
@@ -95,8 +100,7 @@ public final class GroupDatabase: Sendable {
             case .verifyFull: configuration.certificateVerification = .fullVerification
             }
             if let sslRootCertificate { configuration.trustRoots = .file(sslRootCertificate) }
-            let context = try NIOSSLContext(configuration: configuration)
-            return sslMode == .prefer ? .prefer(context) : .require(context)
+            return sslMode == .prefer ? .prefer(configuration) : .require(configuration)
         }
 
         /// The location without the password, for logs and status.
@@ -113,15 +117,17 @@ public final class GroupDatabase: Sendable {
 
     /// Where the database is.
     public let location: Location
-    private let timeout: TimeAmount
-    private let logger: Logger
-    private let group: any EventLoopGroup
-    /// The connection for reads and writes (one at a time: `writer` serialises changes).
-    private let connection = Mutex<PostgresConnection?>(nil)
-    /// Serialises changes (one statement at a time on `connection`).
+    private let timeout: Duration
+    let logger: Logger
+    /// The connection pool; its `run()` runs in `run()`.
+    private let client: PostgresClient
+    /// Serialises changes (one change statement at a time from this origin).
     let writer = Mutex<Void>(())
     private let healthState = Mutex(Health(reachable: false, lastError: "not connected yet"))
-    private let listening = Mutex<Listening>(Listening())
+    /// Whether the tables and triggers were made (once, and again after a call failed: the database may be new).
+    private let schemaReady = Atomic<Bool>(false)
+    /// What `run()` tells of the changes it hears (set by `listen` before `run()`).
+    private let listener = Mutex<(@Sendable (Change) -> Void)?>(nil)
     private static let markerChannel = "hlsorigin_markers"
     private static let recordingChannel = "hlsorigin_recordings"
 
@@ -135,19 +141,20 @@ public final class GroupDatabase: Sendable {
         case everything
     }
 
-    private struct Listening: Sendable {
-        var connection: PostgresConnection?
-        var stopped = false
-    }
-
-    /// A database at `location`; nothing is connected until the first call.
+    /// A database at `location`; nothing is connected until `run()` runs and a call is made.
     /// - Parameter timeout: the longest a call waits for the database (connecting included).
     public init(location: Location, timeout: Duration = .seconds(2), logger: Logger) {
         self.location = location
-        let (seconds, attoseconds) = timeout.components
-        self.timeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self.timeout = timeout
         self.logger = logger
-        self.group = MultiThreadedEventLoopGroup.singleton
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: location.tls())
+        configuration.options.connectTimeout = timeout
+        // The pool logs every failed connection attempt at info; `note(failure:)` reports an outage once.
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .warning)
+        client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
     }
 
     /// Whether the last call reached the database.
@@ -159,91 +166,62 @@ public final class GroupDatabase: Sendable {
         return (health.reachable, health.lastError)
     }
 
-    /// Listens for changes made by any origin of the group (this one included) until `stop()`: `changed` gets what
-    /// changed, or `.everything` after (re)connecting, when changes may have been missed. Reconnects every second
-    /// while the database cannot be reached.
+    /// Listens, while `run()` runs, for changes made by any origin of the group (this one included): `changed`
+    /// gets what changed, or `.everything` after (re)connecting, when changes may have been missed. Reconnects every
+    /// second while the database cannot be reached. Call before `run()`. `changed` is called from a task: it must
+    /// not block (hand the reading to background work).
     public func listen(_ changed: @escaping @Sendable (Change) -> Void) {
-        connectListener(changed)
+        listener.withLock { $0 = changed }
     }
 
-    /// Stops listening and closes the connections.
-    public func stop() {
-        let listener = listening.withLock { state -> PostgresConnection? in
-            state.stopped = true
-            defer { state.connection = nil }
-            return state.connection
-        }
-        listener.map(Self.close)
-        let current = connection.withLock { connection -> PostgresConnection? in
-            defer { connection = nil }
-            return connection
-        }
-        current.map(Self.close)
-    }
-
-    // MARK: - Connections
-
-    private func connectListener(_ changed: @escaping @Sendable (Change) -> Void) {
-        guard !listening.withLock({ $0.stopped }) else { return }
-        let eventLoop = group.any()
-        connect(on: eventLoop).flatMap { connection -> EventLoopFuture<PostgresConnection> in
-            connection.addListener(channel: Self.markerChannel) { _, notification in
-                changed(.markers(channel: notification.payload))
+    /// Runs the connection pool and the listener until a graceful shutdown (or cancellation); calls fail after.
+    public func run() async throws {
+        let changed = listener.withLock { $0 }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.client.run() }
+            if let changed {
+                group.addTask { await cancelWhenGracefulShutdown { await self.listenUntilCancelled(changed) } }
             }
-            connection.addListener(channel: Self.recordingChannel) { _, _ in changed(.recordings) }
-            return connection.query("LISTEN \(Self.markerChannel)", []).flatMap { _ in
-                connection.query("LISTEN \(Self.recordingChannel)", [])
-            }.map { _ in connection }
-        }.whenComplete { [self] result in
-            switch result {
-            case .success(let connection):
-                let keep = listening.withLock { state -> Bool in
-                    guard !state.stopped else { return false }
-                    state.connection = connection
-                    return true
+        }
+    }
+
+    // MARK: - Listening
+
+    /// LISTENs on one pooled connection for as long as it lasts, then again a second later, until cancelled.
+    private func listenUntilCancelled(_ changed: @escaping @Sendable (Change) -> Void) async {
+        while !Task.isCancelled {
+            do {
+                try await ensureSchema()
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.markerChannel) { markers in
+                        try await connection.listen(on: Self.recordingChannel) { recordings in
+                            logger.info("group database: listening for changes", metadata: ["database": "\(location)"])
+                            // The database answered: reachable again (a post that failed while it was down set it
+                            // otherwise).
+                            healthState.withLock { $0 = Health(reachable: true, lastError: nil) }
+                            changed(.everything)
+                            // Either sequence ends when the connection does.
+                            try await withThrowingTaskGroup(of: Void.self) { group in
+                                group.addTask {
+                                    for try await notification in markers {
+                                        changed(.markers(channel: notification.payload))
+                                    }
+                                }
+                                group.addTask { for try await _ in recordings { changed(.recordings) } }
+                                defer { group.cancelAll() }
+                                try await group.next()
+                            }
+                        }
+                    }
                 }
-                guard keep else {
-                    Self.close(connection)
-                    return
-                }
-                logger.info("group database: listening for changes", metadata: ["database": "\(location)"])
-                // The database answered: reachable again (a post that failed while it was down set it otherwise).
-                healthState.withLock { $0 = Health(reachable: true, lastError: nil) }
-                changed(.everything)
-                connection.closeFuture.whenComplete { [self] _ in
-                    logger.warning("group database: listening connection closed; reconnecting")
-                    eventLoop.scheduleTask(in: .seconds(1)) { self.connectListener(changed) }
-                }
-            case .failure(let error):
+                guard !Task.isCancelled else { return }
+                logger.warning("group database: listening connection closed; reconnecting")
+            } catch {
+                guard !Task.isCancelled else { return }
+                schemaReady.store(false, ordering: .relaxed)
                 note(failure: "listen: \(Self.describe(error))")
-                eventLoop.scheduleTask(in: .seconds(1)) { self.connectListener(changed) }
             }
-        }
-    }
-
-    /// A new connection with the schema in place (made once per connection: idempotent, under an advisory lock so
-    /// that origins starting together do not race).
-    private func connect(on eventLoop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
-        let tls: PostgresConnection.Configuration.TLS
-        do {
-            tls = try location.tls()
-        } catch {
-            return eventLoop.makeFailedFuture(error)
-        }
-        var configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.username, password: location.password,
-            database: location.database, tls: tls)
-        configuration.options.connectTimeout = timeout
-        return PostgresConnection.connect(
-            on: eventLoop, configuration: configuration, id: 1, logger: logger
-        ).flatMap { connection in
-            // One statement per query (the extended protocol takes no lists), in one transaction.
-            Self.schema.reduce(eventLoop.makeSucceededVoidFuture()) { done, statement in
-                done.flatMap { connection.query(statement, []).map { _ in } }
-            }.map { connection }.flatMapErrorThrowing { error in
-                Self.close(connection)
-                throw error
-            }
+            try? await Task.sleep(for: .seconds(1))
         }
     }
 
@@ -302,46 +280,64 @@ public final class GroupDatabase: Sendable {
             "COMMIT"
         ]
 
-    /// Runs `body` on the shared connection (connecting first if needed) and waits at most `timeout`.
-    func run<Value: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection) -> EventLoopFuture<Value>
-    ) throws(GroupDatabaseError) -> Value {
-        let eventLoop = group.any()
-        let current = connection.withLock { connection -> PostgresConnection? in
-            if let open = connection, !open.isClosed { return open }
-            connection = nil
-            return nil
-        }
-        let ready = current.map { eventLoop.makeSucceededFuture($0) } ?? connect(on: eventLoop)
-        let promise = eventLoop.makePromise(of: Value.self)
-        let deadline = eventLoop.scheduleTask(in: timeout) {
-            promise.fail(GroupDatabaseError("no answer from the database within \(Self.seconds(self.timeout))"))
-        }
-        ready.flatMap { [self] connection -> EventLoopFuture<Value> in
-            guard current == nil else { return body(connection) }
-            // Two first callers may both have connected: the first one's connection is kept, the other closed
-            // once its call is done.
-            let kept = self.connection.withLock { stored -> Bool in
-                if let open = stored, !open.isClosed { return false }
-                stored = connection
-                return true
+    /// Makes the tables and triggers unless done since the last failure.
+    private func ensureSchema() async throws {
+        guard !schemaReady.load(ordering: .acquiring) else { return }
+        try await client.withConnection { connection in
+            do {
+                for statement in Self.schema { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            } catch {
+                // The connection goes back to the pool: not inside a failed transaction.
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
-            return body(connection).always { _ in if !kept { Self.close(connection) } }
-        }.whenComplete { result in
-            deadline.cancel()
-            promise.completeWith(result)
         }
-        do {
-            let value = try promise.futureResult.wait()
+        schemaReady.store(true, ordering: .releasing)
+    }
+
+    /// A query of `sql` with `$1`, `$2`... bound to `values`.
+    static func query(_ sql: String, _ values: [any PostgresDynamicTypeEncodable]) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { binds.append(value) }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    /// Runs `body` with a pooled connection (the schema made first if needed) and waits at most `timeout` for it,
+    /// blocking the calling thread: for the synchronous stores, called from background work only.
+    func run<Value: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) throws(GroupDatabaseError) -> Value {
+        assert(withUnsafeCurrentTask { $0 == nil }, "a database call blocks its thread: never call it from a task")
+        let outcome = Mutex<Result<Value, any Error>?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        let call = Task { [self] in
+            let result: Result<Value, any Error>
+            do {
+                try await ensureSchema()
+                result = .success(try await client.withConnection { try await body($0) })
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            answered.signal()
+        }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000
+        let result: Result<Value, any Error>
+        if answered.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
+            // Leasing a connection stops at once; a query under way ends when the database answers.
+            call.cancel()
+            result = .failure(GroupDatabaseError("no answer from the database within \(Self.seconds(timeout))"))
+        } else {
+            result = outcome.withLock { $0 } ?? .failure(GroupDatabaseError("the call ended without an answer"))
+        }
+        switch result {
+        case .success(let value):
             healthState.withLock { $0 = Health(reachable: true, lastError: nil) }
             return value
-        } catch {
-            // A connection that failed or timed out is not reused: the next call connects anew.
-            let broken = connection.withLock { connection -> PostgresConnection? in
-                defer { connection = nil }
-                return connection
-            }
-            broken.map(Self.close)
+        case .failure(let error):
+            // The database may have been replaced meanwhile: the schema is made again by the next call.
+            schemaReady.store(false, ordering: .relaxed)
             let message = "cannot \(what): \(Self.describe(error))"
             note(failure: message)
             throw GroupDatabaseError(message)
@@ -356,14 +352,6 @@ public final class GroupDatabase: Sendable {
         if first { logger.error("group database unreachable", metadata: ["error": "\(message)"]) }
     }
 
-    /// Closes a connection without waiting (the future form: the async one would need a task).
-    private static func close(_ connection: PostgresConnection) {
-        // Kept until it is closed: PostgresNIO asserts (debug builds) that a connection is closed before it is freed,
-        // and `stop()` used to drop the last reference while the close was under way (SIGTERM crashed the process).
-        let closed: EventLoopFuture<Void> = connection.close()
-        closed.whenComplete { _ in withExtendedLifetime(connection) {} }
-    }
-
     static func describe(_ error: any Error) -> String {
         if let error = error as? GroupDatabaseError { return error.message }
         if let error = error as? PSQLError {
@@ -374,8 +362,9 @@ public final class GroupDatabase: Sendable {
         return "\(error)"
     }
 
-    static func seconds(_ amount: TimeAmount) -> String {
-        String(format: "%.1f s", Double(amount.nanoseconds) / 1e9)
+    static func seconds(_ amount: Duration) -> String {
+        let (seconds, attoseconds) = amount.components
+        return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
     }
 }
 

@@ -1,4 +1,3 @@
-import Dispatch
 import HLSPlaylist
 import Markers
 
@@ -86,7 +85,7 @@ extension Channel {
         guard markers.shared != nil else { return prune() }
         // Shared books are a database round trip away: never on the tick's thread, one prune at a time.
         guard !sharedPruneRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        DispatchQueue.global(qos: .utility).async { [self] in
+        BackgroundWork.run { [self] in
             prune()
             sharedPruneRunning.store(false, ordering: .releasing)
         }

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import LiveTimeline
 import Logging
@@ -46,7 +45,7 @@ struct ChannelFactory: Sendable {
     /// for already.
     func readSharedMarkers(of channel: Channel) {
         guard sharedMarkers != nil else { return }
-        DispatchQueue.global(qos: .utility).async { channel.refreshSharedMarkers() }
+        BackgroundWork.run { channel.refreshSharedMarkers() }
     }
 
     /// The channel with `settings` and its test source feed if it has one.

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Logging
 import Markers
@@ -167,7 +166,7 @@ public final class MarkerStore: Sendable {
             stored = try shared.load(channel: channel)
         } catch {
             failure.withLock { $0 = error.message }
-            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .after(delay)) { [self] in
+            BackgroundWork.run(after: delay) { [self] in
                 guard refreshes.load(ordering: .relaxed) == generation else { return }
                 let next = min(delay * 2, Self.retryCeiling)
                 if refresh(generation: generation, delay: next, laterChange: laterChange) { laterChange?() }

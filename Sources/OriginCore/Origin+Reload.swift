@@ -72,6 +72,7 @@ extension Origin {
                     successors[settings.name] = successor
                     // What still reaches the retired object (a request that looked it up before) goes on here.
                     current?.forward(to: successor.0)
+                    directoryChanges.announce()
                     if current != nil {
                         report.changed.append(settings.name)
                     } else {
@@ -79,6 +80,7 @@ extension Origin {
                     }
                 } catch {
                     current?.resume()
+                    directoryChanges.announce()
                     report.failed[settings.name] = "\(error)"
                     // The channel keeps its old settings (or stays absent).
                     new.channels.removeAll { $0.name == settings.name }
@@ -96,6 +98,7 @@ extension Origin {
                 let others = directory.order.filter { directory.byName[$0] != nil && !configured.contains($0) }
                 directory.order = configured + others
             }
+            directoryChanges.announce()
             feeds.withLock { feeds in
                 for name in removed { feeds[name] = nil }
                 for (name, (_, feed)) in successors { feeds[name] = feed }

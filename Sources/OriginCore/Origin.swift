@@ -70,6 +70,9 @@ public final class Origin: Sendable {
     /// never while a channel is built (which reads journal files) or while any other lock is taken; see `Channel.state`
     /// for the lock order.
     let directory: Mutex<ChannelDirectory>
+    /// Wakes the pushes that wait for `directory` to change (another push's channel built, a reload's successor in
+    /// place); announced after every change that such a wait may be waiting for.
+    let directoryChanges = DirectoryChanges()
     /// Test source feeds by channel; held alone, like `directory`.
     let feeds: Mutex<[String: TestSourceFeed]>
     /// The container each rendition's pushes announce by their file names (`channel/rendition` -> container), noted
@@ -258,16 +261,17 @@ public final class Origin: Sendable {
             ?? PushedMedia.probe(
                 fileName: fileName, body: body, initSection: channel.currentInitSection(rendition))
         let announced = fileName.hasSuffix(".vtt") ? announcedContainers(channel: channelName) : [:]
-        var waited = 0
+        let waitEnd = ContinuousClock.now + .milliseconds(Self.reloadWaitMilliseconds)
         while true {
+            let seen = directoryChanges.generation
             do {
                 return try channel.accept(
                     media, rendition: rendition, fileName: fileName, announcedContainers: announced,
                     placement: placement)
-            } catch  where error.reason == .reloading && waited < Self.reloadWaitMilliseconds {
-                // A reload retired this channel object; its successor takes its place within milliseconds.
-                usleep(10_000)
-                waited += 10
+            } catch where error.reason == .reloading && ContinuousClock.now < waitEnd {
+                // A reload retired this channel object; its successor takes its place within milliseconds (or the
+                // reload fails and the channel carries on): either is announced.
+                directoryChanges.wait(after: seen, until: waitEnd)
                 channel = try channelForIngest(
                     channelName, existing: self.channel(named: channelName), rendition: rendition,
                     requester: requester, settings: configuration)
@@ -396,8 +400,9 @@ public final class Origin: Sendable {
         _ name: String, requester: Requester, settings: OriginConfiguration
     ) throws(IngestError) -> Channel {
         let limits = settings.limits
-        var waited = 0
+        let waitEnd = ContinuousClock.now + .milliseconds(Self.reloadWaitMilliseconds)
         while true {
+            let seen = directoryChanges.generation
             let reservation = directory.withLock { directory -> Result<Channel?, IngestError>? in
                 if let raced = directory.byName[name] { return .success(raced) }
                 // Another push is building it: wait for that one (a ladder's renditions start together).
@@ -413,11 +418,10 @@ public final class Origin: Sendable {
             case .failure(let error): throw error
             case .success(nil): break
             case nil:
-                guard waited < Self.reloadWaitMilliseconds else {
+                guard ContinuousClock.now < waitEnd else {
                     throw IngestError(.reloading, "channel '\(name)' is being created by another push: retry")
                 }
-                usleep(5_000)
-                waited += 5
+                directoryChanges.wait(after: seen, until: waitEnd)
                 continue
             }
             break
@@ -427,6 +431,7 @@ public final class Origin: Sendable {
             $0.take(perMinute: limits.autoCreationsPerMinute, nowMilliseconds: now)
         }) {
             directory.withLock { _ = $0.reserved.remove(name) }
+            directoryChanges.announce()
             throw .creationRate(name, perMinute: limits.autoCreationsPerMinute, retryAfter: retryAfter)
         }
         let built: Channel
@@ -434,6 +439,7 @@ public final class Origin: Sendable {
             built = try factory.channel(Self.autoCreatedSettings(name, settings))
         } catch {
             directory.withLock { _ = $0.reserved.remove(name) }
+            directoryChanges.announce()
             throw .notPersisted("channel '\(name)'", error)
         }
         directory.withLock { directory in
@@ -441,6 +447,7 @@ public final class Origin: Sendable {
             directory.byName[name] = built
             directory.order.append(name)
         }
+        directoryChanges.announce()
         logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
         audit.record("channel created", by: requester, outcome: "created", details: ["hls.channel": "\(name)"])
         // Another origin of the group may hold markers for it already.

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import HLSPlaylist
 import Logging
@@ -376,7 +375,7 @@ public final class RecordingStore: Sendable {
             return retry.delay
         }
         guard let delay else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .after(delay)) { [self] in
+        BackgroundWork.run(after: delay) { [self] in
             retry.withLock { $0.pending = false }
             reconcile()
         }

@@ -1,13 +1,14 @@
-import Dispatch
 import MicroHTTPD
+import OriginCore
 import SharedBytes
 import Synchronization
 
-/// Admin calls that make database round trips (markers and recordings with a group database) run on a queue of
-/// their own, never on a libmicrohttpd thread: those threads serve players too, and a slow PostgreSQL must only slow
-/// or fail the admin call that needs it (docs/outages.md). The request is suspended while the call runs and is
-/// answered when it ends, or with 503 and the reason after `databaseAnswerDeadline` (the call may still complete
-/// later: a repeated POST then answers 200 with what was stored, as for any retry).
+/// Admin calls that make database round trips (markers and recordings with a group database) never wait on a
+/// libmicrohttpd thread: those threads serve players too, and a slow PostgreSQL must only slow or fail the admin call
+/// that needs it (docs/outages.md). The request is suspended, the call runs as a task whose blocking part runs on
+/// `BackgroundWork`, and the request is answered when it ends, or with 503 and the reason after
+/// `answerDeadline` (the call may still complete later: a repeated POST then answers 200 with what was stored, as
+/// for any retry).
 final class DatabaseCalls: Sendable {
     /// Longest an admin call waits for the database before it is answered 503: below the HTTP connection timeout
     /// (30 s by default), so a client always gets an answer.
@@ -15,11 +16,10 @@ final class DatabaseCalls: Sendable {
     /// Most admin calls waiting for the database at once; more are answered 503 at once.
     static let limit = 16
 
-    private let queue = DispatchQueue(label: "hlsorigin.database-calls", attributes: .concurrent)
     private let running = Atomic<Int>(0)
 
-    /// Runs `work` on the queue and answers `responder` with its response, or with a 503 after `deadline`,
-    /// whichever comes first. `finish` adds the standard headers and counts a response.
+    /// Runs `work` off the calling thread and answers `responder` with its response, or with a 503 after
+    /// `deadline`, whichever comes first. `finish` adds the standard headers and counts a response.
     func run(
         _ responder: HTTPResponder, deadline: Duration = DatabaseCalls.answerDeadline,
         finish: @escaping @Sendable (HTTPResponse) -> HTTPResponse, _ work: @escaping @Sendable () -> HTTPResponse
@@ -31,16 +31,24 @@ final class DatabaseCalls: Sendable {
             return
         }
         let seconds = deadline.components.seconds
-        queue.asyncAfter(deadline: .after(deadline)) {
-            guard !responder.isAnswered else { return }
-            responder.respond(
-                finish(Self.unavailable("the database did not answer within \(seconds) s; the change may or may "
-                    + "not be stored: send it again (a repeated request answers what was stored)")))
-        }
-        queue.async { [self] in
-            let response = work()
-            running.subtract(1, ordering: .relaxed)
-            responder.respond(response)
+        Task { [self] in
+            await withTaskGroup(of: Void.self) { call in
+                call.addTask {
+                    let response = await BackgroundWork.perform(work)
+                    self.running.subtract(1, ordering: .relaxed)
+                    responder.respond(response)
+                }
+                call.addTask {
+                    guard (try? await Task.sleep(for: deadline)) != nil, !responder.isAnswered else { return }
+                    responder.respond(
+                        finish(Self.unavailable("the database did not answer within \(seconds) s; the change may or "
+                            + "may not be stored: send it again (a repeated request answers what was stored)")))
+                }
+                // The work's end ends the deadline; the deadline's end leaves the work to finish (a continuation is
+                // not cancelled) and be counted.
+                await call.next()
+                call.cancelAll()
+            }
         }
     }
 

@@ -82,9 +82,10 @@ public final class OriginService: Service, Sendable {
         if let database {
             logger.info(
                 "markers and recordings are shared through PostgreSQL", metadata: ["database": "\(database.location)"])
-            // Notifications arrive on a SwiftNIO event loop; reading the database again blocks, so it runs elsewhere.
+            // Notifications arrive in the database's listening task; reading the database again blocks, so it runs
+            // as background work.
             database.listen { [origin] change in
-                DispatchQueue.global().async {
+                BackgroundWork.run {
                     switch change {
                     case .markers(let channel): origin.sharedMarkersChanged(channel: channel)
                     case .recordings: origin.sharedRecordingsChanged()
@@ -180,8 +181,12 @@ public final class OriginService: Service, Sendable {
         let loops = backgroundLoops
         await cancelWhenGracefulShutdown { await loops() }
         if Task.isShuttingDownGracefully { logger.info("signal received: shutting down") }
-        stop()
+        await stop()
     }
+
+    /// What the process's `ServiceGroup` runs, in this order: the group database's client (when `databaseURL` is
+    /// set; shut down last, after the origin has drained the admin calls that use it), then this service.
+    public var services: [any Service] { [database as (any Service)?, self].compactMap { $0 } }
 
     /// How often markers and recordings are compared with the group's database in full (besides every
     /// notification, and the retries of a read that failed).
@@ -205,7 +210,7 @@ public final class OriginService: Service, Sendable {
                         while !Task.isCancelled {
                             try? await Task.sleep(for: OriginService.fullReconcileInterval)
                             guard !Task.isCancelled else { return }
-                            DispatchQueue.global(qos: .utility).async {
+                            await BackgroundWork.perform {
                                 origin.sharedMarkersChanged(channel: nil)
                                 origin.sharedRecordingsChanged()
                             }
@@ -247,16 +252,15 @@ public final class OriginService: Service, Sendable {
 
     /// The end of `run()`, once the ingest loop has stopped: stops listening, lets requests in flight finish (up to
     /// `gracePeriod`), closes the remaining connections, then writes every channel's state journal.
-    private func stop(gracePeriod: Duration = OriginService.drainGracePeriod) {
+    private func stop(gracePeriod: Duration = OriginService.drainGracePeriod) async {
         let inFlight = servers.reduce(0) { $0 + $1.requestsInFlight }
-        // Both listeners drain at the same time.
-        let stopped = DispatchGroup()
-        for server in servers {
-            DispatchQueue.global().async(group: stopped) { server.stop(gracePeriod: gracePeriod) }
+        // Both listeners drain at the same time; stopping one waits for its threads, so it is background work.
+        await withTaskGroup(of: Void.self) { stopping in
+            for server in servers {
+                stopping.addTask { await BackgroundWork.perform { server.stop(gracePeriod: gracePeriod) } }
+            }
         }
-        stopped.wait()
-        database?.stop()
-        origin.flushJournals()
+        await BackgroundWork.perform { [origin] in origin.flushJournals() }
         logger.info("hlsorigin stopped", metadata: ["http.in_flight_at_stop": "\(inFlight)"])
     }
 }

@@ -123,7 +123,7 @@ struct HLSOriginCommand: AsyncParsableCommand {
         // SIGTERM and SIGINT start a graceful shutdown: the service drains requests and writes the journals.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: service.services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

@@ -1,0 +1,34 @@
+import Dispatch
+
+/// The origin's one place for work that blocks and must not run where it was asked for: database round trips
+/// (a shared marker book read again after a notification, a recordings reconciliation, a prune of shared markers,
+/// an admin call waiting for the database), the retries of those reads, and stopping the HTTP listeners (which
+/// waits for libmicrohttpd's threads). Neither libmicrohttpd's threads (they serve players) nor the Swift
+/// concurrency pool (two threads on two cores; a blocked one stalls every task) may wait for those, so they run on
+/// this one concurrent queue of threads, labelled `hlsorigin.background-work` in a debugger or `top -H`.
+/// Loops that only wait for time or events are tasks of `OriginService`'s service group instead.
+public enum BackgroundWork {
+    private static let queue = DispatchQueue(
+        label: "hlsorigin.background-work", qos: .utility, attributes: .concurrent)
+
+    /// Runs `work` on a background-work thread, now.
+    public static func run(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
+    /// Runs `work` on a background-work thread after `delay` (a retry's back-off).
+    public static func run(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue
+            &+ attoseconds / 1_000_000_000
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(nanoseconds, 0))), execute: work)
+    }
+
+    /// Runs `work` on a background-work thread and returns its result to the awaiting task, which is suspended
+    /// meanwhile (its thread serves other tasks).
+    public static func perform<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: work()) }
+        }
+    }
+}
