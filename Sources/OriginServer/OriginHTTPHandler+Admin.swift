@@ -3,30 +3,14 @@ import MicroHTTPD
 import OriginCore
 import SharedBytes
 
-/// `/admin/...`: JSON status and operations, bearer token (or loopback clients only when no token is configured).
+/// `/admin/...`: JSON status and operations, bearer token (or loopback clients only when no token is configured;
+/// the chain checks it for the whole group, `OriginRoutes`).
 extension OriginHTTPHandler {
     static let adminBodyLimit = 64 * 1024
 
-    func admin(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
-        if request.method == "OPTIONS" { return respond(preflight(methods: "GET, POST, PATCH, DELETE, OPTIONS")) }
-        switch adminAuthorization(request) {
-        case .failure(let refusal): return respond(refusal.response)
-        case .success(let requester):
-            let action = adminRoute(request, path)
-            guard request.method != "GET", request.method != "HEAD" else { return action }
-            let recorded = audited(action, "\(request.method) \(request.path)", by: requester)
-            // Changes to markers and recordings make database round trips when a group database is configured:
-            // never on a libmicrohttpd thread, which serves players too.
-            guard configuration.databaseURL != nil, path.count >= 3, path[0] == "channels",
-                path[2] == "dateranges" || path[2] == "recordings"
-            else { return recorded }
-            return offThread(recorded)
-        }
-    }
-
     /// `action` with its outcome recorded in the audit log once it is answered (an admin action that changes
     /// something: every method but GET and HEAD).
-    private func audited(_ action: HTTPRequestAction, _ what: String, by requester: Requester) -> HTTPRequestAction {
+    func audited(_ action: HTTPRequestAction, _ what: String, by requester: Requester) -> HTTPRequestAction {
         let record: @Sendable (String) -> Void = { [audit] outcome in
             audit.record(what, by: requester, outcome: outcome, details: ["audit.route": "admin"])
         }
@@ -44,49 +28,15 @@ extension OriginHTTPHandler {
         return action
     }
 
-    private func adminRoute(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
-        if path == ["reload"] { return respond(reload(request)) }
-        guard path.first == "channels" else { return respond(json(404, ["error": "unknown admin path"])) }
-        switch (request.method, path.count) {
-        case ("GET", 1), ("HEAD", 1):
-            return respond(json(200, origin.allChannels.map(adminStatus)))
-        case ("GET", 2), ("HEAD", 2):
-            guard let channel = origin.channel(named: path[1]) else {
-                return respond(json(404, ["error": "unknown channel '\(path[1])'"]))
-            }
-            return respond(json(200, adminStatus(channel)))
-        case ("POST", 3) where path[2] == "tokens":
-            let channelName = path[1]
-            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
-                finish(issuePlaybackToken(channelName, body))
-            }
-        case ("POST", 3) where path[2] == "outage":
-            let channelName = path[1]
-            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
-                finish(outage(channelName, body))
-            }
-        case ("GET", 4) where path[2] == "keys", ("HEAD", 4) where path[2] == "keys":
-            return respond(adminPeriodKey(channel: path[1], period: path[3]))
-        case (_, 3...4) where path[2] == "dateranges":
-            return dateRanges(request, channel: path[1], Array(path.dropFirst(3)))
-        case (_, 3...4) where path[2] == "recordings":
-            return recordings(request, channel: path[1], Array(path.dropFirst(3)))
-        case (_, 1...2):
-            fallthrough
-        case (_, 3) where path[2] == "outage" || path[2] == "tokens":
-            let allowed = path.count == 3 ? "POST, OPTIONS" : "GET, HEAD, OPTIONS"
-            var response = json(
-                405, ["error": "method \(request.method) not allowed on this admin path; allowed: \(allowed)"])
-            response.headers.append(name: "Allow", value: allowed)
-            return respond(response)
-        default:
-            return respond(json(404, ["error": "unknown admin path"]))
-        }
+    /// `GET /admin/channels/{channel}`: the channel's status.
+    func adminChannelStatus(_ name: String) -> HTTPResponse {
+        guard let channel = origin.channel(named: name) else { return Self.unknownAdminChannel(name) }
+        return json(200, adminStatus(channel))
     }
 
     /// `POST /admin/reload`: re-reads the configuration and applies it (`ConfigurationReloader`): 200 with what
     /// changed, 422 with the reason when the configuration does not load or validate (the running one stays).
-    private func reload(_ request: HTTPRequestHead) -> HTTPResponse {
+    func reload(_ request: HTTPRequestHead) -> HTTPResponse {
         guard request.method == "POST" else {
             var response = json(405, ["error": "method \(request.method) not allowed on /admin/reload; allowed: POST"])
             response.headers.append(name: "Allow", value: "POST, OPTIONS")
@@ -106,7 +56,7 @@ extension OriginHTTPHandler {
         let response: HTTPResponse
     }
 
-    /// The admin API's authorization, also the status page's: with a token that opens the admin API configured
+    /// The admin API's authorization, also the status page's (the chain's, for both groups): with a token that opens the admin API configured
     /// (`admin.token`, `admin.tokens`), the request must carry one as a bearer token (401 without, 403 with a token
     /// that does not open it); without one, only loopback clients are served (403 otherwise). A refusal is counted
     /// and recorded in the audit log.
@@ -121,18 +71,12 @@ extension OriginHTTPHandler {
         }
     }
 
-    /// The admin API's authorization as an answer: nil when the request may go on.
-    func adminRefusal(_ request: HTTPRequestHead) -> HTTPResponse? {
-        if case .failure(let refusal) = adminAuthorization(request) { return refusal.response }
-        return nil
-    }
-
     private struct OutageRequest: Decodable {
         var seconds: Double
         var renditions: [String]?
     }
 
-    private func outage(_ channelName: String, _ body: SharedBytes) -> HTTPResponse {
+    func outage(_ channelName: String, _ body: SharedBytes) -> HTTPResponse {
         guard origin.channel(named: channelName) != nil else {
             return json(404, ["error": "unknown channel '\(channelName)'"])
         }
@@ -161,7 +105,10 @@ extension OriginHTTPHandler {
         }
     }
 
-    func json(_ status: Int, _ value: some Encodable) -> HTTPResponse {
+    func json(_ status: Int, _ value: some Encodable) -> HTTPResponse { Self.jsonAnswer(status, value) }
+
+    /// `value` as pretty JSON (sorted keys), never cached.
+    static func jsonAnswer(_ status: Int, _ value: some Encodable) -> HTTPResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)

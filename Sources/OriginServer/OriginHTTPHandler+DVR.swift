@@ -8,13 +8,13 @@ import Synchronization
 /// `?start=T[&end=E]` on `/live/{channel}/index.m3u8` and `/live/{channel}/{rendition}/index.m3u8`: start-over and
 /// catch-up playlists from the channel's store.
 extension OriginHTTPHandler {
-    /// The DVR answer to a playlist GET or HEAD with `start` or `end`; nil when the request is not one (no such
-    /// argument, not a playlist, unknown rendition: the live route answers).
-    func dvr(_ request: HTTPRequestHead, channel: Channel, path: ArraySlice<String>) -> HTTPRequestAction? {
-        guard path.last == "index.m3u8", path.count == 2 || path.count == 3 else { return nil }
+    /// The DVR answer to a playlist GET or HEAD with `start` or `end` (`RouteNeeds.timeShift`: the multivariant,
+    /// `rendition` nil, or a media playlist); nil when the request is not one (no such argument, unknown rendition:
+    /// the live route answers).
+    func dvr(_ request: HTTPRequestHead, channel: Channel, rendition: String?) -> HTTPRequestAction? {
         do throws(DVRQueryError) {
             guard let query = try DVRQuery.parse(request.query) else { return nil }
-            if path.count == 2 {
+            guard let rendition else {
                 let text = try channel.dvrMultivariantPlaylist(query)
                 // `import` form: the viewer's token goes into the template (authorized by `playbackGate`).
                 if channel.configuration.playback?.form == .importVariable {
@@ -25,7 +25,6 @@ extension OriginHTTPHandler {
                         request, text: text, maxAge: configuration.multivariantMaxAge,
                         modifiedMilliseconds: channel.snapshot.multivariantModifiedMilliseconds))
             }
-            let rendition = path[path.startIndex + 1]
             guard channel.snapshot.renditions[rendition] != nil else { return nil }
             let answer = try channel.dvrMediaPlaylist(query, rendition: rendition, cache: dvrBlocks)
             return respond(

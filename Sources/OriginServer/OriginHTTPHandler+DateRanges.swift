@@ -4,7 +4,7 @@ import OriginCore
 import SharedBytes
 
 /// `/admin/channels/{channel}/dateranges[/{id}]`: ad markers (EXT-X-DATERANGE). Authentication is done by
-/// `admin(_:_:)` before these routes are reached. Every change is journaled before the answer is sent.
+/// the chain before these routes are reached. Every change is journaled before the answer is sent.
 ///
 /// - `GET .../dateranges`: every marker of the channel, `{"channel": ..., "markers": [{"marker": ..., "tag": ...}]}`.
 /// - `POST .../dateranges`: 201 with the new marker, 200 with the stored one when the same body was posted before,
@@ -14,34 +14,26 @@ import SharedBytes
 /// Errors answer `{"error": "...", "field": "..."}`: 400 for a bad body (the field named), 404, 405, 409, 413 for a body
 /// over 64 KiB, 429 for too many markers.
 extension OriginHTTPHandler {
-    func dateRanges(_ request: HTTPRequestHead, channel name: String, _ rest: [String]) -> HTTPRequestAction {
-        guard let channel = origin.channel(named: name) else {
-            return respond(json(404, ["error": "unknown channel '\(name)'"]))
+    /// `.../dateranges`: the list (GET, HEAD) or a new marker (POST).
+    func markers(_ context: RouteContext) -> HTTPRequestAction {
+        let channel = context.channel
+        guard context.request.method == "POST" else {
+            return respond(
+                json(200, MarkerListJSON(channel: channel.name, markers: channel.allMarkers.map(MarkerJSON.init))))
         }
-        switch (request.method, rest.count) {
-        case ("GET", 0), ("HEAD", 0):
-            return respond(json(200, MarkerListJSON(channel: name, markers: channel.allMarkers.map(MarkerJSON.init))))
-        case ("POST", 0):
-            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
-                finish(postMarker(channel, body))
-            }
-        case ("GET", 1), ("HEAD", 1):
-            guard let marker = channel.marker(id: rest[0]) else {
-                return respond(json(404, ["error": "no marker with id '\(rest[0])' in channel '\(name)'"]))
+        return .receiveBody(limit: Self.adminBodyLimit) { [self] body in postMarker(channel, body) }
+    }
+
+    /// `.../dateranges/{id}`: one marker (GET, HEAD) or its cue-in (PATCH).
+    func marker(_ context: RouteContext) -> HTTPRequestAction {
+        let (channel, id) = (context.channel, context["id"])
+        guard context.request.method == "PATCH" else {
+            guard let marker = channel.marker(id: id) else {
+                return respond(json(404, ["error": "no marker with id '\(id)' in channel '\(channel.name)'"]))
             }
             return respond(json(200, MarkerJSON(marker: marker)))
-        case ("PATCH", 1):
-            let id = rest[0]
-            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
-                finish(patchMarker(channel, id: id, body))
-            }
-        case (_, 0):
-            return respond(methodNotAllowed(request, allowed: "GET, HEAD, POST, OPTIONS"))
-        case (_, 1):
-            return respond(methodNotAllowed(request, allowed: "GET, HEAD, PATCH, OPTIONS"))
-        default:
-            return respond(json(404, ["error": "unknown admin path"]))
         }
+        return .receiveBody(limit: Self.adminBodyLimit) { [self] body in patchMarker(channel, id: id, body) }
     }
 
     private func postMarker(_ channel: Channel, _ body: SharedBytes) -> HTTPResponse {

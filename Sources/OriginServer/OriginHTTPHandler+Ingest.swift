@@ -11,30 +11,27 @@ import SharedBytes
 /// Every push is authorized first (`AccessPolicy`, docs/security.md): with no token granting the channel, loopback
 /// clients only; else a token that grants the channel (or the rendition, or every channel), from loopback too.
 extension OriginHTTPHandler {
-    func ingest(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
-        let allowed = "PUT, POST, DELETE, OPTIONS"
-        if request.method == "OPTIONS" { return respond(preflight(methods: allowed)) }
-        let channelName = path.count >= 2 ? path[0] : nil
-        let renditionName = path.count == 3 ? path[1] : nil
+    /// The ingest group's access (`RouteGroup.Access.ingest`): the tokens that grant pushes into `channel` (and
+    /// `rendition`) as the path names them; a refusal is counted and recorded in the audit log.
+    func ingestAuthorization(
+        _ request: HTTPRequestHead, channel: String?, rendition: String?
+    ) -> Result<Requester, AdminRefusal> {
         let policy = access.policy
-        let requester: Requester
-        switch policy.decide(request, granted: policy.ingestGrants(channel: channelName, rendition: renditionName)) {
-        case .allowed(let who): requester = who
+        switch policy.decide(request, granted: policy.ingestGrants(channel: channel, rendition: rendition)) {
+        case .allowed(let who): return .success(who)
         case .refused(let reason, let who):
-            return refuse(
-                request,
-                accessRefusal(
-                    reason, who, route: "ingest", request: request,
-                    scope: Self.pushScope(channel: channelName, rendition: renditionName)))
+            return .failure(
+                AdminRefusal(
+                    response: accessRefusal(
+                        reason, who, route: "ingest", request: request,
+                        scope: Self.pushScope(channel: channel, rendition: rendition))))
         }
-        if path.count == 2, path[1].hasSuffix(".m3u8"), path[1].utf8.count <= 255 {
-            let context = PushContext(requester: requester, channel: path[0], rendition: nil)
-            return multivariantHint(request, context: context, allowed: allowed)
-        }
-        guard path.count == 3, !path[2].isEmpty, path[2].utf8.count <= 255 else {
-            return refuse(request, .text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n"))
-        }
-        let (channel, rendition, file) = (path[0], path[1], path[2])
+    }
+
+    /// `/ingest/{channel}/{rendition}/{file}`: a segment, init section or playlist of the encoder's.
+    func ingestPush(_ route: RouteContext) -> HTTPRequestAction {
+        let (request, requester) = (route.request, route.requester!)
+        let (channel, rendition, file) = (route["channel"], route["rendition"], route["file"])
         let context = PushContext(requester: requester, channel: channel, rendition: rendition)
         if request.method == "PUT" || request.method == "POST" {
             origin.announcePush(channel: channel, rendition: rendition, fileName: file)
@@ -56,17 +53,16 @@ extension OriginHTTPHandler {
                     limit: limit, receiver: StreamingIngest(refusal: error, context: context, handler: self))
             }
         }
-        return push(request, context: context, allowed: allowed) { [self] body throws(IngestError) in
+        return push(request, context: context) { [self] body throws(IngestError) in
             try origin.ingest(channel: channel, rendition: rendition, fileName: file, body: body, requester: requester)
         }
     }
 
     /// `/ingest/{channel}/{name}.m3u8`: the encoder's multivariant playlist, a hint of the channel's groups.
-    private func multivariantHint(
-        _ request: HTTPRequestHead, context: PushContext, allowed: String
-    ) -> HTTPRequestAction {
+    func multivariantHint(_ route: RouteContext) -> HTTPRequestAction {
+        let context = PushContext(requester: route.requester!, channel: route["channel"], rendition: nil)
         // Read up to the segment limit, so a hint over `MultivariantHint.maxBytes` gets a 400 saying so.
-        push(request, context: context, allowed: allowed) { [self] body throws(IngestError) in
+        return push(route.request, context: context) { [self] body throws(IngestError) in
             try origin.ingestMultivariantHint(channel: context.channel, body: body, requester: context.requester)
         }
     }
@@ -114,8 +110,13 @@ extension OriginHTTPHandler {
         return response
     }
 
-    /// The answer to a push the core refused; a refusal for a limit is counted and recorded in the audit log.
+    /// The answer to a push the core refused, finished (for `StreamingIngest`, which answers outside the chain).
     func refusedPush(_ error: IngestError, _ context: PushContext) -> HTTPResponse {
+        finish(refusedPushAnswer(error, context))
+    }
+
+    /// The answer to a push the core refused; a refusal for a limit is counted and recorded in the audit log.
+    func refusedPushAnswer(_ error: IngestError, _ context: PushContext) -> HTTPResponse {
         if let reason = RefusalReason(error.reason) {
             refusals.record(route: "ingest", reason)
             var details: Logger.Metadata = ["hls.channel": "\(context.channel)", "reason": "\(error.message)"]
@@ -123,28 +124,26 @@ extension OriginHTTPHandler {
             audit.record(
                 "push refused", by: context.requester, outcome: reason.rawValue, refused: true, details: details)
         }
-        return finish(Self.answer(error))
+        return Self.answer(error)
     }
 
     /// One push: PUT/POST bodies (up to the segment limit) go to `accept` and its receipt or refusal is answered;
-    /// DELETE is accepted and ignored (the origin owns retention); other methods get 405.
+    /// DELETE is accepted and ignored (the origin owns retention); the route takes no other method.
     private func push(
-        _ request: HTTPRequestHead, context: PushContext, allowed: String,
+        _ request: HTTPRequestHead, context: PushContext,
         accept: @escaping @Sendable (SharedBytes) throws(IngestError) -> IngestReceipt
     ) -> HTTPRequestAction {
         switch request.method {
         case "PUT", "POST":
             return .receiveBody(limit: configuration.origin.ingest.maxSegmentBytes) { [self] body in
                 do throws(IngestError) {
-                    return finish(Self.answer(try accept(body)))
+                    return Self.answer(try accept(body))
                 } catch {
-                    return refusedPush(error, context)
+                    return refusedPushAnswer(error, context)
                 }
             }
-        case "DELETE":
+        default:  // DELETE
             return respond(HTTPResponse(status: 204))
-        default:
-            return respond(methodNotAllowed(request, allowed: allowed))
         }
     }
 }

@@ -10,68 +10,62 @@ extension OriginHTTPHandler {
     static let playlistType = "application/vnd.apple.mpegurl"
     static let immutable = "public, max-age=31536000, immutable"
 
-    /// A GET or HEAD under `/live` (the caller answers other methods). Unconditional GETs of playlists and segments,
-    /// the bulk of the traffic, are answered with a response prepared once per playlist version or segment; requests
-    /// with validators or ranges are answered from scratch, with the same headers.
-    func live(_ request: HTTPRequestHead, _ path: ArraySlice<String>) -> HTTPRequestAction {
-        guard path.count == 2 || path.count == 3, let channel = origin.channel(named: path[path.startIndex]) else {
-            return respond(.text(404, "unknown channel or path\n"))
+    // Unconditional GETs of playlists and segments, the bulk of the traffic, are answered with a response prepared
+    // once per playlist version or segment; requests with validators or ranges are answered from scratch, with the
+    // same headers. The chain (`OriginRoutes`) has checked the method, the channel, the playback gate, the
+    // time-shift query, catching up and the rendition before these run.
+
+    /// `/live/{channel}/index.m3u8`: the multivariant playlist.
+    func multivariant(_ context: RouteContext) -> HTTPRequestAction {
+        let (channel, snapshot) = (context.channel, context.snapshot)
+        guard let playlist = snapshot.multivariantPlaylist else {
+            return respond(.text(404, "channel '\(channel.name)' has no media yet\n"))
         }
-        if let answer = playbackGate(request, channel: channel, path: path) { return answer }
-        if !request.query.isEmpty, let answer = dvr(request, channel: channel, path: path) { return answer }
-        let snapshot = channel.snapshot
-        if snapshot.catchingUp, path[path.endIndex - 1].hasSuffix(".m3u8") {
-            // Its playlists still show the window of before the restart: a player must ask a peer (a CDN tier passes
-            // the request on, as for any 503), or again in a second.
-            return respond(
-                Self.retryLater(
-                    "channel '\(channel.name)' is catching up with its peers after a restart: try again in a second"))
-        }
-        let second = path[path.startIndex + 1]
-        if path.count == 2 {
-            if second.hasPrefix("key-") { return keyFile(request, channel: channel, file: second) }
-            guard second == "index.m3u8" else {
-                return respond(.text(404, "unknown path in channel '\(channel.name)'\n"))
-            }
-            guard let playlist = snapshot.multivariantPlaylist else {
-                return respond(.text(404, "channel '\(channel.name)' has no media yet\n"))
-            }
-            let modified = snapshot.multivariantModifiedMilliseconds
-            return servePlaylist(
-                request, responses: preparedLive.multivariant(of: snapshot, bytes: playlist),
-                modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge
-            ) { "\"\(instanceTag)-m\(modified)\"" }
-        }
-        guard let rendition = snapshot.renditions[second] else {
-            return respond(.text(404, "unknown rendition '\(second)' of channel '\(channel.name)'\n"))
-        }
-        let file = path[path.startIndex + 2]
-        if let answer = encryptedIFrame(request, snapshot, channel, rendition, file) { return answer }
-        if file == "index.m3u8" {
-            // Delivery directives (blocking reloads, delta updates) on a Low-Latency rendition; ignored otherwise.
-            if rendition.lowLatency != nil, !request.query.isEmpty,
-                let answer = lowLatencyPlaylist(request, channel: channel, rendition: rendition)
-            {
-                return answer
-            }
-            guard let playlist = rendition.playlist else {
-                return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
-            }
-            return servePlaylist(
-                request, responses: preparedLive.playlist(channel: channel.name, of: rendition, bytes: playlist),
-                modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
-            ) { "\"\(instanceTag)-\(rendition.version)\"" }
-        }
-        if file == "iframes.m3u8" { return iFramePlaylist(request, channel: channel, rendition: rendition) }
-        // Only the canonical name: `init-00.mp4` or `init-+0.mp4` must not alias `init-0.mp4`.
-        if file.hasPrefix("init-"), file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
-            file == "init-\(version).mp4", let section = rendition.initSections[version]
+        let modified = snapshot.multivariantModifiedMilliseconds
+        return servePlaylist(
+            context.request, responses: preparedLive.multivariant(of: snapshot, bytes: playlist),
+            modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge
+        ) { "\"\(instanceTag)-m\(modified)\"" }
+    }
+
+    /// `/live/{channel}/{rendition}/index.m3u8`: the media playlist, with delivery directives (blocking reloads,
+    /// delta updates) on a Low-Latency rendition; ignored otherwise.
+    func mediaPlaylist(_ context: RouteContext) -> HTTPRequestAction {
+        let (request, channel, rendition) = (context.request, context.channel, context.rendition)
+        if rendition.lowLatency != nil, !request.query.isEmpty,
+            let answer = lowLatencyPlaylist(request, channel: channel, rendition: rendition)
         {
-            return respond(
-                serveImmutable(
-                    request, bytes: section.bytes, contentType: "video/mp4", etag: "\"\(instanceTag)-init-\(version)\"",
-                    modifiedMilliseconds: nil))
+            return answer
         }
+        guard let playlist = rendition.playlist else {
+            return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
+        }
+        return servePlaylist(
+            request, responses: preparedLive.playlist(channel: channel.name, of: rendition, bytes: playlist),
+            modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
+        ) { "\"\(instanceTag)-\(rendition.version)\"" }
+    }
+
+    /// `/live/{channel}/{rendition}/init-{version}.mp4`; nil for a name that is not canonical (`init-00.mp4` or
+    /// `init-+0.mp4` must not alias `init-0.mp4`) or a version the rendition does not have.
+    func initSection(_ context: RouteContext) -> HTTPRequestAction? {
+        let file = context["file"]
+        guard file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
+            file == "init-\(version).mp4", let section = context.rendition.initSections[version]
+        else { return nil }
+        return respond(
+            serveImmutable(
+                context.request, bytes: section.bytes, contentType: "video/mp4",
+                etag: "\"\(instanceTag)-init-\(version)\"", modifiedMilliseconds: nil))
+    }
+
+    /// `/live/{channel}/{rendition}/{file}`: a part `{msn}.{part}.{ext}` or a segment `{msn}.{ext}` (from memory, or
+    /// from the durable store once out of the window); 404 for anything else.
+    func liveMedia(_ context: RouteContext) -> HTTPRequestAction {
+        let (request, channel, snapshot, rendition) = (
+            context.request, context.channel, context.snapshot, context.rendition
+        )
+        let file = context["file"]
         if let (position, fileExtension) = Self.partName(file) {
             return livePart(
                 request, channel: channel, snapshot: snapshot, rendition: rendition, file: file, position: position,

@@ -20,13 +20,6 @@ extension OriginHTTPHandler {
         return argument.value ?? ""
     }
 
-    /// Whether `/live/{channel}/...` with this path (after the channel name) is a media or I-frame playlist, the
-    /// resources that are open on protected channels.
-    static func isOpenPlaylist(_ pathAfterChannel: ArraySlice<String>) -> Bool {
-        pathAfterChannel.count == 2
-            && (pathAfterChannel.last == "index.m3u8" || pathAfterChannel.last == "iframes.m3u8")
-    }
-
     /// nil when `request` may have what it asks of `channel` (no authorization configured, or a valid token); else
     /// the 403 to answer. A refusal changes nothing but `hlsorigin_playback_refused_total`.
     func authorize(_ request: HTTPRequestHead, channel: Channel) -> HTTPResponse? {
@@ -49,22 +42,30 @@ extension OriginHTTPHandler {
         return response
     }
 
-    /// The gate `live()` passes first: nil to go on (no authorization, an open playlist, or an authorized request
-    /// the normal route answers); else the answer: the 403 of a refused request, or the `import` form multivariant
-    /// joined with the request's token. A refused answer is not counted in `hlsorigin_http_responses_total`.
-    func playbackGate(
-        _ request: HTTPRequestHead, channel: Channel, path: ArraySlice<String>
-    ) -> HTTPRequestAction? {
-        guard let playback = channel.configuration.playback, !Self.isOpenPlaylist(path.dropFirst()) else { return nil }
-        if let refusal = authorize(request, channel: channel) { return .respond(refusal) }
+    /// What the playback gate decided.
+    enum PlaybackGateOutcome {
+        /// The route answers (no authorization configured, or a valid token).
+        case pass
+        /// A refused token's 403 (complete, not counted in `hlsorigin_http_responses_total`).
+        case refused(HTTPResponse)
+        /// The answer instead of the route's: the `import` form multivariant joined with the viewer's token.
+        case answer(HTTPResponse)
+    }
+
+    /// The gate of every `/live` route but the media and I-frame playlists (`RouteNeeds.playbackGate`), before any
+    /// other check of the route or cache. `viewerToken`: the route is the live multivariant, which in `import` form
+    /// is answered here joined with the request's token.
+    func playbackGate(_ request: HTTPRequestHead, channel: Channel, viewerToken: Bool) -> PlaybackGateOutcome {
+        guard let playback = channel.configuration.playback else { return .pass }
+        if let refusal = authorize(request, channel: channel) { return .refused(refusal) }
         // The DVR multivariant (`start`/`end`) is joined by `dvr()`, after its query is checked.
-        guard playback.form == .importVariable, path.count == 2, path.last == "index.m3u8",
+        guard playback.form == .importVariable, viewerToken,
             !request.query.contains(where: { $0.name == "start" || $0.name == "end" })
-        else { return nil }
+        else { return .pass }
         guard let template = channel.snapshot.multivariantPlaylist else {
-            return respond(.text(404, "channel '\(channel.name)' has no media yet\n"))
+            return .answer(.text(404, "channel '\(channel.name)' has no media yet\n"))
         }
-        return respond(viewerMultivariant(template, request: request))
+        return .answer(viewerMultivariant(template, request: request))
     }
 
     /// A multivariant playlist for one viewer (`import` form): `template` with the request's (already verified) token

@@ -8,7 +8,7 @@ import Persistence
 import SharedBytes
 
 /// `/admin/channels/{channel}/recordings[/{id}]`: recordings (live-to-VOD). Authentication is done by
-/// `admin(_:_:)` before these routes are reached. Every change is on disk before the answer is sent.
+/// the chain before these routes are reached. Every change is on disk before the answer is sent.
 ///
 /// - `POST .../recordings` `{"id", "start", "end"}`: 201 with the new recording, 200 with the stored one when the
 ///   same body was posted before, 409 when the ID names another recording (IDs are unique origin-wide), 422 when
@@ -19,42 +19,35 @@ import SharedBytes
 ///   until eviction).
 /// Errors answer `{"error": "...", "field": "..."}` like the date range routes.
 extension OriginHTTPHandler {
-    func recordings(_ request: HTTPRequestHead, channel name: String, _ rest: [String]) -> HTTPRequestAction {
-        guard origin.channel(named: name) != nil else {
-            return respond(json(404, ["error": "unknown channel '\(name)'"]))
-        }
-        let now = origin.clock.nowMilliseconds()
-        switch (request.method, rest.count) {
-        case ("GET", 0), ("HEAD", 0):
+    /// `.../recordings`: the list (GET, HEAD) or a new recording (POST).
+    func recordings(_ context: RouteContext) -> HTTPRequestAction {
+        let name = context.channel.name
+        guard context.request.method == "POST" else {
+            let now = origin.clock.nowMilliseconds()
             let list = origin.recordings.all(channel: name).map { RecordingJSON($0, nowMilliseconds: now) }
             return respond(json(200, RecordingListJSON(channel: name, recordings: list)))
-        case ("POST", 0):
-            return .receiveBody(limit: Self.adminBodyLimit) { [self] body in
-                finish(postRecording(channel: name, body))
+        }
+        return .receiveBody(limit: Self.adminBodyLimit) { [self] body in postRecording(channel: name, body) }
+    }
+
+    /// `.../recordings/{id}`: one recording (GET, HEAD) or its deletion (DELETE).
+    func recording(_ context: RouteContext) -> HTTPRequestAction {
+        let (name, id) = (context.channel.name, context["id"])
+        guard context.request.method == "DELETE" else {
+            guard let recording = origin.recordings.recording(id: id), recording.channel == name else {
+                return respond(json(404, ["error": "no recording with id '\(id)' in channel '\(name)'"]))
             }
-        case ("GET", 1), ("HEAD", 1):
-            guard let recording = origin.recordings.recording(id: rest[0]), recording.channel == name else {
-                return respond(json(404, ["error": "no recording with id '\(rest[0])' in channel '\(name)'"]))
+            return respond(json(200, RecordingJSON(recording, nowMilliseconds: origin.clock.nowMilliseconds())))
+        }
+        // Answered once the (empty) body is in, so that with a group database the deletion's round trip can run off
+        // the libmicrohttpd thread (`offThread`).
+        return .receiveBody(limit: Self.adminBodyLimit) { [self] _ in
+            do throws(RecordingError) {
+                try origin.deleteRecording(id: id, channel: name)
+                return HTTPResponse(status: 204, headers: ["Cache-Control": "no-store"])
+            } catch {
+                return answer(error)
             }
-            return respond(json(200, RecordingJSON(recording, nowMilliseconds: now)))
-        case ("DELETE", 1):
-            // Answered once the (empty) body is in, so that with a group database the deletion's round trip can
-            // run off the libmicrohttpd thread (`offThread`).
-            let id = rest[0]
-            return .receiveBody(limit: Self.adminBodyLimit) { [self] _ in
-                do throws(RecordingError) {
-                    try origin.deleteRecording(id: id, channel: name)
-                    return finish(HTTPResponse(status: 204, headers: ["Cache-Control": "no-store"]))
-                } catch {
-                    return finish(answer(error))
-                }
-            }
-        case (_, 0):
-            return respond(methodNotAllowed(request, allowed: "GET, HEAD, POST, OPTIONS"))
-        case (_, 1):
-            return respond(methodNotAllowed(request, allowed: "GET, HEAD, DELETE, OPTIONS"))
-        default:
-            return respond(json(404, ["error": "unknown admin path"]))
         }
     }
 

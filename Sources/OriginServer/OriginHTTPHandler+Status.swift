@@ -3,27 +3,27 @@ import OriginCore
 import SharedBytes
 
 /// `/status`: the operator's status page (HTML, CSS, JavaScript served from `StatusPageAssets`) and the JSON it
-/// polls (`/status/timeline.json`, `StatusTimeline`), under the admin API's authorization (`adminRefusal`).
+/// polls (`/status/timeline.json`, `StatusTimeline`), under the admin API's authorization (the group's, `OriginRoutes`).
 extension OriginHTTPHandler {
-    func statusPage(_ request: HTTPRequestHead, _ path: [String]) -> HTTPRequestAction {
-        if request.method == "OPTIONS" { return respond(preflight(methods: "GET, HEAD, OPTIONS")) }
-        if let refusal = adminRefusal(request) { return refuse(request, refusal) }
-        if let refused = onlyReading(request) { return refuse(request, refused) }
-        switch path {
-        case [], [""]:
-            return respond(Self.asset(StatusPageAssets.html, type: "text/html; charset=utf-8"))
-        case ["status.css"]:
-            return respond(Self.asset(StatusPageAssets.css, type: "text/css; charset=utf-8"))
-        case ["status.js"]:
-            return respond(Self.asset(StatusPageAssets.javaScript, type: "text/javascript; charset=utf-8"))
-        case ["timeline.json"]:
-            return respond(
-                HTTPResponse(
-                    status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
-                    body: .bytes(SharedBytes(string: timelineJSON()))))
-        default:
-            return respond(json(404, ["error": "unknown status path: try /status or /status/timeline.json"]))
+    /// The page's assets.
+    enum StatusAsset {
+        case html, css, javaScript
+    }
+
+    /// `/status`, `/status/status.css`, `/status/status.js`.
+    static func statusAsset(_ asset: StatusAsset) -> HTTPResponse {
+        switch asset {
+        case .html: Self.asset(StatusPageAssets.html, type: "text/html; charset=utf-8")
+        case .css: Self.asset(StatusPageAssets.css, type: "text/css; charset=utf-8")
+        case .javaScript: Self.asset(StatusPageAssets.javaScript, type: "text/javascript; charset=utf-8")
         }
+    }
+
+    /// `/status/timeline.json`.
+    func timelineAnswer() -> HTTPResponse {
+        HTTPResponse(
+            status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+            body: .bytes(SharedBytes(string: timelineJSON())))
     }
 
     /// Every channel's timeline now (`StatusTimeline`): one document for the page's one request per poll.

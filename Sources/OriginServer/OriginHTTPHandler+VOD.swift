@@ -12,11 +12,10 @@ extension OriginHTTPHandler {
     /// How long VOD playlists may be cached: they never change, but a recording can be deleted.
     static let vodPlaylistMaxAge = 3600
 
-    /// A GET or HEAD under `/vod` (the caller answers other methods).
-    func vod(_ request: HTTPRequestHead, _ path: ArraySlice<String>) -> HTTPRequestAction {
-        guard path.count == 2 || path.count == 3, let id = path.first else {
-            return respond(.text(404, "not found: try /vod/{id}/index.m3u8\n"))
-        }
+    /// A finished recording of `/vod/{id}/...` with its contents, or the 404 or 403 that answers instead.
+    private func finishedRecording(
+        _ id: String
+    ) -> Result<(RecordingManifest, RecordingContents, Channel), AdminRefusal> {
         let recording: RecordingManifest
         let channel: Channel
         do throws(RecordingError) {
@@ -24,27 +23,45 @@ extension OriginHTTPHandler {
         } catch {
             var response = HTTPResponse.text(404, error.message + "\n")
             response.headers.append(name: "Cache-Control", value: "no-cache")
-            return respond(response)
+            return .failure(AdminRefusal(response: response))
         }
-        if let refused = Self.protectedRecording(channel) { return respond(refused) }
+        if let refused = Self.protectedRecording(channel) { return .failure(AdminRefusal(response: refused)) }
         guard let contents = recording.contents, contents.firstMSN != nil else {
-            return respond(.text(404, "recording '\(id)' holds no media\n"))
+            return .failure(AdminRefusal(response: .text(404, "recording '\(id)' holds no media\n")))
+        }
+        return .success((recording, contents, channel))
+    }
+
+    /// `/vod/{id}/index.m3u8`: the channel's multivariant playlist as it was when the recording finished.
+    func vodMultivariant(_ context: RouteContext) -> HTTPRequestAction {
+        let id = context["id"]
+        let contents: RecordingContents
+        switch finishedRecording(id) {
+        case .failure(let refusal): return respond(refusal.response)
+        case .success(let found): contents = found.1
+        }
+        guard context["file"] == "index.m3u8", let multivariant = contents.multivariantPlaylist else {
+            return respond(.text(404, "unknown path in recording '\(id)'\n"))
+        }
+        return respond(
+            vodPlaylist(
+                context.request, text: multivariant,
+                etag: "\"\(instanceTag)-vod-\(id)-\(contents.finishedMilliseconds)-m\"",
+                modifiedMilliseconds: contents.finishedMilliseconds))
+    }
+
+    /// `/vod/{id}/{rendition}/{file}`: its VOD playlist, init sections and segments.
+    func vodRenditionFile(_ context: RouteContext) -> HTTPRequestAction {
+        let (request, id, file) = (context.request, context["id"], context["file"])
+        let (recording, contents, channel): (RecordingManifest, RecordingContents, Channel)
+        switch finishedRecording(id) {
+        case .failure(let refusal): return respond(refusal.response)
+        case .success(let found): (recording, contents, channel) = found
         }
         let etagBase = "\(instanceTag)-vod-\(id)-\(contents.finishedMilliseconds)"
-        let second = path[path.startIndex + 1]
-        if path.count == 2 {
-            guard second == "index.m3u8", let multivariant = contents.multivariantPlaylist else {
-                return respond(.text(404, "unknown path in recording '\(id)'\n"))
-            }
-            return respond(
-                vodPlaylist(
-                    request, text: multivariant, etag: "\"\(etagBase)-m\"",
-                    modifiedMilliseconds: contents.finishedMilliseconds))
+        guard let summary = contents.renditions.first(where: { $0.name == context["rendition"] }) else {
+            return respond(.text(404, "unknown rendition '\(context["rendition"])' of recording '\(id)'\n"))
         }
-        guard let summary = contents.renditions.first(where: { $0.name == second }) else {
-            return respond(.text(404, "unknown rendition '\(second)' of recording '\(id)'\n"))
-        }
-        let file = path[path.startIndex + 2]
         if file == "index.m3u8" {
             guard let text = channel.vodMediaPlaylist(recording, rendition: summary.name, cache: dvrBlocks) else {
                 return respond(.text(404, "rendition '\(summary.name)' of recording '\(id)' has no playlist\n"))

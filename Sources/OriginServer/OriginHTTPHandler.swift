@@ -60,58 +60,21 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         self.instanceTag = String(UInt32.random(in: .min ... .max), radix: 36)
     }
 
-    public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
-        guard let segments = request.decodedPathSegments() else {
-            return refuse(
-                request,
-                .text(
-                    400,
-                    "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
-        }
-        guard let first = segments.first else {
-            return refuse(request, .text(404, "not found: try /live/{channel}/index.m3u8\n"))
-        }
-        let rest = segments.dropFirst()
-        switch first {
-        case "live":
-            if let refused = onlyReading(request) { return refuse(request, refused) }
-            return live(request, rest)
-        case "vod":
-            if let refused = onlyReading(request) { return refuse(request, refused) }
-            return vod(request, rest)
-        case "ingest": return ingest(request, Array(rest))
-        case "admin": return admin(request, Array(rest))
-        case "status": return statusPage(request, Array(rest))
-        case "peer" where rest.count == 2 && rest.last == "opening":
-            return respond(onlyReading(request) ?? heldOpening(channel: rest.first!))
-        case "healthz" where rest.isEmpty:
-            return respond(
-                onlyReading(request)
-                    ?? HTTPResponse(
-                        status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
-                        body: .bytes(SharedBytes(string: "{\"status\":\"ok\"}\n"))))
-        case "metrics" where rest.isEmpty:
-            return respond(
-                onlyReading(request)
-                    ?? HTTPResponse(
-                        status: 200,
-                        headers: [
-                            "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store",
-                        ],
-                        body: .bytes(
-                            SharedBytes(
-                                string: MetricsExposition.render(
-                                    origin: origin, requests: metrics, playbackRefusals: playbackRefusals,
-                                    refusals: refusals, peerRepairer: peerRepairer)
-                                    + liveCache.exposition))))
-        default:
-            return refuse(request, .text(404, "not found\n"))
-        }
+    /// The `/metrics` page: request counts, refusals, repairs and the fast path's cache counts.
+    func metricsPage() -> HTTPResponse {
+        HTTPResponse(
+            status: 200,
+            headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Cache-Control": "no-store"],
+            body: .bytes(
+                SharedBytes(
+                    string: MetricsExposition.render(
+                        origin: origin, requests: metrics, playbackRefusals: playbackRefusals, refusals: refusals,
+                        peerRepairer: peerRepairer) + liveCache.exposition)))
     }
 
     /// `GET /peer/{channel}/opening`: the opening the channel holds for its redundancy group's agreement, as peers
     /// ask for it (`PeerRepairer`, docs/redundancy.md); 404 when none is held. Never cached.
-    private func heldOpening(channel name: String) -> HTTPResponse {
+    func heldOpening(channel name: String) -> HTTPResponse {
         guard let channel = origin.channel(named: name) else { return .text(404, "unknown channel '\(name)'\n") }
         guard let held = channel.heldOpening else { return .text(404, "channel '\(name)' holds no opening\n") }
         return HTTPResponse(
@@ -125,35 +88,41 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     public func handlePlain(_ request: PlainRequest) -> HTTPRequestAction? {
         guard request.path.starts(with: "/live/".utf8) else { return nil }
         let gzip = request.acceptEncoding.map(ContentCoding.acceptsGzip(value:)) ?? false
-        if let cached = liveCache.lookup(request, gzip: gzip) { return respond(cached) }
+        if let cached = liveCache.lookup(request, gzip: gzip) {
+            metrics.count(status: cached.status)
+            return .respondPrepared(cached)
+        }
         let head = request.makeHead()
         guard let segments = head.decodedPathSegments(), segments.first == "live" else { return nil }
-        // Read before the route reads the snapshot: if a newer one is published meanwhile, the entry is only
-        // taken for stale at its first use.
-        let channel = segments.count > 1 ? origin.channel(named: segments[1]) : nil
+        let resolution = Self.routes.resolve(method: head.method, segments)
+        guard case .route(_, let route, let captures, _) = resolution,
+            let channel = captures["channel"].flatMap({ origin.channel(named: $0) })
+        else { return dispatch(head, resolution) }
         // A protected channel's answers depend on the token in the query: only its media and I-frame playlists
         // (the same for every viewer) may be answered and kept here; the rest is refused by the normal route.
-        if let channel, channel.configuration.playback != nil, !Self.isOpenPlaylist(segments.dropFirst(2)) {
-            return nil
-        }
-        let validity = channel.map { Self.answerValidity(of: segments, channel: $0) }
-        let action = live(head, segments.dropFirst())
-        if case .respondPrepared(let shared) = action, let validity {
+        if channel.configuration.playback != nil, route.needs.contains(.playbackGate) { return nil }
+        // Read before the route reads the snapshot: if a newer one is published meanwhile, the entry is only
+        // taken for stale at its first use.
+        let validity = Self.answerValidity(route.cachedAs, captures, channel: channel)
+        let action = dispatch(head, resolution, channel: channel)
+        if case .respondPrepared(let shared) = action {
             return .respondPrepared(liveCache.store(request, gzip: gzip, validity: validity, shared: shared))
         }
         return action
     }
 
-    /// How long the answer to `/live/{channel}/...` (`segments`, from "live") holds, read before the route reads
-    /// the snapshot: media playlists per rendition version, segments `{msn}.{ext}` and parts `{msn}.{part}.{ext}`
-    /// while their MSN is retained, everything else per channel snapshot version.
-    static func answerValidity(of segments: [String], channel: Channel) -> LiveAnswerCache.Validity {
+    /// How long the answer of a `/live` route holds, read before the route reads the snapshot: media playlists per
+    /// rendition version, segments `{msn}.{ext}` and parts `{msn}.{part}.{ext}` while their MSN is retained,
+    /// everything else per channel snapshot version.
+    static func answerValidity(
+        _ cachedAs: CachedAs, _ captures: RouteCaptures, channel: Channel
+    ) -> LiveAnswerCache.Validity {
         let snapshotVersion = LiveAnswerCache.Validity.snapshot(channel, channel.publishedVersion)
-        guard segments.count == 4, let versions = channel.versions(ofRendition: segments[2]) else {
-            return snapshotVersion
-        }
-        let file = segments[3]
-        if file == "index.m3u8" || file == "iframes.m3u8" { return .playlist(versions, versions.version) }
+        guard cachedAs != .channelVersion, let rendition = captures["rendition"],
+            let versions = channel.versions(ofRendition: rendition)
+        else { return snapshotVersion }
+        if cachedAs == .renditionVersion { return .playlist(versions, versions.version) }
+        let file = captures["file"] ?? ""
         if let (msn, _) = segmentName(file) { return .segment(versions, msn: msn) }
         if let (position, _) = partName(file) { return .part(versions, msn: position.msn) }
         return snapshotVersion
@@ -173,7 +142,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     /// trickling a body it was refused (an encoder sees the 4xx if it reads the answer before it has sent its
     /// whole body, as it does when it waits for `100 Continue` or its body fits the socket buffers).
     func refuse(_ request: HTTPRequestHead, _ response: HTTPResponse) -> HTTPRequestAction {
-        respond(response)
+        finished(response)
     }
 
     /// Headers on every answer, also those MicroHTTPD builds itself (configure `HTTPServerConfiguration.standardHeaders`).
@@ -182,7 +151,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag, Age, Date",
     ]
 
-    /// Adds the headers every answer carries and counts it.
+    /// Adds the headers every answer carries and counts it (the chain does for the answers handlers return;
+    /// answers given later through a responder call it themselves).
     func finish(_ response: HTTPResponse) -> HTTPResponse {
         let response = Self.completed(response)
         metrics.count(status: response.status)
@@ -201,13 +171,11 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         return response
     }
 
-    /// Sends a response prepared earlier (its headers already complete) and counts it.
-    func respond(_ prepared: PreparedResponse) -> HTTPRequestAction {
-        metrics.count(status: prepared.status)
-        return .respondPrepared(prepared)
-    }
+    /// Sends a response prepared earlier (its headers already complete); the chain counts it.
+    func respond(_ prepared: PreparedResponse) -> HTTPRequestAction { .respondPrepared(prepared) }
 
-    func respond(_ response: HTTPResponse) -> HTTPRequestAction { .respond(finish(response)) }
+    /// Sends `response`; the chain adds the standard headers and counts it.
+    func respond(_ response: HTTPResponse) -> HTTPRequestAction { .respond(response) }
 
     /// 405 unless GET/HEAD; OPTIONS answers a CORS preflight.
     func onlyReading(_ request: HTTPRequestHead) -> HTTPResponse? {

@@ -1,0 +1,163 @@
+import MicroHTTPD
+import SharedBytes
+
+/// The origin's URL grammar (../shared/DESIGN.md), one line per route. A route names its methods, its pattern and
+/// what the chain must do before its handler (`RouteNeeds`); its group says what every request under the first
+/// segment gets (preflight, access, read-only, audit) and how an unknown path is answered.
+extension OriginHTTPHandler {
+    static let routes = RouteTable(
+        live: RouteGroup(
+            name: "live", preflight: "GET, HEAD, OPTIONS", access: .open, readOnly: true, audited: false,
+            notFound: { .text(404, "unknown channel or path\n") },
+            unknownChannel: { _ in .text(404, "unknown channel or path\n") },
+            routes: liveRoutes),
+        vod: RouteGroup(
+            name: "vod", preflight: "GET, HEAD, OPTIONS", access: .open, readOnly: true, audited: false,
+            notFound: { .text(404, "not found: try /vod/{id}/index.m3u8\n") },
+            unknownChannel: { _ in .text(404, "not found: try /vod/{id}/index.m3u8\n") },
+            routes: [
+                Route("vod.multivariant", [], "/vod/:id/:file") { $0.vodMultivariant($1) },
+                Route("vod.rendition", [], "/vod/:id/:rendition/:file") { $0.vodRenditionFile($1) },
+            ]),
+        ingest: RouteGroup(
+            name: "ingest", preflight: "PUT, POST, DELETE, OPTIONS", access: .ingest, readOnly: false, audited: false,
+            notFound: ingestNotFound, unknownChannel: { _ in ingestNotFound() },
+            routes: [
+                Route("ingest.multivariantHint", ["PUT", "POST", "DELETE"], "/ingest/:channel/:hint(*.m3u8)") {
+                    $0.multivariantHint($1)
+                },
+                Route("ingest.push", ["PUT", "POST", "DELETE"], "/ingest/:channel/:rendition/:file(name)") {
+                    $0.ingestPush($1)
+                },
+                // Unknown paths that still name a channel (and rendition): access is decided for them first.
+                Route("ingest.unknown", [], "/ingest/:channel/:rendition/:file") { _, _ in .respond(ingestNotFound()) },
+                Route("ingest.unknown", [], "/ingest/:channel/:name/:file/*more") { _, _ in .respond(ingestNotFound()) },
+                Route("ingest.unknown", [], "/ingest/:channel/:name") { _, _ in .respond(ingestNotFound()) },
+            ]),
+        admin: RouteGroup(
+            name: "admin", preflight: "GET, POST, PATCH, DELETE, OPTIONS", access: .admin, readOnly: false,
+            audited: true, notFound: { adminNotFound }, unknownChannel: { unknownAdminChannel($0) },
+            routes: adminRoutes),
+        status: RouteGroup(
+            name: "status", preflight: "GET, HEAD, OPTIONS", access: .admin, readOnly: true, audited: false,
+            notFound: { statusNotFound }, unknownChannel: { _ in statusNotFound },
+            routes: [
+                Route("status.page", [], "/status") { _, _ in .respond(statusAsset(.html)) },
+                Route("status.page", [], "/status/") { _, _ in .respond(statusAsset(.html)) },
+                Route("status.css", [], "/status/status.css") { _, _ in .respond(statusAsset(.css)) },
+                Route("status.js", [], "/status/status.js") { _, _ in .respond(statusAsset(.javaScript)) },
+                Route("status.timeline", [], "/status/timeline.json") { handler, _ in
+                    .respond(handler.timelineAnswer())
+                },
+            ]),
+        peer: RouteGroup(
+            name: "peer", preflight: nil, access: .open, readOnly: false, audited: false,
+            notFound: { .text(404, "not found\n") }, unknownChannel: { _ in .text(404, "not found\n") },
+            routes: [
+                Route("peer.opening", [], "/peer/:channel/opening", needs: .reading) {
+                    .respond($0.heldOpening(channel: $1["channel"]))
+                }
+            ]),
+        health: RouteGroup(
+            name: "healthz", preflight: nil, access: .open, readOnly: false, audited: false,
+            notFound: { .text(404, "not found\n") }, unknownChannel: { _ in .text(404, "not found\n") },
+            routes: [Route("healthz", [], "/healthz", needs: .reading) { _, _ in .respond(healthy()) }]),
+        metrics: RouteGroup(
+            name: "metrics", preflight: nil, access: .open, readOnly: false, audited: false,
+            notFound: { .text(404, "not found\n") }, unknownChannel: { _ in .text(404, "not found\n") },
+            routes: [Route("metrics", [], "/metrics", needs: .reading) { handler, _ in .respond(handler.metricsPage()) }]
+        ))
+
+    /// `/live/{channel}/...`: every route but the media and I-frame playlists passes the playback gate; the rest of
+    /// the live checks run in the chain's order (time-shift, catching up, rendition).
+    static let liveRoutes: [Route] = [
+        Route(
+            "live.multivariant", ["GET", "HEAD"], "/live/:channel/index.m3u8",
+            needs: [.channel, .playbackGate, .viewerToken, .timeShift, .caughtUp]
+        ) { $0.multivariant($1) },
+        Route("live.key", ["GET", "HEAD"], "/live/:channel/:file(key-*)", needs: [.channel, .playbackGate, .caughtUp]) {
+            $0.keyFile($1.request, channel: $1.channel, file: $1["file"])
+        },
+        Route("live.unknown", ["GET", "HEAD"], "/live/:channel/:file", needs: [.channel, .playbackGate, .caughtUp]) {
+            _, context in .respond(.text(404, "unknown path in channel '\(context.channel.name)'\n"))
+        },
+        Route(
+            "live.mediaPlaylist", ["GET", "HEAD"], "/live/:channel/:rendition/index.m3u8",
+            needs: [.channel, .timeShift, .caughtUp, .rendition], cachedAs: .renditionVersion
+        ) { $0.mediaPlaylist($1) },
+        Route(
+            "live.iFramePlaylist", ["GET", "HEAD"], "/live/:channel/:rendition/iframes.m3u8",
+            needs: [.channel, .caughtUp, .rendition], cachedAs: .renditionVersion
+        ) { $0.iFramePlaylist($1.request, channel: $1.channel, rendition: $1.rendition) },
+        Route(
+            "live.iFrame", ["GET", "HEAD"], "/live/:channel/:rendition/:file(iframe-*)",
+            needs: [.channel, .playbackGate, .caughtUp, .rendition]
+        ) { handler, context in
+            handler.encryptedIFrame(
+                context.request, context.snapshot, context.channel, context.rendition, context["file"])
+                ?? handler.liveMedia(context)
+        },
+        Route(
+            "live.initSection", ["GET", "HEAD"], "/live/:channel/:rendition/:file(init-*)",
+            needs: [.channel, .playbackGate, .caughtUp, .rendition]
+        ) { $0.initSection($1) ?? $0.liveMedia($1) },
+        Route(
+            "live.media", ["GET", "HEAD"], "/live/:channel/:rendition/:file",
+            needs: [.channel, .playbackGate, .caughtUp, .rendition], cachedAs: .renditionMedia
+        ) { $0.liveMedia($1) },
+    ]
+
+    /// `/admin/...`: the admin API (access and audit are the group's).
+    static let adminRoutes: [Route] = [
+        Route("admin.reload", [], "/admin/reload") { .respond($0.reload($1.request)) },
+        Route("admin.channels", ["GET", "HEAD"], "/admin/channels", wrongMethod: .json) { handler, _ in
+            .respond(handler.json(200, handler.origin.allChannels.map(handler.adminStatus)))
+        },
+        Route("admin.channel", ["GET", "HEAD"], "/admin/channels/:channel", wrongMethod: .json) {
+            .respond($0.adminChannelStatus($1["channel"]))
+        },
+        Route("admin.tokens", ["POST"], "/admin/channels/:channel/tokens", wrongMethod: .json) { handler, context in
+            let name = context["channel"]
+            return .receiveBody(limit: adminBodyLimit) { body in handler.issuePlaybackToken(name, body) }
+        },
+        Route("admin.outage", ["POST"], "/admin/channels/:channel/outage", wrongMethod: .json) { handler, context in
+            let name = context["channel"]
+            return .receiveBody(limit: adminBodyLimit) { body in handler.outage(name, body) }
+        },
+        Route("admin.key", ["GET", "HEAD"], "/admin/channels/:channel/keys/:period", wrongMethod: .notFound) {
+            .respond($0.adminPeriodKey(channel: $1["channel"], period: $1["period"]))
+        },
+        Route("admin.markers", ["GET", "HEAD", "POST"], "/admin/channels/:channel/dateranges", needs: adminChannel) {
+            $0.markers($1)
+        },
+        Route("admin.marker", ["GET", "HEAD", "PATCH"], "/admin/channels/:channel/dateranges/:id", needs: adminChannel)
+        { $0.marker($1) },
+        Route("admin.recordings", ["GET", "HEAD", "POST"], "/admin/channels/:channel/recordings", needs: adminChannel) {
+            $0.recordings($1)
+        },
+        Route(
+            "admin.recording", ["GET", "HEAD", "DELETE"], "/admin/channels/:channel/recordings/:id", needs: adminChannel
+        ) { $0.recording($1) },
+    ]
+
+    /// Markers and recordings: the channel first, then the method; changes wait for the group database off thread.
+    static let adminChannel: RouteNeeds = [.channel, .database]
+
+    static func ingestNotFound() -> HTTPResponse { .text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n") }
+
+    static var adminNotFound: HTTPResponse { jsonAnswer(404, ["error": "unknown admin path"]) }
+
+    static func unknownAdminChannel(_ name: String) -> HTTPResponse {
+        jsonAnswer(404, ["error": "unknown channel '\(name)'"])
+    }
+
+    static var statusNotFound: HTTPResponse {
+        jsonAnswer(404, ["error": "unknown status path: try /status or /status/timeline.json"])
+    }
+
+    static func healthy() -> HTTPResponse {
+        HTTPResponse(
+            status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+            body: .bytes(SharedBytes(string: "{\"status\":\"ok\"}\n")))
+    }
+}
