@@ -3,7 +3,6 @@ import LiveTimeline
 import MicroHTTPD
 import OriginCore
 import SharedBytes
-import Synchronization
 
 /// `?start=T[&end=E]` on `/live/{channel}/index.m3u8` and `/live/{channel}/{rendition}/index.m3u8`: start-over and
 /// catch-up playlists from the channel's store.
@@ -26,7 +25,7 @@ extension OriginHTTPHandler {
                         modifiedMilliseconds: channel.snapshot.multivariantModifiedMilliseconds))
             }
             guard channel.snapshot.renditions[rendition] != nil else { return nil }
-            let answer = try channel.dvrMediaPlaylist(query, rendition: rendition, cache: dvrBlocks)
+            let answer = try channel.dvrMediaPlaylist(query, rendition: rendition, cache: timeShift.blocks)
             return respond(
                 dvrPlaylist(
                     request, text: answer.text, maxAge: answer.maxAge, modifiedMilliseconds: answer.modifiedMilliseconds
@@ -61,25 +60,6 @@ extension OriginHTTPHandler {
         return StaticRepresentation(
             bytes: bytes, contentType: Self.playlistType, cacheControl: "public, max-age=\(max(maxAge, 0))",
             etag: etag(hash), lastModifiedSeconds: modifiedMilliseconds / 1000, delivery: .compressible
-        ).response(to: request) { dvrGzip.gzipped(bytes, hash: hash) }
-    }
-}
-
-/// Gzip forms of the DVR playlists answered lately, by the hash of their text: many players ask for the same
-/// start-over or catch-up playlist, and a 24 h one is 3.4 MB of text.
-final class DVRGzipCache: Sendable {
-    /// Forms kept; the table is emptied when it would hold more.
-    static let capacity = 32
-    private let forms = Mutex<[UInt64: (bytes: SharedBytes, gzipped: SharedBytes)]>([:])
-
-    /// The gzip form of `bytes` (whose FNV-1a hash is `hash`), compressed once (level 1); nil if it cannot be.
-    func gzipped(_ bytes: SharedBytes, hash: UInt64) -> SharedBytes? {
-        if let form = forms.withLock({ $0[hash] }), form.bytes == bytes { return form.gzipped }
-        guard let gzipped = Gzip.compress(bytes, level: 1) else { return nil }
-        forms.withLock { forms in
-            if forms.count >= Self.capacity { forms.removeAll(keepingCapacity: true) }
-            forms[hash] = (bytes, gzipped)
-        }
-        return gzipped
+        ).response(to: request) { timeShift.gzip.gzipped(bytes, hash: hash) }
     }
 }

@@ -24,7 +24,7 @@ extension OriginHTTPHandler {
         }
         return servePlaylist(
             request,
-            responses: preparedLive.iFramePlaylist(channel: channel.name, of: rendition, bytes: playlist),
+            responses: live.prepared.iFramePlaylist(channel: channel.name, of: rendition, bytes: playlist),
             modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
         ) { "\"\(instanceTag)-i\(rendition.version)\"" }
     }

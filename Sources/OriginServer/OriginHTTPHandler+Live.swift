@@ -23,7 +23,7 @@ extension OriginHTTPHandler {
         }
         let modified = snapshot.multivariantModifiedMilliseconds
         return servePlaylist(
-            context.request, responses: preparedLive.multivariant(of: snapshot, bytes: playlist),
+            context.request, responses: live.prepared.multivariant(of: snapshot, bytes: playlist),
             modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge
         ) { "\"\(instanceTag)-m\(modified)\"" }
     }
@@ -41,7 +41,7 @@ extension OriginHTTPHandler {
             return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
         }
         return servePlaylist(
-            request, responses: preparedLive.playlist(channel: channel.name, of: rendition, bytes: playlist),
+            request, responses: live.prepared.playlist(channel: channel.name, of: rendition, bytes: playlist),
             modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
         ) { "\"\(instanceTag)-\(rendition.version)\"" }
     }
@@ -99,7 +99,7 @@ extension OriginHTTPHandler {
             StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges)
         {
             // Keyed by the plaintext's identity; an encrypted channel's answer carries the ciphertext.
-            let prepared = preparedLive.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
+            let prepared = live.prepared.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
                 preparedImmutable(
                     served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
                     etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)

@@ -107,8 +107,8 @@ extension OriginHTTPHandler {
         let etag = "\"\(instanceTag)-\(rendition.version)\(delta?.suffix ?? "")\""
         let responses =
             delta == nil && !blocking
-            ? preparedLive.playlist(channel: channel, of: rendition, bytes: full)
-            : lowLatencyAnswers.playlist(
+            ? live.prepared.playlist(channel: channel, of: rendition, bytes: full)
+            : live.lowLatency.playlist(
                 channel: channel, of: rendition, bytes: delta?.bytes ?? full,
                 form: LowLatencyAnswerStore.Form(skip: delta == nil ? nil : skip, blocking: blocking))
         return (responses, etag, maxAge)
@@ -179,7 +179,7 @@ extension OriginHTTPHandler {
                         modifiedMilliseconds: nil))
             }
             // A plain GET: one prepared answer per part, kept while the part answers (and per thread after it).
-            let prepared = preparedLive.part(channel: channel.name, of: rendition, position: position, bytes: bytes) {
+            let prepared = live.prepared.part(channel: channel.name, of: rendition, position: position, bytes: bytes) {
                 preparedImmutable(bytes, contentType: container.contentType, etag: etag, modifiedMilliseconds: nil)
             }
             return respond(prepared)
@@ -292,45 +292,6 @@ final class HintedPartAnswer: Sendable {
             } else {
                 responder.respond(handler.finish(OriginHTTPHandler.noPart(file, rendition: rendition)))
             }
-        }
-    }
-}
-
-/// Prepared answers of Low-Latency playlist forms other than the regular one (`LiveResponseStore` keeps that):
-/// per rendition, the newest version of each delta update and of the blocking forms (which differ in
-/// Cache-Control), with their gzip forms. A blocking reload released for thousands of clients builds each form
-/// once.
-final class LowLatencyAnswerStore: Sendable {
-    /// Which form: the delta asked (nil: the full playlist) and whether it answers a blocking request.
-    struct Form: Hashable {
-        let skip: SkipRequest?
-        let blocking: Bool
-    }
-
-    private struct Key: Hashable {
-        let channel: String
-        let rendition: String
-        let form: Form
-    }
-
-    private let forms = Mutex<[Key: PlaylistResponses]>([:])
-
-    init() {}
-
-    /// The prepared answers of `bytes`, form `form` of `rendition`'s current playlist.
-    func playlist(
-        channel: String, of rendition: RenditionSnapshot, bytes: SharedBytes, form: Form
-    )
-        -> PlaylistResponses
-    {
-        let key = Key(channel: channel, rendition: rendition.name, form: form)
-        let modified = rendition.modifiedMilliseconds
-        return forms.withLock { forms in
-            let current = forms[key]
-            if let current, current.matches(bytes, modifiedMilliseconds: modified) { return current }
-            let made = PlaylistResponses(bytes: bytes, order: rendition.version, modifiedMilliseconds: modified)
-            if current.map({ $0.order < made.order }) ?? true { forms[key] = made }
-            return made
         }
     }
 }

@@ -18,16 +18,14 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let instanceTag: String
     /// Admin calls that wait for the group database, off the libmicrohttpd threads.
     let databaseCalls = DatabaseCalls()
-    /// Per-thread prepared answers of plain `/live` GETs (see `handlePlain(_:)`).
-    let liveCache = LiveAnswerCache()
-    /// Prepared `/live` answers and gzip forms of the published playlist versions and segments, shared by threads.
-    let preparedLive = LiveResponseStore()
-    /// Prepared Low-Latency playlist forms (delta updates, blocking answers), shared by threads.
-    let lowLatencyAnswers = LowLatencyAnswerStore()
-    /// Rendered blocks of DVR playlists (`?start=`), shared by threads.
-    let dvrBlocks = DVRPlaylistCache()
-    /// Gzip forms of recent DVR playlists.
-    let dvrGzip = DVRGzipCache()
+    /// The caches of the live and playback routes (the fast path's among them).
+    let live = LiveRouteCaches()
+    /// The caches of the time-shift routes (DVR, VOD).
+    let timeShift = TimeShiftRouteCaches()
+    /// The fast path's per-thread answers (`live.answers`).
+    var liveCache: LiveAnswerCache { live.answers }
+    /// The live routes' shared prepared answers (`live.prepared`).
+    var preparedLive: LiveResponseStore { live.prepared }
     /// Refused playback requests by channel and reason.
     let playbackRefusals = PlaybackRefusals()
     /// The tokens in force and what each grants (replaced by a reload).
@@ -69,7 +67,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                 SharedBytes(
                     string: MetricsExposition.render(
                         origin: origin, requests: metrics, playbackRefusals: playbackRefusals, refusals: refusals,
-                        peerRepairer: peerRepairer) + liveCache.exposition)))
+                        peerRepairer: peerRepairer) + live.answers.exposition)))
     }
 
     /// `GET /peer/{channel}/opening`: the opening the channel holds for its redundancy group's agreement, as peers
@@ -88,7 +86,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     public func handlePlain(_ request: PlainRequest) -> HTTPRequestAction? {
         guard request.path.starts(with: "/live/".utf8) else { return nil }
         let gzip = request.acceptEncoding.map(ContentCoding.acceptsGzip(value:)) ?? false
-        if let cached = liveCache.lookup(request, gzip: gzip) {
+        if let cached = live.answers.lookup(request, gzip: gzip) {
             metrics.count(status: cached.status)
             return .respondPrepared(cached)
         }
@@ -106,7 +104,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         let validity = Self.answerValidity(route.cachedAs, captures, channel: channel)
         let action = dispatch(head, resolution, channel: channel)
         if case .respondPrepared(let shared) = action {
-            return .respondPrepared(liveCache.store(request, gzip: gzip, validity: validity, shared: shared))
+            return .respondPrepared(live.answers.store(request, gzip: gzip, validity: validity, shared: shared))
         }
         return action
     }
@@ -133,7 +131,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     func prunePreparedAnswers(every interval: Duration = .seconds(1)) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
-            for channel in origin.allChannels { preparedLive.prune(to: channel.snapshot) }
+            for channel in origin.allChannels { live.prepared.prune(to: channel.snapshot) }
         }
     }
 
