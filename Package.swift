@@ -148,6 +148,16 @@ let package = Package(
             ]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
         .testTarget(name: "MarkersTests", dependencies: ["Markers", "HLSPlaylist", "SCTE35"]),
+        // The timeline alone (no locks, no I/O), and the packaging on a timeline value.
+        .testTarget(
+            name: "LiveTimelineTests",
+            dependencies: ["LiveTimeline", "HLSPlaylist", "MediaProbe", "SharedBytes", "TestSource", "TestSupport"]),
+        .testTarget(
+            name: "HLSPackagingTests",
+            dependencies: [
+                "HLSPackaging", "LiveTimeline", "HLSPlaylist", "Markers", "MediaProbe", "SharedBytes", "TestSource",
+                "TestSupport",
+            ]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
         .testTarget(
             name: "GapFillerTests",
