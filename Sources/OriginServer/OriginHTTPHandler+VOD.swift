@@ -63,7 +63,8 @@ extension OriginHTTPHandler {
             return respond(.text(404, "unknown rendition '\(context["rendition"])' of recording '\(id)'\n"))
         }
         if file == "index.m3u8" {
-            guard let text = channel.vodMediaPlaylist(recording, rendition: summary.name, cache: timeShift.blocks) else {
+            guard let text = channel.vodMediaPlaylist(recording, rendition: summary.name, cache: timeShift.blocks)
+            else {
                 return respond(.text(404, "rendition '\(summary.name)' of recording '\(id)' has no playlist\n"))
             }
             return respond(

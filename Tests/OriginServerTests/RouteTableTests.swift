@@ -28,11 +28,13 @@ struct RouteTableTests {
             var configuration = ServerConfiguration()
             configuration.origin.channels = [
                 ChannelConfiguration(
-                    name: "ch", renditions: [RenditionConfiguration(name: "360p"), RenditionConfiguration(name: "180p")])
+                    name: "ch",
+                    renditions: [RenditionConfiguration(name: "360p"), RenditionConfiguration(name: "180p")])
             ]
             configure(&configuration)
             let logger = Logger(label: "route-table-tests", factory: { _ in SwiftLogNoOpLogHandler() })
-            origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger, audit: audit.logger())
+            origin = try Origin(
+                configuration: configuration.origin, clock: clock, logger: logger, audit: audit.logger())
             handler = OriginHTTPHandler(
                 origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
         }

@@ -31,7 +31,8 @@ extension OriginHTTPHandler {
                 },
                 // Unknown paths that still name a channel (and rendition): access is decided for them first.
                 Route("ingest.unknown", [], "/ingest/:channel/:rendition/:file") { _, _ in .respond(ingestNotFound()) },
-                Route("ingest.unknown", [], "/ingest/:channel/:name/:file/*more") { _, _ in .respond(ingestNotFound()) },
+                Route("ingest.unknown", [], "/ingest/:channel/:name/:file/*more") { _, _ in .respond(ingestNotFound())
+                },
                 Route("ingest.unknown", [], "/ingest/:channel/:name") { _, _ in .respond(ingestNotFound()) },
             ]),
         admin: RouteGroup(
@@ -65,7 +66,9 @@ extension OriginHTTPHandler {
         metrics: RouteGroup(
             name: "metrics", preflight: nil, access: .open, readOnly: false, audited: false,
             notFound: { .text(404, "not found\n") }, unknownChannel: { _ in .text(404, "not found\n") },
-            routes: [Route("metrics", [], "/metrics", needs: .reading) { handler, _ in .respond(handler.metricsPage()) }]
+            routes: [
+                Route("metrics", [], "/metrics", needs: .reading) { handler, _ in .respond(handler.metricsPage()) }
+            ]
         ))
 
     /// `/live/{channel}/...`: every route but the media and I-frame playlists passes the playback gate; the rest of

@@ -35,7 +35,8 @@ extension OriginHTTPHandler {
     public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         guard let segments = request.decodedPathSegments() else {
             return finished(
-                .text(400, "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
+                .text(
+                    400, "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
         }
         guard !segments.isEmpty else { return finished(.text(404, "not found: try /live/{channel}/index.m3u8\n")) }
         return dispatch(request, Self.routes.resolve(method: request.method, segments))
@@ -118,7 +119,8 @@ extension OriginHTTPHandler {
             case .text: return .answer(.respond(methodNotAllowed(request, allowed: route.allowed)))
             case .json:
                 var response = json(
-                    405, ["error": "method \(request.method) not allowed on this admin path; allowed: \(route.allowed)"])
+                    405, ["error": "method \(request.method) not allowed on this admin path; allowed: \(route.allowed)"]
+                )
                 response.headers.append(name: "Allow", value: route.allowed)
                 return .answer(.respond(response))
             case .notFound: return .answer(.respond(group.notFound()))
