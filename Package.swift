@@ -137,7 +137,8 @@ let package = Package(
         .testTarget(
             name: "MicroHTTPDTests",
             dependencies: ["MicroHTTPD", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "HLSPlaylistTests", dependencies: ["HLSPlaylist"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "HLSPlaylistTests", dependencies: ["HLSPlaylist", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "MediaProbeTests", dependencies: ["MediaProbe", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
@@ -263,7 +264,8 @@ struct LowLatencyParsingTests {
 
     @Test(arguments: 0..<200)
     func generatedPlaylistsRoundTrip(seed: Int) throws {
-        var random = SplitMix(seed: UInt64(seed))
+        // The seed spread over the state as before the generator was shared, so each seed gives the same playlist.
+        var random = SplitMix64(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         let playlist = Self.generated(&random)
         let text = playlist.render()
         let parsed = try MediaPlaylist.parse(text)
@@ -329,7 +331,7 @@ struct LowLatencyParsingTests {
 
     // MARK: - Generator
 
-    static func generated(_ random: inout SplitMix) -> MediaPlaylist {
+    static func generated(_ random: inout SplitMix64) -> MediaPlaylist {
         let base = ProgramDateTime(millisecondsSince1970: 1_795_000_000_000 + Int64(random.below(1_000_000)))
         let partTarget = [0.2, 0.333, 0.5, 1.0][random.below(4)]
         let ext = random.below(2) == 0 ? "ts" : "m4s"
@@ -354,7 +356,7 @@ struct LowLatencyParsingTests {
                 recentlyRemovedDateRanges: random.below(2) == 0 ? nil : (0..<random.below(3)).map { "gone-\($0)" })
         }
         let first = firstMSN + UInt64(playlist.skip?.skippedSegments ?? 0)
-        func parts(_ msn: UInt64, _ random: inout SplitMix) -> [PartialSegment] {
+        func parts(_ msn: UInt64, _ random: inout SplitMix64) -> [PartialSegment] {
             (0..<(1 + random.below(5))).map {
                 PartialSegment(
                     duration: partTarget, uri: "\(msn).\($0).\(ext)", independent: random.below(3) == 0,
@@ -362,7 +364,7 @@ struct LowLatencyParsingTests {
                     byteRange: random.below(6) == 0 ? ByteRange(length: 188 * (1 + random.below(9))) : nil)
             }
         }
-        func segment(_ msn: UInt64, _ random: inout SplitMix) -> MediaSegment {
+        func segment(_ msn: UInt64, _ random: inout SplitMix64) -> MediaSegment {
             var segment = MediaSegment(
                 uri: "\(msn).\(ext)", duration: Double(1000 + random.below(1000)) / 1000,
                 discontinuity: random.below(8) == 0, gap: random.below(8) == 0,
@@ -402,18 +404,4 @@ struct LowLatencyParsingTests {
         }
         return playlist
     }
-}
-
-/// A small deterministic generator (SplitMix64) so each seed gives the same playlist.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

@@ -2,6 +2,7 @@ import Foundation
 import MediaProbe
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
@@ -9,17 +10,6 @@ import Testing
 /// A streamed push cut into parts (`PartAssembler`): the parts are exactly the segment's bytes, in any split.
 @Suite("Part assembler")
 struct PartAssemblerTests {
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What one push gave: the events of every piece, then `finish`.
     struct Pushed {
         var events: [PartEvent] = []
@@ -47,7 +37,7 @@ struct PartAssemblerTests {
         _ bytes: [UInt8], target: Double, initSection: InitSectionInfo? = nil, seed: UInt64
     ) throws -> Pushed {
         var assembler = PartAssembler(partTarget: seconds(target), initSection: initSection, limit: 10 << 20)
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         var events: [PartEvent] = []
         var offset = 0
         while offset < bytes.count {

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
@@ -10,17 +11,6 @@ struct HostileInputTests {
         "fmp4-h264-aac-0.m4s", "fmp4-hevc-0.m4s", "audio.aac",
     ]
 
-    /// A deterministic generator so failures reproduce.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Probes as the origin would; returns the error message or nil.
     static func probe(_ bytes: [UInt8], name: String) -> String? {
@@ -67,7 +57,7 @@ struct HostileInputTests {
     }
 
     @Test func randomBytes() {
-        var generator = SplitMix64(state: 42)
+        var generator = SplitMix64(seed: 42)
         for round in 0..<300 {
             let count = Int.random(in: 0...3000, using: &generator)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -91,7 +81,7 @@ struct HostileInputTests {
     @Test(arguments: mediaFixtures + ["fmp4-h264-aac-init.mp4", "fmp4-hevc-init.mp4"])
     func corruptedBytes(name: String) throws {
         let original = try Fixture.bytes(name)
-        var generator = SplitMix64(state: UInt64(original.count))
+        var generator = SplitMix64(seed: UInt64(original.count))
         for _ in 0..<150 {
             var bytes = original
             for _ in 0..<Int.random(in: 1...8, using: &generator) {

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
@@ -5,17 +6,6 @@ import Testing
 /// Cutting segments into Low-Latency HLS parts while their bytes arrive (`TransportStreamCutter`, `FragmentCutter`).
 @Suite("Segment cutters")
 struct SegmentCutterTests {
-    /// A deterministic generator so failures reproduce.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static func seconds(_ value: Double) -> MediaTime { MediaTime(ticks: Int64(value * 1000), timescale: 1000) }
 
@@ -43,7 +33,7 @@ struct SegmentCutterTests {
     }
 
     static func randomSplits(count: Int, seed: UInt64) -> [Int] {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         var splits: [Int] = []
         var offset = 0
         while true {

@@ -15,18 +15,6 @@ import Testing
 /// byte range from 0, on exactly the rendition's timeline (MSN, DSN, DISCONTINUITY, PDT, EXTINF, GAP).
 @Suite("I-frame playlists: the rendition's timeline, one keyframe per segment")
 struct IFramePlaylistTests {
-    /// Reproducible randomness for the long run.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func text(_ bytes: SharedBytes?) -> String? {
         bytes.map { String(decoding: $0.array, as: UTF8.self) }
     }
@@ -110,7 +98,7 @@ struct IFramePlaylistTests {
 
     @Test func followsTheRenditionOverALongRandomRunOfPushesAndOutages() throws {
         let harness = try Harness(renditions: ["360p", "180p"], window: .segments(5))
-        var random = SplitMix64(state: 15)
+        var random = SplitMix64(seed: 15)
         var seen = (iFrames: 0, gaps: 0, discontinuities: 0, checks: 0)
         var differences: [String] = []
         let probes = ProbeCache()

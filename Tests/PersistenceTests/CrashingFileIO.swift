@@ -1,6 +1,7 @@
 import Glibc
 import Persistence
 import Synchronization
+import TestSupport
 
 /// An in-memory file system that loses what a crash would lose.
 ///
@@ -38,7 +39,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
         }
 
         /// After a crash: each changed sector keeps its new or its old bytes, the size is the old or the new one.
-        func crash(_ random: inout SplitMix) {
+        func crash(_ random: inout SplitMix64) {
             let size = random.next() % 2 == 0 ? durableSize : data.count
             for (sector, old) in undo where random.next() % 2 == 0 {
                 let start = sector * CrashingFileIO.sectorSize
@@ -107,7 +108,7 @@ final class CrashingFileIO: StoreFileIO, Sendable {
     /// The machine crashes and reboots: unsynced bytes are torn at random, unsynced names dropped, every
     /// descriptor closed, faults cleared.
     func crash(seed: UInt64, keepsUnsyncedNames: Bool = false) {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         state.withLock { state in
             var seen: Set<ObjectIdentifier> = []
             func settle(_ directory: Directory) {
@@ -376,17 +377,3 @@ final class CrashingFileIO: StoreFileIO, Sendable {
     }
 }
 
-/// A small seeded random number generator (SplitMix64), so every crash is reproducible from its seed.
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}

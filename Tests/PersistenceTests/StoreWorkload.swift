@@ -2,6 +2,7 @@ import LiveTimeline
 import MediaProbe
 import Persistence
 import SharedBytes
+import TestSupport
 
 /// A scripted channel for the crash tests: 3 renditions (MPEG-TS video that changes to fMP4 with two init
 /// sections, fMP4 video, ADTS audio), segments and GAPs, slot records with a discontinuity and a skip over MSNs
@@ -43,7 +44,7 @@ struct StoreWorkload {
 
     /// Pseudo-random bytes the segments are cut from.
     private static let noise: SharedBytes = {
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(seed: 7)
         var words: [UInt64] = []
         for _ in 0..<1_024 { words.append(random.next()) }
         return words.withUnsafeBytes { SharedBytes(copying: $0) }
