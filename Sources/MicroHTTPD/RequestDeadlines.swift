@@ -122,8 +122,8 @@ final class RequestDeadlines: Sendable {
 
     private let registry = Mutex(Registry())
     private let cutCount = Atomic<Int>(0)
-    /// The task running `sweep()` periodically, between `start()` and `stop()`.
-    private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// The thread running `sweep()` periodically, between `start()` and `stop()`.
+    private let sweeper = Mutex<PeriodicThread?>(nil)
     private let logger: Logger
     /// Monotonic milliseconds, read for every deadline (`coarseMonotonicMilliseconds` unless a test drives it).
     let clock: MillisecondClock
@@ -262,25 +262,22 @@ final class RequestDeadlines: Sendable {
     /// Milliseconds between two sweeps: a quarter of the limit, between 20 and 100 ms.
     var sweepInterval: Int64 { limitMilliseconds > 0 ? max(min(limitMilliseconds / 4, 100), 20) : 100 }
 
-    /// Starts the periodic sweep: one task, owned here and cancelled by `stop()` (a server stops its sweep with
-    /// its threads, whoever runs it). Idempotent.
+    /// Starts the periodic sweep on a thread of its own (`PeriodicThread`), owned here and ended by `stop()` (a
+    /// server stops its sweep with its threads). Idempotent.
     func start() {
         guard limitMilliseconds > 0 || connectionLimit > 0 else { return }
         sweeper.withLock { sweeper in
             guard sweeper == nil else { return }
-            let interval = Duration.milliseconds(sweepInterval)
-            sweeper = Task.detached(name: "MicroHTTPD request deadlines") { [self] in
-                while (try? await Task.sleep(for: interval)) != nil { sweep() }
-            }
+            sweeper = PeriodicThread(name: "http-deadlines", intervalMilliseconds: sweepInterval) { [self] in sweep() }
         }
     }
 
-    /// Stops the sweep.
+    /// Stops the sweep (and waits for a sweep under way).
     func stop() {
         sweeper.withLock { sweeper in
             defer { sweeper = nil }
             return sweeper
-        }?.cancel()
+        }?.stop()
     }
 
     /// Shuts down the sockets of connections past their deadline.
