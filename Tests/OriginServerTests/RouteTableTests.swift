@@ -283,6 +283,33 @@ struct RouteTableTests {
         #expect(harness.handler.playbackRefusals.counts(channel: "ch")["missing"] == 1)
     }
 
+    @Test func everyLiveRouteButTheMediaAndIFramePlaylistsDeclaresThePlaybackGate() {
+        let open: Set<String> = ["live.mediaPlaylist", "live.iFramePlaylist"]
+        for route in OriginHTTPHandler.routes.live.routes {
+            #expect(route.needs.contains(.playbackGate) == !open.contains(route.name), "\(route.name)")
+            #expect(route.needs.contains(.channel), "\(route.name)")
+        }
+    }
+
+    @Test func onAProtectedChannelEveryGatedLiveURLIsRefusedWithoutATokenAndThePlaylistsAreNot() throws {
+        let harness = try Harness { configuration in
+            configuration.origin.channels[0].playback = PlaybackAuthorization(
+                form: .queryParameter, secret: Array("route table tests' playback secret, 32+ bytes".utf8),
+                maxTokenSeconds: 3600)
+        }
+        try harness.pushSlot(file: "0.ts")
+        let gated = [
+            "/live/ch/index.m3u8", "/live/ch/key-0.key", "/live/ch/other", "/live/ch/360p/iframe-0.ts",
+            "/live/ch/360p/init-0.mp4", "/live/ch/360p/0.ts", "/live/ch/nope/0.ts",
+        ]
+        for path in gated { #expect(harness.status(path) == 403, "\(path)") }
+        #expect(harness.status("/live/ch/360p/index.m3u8") == 200)
+        #expect(harness.status("/live/ch/360p/iframes.m3u8") == 200)
+        #expect(harness.handler.playbackRefusals.counts(channel: "ch")["missing"] == UInt64(gated.count))
+        // The channel is looked up before the gate: an unknown one is 404, not a refusal.
+        #expect(harness.status("/live/nope/index.m3u8") == 404)
+    }
+
     @Test func adminChangesAreAuditedOnceAnsweredAndReadsAreNot() throws {
         let harness = try Harness()
         #expect(harness.request("GET", "/admin/channels")?.status == 200)
