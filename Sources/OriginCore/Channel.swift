@@ -56,10 +56,11 @@ public final class Channel: Sendable {
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
     /// `RecordingStore.writer` -> `RecordingStore.eviction` -> `ChannelStore.files`, `RecordingStore.visible`;
-    /// `Channel.state` is never held while taking a `RecordingStore` lock.
-    let state: Mutex<ChannelState>
+    /// `Channel.state` is never held while taking a `RecordingStore` lock. The locks with a `LockRank` (`state`,
+    /// `published`, `journalNote`, `MarkerStore.writer` and `.visible`) check this order in debug builds.
+    let state: RankedMutex<ChannelState>
     /// The latest snapshot; held only to copy or swap one reference.
-    private let published: Mutex<ChannelSnapshot>
+    private let published: RankedMutex<ChannelSnapshot>
     /// `published.version`, readable without the lock (stored after the snapshot is).
     private let publishedVersionValue = Atomic<UInt64>(0)
     /// `ChannelState.lowestUnpublishedMSN` as of the last publish: the store answers only MSNs below it.
@@ -73,7 +74,7 @@ public final class Channel: Sendable {
 
     private let journal: StateJournal?
     /// What happened to the journal at start-up or since (shown in the channel status).
-    private let journalNote: Mutex<String?>
+    private let journalNote: RankedMutex<String?>
 
     /// The channel's durable segment store; nil keeps segments in memory only.
     let store: ChannelStore?
@@ -189,12 +190,13 @@ public final class Channel: Sendable {
         }
         let keysNote = Self.startEncryption(
             &initial, configuration: configuration, keys: keyJournal, loaded: loadedKeys, logger: logger)
-        journalNote = Mutex([note, keysNote].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
-        state = Mutex(initial)
-        published = Mutex(
+        journalNote = RankedMutex(
+            [note, keysNote].compactMap { $0 }.joined(separator: "; ").nilIfEmpty, rank: .channelJournalNote)
+        state = RankedMutex(initial, rank: .channelState)
+        published = RankedMutex(
             ChannelSnapshot(
                 name: configuration.name, version: 0, multivariantPlaylist: nil, multivariantModifiedMilliseconds: 0,
-                renditions: [:]))
+                renditions: [:]), rank: .channelPublished)
         // The time the origin was down becomes GAP entries (as an encoder outage does) before the first publish.
         state.withLock { state in
             pass(&state, nowMilliseconds: now) { $0.tick(nowMilliseconds: now) }

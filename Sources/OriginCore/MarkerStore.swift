@@ -19,10 +19,10 @@ public final class MarkerStore: Sendable {
     public let shared: (any SharedMarkerBooks)?
     /// The channel (the shared books' key).
     let channel: String
-    private let writer: Mutex<MarkerBook>
+    private let writer: RankedMutex<MarkerBook>
     /// The version of the shared book that `writer` holds (nil: none stored yet, or no shared books).
     private let sharedVersion = Mutex<Int64?>(nil)
-    private let visible: Mutex<MarkerBook>
+    private let visible: RankedMutex<MarkerBook>
     /// The last journal write failure, shown in the channel status.
     private let failure = Mutex<String?>(nil)
     private let logger: Logger
@@ -39,8 +39,8 @@ public final class MarkerStore: Sendable {
         self.journal = journal
         self.shared = shared
         self.channel = channel
-        self.writer = Mutex(book)
-        self.visible = Mutex(book)
+        self.writer = RankedMutex(book, rank: .markerWriter)
+        self.visible = RankedMutex(book, rank: .markerVisible)
         self.logger = logger
     }
 

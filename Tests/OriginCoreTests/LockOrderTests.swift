@@ -1,0 +1,37 @@
+import Testing
+
+@testable import OriginCore
+
+/// The lock order written at `Channel.state`, checked in debug builds by `RankedMutex`.
+@Suite struct LockOrderTests {
+    @Test func locksTakenInRisingRankAreAllowed() {
+        let writer = RankedMutex(1, rank: .markerWriter)
+        let state = RankedMutex(2, rank: .channelState)
+        let visible = RankedMutex(3, rank: .markerVisible)
+        let published = RankedMutex(4, rank: .channelPublished)
+        let sum = writer.withLock { w in
+            state.withLock { s in visible.withLock { v in published.withLock { p in w + s + v + p } } }
+        }
+        #expect(sum == 10)
+        // Released in turn: the same locks again, one at a time, in any order.
+        #expect(published.withLock { $0 } + writer.withLock { $0 } == 5)
+    }
+
+    #if DEBUG
+        @Test func takingTheMarkerWriterUnderTheChannelStateStopsTheProcess() async {
+            await #expect(processExitsWith: .failure) {
+                let state = RankedMutex(0, rank: .channelState)
+                let writer = RankedMutex(0, rank: .markerWriter)
+                state.withLock { _ in writer.withLock { _ in } }
+            }
+        }
+
+        @Test func twoLocksOfTheSameRankNestedStopTheProcess() async {
+            await #expect(processExitsWith: .failure) {
+                let published = RankedMutex(0, rank: .channelPublished)
+                let note = RankedMutex(0, rank: .channelJournalNote)
+                published.withLock { _ in note.withLock { _ in } }
+            }
+        }
+    #endif
+}
