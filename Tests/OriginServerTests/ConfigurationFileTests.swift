@@ -379,3 +379,142 @@ struct ProtectionConfigurationTests {
         #expect(message.contains("unknown key '\(key)'"), "\(message)")
     }
 }
+
+/// Every mapping of the file refuses a key it does not know, naming the key, its place and the keys it knows, in the
+/// words the hand-written decoders used before `StrictKeys` replaced them (one case per model).
+@Suite("Configuration: every mapping refuses unknown keys")
+struct StrictConfigurationKeysTests {
+    @Test(arguments: [
+        (
+            "serverx: 1",
+            "serverx", "serverx",
+            ["admin", "channels", "database", "ingest", "limits", "logLevel", "redundancy", "server", "storage",
+             "tokens"]
+        ),
+        (
+            "server: {hots: x}",
+            "server.hots", "hots",
+            ["clockOffsetMilliseconds", "connectionLimit", "connectionMemoryKiB", "connectionTimeoutSeconds",
+             "dataDir", "host", "multivariantMaxAge", "perClientConnectionLimit", "port",
+             "remoteClientConnectionLimit", "requestBodyMinimumBytesPerSecond", "requestBodyTimeLimitSeconds",
+             "threads", "tls"]
+        ),
+        (
+            "server: {tls: {cert: a}}",
+            "server.tls.cert", "cert",
+            ["certificate", "host", "key", "only", "port", "priorities"]
+        ),
+        (
+            "ingest: {autoCreate: 3, foo: 1}",
+            "ingest.foo", "foo",
+            ["autoCreate", "defaults", "maxSegmentBytes", "token", "tokens"]
+        ),
+        (
+            "ingest: {defaults: {windw: 1}}",
+            "ingest.defaults.windw", "windw",
+            ["audioOnlyVariant", "dvr", "encryption", "followerWaitMilliseconds", "gapResponse", "gracePeriod",
+             "iFramePlaylists", "ingest", "legacyCueTags", "lowLatency", "name", "outage", "outages", "playback",
+             "renditions", "segmentDuration", "slate", "source", "targetDuration", "window"]
+        ),
+        (
+            "channels: [{name: a, renditions: [{nam: b}]}]",
+            "channels.[0].renditions.[0].nam", "nam",
+            ["audio", "name", "profile", "subtitles"]
+        ),
+        (
+            "channels: [{name: a, renditions: [{name: b, audio: {group: g, lang: en}}]}]",
+            "channels.[0].renditions.[0].audio.lang", "lang",
+            ["autoselect", "default", "forced", "group", "language", "name", "parent", "timestampOffset"]
+        ),
+        (
+            "channels: [{name: a, outages: [{after: 1, seconds: 2, evry: 3}]}]",
+            "channels.[0].outages.[0].evry", "evry",
+            ["after", "every", "renditions", "seconds"]
+        ),
+        (
+            "channels: [{name: a, dvr: {hours: 1, maxbytes: 2}}]",
+            "channels.[0].dvr.maxbytes", "maxbytes",
+            ["hours", "maxBytes"]
+        ),
+        (
+            "channels: [{name: a, window: {segs: 3}}]",
+            "channels.[0].window.segs", "segs",
+            ["seconds", "segments"]
+        ),
+        (
+            "channels: [{name: a, playback: {authorisation: token}}]",
+            "channels.[0].playback.authorisation", "authorisation",
+            ["authorization", "form", "maxTokenSeconds", "secret"]
+        ),
+        (
+            "channels: [{name: a, encryption: {method: AES-128, rotate: 1}}]",
+            "channels.[0].encryption.rotate", "rotate",
+            ["keyURI", "method", "rotateEvery"]
+        ),
+        (
+            "channels: [{name: a, lowLatency: {partTargt: 1}}]",
+            "channels.[0].lowLatency.partTargt", "partTargt",
+            ["partTarget"]
+        ),
+        (
+            "channels: [{name: a, ingest: {tokenz: [a]}}]",
+            "channels.[0].ingest.tokenz", "tokenz",
+            ["renditions", "tokens"]
+        ),
+        (
+            "storage: {sync: always, interval: 3}",
+            "storage.interval", "interval",
+            ["maxBytes", "minFreeBytes", "sync", "syncIntervalMilliseconds"]
+        ),
+        (
+            "database: {uri: x}",
+            "database.uri", "uri",
+            ["url"]
+        ),
+        (
+            "redundancy: {peer: [x]}",
+            "redundancy.peer", "peer",
+            ["catchUp", "clockTolerance", "peers"]
+        ),
+        (
+            "admin: {tokenz: [a]}",
+            "admin.tokenz", "tokenz",
+            ["token", "tokens"]
+        ),
+        (
+            "tokens: [{name: a, secrte: b}]",
+            "tokens.[0].secrte", "secrte",
+            ["name", "secret", "secretEnv", "secretFile"]
+        ),
+        (
+            "limits: {channelBytes: 5}",
+            "limits.channelBytes", "channelBytes",
+            ["autoCreationsPerMinute", "channelDiskBytes", "channelMemoryBytes", "channels", "renditionsPerChannel"]
+        ),
+    ] as [(String, String, String, [String])])
+    func anUnknownKeyIsRefusedWithItsPlaceAndTheKnownKeys(text: String, place: String, key: String, known: [String]) {
+        let expected =
+            "test.yaml: invalid value at '\(place)': unknown key '\(key)' (known: \(known.joined(separator: ", ")))"
+        #expect(ConfigurationFileTests.refusal(text) == expected)
+    }
+
+    @Test(arguments: [
+        (
+            "channels: [{name: a, renditions: [{name: b, audio: {language: en}}]}]",
+            "test.yaml: missing key 'channels.[0].renditions.[0].audio.group'"
+        ),
+        (
+            "channels: [{name: a, ingest: {tokens: [a], renditions: {x: [1, {a: b}]}}}]",
+            "test.yaml: wrong type at 'channels.[0].ingest.renditions.x.[1]': Expected to decode Scalar but found "
+            + "Mapping instead."
+        ),
+        (
+            "channels: [{name: a, renditions: [{name: b, subtitles: {group: g, timestampOffset: x}}]}]",
+            "test.yaml: wrong type at 'channels.[0].renditions.[0].subtitles.timestampOffset': Expected to decode "
+            + "Int64 but found Scalar instead."
+        ),
+    ])
+    func valuesInsideNestedMappingsAndListsAreDecodedAsBefore(text: String, message: String) {
+        #expect(ConfigurationFileTests.refusal(text) == message)
+    }
+}
