@@ -51,8 +51,9 @@ extension OriginHTTPHandler {
         }
     }
 
-    /// A refused admin request's answer (for `Result`).
-    struct AdminRefusal: Error {
+    /// The answer of a request refused before its route answers (for `Result`): access refusals, a recording
+    /// `/vod` does not serve.
+    struct EarlyResponse: Error {
         let response: HTTPResponse
     }
 
@@ -60,13 +61,13 @@ extension OriginHTTPHandler {
     /// (`admin.token`, `admin.tokens`), the request must carry one as a bearer token (401 without, 403 with a token
     /// that does not open it); without one, only loopback clients are served (403 otherwise). A refusal is counted
     /// and recorded in the audit log.
-    func adminAuthorization(_ request: HTTPRequestHead) -> Result<Requester, AdminRefusal> {
+    func adminAuthorization(_ request: HTTPRequestHead) -> Result<Requester, EarlyResponse> {
         let policy = access.policy
         switch policy.decide(request, granted: policy.adminGrants) {
         case .allowed(let requester): return .success(requester)
         case .refused(let reason, let requester):
             return .failure(
-                AdminRefusal(
+                EarlyResponse(
                     response: accessRefusal(reason, requester, route: "admin", request: request, scope: "")))
         }
     }

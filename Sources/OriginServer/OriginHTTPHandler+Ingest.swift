@@ -15,13 +15,13 @@ extension OriginHTTPHandler {
     /// `rendition`) as the path names them; a refusal is counted and recorded in the audit log.
     func ingestAuthorization(
         _ request: HTTPRequestHead, channel: String?, rendition: String?
-    ) -> Result<Requester, AdminRefusal> {
+    ) -> Result<Requester, EarlyResponse> {
         let policy = access.policy
         switch policy.decide(request, granted: policy.ingestGrants(channel: channel, rendition: rendition)) {
         case .allowed(let who): return .success(who)
         case .refused(let reason, let who):
             return .failure(
-                AdminRefusal(
+                EarlyResponse(
                     response: accessRefusal(
                         reason, who, route: "ingest", request: request,
                         scope: Self.pushScope(channel: channel, rendition: rendition))))

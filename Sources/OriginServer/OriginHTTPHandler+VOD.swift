@@ -15,7 +15,7 @@ extension OriginHTTPHandler {
     /// A finished recording of `/vod/{id}/...` with its contents, or the 404 or 403 that answers instead.
     private func finishedRecording(
         _ id: String
-    ) -> Result<(RecordingManifest, RecordingContents, Channel), AdminRefusal> {
+    ) -> Result<(RecordingManifest, RecordingContents, Channel), EarlyResponse> {
         let recording: RecordingManifest
         let channel: Channel
         do throws(RecordingError) {
@@ -23,11 +23,11 @@ extension OriginHTTPHandler {
         } catch {
             var response = HTTPResponse.text(404, error.message + "\n")
             response.headers.append(name: "Cache-Control", value: "no-cache")
-            return .failure(AdminRefusal(response: response))
+            return .failure(EarlyResponse(response: response))
         }
-        if let refused = Self.protectedRecording(channel) { return .failure(AdminRefusal(response: refused)) }
+        if let refused = Self.protectedRecording(channel) { return .failure(EarlyResponse(response: refused)) }
         guard let contents = recording.contents, contents.firstMSN != nil else {
-            return .failure(AdminRefusal(response: .text(404, "recording '\(id)' holds no media\n")))
+            return .failure(EarlyResponse(response: .text(404, "recording '\(id)' holds no media\n")))
         }
         return .success((recording, contents, channel))
     }
