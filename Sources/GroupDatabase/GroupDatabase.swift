@@ -121,6 +121,8 @@ public final class GroupDatabase: Service, Sendable {
     let logger: Logger
     /// The connection pool; its `run()` runs in `run()`.
     private let client: PostgresClient
+    /// Why the pool's last connection attempt failed (nil once a call succeeded).
+    private let lastConnectionError: LastConnectionError
     /// Serialises changes (one change statement at a time from this origin).
     let writer = Mutex<Void>(())
     private let healthState = Mutex(Health(reachable: false, lastError: "not connected yet"))
@@ -151,10 +153,15 @@ public final class GroupDatabase: Service, Sendable {
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: location.tls())
         configuration.options.connectTimeout = timeout
-        // The pool logs every failed connection attempt at info; `note(failure:)` reports an outage once.
-        var poolLogger = logger
-        poolLogger.logLevel = max(logger.logLevel, .warning)
-        client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
+        // The pool logs every failed connection attempt at info: kept as the reason of a call that then times out,
+        // `note(failure:)` reports an outage once.
+        let lastConnectionError = LastConnectionError()
+        self.lastConnectionError = lastConnectionError
+        client = PostgresClient(
+            configuration: configuration,
+            backgroundLogger: Logger(label: logger.label) { _ in
+                PoolLogHandler(forward: logger, lastConnectionError: lastConnectionError)
+            })
     }
 
     /// Whether the last call reached the database.
@@ -327,12 +334,14 @@ public final class GroupDatabase: Service, Sendable {
         if answered.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
             // Leasing a connection stops at once; a query under way ends when the database answers.
             call.cancel()
-            result = .failure(GroupDatabaseError("no answer from the database within \(Self.seconds(timeout))"))
+            let why = lastConnectionError.current.map { " (connecting: \($0))" } ?? ""
+            result = .failure(GroupDatabaseError("no answer from the database within \(Self.seconds(timeout))\(why)"))
         } else {
             result = outcome.withLock { $0 } ?? .failure(GroupDatabaseError("the call ended without an answer"))
         }
         switch result {
         case .success(let value):
+            lastConnectionError.set(nil)
             healthState.withLock { $0 = Health(reachable: true, lastError: nil) }
             return value
         case .failure(let error):
