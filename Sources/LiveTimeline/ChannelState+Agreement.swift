@@ -19,37 +19,37 @@ extension ChannelState {
 
     /// Starts the wait of the first slot of this run on a new state (a restored channel has published slots).
     mutating func startJoin() {
-        joinsPeers = agreesOpenings && closedThrough == nil
+        peers.joinsPeers = agreesOpenings && closedThrough == nil
     }
 
     /// Holds the slot `msn` just opened with PDT `programDateTime`, if it opens a feed the group must agree on: the
     /// first slot of the run, or a slot whose PDT is this origin's anchor (`anchored`). One hold at a time.
     mutating func holdOpeningIfNeeded(msn: UInt64, programDateTime: Int64, anchored: Int64, nowMilliseconds now: Int64)
     {
-        guard agreesOpenings, openingHold == nil else { return }
+        guard agreesOpenings, peers.openingHold == nil else { return }
         let first = closedThrough == nil
-        guard first ? joinsPeers : programDateTime == anchored else { return }
-        openingHold = OpeningHold(msn: msn, sinceMilliseconds: now, first: first)
+        guard first ? peers.joinsPeers : programDateTime == anchored else { return }
+        peers.openingHold = OpeningHold(msn: msn, sinceMilliseconds: now, first: first)
     }
 
     /// True while slot `msn` is held for the group; ends the hold once its time is up.
     mutating func holdsOpening(msn: UInt64, nowMilliseconds now: Int64) -> Bool {
-        guard let hold = openingHold, hold.msn == msn else { return false }
+        guard let hold = peers.openingHold, hold.msn == msn else { return false }
         if let wait = peerWaitMilliseconds, now < hold.sinceMilliseconds + wait { return true }
         endHold()
         return false
     }
 
     private mutating func endHold() {
-        if openingHold?.first == true { joinsPeers = false }
-        openingHold = nil
-        openingRecords.removeAll()
+        if peers.openingHold?.first == true { peers.joinsPeers = false }
+        peers.openingHold = nil
+        peers.openingRecords.removeAll()
     }
 
     /// The held opening: its MSN, PDT, a media rendition that filled it (whose playlist the peers are asked for);
     /// nil when none is held.
     package var heldOpening: HeldOpening? {
-        guard let hold = openingHold, let slot = slots[hold.msn],
+        guard let hold = peers.openingHold, let slot = slots[hold.msn],
             let rendition = renditions.first(where: { !$0.isFollower && $0.hasEntry(msn: hold.msn) })
         else { return nil }
         return HeldOpening(
@@ -65,7 +65,7 @@ extension ChannelState {
     package mutating func settleOpening(
         msn: UInt64, agreed: OpeningCandidate?, peerSequence: UInt64?, nowMilliseconds now: Int64
     ) -> IngestActions? {
-        guard let hold = openingHold, hold.msn == msn, let slot = slots[msn] else { return nil }
+        guard let hold = peers.openingHold, hold.msn == msn, let slot = slots[msn] else { return nil }
         var settled = msn
         if let agreed, agreed.msn != msn || agreed.programDateTimeMilliseconds != slot.programDateTimeMilliseconds {
             let tolerance = configuration.sharedTimeline?.toleranceMilliseconds ?? 0
@@ -80,14 +80,15 @@ extension ChannelState {
             }
         }
         if hold.first, let peerSequence {
-            let own = publishedDiscontinuityDomain ?? renditions.map(\.window.edgeDiscontinuitySequence).max() ?? 0
+            let own =
+                journal.publishedDiscontinuityDomain ?? renditions.map(\.window.edgeDiscontinuitySequence).max() ?? 0
             let discontinuity = renditions.contains { $0.held.first?.msn == settled && $0.held.first!.discontinuity }
             // `publishSlot` adds the slot's own discontinuity to the domain before it.
             let before = peerSequence - (discontinuity && peerSequence > 0 ? 1 : 0)
-            publishedDiscontinuityDomain = max(own, before)
+            journal.publishedDiscontinuityDomain = max(own, before)
         }
         endHold()
-        journalDirty = true
+        journal.dirty = true
         _ = closeDueSlots(nowMilliseconds: now)
         return actions(publish: true, nowMilliseconds: now)
     }
@@ -124,12 +125,12 @@ extension ChannelState {
         }
         // The store holds the entries' records at their old MSNs: write them again where they are now. A place
         // vacated above the new ones (the slots moved down) is overwritten by the next segment of its rendition.
-        for (rendition, record) in openingRecords {
+        for (rendition, record) in peers.openingRecords {
             var record = record
             guard record.msn >= msn else { continue }
             record.msn = moved(record.msn)
             record.programDateTimeMilliseconds += shift
-            pendingStoreRecords.append(.segment(rendition: rendition, record))
+            store.pending.append(.segment(rendition: rendition, record))
         }
     }
 }

@@ -8,19 +8,19 @@
 /// whose deadline passed, or when its time is up: whatever is still missing then closes as a GAP, as before.
 extension ChannelState {
     /// After a restart, the channel waits for its peers to fill the slots it missed (its playlists are not served).
-    package var isCatchingUp: Bool { catchUpUntilMilliseconds != nil }
+    package var isCatchingUp: Bool { peers.catchUpUntilMilliseconds != nil }
 
     /// The channel holds slots missed while the origin was down for its peers to fill.
     func isCatchingUp(nowMilliseconds now: Int64) -> Bool {
-        guard let until = catchUpUntilMilliseconds, now < until else { return false }
+        guard let until = peers.catchUpUntilMilliseconds, now < until else { return false }
         return hasOverdueSlot(nowMilliseconds: now)
     }
 
     /// Ends catch-up when its time is up or no missed slot is left; true while it goes on.
     mutating func continueCatchUp(nowMilliseconds now: Int64) -> Bool {
-        guard catchUpUntilMilliseconds != nil else { return false }
+        guard peers.catchUpUntilMilliseconds != nil else { return false }
         if isCatchingUp(nowMilliseconds: now) { return true }
-        catchUpUntilMilliseconds = nil
+        peers.catchUpUntilMilliseconds = nil
         return false
     }
 
@@ -34,8 +34,8 @@ extension ChannelState {
 
     /// Starts catch-up after a restore, on a channel whose peers can repair it; a restored channel does not join.
     mutating func startCatchUp(nowMilliseconds now: Int64) {
-        joinsPeers = false
-        catchUpUntilMilliseconds = peerWaitMilliseconds.map { now + $0 }
+        peers.joinsPeers = false
+        peers.catchUpUntilMilliseconds = peerWaitMilliseconds.map { now + $0 }
     }
 
     /// Some started media rendition's next slot is past its deadline: a tick would close it as a GAP now.

@@ -124,8 +124,8 @@ extension ChannelState {
             pushed: true, container: container, mediaStart: start, timescale: timescale)
         renditions[position].lastPartAtMilliseconds = now
         let ticket = OpenSegmentTicket(rendition: name, msn: msn)
-        closedTickets[ticket] = nil
-        journalDirty = true
+        lowLatency.closedTickets[ticket] = nil
+        journal.dirty = true
         return .success(ticket)
     }
 
@@ -139,7 +139,7 @@ extension ChannelState {
                 : previous.programDateTimeMilliseconds + configuration.segmentDurationMilliseconds
             return resumes ? max(end, anchored) : end
         }
-        return max(anchored, minimumProgramDateTime ?? anchored)
+        return max(anchored, journal.minimumProgramDateTime ?? anchored)
     }
 
     /// Lists the next part of an open segment. Refused with `segmentTooLong` when the segment would pass TD + 0.5 s
@@ -151,7 +151,7 @@ extension ChannelState {
         guard let position = index[ticket.rendition] else {
             return .failure(.unknownRendition(configuration.name, ticket.rendition))
         }
-        if let reason = closedTickets[ticket] { return .failure(Self.closedError(reason, ticket: ticket)) }
+        if let reason = lowLatency.closedTickets[ticket] { return .failure(Self.closedError(reason, ticket: ticket)) }
         guard var open = renditions[position].open, open.pushed, open.msn == ticket.msn else {
             return .failure(.unprocessable("no segment open for msn \(ticket.msn) of rendition '\(ticket.rendition)'"))
         }
@@ -167,8 +167,8 @@ extension ChannelState {
         let endMilliseconds = Self.milliseconds(ticks, timescale: open.timescale)
         if endMilliseconds > longestSegmentMilliseconds {
             _ = closeAtLastPart(position: position, nowMilliseconds: now)
-            closedTickets[ticket] = .segmentTooLong
-            pendingPublish = true
+            lowLatency.closedTickets[ticket] = .segmentTooLong
+            lowLatency.pendingPublish = true
             let error = Self.closedError(.segmentTooLong, ticket: ticket)
             renditions[position].statistics.segmentsRejected += 1
             renditions[position].statistics.lastRejection = error.message
@@ -199,7 +199,7 @@ extension ChannelState {
                 actions(publish: false, nowMilliseconds: now)
             )
         }
-        if let reason = closedTickets.removeValue(forKey: ticket) {
+        if let reason = lowLatency.closedTickets.removeValue(forKey: ticket) {
             return (.failure(Self.closedError(reason, ticket: ticket)), actions(publish: false, nowMilliseconds: now))
         }
         guard var open = renditions[position].open, open.pushed, open.msn == ticket.msn else {
@@ -258,7 +258,7 @@ extension ChannelState {
     package mutating func abandonSegment(
         ticket: OpenSegmentTicket, stored: StoredSegment? = nil, nowMilliseconds now: Int64
     ) -> IngestActions {
-        closedTickets[ticket] = nil
+        lowLatency.closedTickets[ticket] = nil
         guard let position = index[ticket.rendition], let open = renditions[position].open, open.pushed,
             open.msn == ticket.msn
         else { return actions(publish: false, nowMilliseconds: now) }
@@ -293,7 +293,7 @@ extension ChannelState {
         renditions[position].open = nil
         guard !open.parts.isEmpty else { return false }
         let bytes = Self.joined(open.parts)
-        guard !keepsStoreRecords || stored.map({ Int($0.length) == bytes.count }) == true else {
+        guard !store.keepsRecords || stored.map({ Int($0.length) == bytes.count }) == true else {
             touch(renditions[position].name)
             return true
         }
@@ -313,9 +313,9 @@ extension ChannelState {
     /// Closes a push that stopped delivering: at its last part; its later steps are refused with `pushStalled`.
     mutating func closeStalled(position: Int, nowMilliseconds now: Int64) {
         guard let open = renditions[position].open, open.pushed else { return }
-        closedTickets[OpenSegmentTicket(rendition: renditions[position].name, msn: open.msn)] = .pushStalled
+        lowLatency.closedTickets[OpenSegmentTicket(rendition: renditions[position].name, msn: open.msn)] = .pushStalled
         _ = closeAtLastPart(position: position, nowMilliseconds: now)
-        pendingPublish = true
+        lowLatency.pendingPublish = true
     }
 
     /// Holds the closed segment for its slot as `accept` does (its parts kept for listing), and closes what it
@@ -412,8 +412,8 @@ extension ChannelState {
     /// Returns true if anything changed.
     mutating func tickLowLatency(nowMilliseconds now: Int64) -> Bool {
         guard let partTarget = partTargetMilliseconds else { return false }
-        var changed = pendingPublish
-        pendingPublish = false
+        var changed = lowLatency.pendingPublish
+        lowLatency.pendingPublish = false
         let stallAfter = max(1000, 3 * partTarget)
         for position in renditions.indices {
             guard let open = renditions[position].open, open.pushed,

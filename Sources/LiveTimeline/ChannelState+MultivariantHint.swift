@@ -41,7 +41,7 @@ extension ChannelState {
         multivariantHint.hint = hint
         multivariantHint.read += 1
         multivariantHint.contradictions += contradictions.count
-        journalDirty = true
+        journal.dirty = true
         return contradictions
     }
 

@@ -17,7 +17,7 @@ extension ChannelState {
     /// deadline has not passed. Streamed Low-Latency pushes in progress are not overdue. While the channel catches
     /// up after a restart, the slots missed while the origin was down are held until the catch-up ends.
     package func missingSlots(nowMilliseconds now: Int64, lateness: Int64) -> [MissingSlot] {
-        let heldUntil = isCatchingUp(nowMilliseconds: now) ? catchUpUntilMilliseconds : nil
+        let heldUntil = isCatchingUp(nowMilliseconds: now) ? peers.catchUpUntilMilliseconds : nil
         var missing: [MissingSlot] = []
         for rendition in renditions where rendition.hasStarted && !rendition.isFollower && rendition.open == nil {
             guard let last = rendition.lastMSN, let slot = slotOrGapSlot(last + 1) else { continue }

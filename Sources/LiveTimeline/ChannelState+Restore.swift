@@ -44,7 +44,7 @@ extension ChannelState {
         }
         if let lastClosed {
             closedThrough = lastClosed.msn
-            publishedDiscontinuityDomain = lastClosed.discontinuitySequence
+            journal.publishedDiscontinuityDomain = lastClosed.discontinuitySequence
             slots = [
                 lastClosed.msn: Slot(
                     programDateTimeMilliseconds: lastClosed.programDateTimeMilliseconds,
@@ -62,8 +62,8 @@ extension ChannelState {
         if configuration.lowLatency != nil, let lastClosed { closeFirstUnjournaledSlot(after: lastClosed, now: now) }
         let ends =
             renditions.compactMap { $0.lastEntry?.endMilliseconds } + [lastClosed?.endMilliseconds].compactMap { $0 }
-        if let end = ends.max() { minimumProgramDateTime = max(minimumProgramDateTime ?? end, end) }
-        journalDirty = true
+        if let end = ends.max() { journal.minimumProgramDateTime = max(journal.minimumProgramDateTime ?? end, end) }
+        journal.dirty = true
         startCatchUp(nowMilliseconds: now)
     }
 

@@ -55,47 +55,21 @@ package struct ChannelState: Sendable {
     /// EXT-X-TARGETDURATION, fixed once known.
     package var targetDuration: Int?
     package internal(set) var revisions: [String: UInt64] = [:]
-    /// MSNs below this one are reserved in the journal; nil when the channel keeps no journal.
-    package var msnReservedBelow: UInt64?
-    /// Something the journal records changed since it was last written.
-    package var journalDirty = false
-    /// A slot was published since the journal was last written: the live edge's PDT end and discontinuity sequence
-    /// moved, and the journal must record them before the slot is served (a restart after kill -9 must not let PDT
-    /// go back or a discontinuity sequence repeat).
-    package var journalBehindEdge = false
-    package var lastJournalWrite: Int64 = 0
-    /// Journal records of an earlier run, applied to renditions as they are created.
-    var restoredRenditions: [String: RenditionJournalRecord] = [:]
-    /// PDT never goes below the end of what an earlier run published.
-    var minimumProgramDateTime: Int64?
-    /// Discontinuity sequence number of the newest published slot (the same in every rendition).
-    var publishedDiscontinuityDomain: UInt64?
-    /// The channel keeps a durable segment store: every entry and closed slot queues a `StoreRecord`.
-    package var keepsStoreRecords = false
     /// The filler sources of renditions with an operator's slate clip (`slateClip`), by rendition; set before the
     /// restore, so restored fillers are made from the clip as before the restart.
     package var slateClipSources: [String: any GapFillerSource] = [:]
-    /// Store records queued since the last actions were returned.
-    var pendingStoreRecords: [StoreRecord] = []
     /// The encoder's multivariant hint and its counters (see `ChannelState+Rendering`).
     package internal(set) var multivariantHint = MultivariantHintState()
     /// AES-128 key secret and schedule (see `ChannelState+Decoration`); nil: the channel never encrypted.
     package var encryption: ChannelEncryption?
-    /// Low-Latency: streamed pushes the ingest loop closed before their end (too long, stalled), and why; their
-    /// later steps are refused with that reason.
-    var closedTickets: [OpenSegmentTicket: IngestError.Reason] = [:]
-    /// Low-Latency: something changed outside a step that returns actions (a refused part closed its segment);
-    /// the next tick publishes it.
-    var pendingPublish = false
-    /// After a restart: until when the slots missed while the origin was down wait for the peers to fill them
-    /// (`ChannelState+CatchUp`); nil when the channel is not catching up.
-    var catchUpUntilMilliseconds: Int64?
-    /// The first slot of this run is to be agreed with the peers (`ChannelState+Agreement`).
-    var joinsPeers = false
-    /// The slot held until the group agrees where the feed it opens starts (`ChannelState+Agreement`).
-    var openingHold: OpeningHold?
-    /// The store records of the held opening's entries, queued again if the group moves them.
-    var openingRecords: [(rendition: String, record: SegmentRecord)] = []
+    /// The records the durable segment store is to make durable next.
+    package var store = StoreQueue()
+    /// What the state journal records and what an earlier run's journal said (`ChannelState+Journal`).
+    package var journal = JournalBook()
+    /// The redundancy group: catch-up after a restart, the opening agreed with the peers.
+    var peers = PeerState()
+    /// Low-Latency streamed pushes: closed tickets, a publish owed to the next tick.
+    var lowLatency = LowLatencyState()
     /// The lowest MSN this run may give its first slot (the journal's reservation of an earlier run).
     let reservedFirstMSN: UInt64
 
@@ -137,7 +111,7 @@ package struct ChannelState: Sendable {
 
     mutating func touch(_ rendition: String) {
         revisions[rendition, default: 0] += 1
-        journalDirty = true
+        journal.dirty = true
     }
 
     /// The role a rendition has from its creation: subtitles when configured with `subtitles:` or named `{r}-vtt`,
@@ -257,8 +231,8 @@ package struct ChannelState: Sendable {
 
     /// The actions of one pass: the queued store records, the journal record if due, and whether to publish.
     mutating func actions(publish: Bool, nowMilliseconds now: Int64) -> IngestActions {
-        let records = pendingStoreRecords
-        pendingStoreRecords.removeAll(keepingCapacity: true)
+        let records = store.pending
+        store.pending.removeAll(keepingCapacity: true)
         return IngestActions(
             storeRecords: records, journalRecord: journalRecordDue(nowMilliseconds: now), publish: publish)
     }
@@ -378,7 +352,7 @@ package struct ChannelState: Sendable {
 
     /// Queues the store record of an accepted segment (whole or streamed), written before its slot is published.
     mutating func queueSegmentRecord(_ entry: WindowEntry, position: Int, info: SegmentInfo, stored: StoredSegment?) {
-        guard keepsStoreRecords else { return }
+        guard store.keepsRecords else { return }
         let mediaEnd = renditions[position].lastMediaEnd
         let record = SegmentRecord(
             kind: stored == nil ? .unpersisted : .segment, msn: entry.msn,
@@ -387,9 +361,9 @@ package struct ChannelState: Sendable {
             startsWithKeyframe: info.startsWithKeyframe, container: info.container, location: stored,
             initSectionVersion: entry.initSectionVersion, mediaEndTicks: mediaEnd?.ticks,
             mediaTimescale: mediaEnd?.timescale ?? 90_000)
-        pendingStoreRecords.append(.segment(rendition: renditions[position].name, record))
-        if let hold = openingHold, entry.msn >= hold.msn {
-            openingRecords.append((renditions[position].name, record))
+        store.pending.append(.segment(rendition: renditions[position].name, record))
+        if let hold = peers.openingHold, entry.msn >= hold.msn {
+            peers.openingRecords.append((renditions[position].name, record))
         }
     }
 
@@ -504,7 +478,8 @@ package struct ChannelState: Sendable {
                 durationMilliseconds: 0)
         }
         return Slot(
-            programDateTimeMilliseconds: max(anchored, minimumProgramDateTime ?? anchored), durationMilliseconds: 0)
+            programDateTimeMilliseconds: max(anchored, journal.minimumProgramDateTime ?? anchored),
+            durationMilliseconds: 0)
     }
 
     /// Whether a new slot `msn` opens a feed, so that its PDT may come from the anchor (`openSlot`): no slot before
@@ -602,7 +577,7 @@ package struct ChannelState: Sendable {
     mutating func joiningMSN(startMilliseconds start: Int64) -> UInt64 {
         if closedThrough == nil, slots.isEmpty, let shared = configuration.sharedTimeline {
             let grid = shared.firstMSN(
-                programDateTimeMilliseconds: max(start, minimumProgramDateTime ?? start),
+                programDateTimeMilliseconds: max(start, journal.minimumProgramDateTime ?? start),
                 segmentDurationMilliseconds: configuration.segmentDurationMilliseconds)
             firstMSN = max(grid, firstMSN)
             return firstMSN
@@ -679,9 +654,9 @@ package struct ChannelState: Sendable {
         let discontinuity = renditions.contains { $0.held.first?.msn == msn && $0.held.first!.discontinuity }
         // The discontinuity sequence number of this MSN, the same in every rendition: a rendition whose first entry
         // this is (a late joiner, or every rendition after a restart) takes it instead of counting on its own.
-        let base = publishedDiscontinuityDomain ?? renditions.map(\.window.edgeDiscontinuitySequence).max() ?? 0
+        let base = journal.publishedDiscontinuityDomain ?? renditions.map(\.window.edgeDiscontinuitySequence).max() ?? 0
         let domain = base + (discontinuity ? 1 : 0)
-        publishedDiscontinuityDomain = domain
+        journal.publishedDiscontinuityDomain = domain
         for position in renditions.indices where renditions[position].held.first?.msn == msn {
             var entry = renditions[position].held.removeFirst()
             if renditions[position].isFollower, entry.container == .webVTT, let slot = slots[msn] {
@@ -699,9 +674,9 @@ package struct ChannelState: Sendable {
             touch(renditions[position].name)
         }
         closedThrough = msn
-        journalBehindEdge = true
-        if keepsStoreRecords, let slot = slots[msn] {
-            pendingStoreRecords.append(
+        journal.behindEdge = true
+        if store.keepsRecords, let slot = slots[msn] {
+            store.pending.append(
                 .slot(
                     SlotRecord(
                         msn: msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds,
@@ -715,11 +690,11 @@ package struct ChannelState: Sendable {
     /// did not deliver; releases expired retained segments. Returns true if anything changed.
     mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
         let closedBefore = closedThrough
-        let catchingUpBefore = catchUpUntilMilliseconds != nil
+        let catchingUpBefore = peers.catchUpUntilMilliseconds != nil
         let catchingUp = continueCatchUp(nowMilliseconds: now)
         closeFilledSlots(nowMilliseconds: now)
         // The end of a catch-up changes the snapshot (playlists are served again).
-        var changed = closedThrough != closedBefore || catchingUpBefore != (catchUpUntilMilliseconds != nil)
+        var changed = closedThrough != closedBefore || catchingUpBefore != (peers.catchUpUntilMilliseconds != nil)
         while !catchingUp, let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
             guard let slot = slotOrGapSlot(due) else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
@@ -830,8 +805,8 @@ package struct ChannelState: Sendable {
         renditions[position].hold(entry)
         renditions[position].statistics.gapsWritten += 1
         if configuration.lowLatency != nil { finishGapParts(position: position, msn: msn, slot: slot) }
-        if keepsStoreRecords {
-            pendingStoreRecords.append(
+        if store.keepsRecords {
+            store.pending.append(
                 .segment(rendition: renditions[position].name, Self.generatedRecord(entry, kind: .gap, location: nil)))
         }
         if case .live = renditions[position].feed {
@@ -946,7 +921,7 @@ extension ChannelState {
                 let anchored = now - configuration.segmentDurationMilliseconds
                 slots[msn] = Slot(
                     programDateTimeMilliseconds: previous?.endMilliseconds
-                        ?? max(anchored, minimumProgramDateTime ?? anchored),
+                        ?? max(anchored, journal.minimumProgramDateTime ?? anchored),
                     durationMilliseconds: configuration.segmentDurationMilliseconds)
             }
         }
@@ -968,7 +943,7 @@ extension ChannelState {
         case .live: break
         case .waiting, .dropped: renditions[position].feed = .live(sinceMilliseconds: now)
         }
-        if keepsStoreRecords {
+        if store.keepsRecords {
             renditions[position].heldRecords[msn] = SegmentRecord(
                 kind: stored == nil ? .unpersisted : .segment, msn: msn, programDateTimeMilliseconds: 0,
                 durationMilliseconds: 0, discontinuity: entry.discontinuity, startsWithKeyframe: true,
@@ -1021,7 +996,7 @@ extension ChannelState {
         if var record = renditions[position].heldRecords.removeValue(forKey: held.msn) {
             record.programDateTimeMilliseconds = entry.programDateTimeMilliseconds
             record.durationMilliseconds = entry.durationMilliseconds
-            pendingStoreRecords.append(.segment(rendition: renditions[position].name, record))
+            store.pending.append(.segment(rendition: renditions[position].name, record))
             let milliseconds = max(entry.durationMilliseconds, 1)
             var statistics = renditions[position].statistics
             statistics.totalMilliseconds += entry.durationMilliseconds
@@ -1030,7 +1005,7 @@ extension ChannelState {
                 statistics.peakBitrate = max(statistics.peakBitrate, Int(Int64(served) * 8 * 1000 / milliseconds))
             }
             renditions[position].statistics = statistics
-        } else if let bytes = held.bytes, !keepsStoreRecords {
+        } else if let bytes = held.bytes, !store.keepsRecords {
             let milliseconds = max(entry.durationMilliseconds, 1)
             renditions[position].statistics.totalMilliseconds += entry.durationMilliseconds
             renditions[position].statistics.peakBitrate = max(
@@ -1055,12 +1030,12 @@ extension ChannelState {
             content: .segment(bytes, startsWithKeyframe: true), container: .webVTT, initSectionVersion: nil)
         renditions[position].hold(entry)
         renditions[position].statistics.emptyCueSegments += 1
-        if keepsStoreRecords {
+        if store.keepsRecords {
             // Kind 4 keeps no chunk bytes: the offset field holds the map's MPEGTS value, the load regenerates them.
             let location = StoredSegment(
                 chunk: 0, offset: UInt64(bitPattern: offset), length: UInt32(bytes.count),
                 crc: WebVTTSegment.crc32(bytes))
-            pendingStoreRecords.append(
+            store.pending.append(
                 .segment(
                     rendition: renditions[position].name,
                     Self.generatedRecord(entry, kind: .synthesized, location: location)))

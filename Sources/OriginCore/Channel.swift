@@ -172,9 +172,9 @@ public final class Channel: Sendable {
         storageFailure = Mutex(storageNote.map { ($0, now) })
         self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
-        initial.keepsStoreRecords = store != nil
+        initial.store.keepsRecords = store != nil
         initial.slateClipSources = Self.loadSlateClips(configuration, logger: logger)
-        if journal != nil { initial.msnReservedBelow = firstMSN }
+        if journal != nil { initial.journal.msnReservedBelow = firstMSN }
         if let restored { initial.restore(restored) }
         if let windowRestored {
             initial.restore(windowRestored, targetDuration: restored?.targetDuration, nowMilliseconds: now)
@@ -341,11 +341,11 @@ public final class Channel: Sendable {
 
     /// Writes the journal record of `state` now (under the state lock).
     func writeJournalNow(_ state: inout ChannelState, nowMilliseconds now: Int64) {
-        guard journal != nil, state.msnReservedBelow != nil else { return }
+        guard journal != nil, state.journal.msnReservedBelow != nil else { return }
         if writeJournal(state.journalRecord(nowMilliseconds: now)) {
-            state.journalDirty = false
-            state.journalBehindEdge = false
-            state.lastJournalWrite = now
+            state.journal.dirty = false
+            state.journal.behindEdge = false
+            state.journal.lastWrite = now
         }
     }
 
@@ -665,7 +665,7 @@ public final class Channel: Sendable {
         let now = clock.nowMilliseconds()
         let contradictions = state.withLock { state -> [String] in
             let contradictions = state.adoptMultivariantHint(hint)
-            if state.msnReservedBelow != nil { writeJournal(state.journalRecord(nowMilliseconds: now)) }
+            if state.journal.msnReservedBelow != nil { writeJournal(state.journalRecord(nowMilliseconds: now)) }
             publish(&state, nowMilliseconds: now)
             return contradictions
         }

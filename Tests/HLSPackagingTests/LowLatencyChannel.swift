@@ -23,7 +23,7 @@ struct LowLatencyChannel {
     /// Every segment closed, by rendition and MSN, with the parts it was cut into.
     var closedSegments: [String: [UInt64: (bytes: SharedBytes, parts: [CutPart])]] = [:]
     let name: String
-    /// Store records of every step (the channel keeps store records when `keepsStoreRecords` is set).
+    /// Store records of every step (the channel keeps store records when `store.keepsRecords` is set).
     var storeRecords: [StoreRecord] = []
     /// The channel's date ranges, overlaid on every rendition.
     var markers = MarkerBook()

@@ -194,7 +194,7 @@ struct LowLatencyPartsTests {
         // 720p's last listed part advanced at least every 0.4 s after the stall was detected (1.2 s).
         for (earlier, later) in zip(lastParts.dropFirst(3), lastParts.dropFirst(4)) { #expect(earlier < later) }
         let stalledTicket = OpenSegmentTicket(rendition: "360p", msn: 1004)
-        #expect(channel.state.closedTickets[stalledTicket] == .pushStalled)
+        #expect(channel.state.lowLatency.closedTickets[stalledTicket] == .pushStalled)
         let entry = try #require(channel.snapshot.renditions["360p"]?.entry(msn: 1004))
         #expect(entry.durationMilliseconds == 800)
         let part = LowLatencyChannel.cut(channel.generators["360p"]!.nextSegment())[0]
@@ -334,7 +334,7 @@ struct LowLatencyPartsTests {
 
     @Test func afterARestartTheSlotWhosePartsWereListedIsAGapAndItsMSNIsNeverReused() throws {
         var channel = try LowLatencyChannel(renditions: ["720p", "360p"])
-        channel.state.keepsStoreRecords = true
+        channel.state.store.keepsRecords = true
         for _ in 0..<6 { channel.slot() }
         channel.begin("720p")
         channel.begin("360p")
@@ -348,7 +348,7 @@ struct LowLatencyPartsTests {
         channel.now += 5000
         var restored = ChannelState(
             configuration: channel.state.configuration, firstMSN: try #require(ChannelState.firstRestoredMSN(stored)))
-        restored.keepsStoreRecords = true
+        restored.store.keepsRecords = true
         restored.restore(stored, targetDuration: 2, nowMilliseconds: channel.now)
         for name in ["720p", "360p"] where restored.index[name] == nil { restored.addRendition(name) }
         for rendition in restored.renditions {

@@ -20,7 +20,7 @@ struct IngestActionsTests {
     static func journaledState() -> ChannelState {
         var state = ChannelState(
             configuration: ChannelConfiguration(name: "c", renditions: [.init(name: "r")]), firstMSN: 10)
-        state.msnReservedBelow = 10
+        state.journal.msnReservedBelow = 10
         state.addRendition("r")
         return state
     }
@@ -74,7 +74,7 @@ struct IngestActionsTests {
         var state = ChannelState(
             configuration: ChannelConfiguration(name: "c", renditions: [.init(name: "a"), .init(name: "b")]),
             firstMSN: 10)
-        state.msnReservedBelow = 10
+        state.journal.msnReservedBelow = 10
         state.addRendition("a")
         state.addRendition("b")
         var now = Self.start
