@@ -198,7 +198,17 @@ public final class GroupDatabase: Service, Sendable {
     private func listenUntilCancelled(_ changed: @escaping @Sendable (Change) -> Void) async {
         while !Task.isCancelled {
             do {
-                try await ensureSchema()
+                // Bounded, so that a database down at start is reported (health, log) as it was while it ran.
+                try await withThrowingTaskGroup(of: Void.self) { first in
+                    first.addTask { try await self.ensureSchema() }
+                    first.addTask {
+                        try await Task.sleep(for: self.timeout)
+                        let why = self.lastConnectionError.current.map { " (connecting: \($0))" } ?? ""
+                        throw GroupDatabaseError("no answer from the database within \(Self.seconds(self.timeout))\(why)")
+                    }
+                    defer { first.cancelAll() }
+                    try await first.next()
+                }
                 try await client.withConnection { connection in
                     try await connection.listen(on: Self.markerChannel) { markers in
                         try await connection.listen(on: Self.recordingChannel) { recordings in
