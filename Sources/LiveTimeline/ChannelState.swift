@@ -644,6 +644,7 @@ package struct ChannelState: Sendable {
             {
                 writeGap(position: position, msn: next, slot: slot, nowMilliseconds: now)
             }
+            if defersPublication(msn: next, nowMilliseconds: now) { break }
             publishSlot(next, nowMilliseconds: now)
         }
     }
@@ -720,6 +721,7 @@ package struct ChannelState: Sendable {
                 guard renditions[position].lastMSN != nil, !renditions[position].hasEntry(msn: due) else { continue }
                 writeGap(position: position, msn: due, slot: slot, nowMilliseconds: now)
             }
+            if defersPublication(msn: due, nowMilliseconds: now) { break }
             slots[due] = slot
             publishSlot(due, nowMilliseconds: now)
             // Slots after it that were already filled by everyone close too.
@@ -770,6 +772,30 @@ package struct ChannelState: Sendable {
 
     /// Safety margin under the 1.5 x TD limit: covers the ingest loop's tick and the time to publish.
     static let stalenessMarginMilliseconds: Int64 = 200
+
+    /// A segment shorter than this (and than 3/4 of the nominal segment) was cut short: `defersPublication`.
+    static let shortSegmentMilliseconds: Int64 = 1000
+
+    /// Whether slot `msn`, which every rendition has an entry for, waits before it is published: one of its media
+    /// entries is a segment cut short (the last one an encoder stopped mid-segment flushes: ffmpeg with SIGTERM),
+    /// and the slot after it is neither filled by every media rendition nor due (`deadline`, whose staleness bound
+    /// counts from the last publish, so the playlist still changes within 1.5 target durations). Chromium's native
+    /// HLS aligns a playlist reload on PDT and takes any entry within 1 s of where the segment it played last ends:
+    /// a segment under 1 s that is still last at the next reload is appended a second time, and chromium dies on
+    /// it (docs/outages.md). Listed with, or about a second before, the entry after it, no reload a target
+    /// duration later finds it last. Not in Low-Latency, where a segment's parts are listed as they come.
+    func defersPublication(msn: UInt64, nowMilliseconds now: Int64) -> Bool {
+        guard configuration.lowLatency == nil else { return false }
+        let short = min(Self.shortSegmentMilliseconds, configuration.segmentDurationMilliseconds * 3 / 4)
+        let media = renditions.filter { !$0.isFollower && $0.hasStarted }
+        let cutShort = media.contains { rendition in
+            rendition.held.contains { $0.msn == msn && !$0.isGap && !$0.isSlate && $0.durationMilliseconds < short }
+        }
+        let following = msn &+ 1
+        guard cutShort, !media.allSatisfy({ $0.hasEntry(msn: following) }), let slot = slotOrGapSlot(following)
+        else { return false }
+        return now < deadline(for: slot, msn: following)
+    }
 
     /// The store record of an entry the origin made itself (a GAP, an empty cue file): no media timeline of its own.
     private static func generatedRecord(

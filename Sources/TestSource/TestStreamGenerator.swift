@@ -76,10 +76,25 @@ public struct TestStreamGenerator: Sendable {
     /// indicator; video frames and audio PES packets follow in timestamp order. Video frame timestamps continue the
     /// previous segment's by one frame duration, audio timestamps by 1920 ticks per AAC frame.
     public mutating func nextSegment() -> GeneratedSegment {
+        nextSegment(frames: segmentDuration * profile.framesPerSecond)
+    }
+
+    /// Produces the next segment cut short after its first `frames` video frames (and the audio frames that start
+    /// before the cut), as an encoder stopped mid-segment flushes it. The timeline goes on as if the segment had
+    /// been whole: an encoder that comes back calls ``restartTimestamps(startPTS:)`` first.
+    /// - Parameter frames: 1 ... the frames of a whole segment.
+    public mutating func nextSegment(cutAfter frames: Int) -> GeneratedSegment {
+        precondition(frames > 0 && frames <= segmentDuration * profile.framesPerSecond, "a cut inside the segment")
+        return nextSegment(frames: frames)
+    }
+
+    private mutating func nextSegment(frames count: Int) -> GeneratedSegment {
         let framesPerSegment = Int64(segmentDuration * profile.framesPerSecond)
         let firstFrame = segmentsInTimeline * framesPerSegment
         let segmentStart = segmentsInTimeline * segmentDurationTicks  // from the timeline's start
-        let frames = (firstFrame..<firstFrame + framesPerSegment).map { index in
+        let durationTicks =
+            Int64(count) == framesPerSegment ? segmentDurationTicks : Int64(count) * profile.frameDurationTicks
+        let frames = (firstFrame..<firstFrame + Int64(count)).map { index in
             let unit = videoLoop[Int(index % Int64(videoLoop.count))]
             guard !profile.closedCaptions.isEmpty else { return unit }
             let fps = profile.framesPerSecond
@@ -87,7 +102,7 @@ public struct TestStreamGenerator: Sendable {
                 beforeFirstSlice: CEA608Captions.seiNALUnit(
                     frameInSecond: Int(index % Int64(fps)), framesPerSecond: fps))
         }
-        let audioFrames = Self.audioFrameRange(from: segmentStart, to: segmentStart + segmentDurationTicks)
+        let audioFrames = Self.audioFrameRange(from: segmentStart, to: segmentStart + durationTicks)
         let audio = audioFrames.map { audioLoop[Int($0 % Int64(audioLoop.count))] }
         let bytes = Self.mux(
             video: frames, firstVideoPTS: timelineStart + segmentStart,
@@ -96,7 +111,7 @@ public struct TestStreamGenerator: Sendable {
             muxer: &muxer)
         let segment = GeneratedSegment(
             bytes: bytes, startPTS: MPEGTimestamp.wrapped(timelineStart + segmentStart),
-            durationTicks: segmentDurationTicks, sequence: nextSequence, startsTimeline: segmentsInTimeline == 0)
+            durationTicks: durationTicks, sequence: nextSequence, startsTimeline: segmentsInTimeline == 0)
         segmentsInTimeline += 1
         nextSequence += 1
         return segment
