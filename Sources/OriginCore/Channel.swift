@@ -61,6 +61,11 @@ public final class Channel: Sendable {
     let state: RankedMutex<ChannelState>
     /// The latest snapshot; held only to copy or swap one reference.
     private let published: RankedMutex<ChannelSnapshot>
+    /// The HLS output, whose snapshot a publish copies into `published` (the HTTP routes read that, typed).
+    private let hls: HLSOutput
+    /// Every output a publish hands the new timeline value to, in order: `hls` first, then the ones the
+    /// `ChannelFactory` adds (`ChannelFactory.outputs`).
+    private let outputs: [any TimelineOutput]
     /// `published.version`, readable without the lock (stored after the snapshot is).
     private let publishedVersionValue = Atomic<UInt64>(0)
     /// `ChannelState.lowestUnpublishedMSN` as of the last publish: the store answers only MSNs below it.
@@ -114,12 +119,17 @@ public final class Channel: Sendable {
     ///   - store: the channel's durable segment store; nil keeps segments in memory only.
     ///   - keys: the key journal (AES-128 secret and schedule); nil: the one beside `journal`, if any.
     ///   - ciphertextCacheBytes: bound of the memoized ciphertexts of an encrypted channel.
-    public init(
+    ///   - outputs: the timeline's outputs beside HLS (which every channel has), each handed every publish.
+    package init(
         configuration: ChannelConfiguration, clock: any OriginClock, logger: Logger, journal: StateJournal? = nil,
         markers: MarkerStore? = nil, store: ChannelStore? = nil, recordings: RecordingStore? = nil,
-        keys: KeyJournal? = nil, ciphertextCacheBytes: Int = Channel.defaultCiphertextCacheBytes
+        keys: KeyJournal? = nil, ciphertextCacheBytes: Int = Channel.defaultCiphertextCacheBytes,
+        outputs: [any TimelineOutput] = []
     ) {
         self.name = configuration.name
+        let hls = HLSOutput(channel: configuration.name)
+        self.hls = hls
+        self.outputs = [hls] + outputs
         let keyJournal = keys ?? journal.map(KeyJournal.beside)
         self.keyJournal = keyJournal
         self.ciphertexts = Mutex(CiphertextCache(limit: ciphertextCacheBytes))
@@ -193,10 +203,7 @@ public final class Channel: Sendable {
         journalNote = RankedMutex(
             [note, keysNote].compactMap { $0 }.joined(separator: "; ").nilIfEmpty, rank: .channelJournalNote)
         state = RankedMutex(initial, rank: .channelState)
-        published = RankedMutex(
-            ChannelSnapshot(
-                name: configuration.name, version: 0, multivariantPlaylist: nil, multivariantModifiedMilliseconds: 0,
-                renditions: [:]), rank: .channelPublished)
+        published = RankedMutex(hls.latest, rank: .channelPublished)
         // The time the origin was down becomes GAP entries (as an encoder outage does) before the first publish.
         state.withLock { state in
             pass(&state, nowMilliseconds: now) { $0.tick(nowMilliseconds: now) }
@@ -432,13 +439,13 @@ public final class Channel: Sendable {
 
     /// Takes what the probe made of a push: a refusal is counted in the rendition's status.
     func accept(
-        _ probed: Result<PushedMedia, IngestError>, rendition: String, fileName: String? = nil,
+        _ probed: Result<PushedMedia, IngestError>, rendition: String, sequenceNumber: Int? = nil,
         announcedContainers: [String: MediaContainer] = [:], placement: PeerPlacement? = nil
     ) throws(IngestError) -> IngestReceipt {
         switch probed {
         case .success(let media):
             return try accept(
-                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers,
+                media, rendition: rendition, sequenceNumber: sequenceNumber, announcedContainers: announcedContainers,
                 placement: placement)
         case .failure(let error): throw recordRejection(rendition: rendition, error)
         }
@@ -447,27 +454,28 @@ public final class Channel: Sendable {
     /// Takes probed media into the rendition: one pass under the state lock changes the state, writes the journal
     /// if due and publishes.
     /// - Parameters:
-    ///   - fileName: the pushed file's name (its number pairs WebVTT segments with their parent's).
-    ///   - announcedContainers: containers the renditions' pushes announced by file name (`Origin.announcePush`),
+    ///   - sequenceNumber: the number the input read from the push's naming (`MediaPush.sequenceNumber`): it pairs
+    ///     WebVTT segments with their parent's.
+    ///   - announcedContainers: containers the renditions' pushes announced (`Origin.announce`),
     ///     for a WebVTT segment whose parent has not delivered yet.
     ///   - placement: a segment repaired from a peer: the slot it fills (`PeerPlacement`).
     func accept(
-        _ media: PushedMedia, rendition: String, fileName: String? = nil,
+        _ media: PushedMedia, rendition: String, sequenceNumber: Int? = nil,
         announcedContainers: [String: MediaContainer] = [:], placement: PeerPlacement? = nil
     ) throws(IngestError) -> IngestReceipt {
         try through(refusal: reloadingError, forward: { channel throws(IngestError) in
             try channel.accept(
-                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers,
+                media, rendition: rendition, sequenceNumber: sequenceNumber, announcedContainers: announcedContainers,
                 placement: placement)
         }) { () throws(IngestError) in
             try acceptHere(
-                media, rendition: rendition, fileName: fileName, announcedContainers: announcedContainers,
+                media, rendition: rendition, sequenceNumber: sequenceNumber, announcedContainers: announcedContainers,
                 placement: placement)
         }
     }
 
     private func acceptHere(
-        _ media: PushedMedia, rendition: String, fileName: String?, announcedContainers: [String: MediaContainer],
+        _ media: PushedMedia, rendition: String, sequenceNumber: Int?, announcedContainers: [String: MediaContainer],
         placement: PeerPlacement?
     ) throws(IngestError) -> IngestReceipt {
         let now = clock.nowMilliseconds()
@@ -513,7 +521,7 @@ public final class Channel: Sendable {
             let result = try state.withLock { state throws(IngestError) in
                 let (result, failure) = pass(&state, nowMilliseconds: now) { state in
                     state.accept(
-                        rendition: rendition, bytes: bytes, info: info, stored: stored, fileName: fileName,
+                        rendition: rendition, bytes: bytes, info: info, stored: stored, sequenceNumber: sequenceNumber,
                         placement: placement, nowMilliseconds: now)
                 }
                 return failure.map { .failure(.notPersisted("\(rendition): segment's index record", $0)) } ?? result
@@ -819,12 +827,14 @@ public final class Channel: Sendable {
         return status
     }
 
-    /// Renders the changed renditions and the multivariant playlist, and swaps in the new snapshot. Called under
-    /// the state lock, so snapshots are published in the order of the changes they show.
+    /// Hands the new timeline value to every output (HLS renders the changed renditions and the multivariant
+    /// playlist) and swaps in the new HLS snapshot. Called under the state lock, so snapshots are published in the
+    /// order of the changes they show.
     func publish(_ state: inout ChannelState, nowMilliseconds now: Int64) {
         let previous = published.withLock { $0 }
-        let snapshot = HLSPackager.render(
-            state, name: name, previous: previous, nowMilliseconds: now, markers: markers.book)
+        let context = TimelineOutputContext(channel: name, nowMilliseconds: now, markers: markers.book)
+        for output in outputs { output.publish(state, context: context) }
+        let snapshot = hls.latest
         published.withLock { $0 = snapshot }
         unpublishedFromValue.store(state.lowestUnpublishedMSN, ordering: .releasing)
         publishedVersionValue.store(snapshot.version, ordering: .releasing)

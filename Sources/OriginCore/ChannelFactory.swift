@@ -37,7 +37,14 @@ struct ChannelFactory: Sendable {
             configuration: settings, clock: clock, logger: logger, journal: journal,
             markers: MarkerStore.open(
                 channel: settings.name, dataDirectory: dataDirectory, shared: sharedMarkers, logger: logger),
-            store: try store?.channel(settings.name), recordings: recordings)
+            store: try store?.channel(settings.name), recordings: recordings, outputs: Self.outputs(settings))
+    }
+
+    /// The outputs of a channel's timeline beside HLS (which every channel has, built by `Channel`): a publish hands
+    /// each the new timeline value. A new output (DASH, a steering manifest) is a target conforming to
+    /// `LiveTimeline.TimelineOutput` and one element here.
+    static func outputs(_ settings: ChannelConfiguration) -> [any TimelineOutput] {
+        []
     }
 
     /// With shared marker books, reads `channel`'s from the group's database off the caller's thread (a database
