@@ -13,7 +13,7 @@ let package = Package(
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "GapFiller", "TestSource",
                 "MicroHTTPD",
                 "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair",
-                "OriginServer", "StreamValidator",
+                "HTTPPushInput", "OriginServer", "StreamValidator",
             ]),
     ],
     dependencies: [
@@ -101,6 +101,10 @@ let package = Package(
                 "GapFiller", "HLSCrypto", "HLSPackaging", "HLSPlaylist", "LiveTimeline", "Markers", "MediaProbe",
                 "Persistence", "SharedBytes", "TestSource", .product(name: "Logging", package: "swift-log"),
             ]),
+        // The HTTP push input: ffmpeg's file names -> OriginCore.MediaPush.
+        .target(
+            name: "HTTPPushInput",
+            dependencies: ["LiveTimeline", "MediaProbe", "OriginCore", "SharedBytes"]),
         .target(
             name: "PeerRepair",
             dependencies: [
@@ -113,7 +117,7 @@ let package = Package(
             name: "OriginServer",
             dependencies: [
                 "OriginCore", "HLSCrypto", "HLSPackaging", "GroupDatabase", "Markers", "MicroHTTPD", "HLSPlaylist",
-                "PeerRepair", "SharedBytes",
+                "HTTPPushInput", "PeerRepair", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -167,7 +171,7 @@ let package = Package(
             name: "OriginCoreTests",
             dependencies: [
                 "OriginCore", "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "TestSource", "MediaProbe",
-                "SCTE35", "HLSPlaylist", "TestSupport", "HLSCrypto",
+                "SCTE35", "HLSPlaylist", "TestSupport", "HLSCrypto", "HTTPPushInput",
             ]),
         .testTarget(
             name: "OriginServerTests",

@@ -212,13 +212,14 @@ package struct ChannelState: Sendable {
     /// publish). A refused segment is counted in the rendition's statistics and leaves the window alone.
     /// - Parameters:
     ///   - stored: where the durable store put the bytes (nil on a channel without a store).
-    ///   - fileName: the pushed file's name; its trailing number pairs WebVTT segments with their parent's.
+    ///   - sequenceNumber: the number the input read from the push's naming (ffmpeg's `index7.ts`, `index7.vtt`):
+    ///     it pairs WebVTT segments with their parent's.
     ///   - placement: a segment repaired from a peer: the slot, PDT and discontinuity flag the peer lists it with.
     package mutating func accept(
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment? = nil,
-        fileName: String? = nil, placement: PeerPlacement? = nil, nowMilliseconds now: Int64
+        sequenceNumber: Int? = nil, placement: PeerPlacement? = nil, nowMilliseconds now: Int64
     ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
-        let fileNumber = fileName.flatMap(WebVTTSegment.fileNumber)
+        let fileNumber = sequenceNumber
         // On a shared timeline, whether a segment fills a slot or comes after its GAP depends only on when it arrived,
         // never on when this origin's ingest loop last ticked: every origin of the group decides the same.
         let closedDue = configuration.sharedTimeline != nil && closeDueSlots(nowMilliseconds: now)

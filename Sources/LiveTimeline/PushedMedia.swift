@@ -9,11 +9,12 @@ package enum PushedMedia: Sendable {
     /// A media segment (MPEG-TS, fMP4, ADTS, WebVTT).
     case segment(SharedBytes, SegmentInfo)
 
-    /// Probes a pushed file that is not a playlist hint.
+    /// Probes a push that is not a playlist hint.
+    /// - Parameter label: how the refusal names the push (its file name).
     /// - Parameter initSection: the rendition's current initialization section (fMP4 segments need it); nil for a
     ///   rendition that has none (or does not exist yet).
     package static func probe(
-        fileName: String, body: SharedBytes, initSection: InitSectionInfo?
+        label: String, body: SharedBytes, initSection: InitSectionInfo?
     )
         -> Result<PushedMedia, IngestError>
     {
@@ -28,7 +29,7 @@ package enum PushedMedia: Sendable {
         case nil:
             return .failure(
                 .notMedia(
-                    "'\(fileName)' is not MPEG-TS, fMP4, ADTS AAC or an .m3u8 playlist (first bytes: "
+                    "'\(label)' is not MPEG-TS, fMP4, ADTS AAC or an .m3u8 playlist (first bytes: "
                         + body.withUnsafeBytes { $0.prefix(8).map { String($0, radix: 16) }.joined(separator: " ") }
                         + ")"))
         }

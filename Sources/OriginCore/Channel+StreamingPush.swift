@@ -8,10 +8,10 @@ import SharedBytes
 extension Channel {
     /// Starts a streamed push into one of the channel's renditions without an `Origin` (the test source's way in):
     /// the rendition must exist; nothing guards against a second push to it (the caller pushes one at a time).
-    func beginStreamingPush(rendition: String, fileName: String) -> StreamingPush? {
+    func beginStreamingPush(rendition: String, fragmented: Bool) -> StreamingPush? {
         guard let lowLatency = configuration.lowLatency, hasRendition(rendition) else { return nil }
-        let initSection = fileName.hasSuffix(".m4s") ? currentInitSection(rendition) : nil
-        if fileName.hasSuffix(".m4s"), initSection == nil { return nil }
+        let initSection = fragmented ? currentInitSection(rendition) : nil
+        if fragmented, initSection == nil { return nil }
         return StreamingPush(
             channelName: name, rendition: rendition, clock: clock, lowLatency: lowLatency, initSection: initSection,
             limit: Int.max, channel: self, resolveChannel: { [self] () throws(IngestError) -> Channel in self },

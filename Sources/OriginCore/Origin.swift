@@ -197,40 +197,32 @@ public final class Origin: Sendable {
         feeds.withLock { $0[channel] }
     }
 
-    /// Takes a pushed file: `.m3u8` files are encoder hints (parsed, not trusted), everything else must be media
-    /// (an fMP4 initialization section or a segment; the container is detected from the bytes, not the name).
+    /// Takes one push from an input (the entry point of every input: HTTP push, peer repair, ...): a playlist hint is
+    /// parsed, not trusted; media must be an fMP4 initialization section or a segment (the container is detected
+    /// from the bytes).
     ///
     /// Media is probed once, before any lock; a push that would create a channel or rendition is checked completely
     /// before anything is created, so a refused push never leaves an auto-created channel or rendition behind (junk
     /// PUTs would otherwise create channels without limit).
     /// A push is refused past the origin's `limits` (channels, renditions, bytes held, creations per minute) before
     /// anything changes.
-    /// - Parameters:
-    ///   - placement: a segment repaired from a peer of the redundancy group: the slot it fills.
-    ///   - requester: who pushes, named in the audit log when the push creates a channel or rendition.
-    public func ingest(
-        channel channelName: String, rendition: String, fileName: String, body: SharedBytes,
-        placement: PeerPlacement? = nil, requester: Requester = .process
-    )
-        throws(IngestError) -> IngestReceipt
-    {
+    public func ingest(_ push: MediaPush) throws(IngestError) -> IngestReceipt {
+        let (channelName, rendition, body) = (push.channel, push.rendition, push.body)
+        let (placement, requester) = (push.placement, push.requester)
         guard OriginNames.isValid(channelName) else { throw .invalidName("channel", channelName) }
-        // `lo/index3.vtt` and `lo/index_vtt.m3u8` belong to the subtitle rendition `lo-vtt`.
-        let rendition = OriginNames.rendition(rendition, forFile: fileName)
         guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
         // One copy of the settings for the whole push (a reload may swap them meanwhile).
         let configuration = self.configuration
         guard body.count <= configuration.ingest.maxSegmentBytes else {
             throw .tooLarge(body.count, limit: configuration.ingest.maxSegmentBytes)
         }
-        if fileName.hasSuffix(".mpd") {
-            // The DASH muxer that streams fMP4 segments (`-f dash -streaming 1`) also pushes its manifest.
-            return IngestReceipt(kind: .ignored, message: "\(fileName): DASH manifest ignored", msn: nil)
+        if case .ignored(let message) = push.kind {
+            return IngestReceipt(kind: .ignored, message: message, msn: nil)
         }
         let existing = self.channel(named: channelName)
         let wouldCreate = existing.map { $0.configuration.source == .push && !$0.hasRendition(rendition) } ?? true
         let checkBeforeCreating = configuration.ingest.autoCreate && wouldCreate
-        if fileName.hasSuffix(".m3u8") {
+        if push.kind == .playlistHint {
             let parsed = checkBeforeCreating ? try Self.parseHint(body).get() : nil
             let channel = try channelForIngest(
                 channelName, existing: existing, rendition: rendition, requester: requester, settings: configuration)
@@ -251,7 +243,7 @@ public final class Origin: Sendable {
         var probed: Result<PushedMedia, IngestError>?
         if checkBeforeCreating {
             // A new rendition has no initialization section yet.
-            probed = PushedMedia.probe(fileName: fileName, body: body, initSection: nil)
+            probed = PushedMedia.probe(label: push.label, body: body, initSection: nil)
             if case .failure(let error) = probed { throw error }
         }
         var channel = try channelForIngest(
@@ -259,14 +251,19 @@ public final class Origin: Sendable {
         let media =
             probed
             ?? PushedMedia.probe(
-                fileName: fileName, body: body, initSection: channel.currentInitSection(rendition))
-        let announced = fileName.hasSuffix(".vtt") ? announcedContainers(channel: channelName) : [:]
+                label: push.label, body: body, initSection: channel.currentInitSection(rendition))
+        // A WebVTT segment whose parent has not delivered yet takes its timestamp offset from what the parent's
+        // pushes announced (`announce(channel:rendition:container:)`).
+        var announced: [String: MediaContainer] = [:]
+        if case .success(.segment(_, let info)) = media, info.container == .webVTT {
+            announced = announcedContainers(channel: channelName)
+        }
         let waitEnd = ContinuousClock.now + .milliseconds(Self.reloadWaitMilliseconds)
         while true {
             let seen = directoryChanges.generation
             do {
                 return try channel.accept(
-                    media, rendition: rendition, fileName: fileName, announcedContainers: announced,
+                    media, rendition: rendition, sequenceNumber: push.sequenceNumber, announcedContainers: announced,
                     placement: placement)
             } catch where error.reason == .reloading && ContinuousClock.now < waitEnd {
                 // A reload retired this channel object; its successor takes its place within milliseconds (or the
@@ -282,17 +279,10 @@ public final class Origin: Sendable {
     /// How long a push waits for a reloaded channel's successor before it is refused (503, retry).
     static let reloadWaitMilliseconds = 2_000
 
-    /// Notes the container a push's file name announces (`.ts`: MPEG-TS; `.m4s`, `.mp4`: fMP4) when its head arrives,
-    /// before the body: the first announcement of a rendition is kept.
-    public func announcePush(channel: String, rendition: String, fileName: String) {
-        let container: MediaContainer
-        if fileName.hasSuffix(".ts") {
-            container = .mpegTS
-        } else if fileName.hasSuffix(".m4s") || fileName.hasSuffix(".mp4") {
-            container = .fragmentedMP4Segment
-        } else {
-            return
-        }
+    /// Notes the container an input announces for a rendition's pushes (an HTTP push's file name, when its head
+    /// arrives, before the body): the first announcement of a rendition is kept. A WebVTT segment whose parent has
+    /// not delivered yet reads it.
+    public func announce(channel: String, rendition: String, container: MediaContainer) {
         announcedContainers.withLock { announced in
             guard announced.byChannel[channel]?[rendition] == nil, announced.count < Self.announcedContainerLimit
             else { return }

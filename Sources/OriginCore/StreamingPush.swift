@@ -211,19 +211,18 @@ public final class StreamingPush: Sendable {
 }
 
 extension Origin {
-    /// Starts taking a push as it arrives when it is a media segment (`.ts`, `.m4s`) for a Low-Latency channel; nil
-    /// when the push is taken whole (`ingest(channel:rendition:fileName:body:)`): a regular channel, a playlist
-    /// hint, an init section, an fMP4 rendition without its init section yet. Throws when the push is refused
+    /// Starts taking a media segment as it arrives (MPEG-TS or fMP4, as the input announces: `container`) for a
+    /// Low-Latency channel; nil when the push is taken whole (`ingest(_:)`): a regular channel, another container,
+    /// an fMP4 rendition without its init section yet. The rendition is the input's (mapped, as in `MediaPush`). Throws when the push is refused
     /// before any byte (unknown channel, `concurrentPush`, a limit, ...); creates nothing before the first part is
     /// cut.
     /// - Parameter requester: who pushes, named in the audit log when the push creates a channel or rendition.
     public func beginStreamingPush(
-        channel channelName: String, rendition: String, fileName: String, requester: Requester = .process
+        channel channelName: String, rendition: String, container: MediaContainer, requester: Requester = .process
     ) throws(IngestError) -> StreamingPush? {
-        let fragmented = fileName.hasSuffix(".m4s")
-        guard fileName.hasSuffix(".ts") || fragmented else { return nil }
+        let fragmented = container == .fragmentedMP4Segment
+        guard container == .mpegTS || fragmented else { return nil }
         guard OriginNames.isValid(channelName) else { throw .invalidName("channel", channelName) }
-        let rendition = OriginNames.rendition(rendition, forFile: fileName)
         guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
         let existing = channel(named: channelName)
         // One copy of the settings for the whole push (a reload may swap them meanwhile).

@@ -170,7 +170,7 @@ public final class TestSourceFeed: Sendable {
         }
         guard let (rendition, generated, start, end, dropped) = next else { return nil }
         let push =
-            dropped ? nil : channel.beginStreamingPush(rendition: rendition, fileName: "\(generated.sequence).ts")
+            dropped ? nil : channel.beginStreamingPush(rendition: rendition, fragmented: false)
         if !dropped, push == nil {
             logger.error(
                 "test source segment not streamed",

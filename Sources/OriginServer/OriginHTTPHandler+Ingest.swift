@@ -1,3 +1,4 @@
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import MicroHTTPD

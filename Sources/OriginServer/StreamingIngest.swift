@@ -1,3 +1,4 @@
+import HTTPPushInput
 import LiveTimeline
 import MicroHTTPD
 import OriginCore

@@ -195,9 +195,12 @@ public final class PeerRepairer: Sendable {
                 case .notYet, .otherTimeline:
                     continue
                 }
+                // Media at the peer's place, under this origin's rendition name; the number ending the peer's segment
+                // URL pairs WebVTT segments as an encoder's file number does.
                 let receipt = try origin.ingest(
-                    channel: channel, rendition: slot.rendition, fileName: fileName, body: SharedBytes(bytes),
-                    placement: placement)
+                    MediaPush(
+                        channel: channel, rendition: slot.rendition, kind: .media, body: SharedBytes(bytes),
+                        sequenceNumber: WebVTTSegment.fileNumber(fileName), label: fileName, placement: placement))
                 guard receipt.kind == .segment else { return false }  // the encoder's push arrived meanwhile
                 if receipt.msn != slot.msn {
                     logger.warning(

@@ -1,5 +1,6 @@
 import GapFiller
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import MediaProbe

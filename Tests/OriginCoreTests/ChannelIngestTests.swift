@@ -1,4 +1,5 @@
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import OriginCore
 import SharedBytes

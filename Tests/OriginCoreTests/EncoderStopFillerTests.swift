@@ -1,4 +1,5 @@
 import Foundation
+import HTTPPushInput
 import Logging
 import MediaProbe
 import SharedBytes

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HLSCrypto
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import OriginCore

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import OriginCore

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import HTTPPushInput
 import Logging
 import MediaProbe
 import SharedBytes

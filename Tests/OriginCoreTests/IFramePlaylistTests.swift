@@ -1,6 +1,7 @@
 import Foundation
 @testable import HLSPackaging
 import HLSPlaylist
+import HTTPPushInput
 import Logging
 import MediaProbe
 import SharedBytes

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import Persistence

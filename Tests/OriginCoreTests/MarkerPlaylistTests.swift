@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import Markers

@@ -1,5 +1,6 @@
 import Glibc
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import Markers

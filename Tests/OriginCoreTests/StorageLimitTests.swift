@@ -1,4 +1,5 @@
 import Foundation
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import OriginCore

@@ -1,4 +1,5 @@
 import FuzzSupport
+import HTTPPushInput
 import LiveTimeline
 import OriginCore
 

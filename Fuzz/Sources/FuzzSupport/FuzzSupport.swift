@@ -1,5 +1,6 @@
 import HLSPackaging
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import MediaProbe
