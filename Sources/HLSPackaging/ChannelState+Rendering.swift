@@ -306,7 +306,7 @@ extension ChannelState {
             name: name,
             source: configuration.source == .push ? "push" : "test-source",
             targetDuration: targetDuration,
-            lastClosedMSN: closedThrough,
+            lastClosedMSN: slotClock.closedThrough,
             journal: journalNote,
             renditions: renditions.map { rendition in
                 let edge = rendition.window.entries.last

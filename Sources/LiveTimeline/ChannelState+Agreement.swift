@@ -19,7 +19,7 @@ extension ChannelState {
 
     /// Starts the wait of the first slot of this run on a new state (a restored channel has published slots).
     mutating func startJoin() {
-        peers.joinsPeers = agreesOpenings && closedThrough == nil
+        peers.joinsPeers = agreesOpenings && slotClock.closedThrough == nil
     }
 
     /// Holds the slot `msn` just opened with PDT `programDateTime`, if it opens a feed the group must agree on: the
@@ -27,7 +27,7 @@ extension ChannelState {
     mutating func holdOpeningIfNeeded(msn: UInt64, programDateTime: Int64, anchored: Int64, nowMilliseconds now: Int64)
     {
         guard agreesOpenings, peers.openingHold == nil else { return }
-        let first = closedThrough == nil
+        let first = slotClock.closedThrough == nil
         guard first ? peers.joinsPeers : programDateTime == anchored else { return }
         peers.openingHold = OpeningHold(msn: msn, sinceMilliseconds: now, first: first)
     }
@@ -49,7 +49,7 @@ extension ChannelState {
     /// The held opening: its MSN, PDT, a media rendition that filled it (whose playlist the peers are asked for);
     /// nil when none is held.
     package var heldOpening: HeldOpening? {
-        guard let hold = peers.openingHold, let slot = slots[hold.msn],
+        guard let hold = peers.openingHold, let slot = slotClock.slots[hold.msn],
             let rendition = renditions.first(where: { !$0.isFollower && $0.hasEntry(msn: hold.msn) })
         else { return nil }
         return HeldOpening(
@@ -65,13 +65,13 @@ extension ChannelState {
     package mutating func settleOpening(
         msn: UInt64, agreed: OpeningCandidate?, peerSequence: UInt64?, nowMilliseconds now: Int64
     ) -> IngestActions? {
-        guard let hold = peers.openingHold, hold.msn == msn, let slot = slots[msn] else { return nil }
+        guard let hold = peers.openingHold, hold.msn == msn, let slot = slotClock.slots[msn] else { return nil }
         var settled = msn
         if let agreed, agreed.msn != msn || agreed.programDateTimeMilliseconds != slot.programDateTimeMilliseconds {
             let tolerance = configuration.sharedTimeline?.toleranceMilliseconds ?? 0
             let moves = agreed.msn != msn
             if abs(agreed.programDateTimeMilliseconds - slot.programDateTimeMilliseconds) <= tolerance,
-                !moves || (hold.first && agreed.msn >= reservedFirstMSN)
+                !moves || (hold.first && agreed.msn >= slotClock.reservedFirstMSN)
             {
                 moveOpenSlots(
                     from: msn, to: agreed.msn,
@@ -98,13 +98,13 @@ extension ChannelState {
     private mutating func moveOpenSlots(from msn: UInt64, to target: UInt64, byMilliseconds shift: Int64) {
         func moved(_ value: UInt64) -> UInt64 { value >= msn ? value - msn + target : value }
         var movedSlots: [UInt64: Slot] = [:]
-        for (key, slot) in slots {
+        for (key, slot) in slotClock.slots {
             var slot = slot
             if key >= msn { slot.programDateTimeMilliseconds += shift }
             movedSlots[moved(key)] = slot
         }
-        slots = movedSlots
-        if closedThrough == nil { firstMSN = moved(firstMSN) }
+        slotClock.slots = movedSlots
+        if slotClock.closedThrough == nil { slotClock.firstMSN = moved(slotClock.firstMSN) }
         for position in renditions.indices {
             var rendition = renditions[position]
             rendition.held = rendition.held.map { entry in

@@ -60,7 +60,7 @@ extension ChannelState {
             renditions[position].lastMSN.map({ $0 + 1 }) == msn, let slot = slotOrGapSlot(msn)
         else { return nil }
         writeGap(position: position, msn: msn, slot: slot, nowMilliseconds: now)
-        if slots[msn] == nil { slots[msn] = slot }
+        if slotClock.slots[msn] == nil { slotClock.slots[msn] = slot }
         closeFilledSlots(nowMilliseconds: now)
         return actions(publish: true, nowMilliseconds: now)
     }

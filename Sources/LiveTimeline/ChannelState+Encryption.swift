@@ -34,8 +34,8 @@ extension ChannelState {
     /// The lowest MSN no rendition has published: a schedule change takes effect from it, so no listed segment
     /// changes its key.
     package var lowestUnpublishedMSN: UInt64 {
-        let published = renditions.compactMap { $0.window.lastMSN }.max().map { $0 + 1 } ?? firstMSN
-        return max(published, firstMSN, encryption?.schedule.spans.last?.fromMSN ?? 0)
+        let published = renditions.compactMap { $0.window.lastMSN }.max().map { $0 + 1 } ?? slotClock.firstMSN
+        return max(published, slotClock.firstMSN, encryption?.schedule.spans.last?.fromMSN ?? 0)
     }
 
     /// The newest MSN any rendition lists.

@@ -94,10 +94,10 @@ extension ChannelState {
             msn = facts.lastMSN.map { $0 + 1 } ?? joiningMSN(startMilliseconds: anchored)
         }
         if facts.hasStarted, discontinuity {
-            while let slot = slots[msn], slot.opened, !slot.discontinuity { msn += 1 }
+            while let slot = slotClock.slots[msn], slot.opened, !slot.discontinuity { msn += 1 }
         }
         var slot: Slot
-        if let existing = slots[msn] {
+        if let existing = slotClock.slots[msn] {
             slot = existing
             if existing.opened { discontinuity = discontinuity || existing.discontinuity }
         } else {
@@ -118,7 +118,7 @@ extension ChannelState {
             slot.opened = true
             slot.discontinuity = discontinuity
         }
-        slots[msn] = slot
+        slotClock.slots[msn] = slot
         renditions[position].open = OpenSegment(
             msn: msn, programDateTimeMilliseconds: slot.programDateTimeMilliseconds, discontinuity: discontinuity,
             pushed: true, container: container, mediaStart: start, timescale: timescale)
@@ -132,7 +132,7 @@ extension ChannelState {
     /// The PDT of a slot a streamed push opens: the previous slot's end (an open previous slot has no length yet:
     /// its nominal length), at the clock for a first or returning feed.
     private func openingProgramDateTime(msn: UInt64, anchoredAt anchored: Int64, resumes: Bool) -> Int64 {
-        if msn > 0, let previous = slots[msn - 1] {
+        if msn > 0, let previous = slotClock.slots[msn - 1] {
             let end =
                 previous.durationMilliseconds > 0 || !previous.opened
                 ? previous.endMilliseconds
@@ -244,7 +244,7 @@ extension ChannelState {
             open.ticks = ticks
         }
         let facts = renditions[position].facts
-        let existing = slots[open.msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
+        let existing = slotClock.slots[open.msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
         let extinf = Self.roundedExtinf(info.duration, carry: facts.roundingCarry, existingSlot: existing)
         let entry = commit(
             open, position: position, bytes: bytes, info: info, extinf: extinf, stored: stored, nowMilliseconds: now)
@@ -302,7 +302,7 @@ extension ChannelState {
             startTime: MediaTime(ticks: open.mediaStart, timescale: open.timescale),
             duration: MediaTime(ticks: open.ticks, timescale: open.timescale),
             startsWithKeyframe: open.parts[0].independent, byteCount: bytes.count)
-        let existing = slots[open.msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
+        let existing = slotClock.slots[open.msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
         let extinf = Self.roundedExtinf(
             info.duration, carry: renditions[position].roundingCarry, existingSlot: existing)
         _ = commit(
@@ -335,7 +335,7 @@ extension ChannelState {
         let milliseconds = parts.reduce(0) { $0 + $1.durationMilliseconds }
         let msn = open.msn
         var slot =
-            slots[msn]
+            slotClock.slots[msn]
             ?? Slot(
                 programDateTimeMilliseconds: open.programDateTimeMilliseconds, durationMilliseconds: 0, opened: true)
         if slot.durationMilliseconds == 0 { slot.durationMilliseconds = milliseconds }
@@ -348,7 +348,7 @@ extension ChannelState {
         append(
             entry, bytes: bytes.count, to: position, info: info, mediaStart: open.mediaStart, carry: extinf.carry,
             nowMilliseconds: now)
-        slots[msn] = slot
+        slotClock.slots[msn] = slot
         renditions[position].recentParts[msn] = ClosedParts(parts: parts, endMilliseconds: entry.endMilliseconds)
         renditions[position].open = nil
         queueSegmentRecord(entry, position: position, info: info, stored: stored)
@@ -448,10 +448,10 @@ extension ChannelState {
                 break
             }
             var slot: Slot
-            if let existing = slots[msn] {
+            if let existing = slotClock.slots[msn] {
                 slot = existing
             } else {
-                guard msn > 0, let previous = slots[msn - 1], previous.durationMilliseconds > 0 else { break }
+                guard msn > 0, let previous = slotClock.slots[msn - 1], previous.durationMilliseconds > 0 else { break }
                 slot = Slot(
                     programDateTimeMilliseconds: previous.endMilliseconds,
                     durationMilliseconds: gapSlotMilliseconds(previous))
@@ -468,7 +468,7 @@ extension ChannelState {
             if covered >= length {
                 guard slot.durationMilliseconds > 0 else { break }
                 renditions[position].open = open
-                slots[msn] = slot
+                slotClock.slots[msn] = slot
                 writeGap(position: position, msn: msn, slot: slot, nowMilliseconds: now)
                 changed = true
                 continue
@@ -477,9 +477,9 @@ extension ChannelState {
             guard now >= slot.programDateTimeMilliseconds + covered + duration else { break }
             if !slot.opened {
                 slot.opened = true
-                slots[msn] = slot
-            } else if slots[msn] == nil {
-                slots[msn] = slot
+                slotClock.slots[msn] = slot
+            } else if slotClock.slots[msn] == nil {
+                slotClock.slots[msn] = slot
             }
             open.parts.append(
                 PartEntry(index: open.parts.count, durationMilliseconds: duration, independent: false, content: .gap))

@@ -25,13 +25,14 @@ extension ChannelState {
             else { return nil }
             return PartsInProgress(
                 msn: held.msn, programDateTimeMilliseconds: held.programDateTimeMilliseconds,
-                discontinuity: held.discontinuity || (slots[held.msn]?.discontinuity ?? false), parts: closed.parts,
+                discontinuity: held.discontinuity || (slotClock.slots[held.msn]?.discontinuity ?? false),
+                parts: closed.parts,
                 complete: true, initSectionVersion: held.initSectionVersion)
         }
         guard let open = rendition.open, open.msn == lastListed + 1, !open.parts.isEmpty else { return nil }
         return PartsInProgress(
             msn: open.msn, programDateTimeMilliseconds: open.programDateTimeMilliseconds,
-            discontinuity: open.discontinuity || (slots[open.msn]?.discontinuity ?? false), parts: open.parts,
+            discontinuity: open.discontinuity || (slotClock.slots[open.msn]?.discontinuity ?? false), parts: open.parts,
             complete: false,
             initSectionVersion: open.container == .fragmentedMP4Segment ? rendition.currentInitVersion : nil)
     }

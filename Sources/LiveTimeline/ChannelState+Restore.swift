@@ -43,9 +43,9 @@ extension ChannelState {
             settleRestoredRole(position: position)
         }
         if let lastClosed {
-            closedThrough = lastClosed.msn
+            slotClock.closedThrough = lastClosed.msn
             journal.publishedDiscontinuityDomain = lastClosed.discontinuitySequence
-            slots = [
+            slotClock.slots = [
                 lastClosed.msn: Slot(
                     programDateTimeMilliseconds: lastClosed.programDateTimeMilliseconds,
                     durationMilliseconds: lastClosed.durationMilliseconds)
@@ -53,8 +53,8 @@ extension ChannelState {
         }
         // Held entries take their slots back (the first rendition's record gives the slot's PDT and length).
         for rendition in renditions {
-            for entry in rendition.held where slots[entry.msn] == nil {
-                slots[entry.msn] = Slot(
+            for entry in rendition.held where slotClock.slots[entry.msn] == nil {
+                slotClock.slots[entry.msn] = Slot(
                     programDateTimeMilliseconds: entry.programDateTimeMilliseconds,
                     durationMilliseconds: entry.durationMilliseconds)
             }
@@ -76,11 +76,11 @@ extension ChannelState {
             programDateTimeMilliseconds: lastClosed.programDateTimeMilliseconds,
             durationMilliseconds: lastClosed.durationMilliseconds)
         var slot =
-            slots[msn]
+            slotClock.slots[msn]
             ?? Slot(
                 programDateTimeMilliseconds: closed.endMilliseconds, durationMilliseconds: gapSlotMilliseconds(closed))
         slot.opened = true
-        slots[msn] = slot
+        slotClock.slots[msn] = slot
         for position in renditions.indices
         where renditions[position].hasStarted && !renditions[position].isFollower
             && !renditions[position].hasEntry(msn: msn)

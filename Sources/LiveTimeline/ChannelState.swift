@@ -45,13 +45,8 @@ package struct ChannelState: Sendable {
     /// Bytes the channel holds in memory: every rendition's listed, retained and held segments and init sections.
     package var memoryBytes: Int64 { renditions.reduce(0) { $0 + $1.memoryBytes } }
 
-    /// Slots from the newest closed one on.
-    var slots: [UInt64: Slot] = [:]
-    /// Every started rendition has an entry (segment or GAP) for every MSN up to this one.
-    package internal(set) var closedThrough: UInt64?
-    /// MSN of the first slot (above everything an earlier run of the origin published); with a shared timeline,
-    /// moved up to the grid's MSN when the channel's first slot opens.
-    var firstMSN: UInt64
+    /// The open slots, how far they are closed, where this run's MSNs start.
+    package internal(set) var slotClock: SlotClock
     /// EXT-X-TARGETDURATION, fixed once known.
     package var targetDuration: Int?
     package internal(set) var revisions: [String: UInt64] = [:]
@@ -70,8 +65,6 @@ package struct ChannelState: Sendable {
     var peers = PeerState()
     /// Low-Latency streamed pushes: closed tickets, a publish owed to the next tick.
     var lowLatency = LowLatencyState()
-    /// The lowest MSN this run may give its first slot (the journal's reservation of an earlier run).
-    let reservedFirstMSN: UInt64
 
     /// A segment may differ this much from its slot's duration and still take the slot's duration as EXTINF.
     static let slotSnapMilliseconds: Int64 = 100
@@ -85,8 +78,7 @@ package struct ChannelState: Sendable {
 
     package init(configuration: ChannelConfiguration, firstMSN: UInt64) {
         self.configuration = configuration
-        self.firstMSN = firstMSN
-        self.reservedFirstMSN = firstMSN
+        self.slotClock = SlotClock(firstMSN: firstMSN)
         self.targetDuration = configuration.targetDuration.map { max($0, 1) }
         if configuration.lowLatency != nil, targetDuration == nil {
             // Parts are listed before any segment could fix EXT-X-TARGETDURATION.
@@ -290,7 +282,7 @@ package struct ChannelState: Sendable {
                 IngestError(
                     .alreadyListed, "segment already taken as msn \(newest) of rendition '\(name)' (same media time)"))
         }
-        if let placement, let error = Self.misplaced(placement, msn: msn, slot: slots[msn], rendition: name) {
+        if let placement, let error = Self.misplaced(placement, msn: msn, slot: slotClock.slots[msn], rendition: name) {
             return refuse(error)
         }
         // A repaired segment takes the peer's discontinuity flag (an origin restart is none on the peer), unless its
@@ -300,9 +292,9 @@ package struct ChannelState: Sendable {
                 $0.discontinuity
                     || (timeline.discontinuity && !rendition.pendingDiscontinuity && !rendition.lastWasGap)
             } ?? timeline.discontinuity
-        let existing = slots[msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
+        let existing = slotClock.slots[msn].flatMap { $0.durationMilliseconds > 0 ? $0 : nil }
         let slot =
-            slots[msn]
+            slotClock.slots[msn]
             ?? placement.map {
                 Slot(programDateTimeMilliseconds: $0.programDateTimeMilliseconds, durationMilliseconds: 0)
             }
@@ -334,12 +326,13 @@ package struct ChannelState: Sendable {
         append(
             entry, bytes: bytes.count, to: position, info: info, mediaStart: timeline.start, carry: extinf.carry,
             nowMilliseconds: now)
-        if slots[msn] == nil, placement == nil, opensFeed(msn: msn, discontinuity: discontinuity, rendition: rendition)
+        if slotClock.slots[msn] == nil, placement == nil,
+            opensFeed(msn: msn, discontinuity: discontinuity, rendition: rendition)
         {
             holdOpeningIfNeeded(
                 msn: msn, programDateTime: slot.programDateTimeMilliseconds, anchored: anchored, nowMilliseconds: now)
         }
-        slots[msn] = filled
+        slotClock.slots[msn] = filled
         if let fileNumber, !renditions[position].isFollower {
             renditions[position].recentFileNumbers.append((fileNumber, msn))
             if renditions[position].recentFileNumbers.count > RenditionState.recentFileNumberLimit {
@@ -472,7 +465,7 @@ package struct ChannelState: Sendable {
     func openSlot(
         msn: UInt64, anchoredAt anchored: Int64, discontinuity: Bool, rendition: RenditionFacts
     ) -> Slot {
-        if msn > 0, let previous = slots[msn - 1] {
+        if msn > 0, let previous = slotClock.slots[msn - 1] {
             return Slot(
                 programDateTimeMilliseconds: opensFeed(msn: msn, discontinuity: discontinuity, rendition: rendition)
                     ? max(previous.endMilliseconds, anchored) : previous.endMilliseconds,
@@ -487,7 +480,7 @@ package struct ChannelState: Sendable {
     /// it, or a rendition that had started resumes with a discontinuity (a return from an outage, an encoder
     /// restart).
     func opensFeed(msn: UInt64, discontinuity: Bool, rendition: RenditionFacts) -> Bool {
-        msn == 0 || slots[msn - 1] == nil || (discontinuity && rendition.hasStarted)
+        msn == 0 || slotClock.slots[msn - 1] == nil || (discontinuity && rendition.hasStarted)
     }
 
     /// A segment that does not continue the rendition's media timeline while that timeline is still live (no GAP
@@ -576,15 +569,15 @@ package struct ChannelState: Sendable {
     /// renditions whose encoders start a moment apart line up), else the slot after the newest one. The channel's
     /// very first slot on a shared timeline takes the grid's MSN (never below `firstMSN`), and becomes `firstMSN`.
     mutating func joiningMSN(startMilliseconds start: Int64) -> UInt64 {
-        if closedThrough == nil, slots.isEmpty, let shared = configuration.sharedTimeline {
+        if slotClock.closedThrough == nil, slotClock.slots.isEmpty, let shared = configuration.sharedTimeline {
             let grid = shared.firstMSN(
                 programDateTimeMilliseconds: max(start, journal.minimumProgramDateTime ?? start),
                 segmentDurationMilliseconds: configuration.segmentDurationMilliseconds)
-            firstMSN = max(grid, firstMSN)
-            return firstMSN
+            slotClock.firstMSN = max(grid, slotClock.firstMSN)
+            return slotClock.firstMSN
         }
-        let lowest = max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
-        let open = slots.filter { $0.key >= lowest }
+        let lowest = slotClock.lowestOpen
+        let open = slotClock.slots.filter { $0.key >= lowest }
         let nearest = open.min {
             abs($0.value.programDateTimeMilliseconds - start) < abs($1.value.programDateTimeMilliseconds - start)
         }
@@ -607,8 +600,8 @@ package struct ChannelState: Sendable {
     /// that missed one gets an empty cue segment). A channel of subtitle renditions only waits for all of them.
     mutating func closeFilledSlots(nowMilliseconds now: Int64) {
         while true {
-            let next = closedThrough.map { $0 + 1 } ?? firstMSN
-            guard var slot = slots[next] else { break }
+            let next = slotClock.nextToClose
+            guard var slot = slotClock.slots[next] else { break }
             let started = renditions.filter(\.hasStarted)
             let media = started.filter { !$0.isFollower }
             // Low-Latency: a rendition in outage does not hold the slot open (GAP parts mark its time meanwhile).
@@ -620,7 +613,7 @@ package struct ChannelState: Sendable {
             // ones, or, on a channel created by pushes, renditions nobody has announced yet. Not for unannounced
             // ones in a Low-Latency channel: the next segment's parts are listed only once this slot closes, so a
             // wait here would stall every player for up to the grace period at each of the first slots.
-            if next < firstMSN + Self.startupSlots,
+            if next < slotClock.firstMSN + Self.startupSlots,
                 started.count < renditions.count
                     || (configuration.renditions.isEmpty && configuration.lowLatency == nil)
             {
@@ -631,7 +624,7 @@ package struct ChannelState: Sendable {
                 let filledAt = slot.mediaFilledAt ?? now
                 if slot.mediaFilledAt == nil {
                     slot.mediaFilledAt = now
-                    slots[next] = slot
+                    slotClock.slots[next] = slot
                 }
                 guard now >= filledAt + followerWaitMilliseconds else { break }
                 for position in renditions.indices
@@ -661,7 +654,7 @@ package struct ChannelState: Sendable {
         journal.publishedDiscontinuityDomain = domain
         for position in renditions.indices where renditions[position].held.first?.msn == msn {
             var entry = renditions[position].held.removeFirst()
-            if renditions[position].isFollower, entry.container == .webVTT, let slot = slots[msn] {
+            if renditions[position].isFollower, entry.container == .webVTT, let slot = slotClock.slots[msn] {
                 entry = followerEntry(entry, slot: slot, position: position)
             }
             if discontinuity, !entry.discontinuity {
@@ -675,9 +668,9 @@ package struct ChannelState: Sendable {
             renditions[position].lastAppendMilliseconds = now
             touch(renditions[position].name)
         }
-        closedThrough = msn
+        slotClock.close(msn)
         journal.behindEdge = true
-        if store.keepsRecords, let slot = slots[msn] {
+        if store.keepsRecords, let slot = slotClock.slots[msn] {
             store.pending.append(
                 .slot(
                     SlotRecord(
@@ -685,19 +678,19 @@ package struct ChannelState: Sendable {
                         durationMilliseconds: slot.durationMilliseconds, discontinuitySequence: domain,
                         discontinuity: discontinuity)))
         }
-        slots = slots.filter { $0.key >= msn }
     }
 
     /// Closes every slot whose end plus the grace period has passed, writing GAP entries where a started rendition
     /// did not deliver; releases expired retained segments. Returns true if anything changed.
     mutating func closeDueSlots(nowMilliseconds now: Int64) -> Bool {
-        let closedBefore = closedThrough
+        let closedBefore = slotClock.closedThrough
         let catchingUpBefore = peers.catchUpUntilMilliseconds != nil
         let catchingUp = continueCatchUp(nowMilliseconds: now)
         closeFilledSlots(nowMilliseconds: now)
         // The end of a catch-up changes the snapshot (playlists are served again).
-        var changed = closedThrough != closedBefore || catchingUpBefore != (peers.catchUpUntilMilliseconds != nil)
-        while !catchingUp, let due = closedThrough.map({ $0 + 1 }) ?? (slots[firstMSN] != nil ? firstMSN : nil) {
+        var changed =
+            slotClock.closedThrough != closedBefore || catchingUpBefore != (peers.catchUpUntilMilliseconds != nil)
+        while !catchingUp, let due = slotClock.dueToClose {
             guard let slot = slotOrGapSlot(due) else { break }
             guard now >= deadline(for: slot, msn: due) else { break }
             if holdsOpening(msn: due, nowMilliseconds: now) { break }
@@ -723,7 +716,7 @@ package struct ChannelState: Sendable {
                 writeGap(position: position, msn: due, slot: slot, nowMilliseconds: now)
             }
             if defersPublication(msn: due, nowMilliseconds: now) { break }
-            slots[due] = slot
+            slotClock.slots[due] = slot
             publishSlot(due, nowMilliseconds: now)
             // Slots after it that were already filled by everyone close too.
             closeFilledSlots(nowMilliseconds: now)
@@ -739,8 +732,8 @@ package struct ChannelState: Sendable {
     /// Slot `msn`, or, when no rendition opened it, the slot after `msn - 1` as a GAP would take it (of
     /// `gapSlotMilliseconds`); nil when neither exists.
     func slotOrGapSlot(_ msn: UInt64) -> Slot? {
-        slots[msn]
-            ?? slots[msn &- 1].map {
+        slotClock.slots[msn]
+            ?? slotClock.slots[msn &- 1].map {
                 Slot(programDateTimeMilliseconds: $0.endMilliseconds, durationMilliseconds: gapSlotMilliseconds($0))
             }
     }
@@ -905,7 +898,7 @@ extension ChannelState {
         }
         let rendition = renditions[position]
         let parentPosition = rendition.parent.flatMap { index[$0] }
-        let lowestOpen = max(closedThrough.map { $0 + 1 } ?? firstMSN, firstMSN)
+        let lowestOpen = slotClock.lowestOpen
         var msn: UInt64
         var placedByMedia = true
         if let map = info.webVTTTimestampMap, let parentPosition,
@@ -921,7 +914,7 @@ extension ChannelState {
             msn = paired.msn
         } else {
             placedByMedia = false
-            msn = rendition.lastMSN.map { $0 + 1 } ?? max(slots.keys.max() ?? lowestOpen, lowestOpen)
+            msn = rendition.lastMSN.map { $0 + 1 } ?? max(slotClock.slots.keys.max() ?? lowestOpen, lowestOpen)
         }
         let wanted = msn
         msn = max(msn, lowestOpen)
@@ -934,8 +927,8 @@ extension ChannelState {
         while renditions[position].hasEntry(msn: msn) { msn += 1 }
         if msn != wanted { renditions[position].displacedMSNs.insert(msn) }
         let mediaStarted = renditions.contains { !$0.isFollower && $0.hasStarted }
-        if slots[msn] == nil {
-            if let newest = slots.keys.max(), msn > newest + 1 {
+        if slotClock.slots[msn] == nil {
+            if let newest = slotClock.slots.keys.max(), msn > newest + 1 {
                 return .failure(
                     IngestError(
                         .aheadOfClock,
@@ -944,15 +937,15 @@ extension ChannelState {
             }
             if !mediaStarted {
                 // Subtitles only: they open the slots themselves, of the nominal length.
-                let previous = msn > 0 ? slots[msn - 1] : nil
+                let previous = msn > 0 ? slotClock.slots[msn - 1] : nil
                 let anchored = now - configuration.segmentDurationMilliseconds
-                slots[msn] = Slot(
+                slotClock.slots[msn] = Slot(
                     programDateTimeMilliseconds: previous?.endMilliseconds
                         ?? max(anchored, journal.minimumProgramDateTime ?? anchored),
                     durationMilliseconds: configuration.segmentDurationMilliseconds)
             }
         }
-        let slot = slots[msn]
+        let slot = slotClock.slots[msn]
         let entry = WindowEntry(
             msn: msn, durationMilliseconds: slot?.durationMilliseconds ?? 0,
             programDateTimeMilliseconds: slot?.programDateTimeMilliseconds ?? 0,

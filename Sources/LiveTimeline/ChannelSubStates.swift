@@ -52,3 +52,38 @@ struct LowLatencyState: Sendable {
     /// the next tick publishes it.
     var pendingPublish = false
 }
+
+/// The slot clock (`ChannelState.swift`, `+LowLatency`, `+Agreement`, `+Restore`): the open slots of the channel's
+/// PDT timeline, how far they are closed, and where this run's MSNs start.
+package struct SlotClock: Sendable {
+    /// Slots from the newest closed one on.
+    var slots: [UInt64: Slot] = [:]
+    /// Every started rendition has an entry (segment or GAP) for every MSN up to this one.
+    package internal(set) var closedThrough: UInt64?
+    /// MSN of the first slot (above everything an earlier run of the origin published); with a shared timeline,
+    /// moved up to the grid's MSN when the channel's first slot opens.
+    var firstMSN: UInt64
+    /// The lowest MSN this run may give its first slot (the journal's reservation of an earlier run).
+    let reservedFirstMSN: UInt64
+
+    init(firstMSN: UInt64) {
+        self.firstMSN = firstMSN
+        self.reservedFirstMSN = firstMSN
+    }
+
+    /// The MSN that closes next: the one after the newest closed slot, or the first slot.
+    var nextToClose: UInt64 { closedThrough.map { $0 + 1 } ?? firstMSN }
+
+    /// The MSN whose deadline comes next: the one after the newest closed slot; before any slot closed, the first
+    /// slot once it opened (nil until then).
+    var dueToClose: UInt64? { closedThrough.map { $0 + 1 } ?? (slots[firstMSN] != nil ? firstMSN : nil) }
+
+    /// The lowest MSN a slot may still open at (never below `firstMSN`).
+    var lowestOpen: UInt64 { max(nextToClose, firstMSN) }
+
+    /// Slot `msn` is closed: it is the newest closed one, and the slots before it are dropped.
+    mutating func close(_ msn: UInt64) {
+        closedThrough = msn
+        slots = slots.filter { $0.key >= msn }
+    }
+}
