@@ -110,6 +110,7 @@ let package = Package(
             dependencies: [
                 "HLSPackaging", "HLSPlaylist", "LiveTimeline", "OriginCore", "SharedBytes",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),

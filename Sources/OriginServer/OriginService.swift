@@ -185,8 +185,11 @@ public final class OriginService: Service, Sendable {
     }
 
     /// What the process's `ServiceGroup` runs, in this order: the group database's client (when `databaseURL` is
-    /// set; shut down last, after the origin has drained the admin calls that use it), then this service.
-    public var services: [any Service] { [database as (any Service)?, self].compactMap { $0 } }
+    /// set; shut down last, after the origin has drained the admin calls that use it), this service, then peer repair
+    /// (with peers: an input beside the encoder's pushes, shut down first).
+    public var services: [any Service] {
+        [database as (any Service)?, self, peerRepairer as (any Service)?].compactMap { $0 }
+    }
 
     /// How often markers and recordings are compared with the group's database in full (besides every
     /// notification, and the retries of a read that failed).
@@ -196,7 +199,7 @@ public final class OriginService: Service, Sendable {
     /// full comparison, until the task is cancelled.
     private var backgroundLoops: @Sendable () async -> Void {
         let hasDatabase = database != nil
-        return { [origin, handler, peerRepairer, reloader] in
+        return { [origin, handler, reloader] in
             await withTaskGroup(of: Void.self) { loops in
                 loops.addTask { await origin.run() }
                 loops.addTask {
@@ -217,7 +220,6 @@ public final class OriginService: Service, Sendable {
                         }
                     }
                 }
-                if let peerRepairer { loops.addTask { await peerRepairer.run() } }
             }
         }
     }
