@@ -213,9 +213,9 @@ public final class StreamingPush: Sendable {
 extension Origin {
     /// Starts taking a media segment as it arrives (MPEG-TS or fMP4, as the input announces: `container`) for a
     /// Low-Latency channel; nil when the push is taken whole (`ingest(_:)`): a regular channel, another container,
-    /// an fMP4 rendition without its init section yet. The rendition is the input's (mapped, as in `MediaPush`). Throws when the push is refused
-    /// before any byte (unknown channel, `concurrentPush`, a limit, ...); creates nothing before the first part is
-    /// cut.
+    /// an fMP4 rendition without its init section yet. The rendition is the input's (mapped, as in `MediaPush`).
+    /// Throws when the push is refused before any byte (unknown channel, `concurrentPush`, a limit, ...); creates
+    /// nothing before the first part is cut.
     /// - Parameter requester: who pushes, named in the audit log when the push creates a channel or rendition.
     public func beginStreamingPush(
         channel channelName: String, rendition: String, container: MediaContainer, requester: Requester = .process
