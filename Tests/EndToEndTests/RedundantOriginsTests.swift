@@ -186,13 +186,20 @@ extension EndToEndRestarts {
                 try await comparison.read(clients)
                 try await Task.sleep(for: .seconds(1))
             }
-            // Each origin's own check against its peer (every 2 s, one rendition in turn) says they agree.
+            // Each origin's own check against its peer (every 2 s, one rendition in turn) says they agree. A check
+            // whose peer fetch timed out (the CI lane runs other origin pairs at once) counts as not agreeing until
+            // the next one: several checks' time, and on failure the origin's own account of the difference.
             for client in clients {
-                try await waitUntil("port \(client.port): hlsorigin_peer_agreement 1", timeout: .seconds(6)) {
-                    let metrics = (try? await client.get("/metrics").text) ?? ""
-                    return metrics.split(separator: "\n").contains {
-                        $0.hasPrefix("hlsorigin_peer_agreement{channel=\"\(Self.channel)\"") && $0.hasSuffix(" 1")
+                do {
+                    try await waitUntil("port \(client.port): hlsorigin_peer_agreement 1", timeout: .seconds(12)) {
+                        let metrics = (try? await client.get("/metrics").text) ?? ""
+                        return metrics.split(separator: "\n").contains {
+                            $0.hasPrefix("hlsorigin_peer_agreement{channel=\"\(Self.channel)\"") && $0.hasSuffix(" 1")
+                        }
                     }
+                } catch {
+                    let status = (try? await client.get("/admin/channels/\(Self.channel)").text) ?? "no status"
+                    Issue.record("\(error)\nstatus of port \(client.port): \(status)")
                 }
             }
             let status = try await clients[1].get("/admin/channels/\(Self.channel)").text
