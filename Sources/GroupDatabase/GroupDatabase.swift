@@ -195,6 +195,12 @@ public final class GroupDatabase: Service, Sendable {
     // MARK: - Listening
 
     /// LISTENs on one pooled connection for as long as it lasts, then again a second later, until cancelled.
+    /// A call or the schema check that got no answer within `timeout`, with the pool's last connection error.
+    private func noAnswerError() -> GroupDatabaseError {
+        let why = lastConnectionError.current.map { " (connecting: \($0))" } ?? ""
+        return GroupDatabaseError("no answer from the database within \(Self.seconds(timeout))\(why)")
+    }
+
     private func listenUntilCancelled(_ changed: @escaping @Sendable (Change) -> Void) async {
         while !Task.isCancelled {
             do {
@@ -203,8 +209,7 @@ public final class GroupDatabase: Service, Sendable {
                     first.addTask { try await self.ensureSchema() }
                     first.addTask {
                         try await Task.sleep(for: self.timeout)
-                        let why = self.lastConnectionError.current.map { " (connecting: \($0))" } ?? ""
-                        throw GroupDatabaseError("no answer from the database within \(Self.seconds(self.timeout))\(why)")
+                        throw self.noAnswerError()
                     }
                     defer { first.cancelAll() }
                     try await first.next()
@@ -344,8 +349,7 @@ public final class GroupDatabase: Service, Sendable {
         if answered.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
             // Leasing a connection stops at once; a query under way ends when the database answers.
             call.cancel()
-            let why = lastConnectionError.current.map { " (connecting: \($0))" } ?? ""
-            result = .failure(GroupDatabaseError("no answer from the database within \(Self.seconds(timeout))\(why)"))
+            result = .failure(noAnswerError())
         } else {
             result = outcome.withLock { $0 } ?? .failure(GroupDatabaseError("the call ended without an answer"))
         }

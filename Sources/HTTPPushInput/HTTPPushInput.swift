@@ -30,9 +30,7 @@ public enum FFmpegPushNaming {
     /// The container of a segment that may be cut into parts while it arrives (`.ts`, `.m4s`); nil for any other
     /// file (taken whole).
     public static func streamedContainer(ofFile fileName: String) -> MediaContainer? {
-        if fileName.hasSuffix(".ts") { return .mpegTS }
-        if fileName.hasSuffix(".m4s") { return .fragmentedMP4Segment }
-        return nil
+        fileName.hasSuffix(".mp4") ? nil : announcedContainer(ofFile: fileName)
     }
 
     /// The file number: the digits before the extension (`index7.ts` and `index7.vtt`: 7), which pairs a WebVTT

@@ -781,12 +781,14 @@ package struct ChannelState: Sendable {
     func defersPublication(msn: UInt64, nowMilliseconds now: Int64) -> Bool {
         guard configuration.lowLatency == nil else { return false }
         let short = min(Self.shortSegmentMilliseconds, configuration.segmentDurationMilliseconds * 3 / 4)
-        let media = renditions.filter { !$0.isFollower && $0.hasStarted }
+        // Runs at every slot close: no copy of the renditions, and the common case (nothing cut short) ends here.
+        let media = renditions.lazy.filter { !$0.isFollower && $0.hasStarted }
         let cutShort = media.contains { rendition in
             rendition.held.contains { $0.msn == msn && !$0.isGap && !$0.isSlate && $0.durationMilliseconds < short }
         }
+        guard cutShort else { return false }
         let following = msn &+ 1
-        guard cutShort, !media.allSatisfy({ $0.hasEntry(msn: following) }), let slot = slotOrGapSlot(following)
+        guard !media.allSatisfy({ $0.hasEntry(msn: following) }), let slot = slotOrGapSlot(following)
         else { return false }
         return now < deadline(for: slot, msn: following)
     }

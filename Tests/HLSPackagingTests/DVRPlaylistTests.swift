@@ -4,22 +4,10 @@ import HLSPlaylist
 import Markers
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
-
-/// A deterministic generator for the DVR fixtures.
-private struct FixtureRandom {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
 
 /// A channel's store records as the ingest loop writes them: closed slots on one PDT timeline (uneven durations,
 /// discontinuities), and one rendition's records (segments, GAPs, unpersisted segments, none before it started,
@@ -40,7 +28,7 @@ struct DVRFixture {
         markerCount: Int = 0, plain: Bool = false
     ) throws {
         self.container = container
-        var random = FixtureRandom(state: seed)
+        var random = SplitMix64(seed: seed)
         var slots: [SlotRecord] = []
         var segments: [UInt64: SegmentRecord] = [:]
         slots.reserveCapacity(count)
@@ -214,7 +202,7 @@ struct DVRPlaylistTests {
             (UInt64(13), MediaContainer.mpegTS, 40_000),
         ])
     func assembledEqualsPlain(seed: UInt64, container: MediaContainer, capacity: Int) throws {
-        var random = FixtureRandom(state: seed)
+        var random = SplitMix64(seed: seed)
         let firstMSN = UInt64(1000 + random.below(600))
         let fixture = try DVRFixture(
             seed: seed, firstMSN: firstMSN, count: 3000, container: container, joinedAfter: random.below(300),
