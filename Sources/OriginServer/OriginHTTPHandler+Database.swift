@@ -5,10 +5,9 @@ import Synchronization
 
 /// Admin calls that make database round trips (markers and recordings with a group database) never wait on a
 /// libmicrohttpd thread: those threads serve players too, and a slow PostgreSQL must only slow or fail the admin call
-/// that needs it (docs/outages.md). The request is suspended, the call runs as a task whose blocking part runs on
-/// `BackgroundWork`, and the request is answered when it ends, or with 503 and the reason after
-/// `answerDeadline` (the call may still complete later: a repeated POST then answers 200 with what was stored, as
-/// for any retry).
+/// that needs it (docs/outages.md). The request is suspended, the call runs on `BackgroundWork`, and the request is
+/// answered when it ends, or with 503 and the reason after `answerDeadline` (the call may still complete later: a
+/// repeated POST then answers 200 with what was stored, as for any retry).
 final class DatabaseCalls: Sendable {
     /// Longest an admin call waits for the database before it is answered 503: below the HTTP connection timeout
     /// (30 s by default), so a client always gets an answer.
@@ -31,24 +30,19 @@ final class DatabaseCalls: Sendable {
             return
         }
         let seconds = deadline.components.seconds
-        Task { [self] in
-            await withTaskGroup(of: Void.self) { call in
-                call.addTask {
-                    let response = await BackgroundWork.perform(work)
-                    self.running.subtract(1, ordering: .relaxed)
-                    responder.respond(response)
-                }
-                call.addTask {
-                    guard (try? await Task.sleep(for: deadline)) != nil, !responder.isAnswered else { return }
-                    responder.respond(
-                        finish(Self.unavailable("the database did not answer within \(seconds) s; the change may or "
-                            + "may not be stored: send it again (a repeated request answers what was stored)")))
-                }
-                // The work's end ends the deadline; the deadline's end leaves the work to finish (a continuation is
-                // not cancelled) and be counted.
-                await call.next()
-                call.cancelAll()
-            }
+        // Both on BackgroundWork's threads, not on the Swift pool: a deadline must fire even while tasks are busy.
+        // The work's end leaves the deadline to find the request answered; the deadline leaves the work to finish
+        // and be counted.
+        BackgroundWork.run { [self] in
+            let response = work()
+            running.subtract(1, ordering: .relaxed)
+            responder.respond(response)
+        }
+        BackgroundWork.run(after: deadline) {
+            guard !responder.isAnswered else { return }
+            responder.respond(
+                finish(Self.unavailable("the database did not answer within \(seconds) s; the change may or "
+                    + "may not be stored: send it again (a repeated request answers what was stored)")))
         }
     }
 
