@@ -78,11 +78,10 @@ extension OriginHTTPHandler {
             needs = route.needs
             var context = RouteContext(
                 request: request, captures: captures, requester: requester, resolvedChannel: channel)
-            if let early = prepare(route, group, methodAllowed: methodAllowed, &context) {
-                if case .gateRefused(let refusal) = early { return .respond(refusal) }
-                if case .answer(let answer) = early { action = answer } else { action = .respond(group.notFound()) }
-            } else {
-                action = route.handler(self, context)
+            switch prepare(route, group, methodAllowed: methodAllowed, &context) {
+            case .gateRefused(let refusal): return .respond(refusal)
+            case .answer(let answer): action = answer
+            case nil: action = route.handler(self, context)
             }
         }
         action = finish(action)
