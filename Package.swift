@@ -13,7 +13,7 @@ let package = Package(
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "GapFiller", "TestSource",
                 "MicroHTTPD",
                 "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair",
-                "HTTPPushInput", "OriginServer", "StreamValidator",
+                "HTTPPushInput", "SRTInput", "OriginServer", "StreamValidator",
             ]),
     ],
     dependencies: [
@@ -35,6 +35,8 @@ let package = Package(
         .target(
             name: "CMicroHTTPDShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("gnutls")]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // libsrt (Haivision's SRT, OpenSSL build) for SRT contribution, seen only by SRTInput.
+        .systemLibrary(name: "CSRT", pkgConfig: "srt", providers: [.apt(["libsrt-openssl-dev"])]),
         // OpenSSL's libcrypto for bulk AES-128-CBC (AES-NI through EVP), seen only by HLSCrypto.
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
@@ -105,6 +107,13 @@ let package = Package(
         .target(
             name: "HTTPPushInput",
             dependencies: ["LiveTimeline", "MediaProbe", "OriginCore", "SharedBytes"]),
+        // The SRT input: a libsrt listener whose callers push a continuous MPEG-TS, handed to a ContinuousStreamSink.
+        .target(
+            name: "SRTInput",
+            dependencies: [
+                "CSRT", "OriginCore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .target(
             name: "PeerRepair",
             dependencies: [
