@@ -1,3 +1,7 @@
+import Markers
+
+import Markers
+
 /// How long the live window is.
 public enum WindowLength: Sendable, Hashable {
     /// At most this many segments (never less than three target durations once filled).
@@ -12,6 +16,16 @@ public enum ChannelSource: Sendable, Hashable {
     case push
     /// The built-in test source generates the renditions (each rendition names a test source profile).
     case testSource
+}
+
+/// What a channel does with the SCTE-35 cues carried in its pushed MPEG-TS (`inbandCues:`).
+public enum InbandCueMode: String, Sendable, Hashable, CaseIterable {
+    /// Cues in the stream are not read.
+    case ignore
+    /// Each cue becomes a marker in the channel's marker book (`Marker.source` `.inband`).
+    case markers
+    /// As `markers`, and the markers are also rendered as HLS Interstitials.
+    case interstitials
 }
 
 /// One rendition of a channel as configured.
@@ -123,9 +137,19 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// name (`ClipGapFillerSource`). Its pictures replace the last keyframe in the filler of MPEG-TS renditions.
     /// Default: nil = the last keyframe.
     public var slateClip: String?
-    /// Also render legacy EXT-X-CUE-OUT / EXT-X-CUE-OUT-CONT / EXT-X-CUE-IN for markers with SCTE35-OUT.
+    /// Which tags announce ad breaks (markers with SCTE35-OUT): DATERANGE, EXT-X-CUE-OUT/-CONT/-IN or both
+    /// (`cueTags:`). Default: `.daterange`.
+    public var cueTags: CueTagMode = .daterange
+    /// EXT-OATCLS-SCTE35 with the base64 sections on the first segment of a break and after it (`oatcls:`).
     /// Default: false.
-    public var legacyCueTags: Bool = false
+    public var oatcls: Bool = false
+    /// `cueTags` and `oatcls` as the renderers take them.
+    public var cueTagOptions: CueTagOptions { CueTagOptions(mode: cueTags, oatcls: oatcls) }
+    /// What SCTE-35 cues in the pushed MPEG-TS become. Default: `.markers`.
+    public var inbandCues: InbandCueMode = .markers
+    /// HLS Interstitials: the asset breaks are also rendered with, and how many DVR and recording playlists list.
+    /// Default: no asset, at most 20 interstitials from the last 2 hours.
+    public var interstitials = InterstitialSettings()
     /// Time-shift: how much of the channel the durable store keeps beyond the live window (start-over, catch-up,
     /// segments served from disk). Default: nil = only what the window and a restart need.
     public var dvr: DVRConfiguration?

@@ -1,5 +1,13 @@
 import HLSPlaylist
 
+/// Who made a marker.
+public enum MarkerSource: String, Sendable, Hashable, Codable {
+    /// The admin API (`POST /admin/channels/{channel}/dateranges`).
+    case api
+    /// An SCTE-35 cue read from the pushed stream (`InbandCues`).
+    case inband
+}
+
 /// A marker in a channel's marker book: the EXT-X-DATERANGE the playlists show, the request it was made from (so a
 /// repeated post is recognised) and the SCTE-35 event id the origin gave it.
 ///
@@ -11,8 +19,14 @@ import HLSPlaylist
 public struct Marker: Sendable, Hashable {
     /// The EXT-X-DATERANGE value: every attribute the playlists show.
     public var dateRange: DateRange
-    /// splice_event_id of the splice_inserts the origin encoded for this marker.
+    /// splice_event_id of the splice_inserts the origin encoded for this marker; for an in-band cue, the
+    /// splice_event_id (splice_insert) or segmentation_event_id (time_signal) of the cue.
     public var spliceEventId: UInt32?
+    /// Who made the marker. Default: `.api`.
+    public var source: MarkerSource = .api
+    /// In-band time_signal cues: the segmentation_type_id of the segmentation descriptor the marker stands for
+    /// (0x22 break start, 0x30 provider advertisement start, ...); nil for splice_insert cues and API markers.
+    public var segmentationTypeId: UInt8?
     /// The request of the first post (the idempotency key together with the ID).
     public var request: MarkerRequest
     /// Shared-clock time of the first post, ms since the epoch.
@@ -62,7 +76,8 @@ public struct Marker: Sendable, Hashable {
 
 /// The journal form: one flat object, each attribute under the name of its ``DateRange`` property (the case name of
 /// its ``DateRangeAttribute``: `classAttribute`, `scte35Out`, ...), then `clientAttributes`, `spliceEventId`,
-/// `request`, `createdMilliseconds` and `updatedMilliseconds`; absent optional values are left out.
+/// `source` (left out for `api`), `segmentationTypeId`, `request`, `createdMilliseconds` and
+/// `updatedMilliseconds`; absent optional values are left out.
 extension Marker: Codable {
     private struct Key: CodingKey {
         var stringValue: String
@@ -72,6 +87,8 @@ extension Marker: Codable {
         init(_ attribute: DateRangeAttribute) { self.init(stringValue: String(describing: attribute)) }
         static let clientAttributes = Key(stringValue: "clientAttributes")
         static let spliceEventId = Key(stringValue: "spliceEventId")
+        static let source = Key(stringValue: "source")
+        static let segmentationTypeId = Key(stringValue: "segmentationTypeId")
         static let request = Key(stringValue: "request")
         static let createdMilliseconds = Key(stringValue: "createdMilliseconds")
         static let updatedMilliseconds = Key(stringValue: "updatedMilliseconds")
@@ -97,6 +114,8 @@ extension Marker: Codable {
         }
         try container.encode(clientAttributes, forKey: .clientAttributes)
         try container.encodeIfPresent(spliceEventId, forKey: .spliceEventId)
+        if source != .api { try container.encode(source, forKey: .source) }
+        try container.encodeIfPresent(segmentationTypeId, forKey: .segmentationTypeId)
         try container.encode(request, forKey: .request)
         try container.encode(createdMilliseconds, forKey: .createdMilliseconds)
         try container.encode(updatedMilliseconds, forKey: .updatedMilliseconds)
@@ -130,5 +149,7 @@ extension Marker: Codable {
             request: try container.decode(MarkerRequest.self, forKey: .request),
             createdMilliseconds: try container.decode(Int64.self, forKey: .createdMilliseconds),
             updatedMilliseconds: try container.decode(Int64.self, forKey: .updatedMilliseconds))
+        source = try container.decodeIfPresent(MarkerSource.self, forKey: .source) ?? .api
+        segmentationTypeId = try container.decodeIfPresent(UInt8.self, forKey: .segmentationTypeId)
     }
 }

@@ -326,6 +326,10 @@ public enum ConfigurationFile {
         var renditions: [RenditionModel]?
         var outages: [OutageModel]?
         var legacyCueTags: Bool?
+        var cueTags: String?
+        var oatcls: Bool?
+        var inbandCues: String?
+        var interstitials: InterstitialsModel?
         var dvr: DVRModel?
         var audioOnlyVariant: Bool?
         var followerWaitMilliseconds: Int64?
@@ -338,7 +342,22 @@ public enum ConfigurationFile {
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
-            case lowLatency, outage, slate, ingest
+            case cueTags, oatcls
+            case lowLatency, outage, slate, ingest, inbandCues, interstitials
+        }
+
+        /// `cueTags:`; the older `legacyCueTags: true` means `both` (DATERANGE and the CUE tags).
+        func cueTagMode(channel name: String, file: String) throws -> CueTagMode {
+            guard let cueTags else { return legacyCueTags == true ? .both : .daterange }
+            guard let mode = CueTagMode(rawValue: cueTags) else {
+                let known = CueTagMode.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError("\(file): channel '\(name)': cueTags '\(cueTags)' is not one of \(known)")
+            }
+            guard legacyCueTags == nil else {
+                throw ConfigurationError(
+                    "\(file): channel '\(name)': give cueTags or the older legacyCueTags (true = cueTags: both), not both")
+            }
+            return mode
         }
 
         /// The channel's settings; `playbackSecret` (from the environment) replaces `playback.secret`.
@@ -368,7 +387,16 @@ public enum ConfigurationFile {
                 }
                 channel.outage = mode
             }
-            channel.legacyCueTags = legacyCueTags ?? false
+            channel.cueTags = try cueTagMode(channel: name, file: file)
+            channel.oatcls = oatcls ?? false
+            if let inbandCues {
+                guard let mode = InbandCueMode(rawValue: inbandCues) else {
+                    let known = InbandCueMode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw ConfigurationError(
+                        "\(file): channel '\(name)': inbandCues '\(inbandCues)' is not one of \(known)")
+                }
+                channel.inbandCues = mode
+            }
             if let dvr {
                 guard let hours = dvr.hours, hours > 0, hours <= 24 * 366 else {
                     throw ConfigurationError("\(file): channel '\(name)': dvr.hours must be a positive number of hours")
@@ -409,6 +437,11 @@ public enum ConfigurationFile {
             }
             let label = "\(file): \(name.isEmpty ? "ingest.defaults" : "channel '\(name)'")"
             channel.iFramePlaylists = iFramePlaylists ?? true
+            channel.interstitials = try interstitials?.settings(label: label) ?? InterstitialSettings()
+            if channel.inbandCues == .interstitials, channel.interstitials.asset == nil {
+                throw ConfigurationError(
+                    "\(label): inbandCues 'interstitials' needs interstitials.assetList or interstitials.assetUri")
+            }
             channel.playback = try playback?.authorization(label: label, environmentSecret: playbackSecret)
             channel.encryption = try encryption?.configuration(label: label)
             if let lowLatency {
