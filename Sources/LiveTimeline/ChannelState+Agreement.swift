@@ -120,7 +120,7 @@ extension ChannelState {
                     return (moved(key), record)
                 })
             rendition.displacedMSNs = Set(rendition.displacedMSNs.map(moved))
-            rendition.recentFileNumbers = rendition.recentFileNumbers.map { ($0.number, moved($0.msn)) }
+            rendition.recentSequenceNumbers = rendition.recentSequenceNumbers.map { ($0.number, moved($0.msn)) }
             renditions[position] = rendition
         }
         // The store holds the entries' records at their old MSNs: write them again where they are now. A place

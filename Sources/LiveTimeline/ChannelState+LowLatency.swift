@@ -49,9 +49,7 @@ extension ChannelState {
     ) -> Result<OpenSegmentTicket, IngestError> {
         guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
         func refuse(_ error: IngestError) -> Result<OpenSegmentTicket, IngestError> {
-            renditions[position].statistics.segmentsRejected += 1
-            renditions[position].statistics.lastRejection = error.message
-            return .failure(error)
+            .failure(countRejection(error, position: position))
         }
         guard configuration.lowLatency != nil, container != .webVTT, !renditions[position].isFollower else {
             return refuse(.unprocessable("rendition '\(name)' has no parts: push whole segments"))
@@ -159,9 +157,7 @@ extension ChannelState {
             return .failure(.unprocessable("part \(part.index) of msn \(ticket.msn) after \(open.parts.count) parts"))
         }
         if let error = implausiblePart(part, rendition: ticket.rendition) {
-            renditions[position].statistics.segmentsRejected += 1
-            renditions[position].statistics.lastRejection = error.message
-            return .failure(error)
+            return .failure(countRejection(error, position: position))
         }
         let ticks = open.ticks + Self.ticks(part.durationTicks, from: part.decodeTime.timescale, to: open.timescale)
         let endMilliseconds = Self.milliseconds(ticks, timescale: open.timescale)
@@ -169,10 +165,7 @@ extension ChannelState {
             _ = closeAtLastPart(position: position, nowMilliseconds: now)
             lowLatency.closedTickets[ticket] = .segmentTooLong
             lowLatency.pendingPublish = true
-            let error = Self.closedError(.segmentTooLong, ticket: ticket)
-            renditions[position].statistics.segmentsRejected += 1
-            renditions[position].statistics.lastRejection = error.message
-            return .failure(error)
+            return .failure(countRejection(Self.closedError(.segmentTooLong, ticket: ticket), position: position))
         }
         open.parts.append(
             PartEntry(
@@ -209,8 +202,7 @@ extension ChannelState {
             )
         }
         func refuse(_ error: IngestError) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
-            renditions[position].statistics.segmentsRejected += 1
-            renditions[position].statistics.lastRejection = error.message
+            let error = countRejection(error, position: position)
             let closed = closeAtLastPart(position: position, nowMilliseconds: now)
             return (.failure(error), actions(publish: closed, nowMilliseconds: now))
         }

@@ -142,6 +142,12 @@ package struct ChannelState: Sendable {
             .roleMismatch,
             "rendition \(name) takes \(renditions[position].isFollower ? "subtitles" : "media"), "
                 + "got \(subtitles ? "subtitles" : got)")
+        return countRejection(error, position: position)
+    }
+
+    /// Counts a refused push in the rendition's statistics (`segmentsRejected`, `lastRejection`); returns `error`.
+    @discardableResult
+    package mutating func countRejection(_ error: IngestError, position: Int) -> IngestError {
         renditions[position].statistics.segmentsRejected += 1
         renditions[position].statistics.lastRejection = error.message
         return error
@@ -211,13 +217,12 @@ package struct ChannelState: Sendable {
         rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment? = nil,
         sequenceNumber: Int? = nil, placement: PeerPlacement? = nil, nowMilliseconds now: Int64
     ) -> (result: Result<WindowEntry, IngestError>, actions: IngestActions) {
-        let fileNumber = sequenceNumber
         // On a shared timeline, whether a segment fills a slot or comes after its GAP depends only on when it arrived,
         // never on when this origin's ingest loop last ticked: every origin of the group decides the same.
         let closedDue = configuration.sharedTimeline != nil && closeDueSlots(nowMilliseconds: now)
         let result = fillSlot(
-            rendition: name, bytes: bytes, info: info, stored: stored, fileNumber: fileNumber, placement: placement,
-            nowMilliseconds: now)
+            rendition: name, bytes: bytes, info: info, stored: stored, sequenceNumber: sequenceNumber,
+            placement: placement, nowMilliseconds: now)
         let publish = if case .success = result { true } else { closedDue }
         return (result, actions(publish: publish, nowMilliseconds: now))
     }
@@ -241,26 +246,20 @@ package struct ChannelState: Sendable {
     /// The steps of `accept`: check the segment, fix or check EXT-X-TARGETDURATION, place it on the rendition's
     /// media timeline, find its slot, refuse a second timeline, round its EXTINF, then append it.
     private mutating func fillSlot(
-        rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, fileNumber: Int?,
+        rendition name: String, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, sequenceNumber: Int?,
         placement: PeerPlacement?, nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
         guard let position = index[name] else { return .failure(.unknownRendition(configuration.name, name)) }
         func refuse(_ error: IngestError) -> Result<WindowEntry, IngestError> {
-            renditions[position].statistics.segmentsRejected += 1
-            renditions[position].statistics.lastRejection = error.message
-            return .failure(error)
+            .failure(countRejection(error, position: position))
         }
         if placement == nil, isCatchingUp(nowMilliseconds: now) { return refuse(catchingUpRefusal(rendition: name)) }
         if let error = settleRole(rendition: name, tracks: info.tracks) { return .failure(error) }
         if info.container == .webVTT {
             return placeFollower(
-                position: position, bytes: bytes, info: info, stored: stored, fileNumber: fileNumber,
+                position: position, bytes: bytes, info: info, stored: stored, sequenceNumber: sequenceNumber,
                 nowMilliseconds: now
-            ).mapError { error in
-                renditions[position].statistics.segmentsRejected += 1
-                renditions[position].statistics.lastRejection = error.message
-                return error
-            }
+            ).mapError { error in countRejection(error, position: position) }
         }
         if let error = unacceptable(info, position: position) { return refuse(error) }
         let target: Int
@@ -333,10 +332,10 @@ package struct ChannelState: Sendable {
                 msn: msn, programDateTime: slot.programDateTimeMilliseconds, anchored: anchored, nowMilliseconds: now)
         }
         slotClock.slots[msn] = filled
-        if let fileNumber, !renditions[position].isFollower {
-            renditions[position].recentFileNumbers.append((fileNumber, msn))
-            if renditions[position].recentFileNumbers.count > RenditionState.recentFileNumberLimit {
-                renditions[position].recentFileNumbers.removeFirst()
+        if let sequenceNumber, !renditions[position].isFollower {
+            renditions[position].recentSequenceNumbers.append((sequenceNumber, msn))
+            if renditions[position].recentSequenceNumbers.count > RenditionState.recentSequenceNumberLimit {
+                renditions[position].recentSequenceNumbers.removeFirst()
             }
         }
         queueSegmentRecord(entry, position: position, info: info, stored: stored)
@@ -886,11 +885,12 @@ extension RenditionState {
 
 extension ChannelState {
     /// Places a WebVTT segment, which has no duration of its own, in a slot: through its pushed `X-TIMESTAMP-MAP` and
-    /// the parent's media timeline; else the parent's slot of the same file number (ffmpeg numbers `lo/index7.ts`
-    /// and `lo/index7.vtt` alike); else the rendition's next MSN. Never a closed slot, nor one the rendition already
-    /// filled: those go to the next open slot. The entry takes the slot's PDT and EXTINF when the slot closes.
+    /// the parent's media timeline; else the parent's slot of the same sequence number (`MediaPush.sequenceNumber`:
+    /// ffmpeg numbers `lo/index7.ts` and `lo/index7.vtt` alike); else the rendition's next MSN. Never a closed slot,
+    /// nor one the rendition already filled: those go to the next open slot. The entry takes the slot's PDT and
+    /// EXTINF when the slot closes.
     fileprivate mutating func placeFollower(
-        position: Int, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, fileNumber: Int?,
+        position: Int, bytes: SharedBytes, info: SegmentInfo, stored: StoredSegment?, sequenceNumber: Int?,
         nowMilliseconds now: Int64
     ) -> Result<WindowEntry, IngestError> {
         if targetDuration == nil, renditions.allSatisfy(\.isFollower) {
@@ -910,8 +910,8 @@ extension ChannelState {
             case .success(let value): msn = value
             case .failure(let error): return .failure(error)
             }
-        } else if let fileNumber, let parentPosition,
-            let paired = renditions[parentPosition].recentFileNumbers.last(where: { $0.number == fileNumber })
+        } else if let sequenceNumber, let parentPosition,
+            let paired = renditions[parentPosition].recentSequenceNumbers.last(where: { $0.number == sequenceNumber })
         {
             msn = paired.msn
         } else {

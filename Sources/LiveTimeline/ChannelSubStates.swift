@@ -76,7 +76,7 @@ package struct SlotClock: Sendable {
 
     /// The MSN whose deadline comes next: the one after the newest closed slot; before any slot closed, the first
     /// slot once it opened (nil until then).
-    var dueToClose: UInt64? { closedThrough.map { $0 + 1 } ?? (slots[firstMSN] != nil ? firstMSN : nil) }
+    var dueToClose: UInt64? { closedThrough != nil || slots[firstMSN] != nil ? nextToClose : nil }
 
     /// The lowest MSN a slot may still open at (never below `firstMSN`).
     var lowestOpen: UInt64 { max(nextToClose, firstMSN) }

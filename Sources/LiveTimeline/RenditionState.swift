@@ -98,9 +98,9 @@ package struct RenditionState: Sendable {
     package var role: RenditionRole = .media
     /// The role is fixed (by the configuration, the name, or the first push); until then the first push decides.
     var roleDecided = false
-    /// Media renditions: the MSNs of the newest pushed file numbers (`index7.ts` -> 7), newest last, at most
-    /// `recentFileNumberLimit`; a WebVTT segment of the same number pairs with the MSN.
-    var recentFileNumbers: [(number: Int, msn: UInt64)] = []
+    /// Media renditions: the MSNs of the newest pushes' sequence numbers (`index7.ts` -> 7), newest last, at most
+    /// `recentSequenceNumberLimit`; a WebVTT segment of the same number pairs with the MSN.
+    var recentSequenceNumbers: [(number: Int, msn: UInt64)] = []
     /// WebVTT renditions: the store records of held entries, written when their slot closes (their PDT and EXTINF
     /// are the slot's, known then).
     var heldRecords: [UInt64: SegmentRecord] = [:]
@@ -159,7 +159,7 @@ package struct RenditionState: Sendable {
     var lastMSN: UInt64? { held.last?.msn ?? window.lastMSN }
 
     /// How many pushed file numbers a media rendition remembers for pairing WebVTT segments.
-    static let recentFileNumberLimit = 16
+    static let recentSequenceNumberLimit = 16
 
     /// True for a subtitle rendition (WebVTT or IMSC1): a follower that never holds a slot open for long.
     package var isFollower: Bool {
