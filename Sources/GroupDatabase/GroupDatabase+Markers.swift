@@ -15,7 +15,7 @@ extension GroupDatabase {
     public func loadBook(channel: String) throws(GroupDatabaseError) -> StoredBook? {
         let rows = try run("load the marker book of '\(channel)'") { [logger] connection in
             try await connection.query(
-                Self.query("SELECT version, book FROM hlsorigin_marker_books WHERE channel = $1", [channel]),
+                "SELECT version, book FROM hlsorigin_marker_books WHERE channel = \(channel)",
                 logger: logger
             ).collect()
         }
@@ -48,19 +48,17 @@ extension GroupDatabase {
             try run("save the marker book of '\(channel)'") { [logger] connection in
                 if let version {
                     return try await connection.query(
-                        Self.query(
-                            """
-                            UPDATE hlsorigin_marker_books SET version = version + 1, book = $2, updated_at = now()
-                            WHERE channel = $1 AND version = $3 RETURNING version
-                            """, [channel, text, version]), logger: logger
+                        """
+                        UPDATE hlsorigin_marker_books SET version = version + 1, book = \(text), updated_at = now()
+                        WHERE channel = \(channel) AND version = \(version) RETURNING version
+                        """, logger: logger
                     ).collect()
                 }
                 return try await connection.query(
-                    Self.query(
-                        """
-                        INSERT INTO hlsorigin_marker_books (channel, version, book) VALUES ($1, 1, $2)
-                        ON CONFLICT (channel) DO NOTHING RETURNING version
-                        """, [channel, text]), logger: logger
+                    """
+                    INSERT INTO hlsorigin_marker_books (channel, version, book) VALUES (\(channel), 1, \(text))
+                    ON CONFLICT (channel) DO NOTHING RETURNING version
+                    """, logger: logger
                 ).collect()
             }
         }

@@ -14,26 +14,23 @@ extension GroupDatabase: SharedRecordings {
         // outer SELECT sees the table as it was before the insert, so the two branches never both return a row.
         let rows = try recordingsCall("create recording '\(manifest.id)'") { [logger] connection in
             try await connection.query(
-                Self.query(
                 """
                 WITH stored AS (
-                    INSERT INTO hlsorigin_recordings (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                    INSERT INTO hlsorigin_recordings (\(unescaped: Self.columns))
+                    VALUES (\(manifest.id), \(manifest.channel), \(manifest.requestedStart), \(manifest.requestedEnd),
+                        \(manifest.startMilliseconds), \(manifest.endMilliseconds), \(manifest.createdMilliseconds))
                     ON CONFLICT (id) DO UPDATE SET channel = EXCLUDED.channel,
                         requested_start = EXCLUDED.requested_start, requested_end = EXCLUDED.requested_end,
                         start_ms = EXCLUDED.start_ms, end_ms = EXCLUDED.end_ms, created_ms = EXCLUDED.created_ms,
                         deleted_at = NULL, updated_at = now()
                     WHERE hlsorigin_recordings.deleted_at IS NOT NULL
-                    RETURNING \(Self.columns)
+                    RETURNING \(unescaped: Self.columns)
                 )
-                SELECT \(Self.columns), true AS created FROM stored
+                SELECT \(unescaped: Self.columns), true AS created FROM stored
                 UNION ALL
-                SELECT \(Self.columns), false AS created FROM hlsorigin_recordings
-                    WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM stored)
-                """,
-                [
-                    manifest.id, manifest.channel, manifest.requestedStart, manifest.requestedEnd,
-                    manifest.startMilliseconds, manifest.endMilliseconds, manifest.createdMilliseconds,
-                ]), logger: logger
+                SELECT \(unescaped: Self.columns), false AS created FROM hlsorigin_recordings
+                    WHERE id = \(manifest.id) AND NOT EXISTS (SELECT 1 FROM stored)
+                """, logger: logger
             ).collect()
         }
         guard let row = rows.first, let stored = Self.manifest(row) else {
@@ -45,11 +42,10 @@ extension GroupDatabase: SharedRecordings {
     public func delete(id: String, channel: String) throws(SharedRecordingsUnavailable) -> Bool {
         let rows = try recordingsCall("delete recording '\(id)'") { [logger] connection in
             let deleted = try await connection.query(
-                Self.query(
-                    """
-                    UPDATE hlsorigin_recordings SET deleted_at = now(), updated_at = now()
-                    WHERE id = $1 AND channel = $2 AND deleted_at IS NULL RETURNING id
-                    """, [id, channel]), logger: logger
+                """
+                UPDATE hlsorigin_recordings SET deleted_at = now(), updated_at = now()
+                WHERE id = \(id) AND channel = \(channel) AND deleted_at IS NULL RETURNING id
+                """, logger: logger
             ).collect()
             try await connection.query(
                 "DELETE FROM hlsorigin_recordings WHERE deleted_at < now() - interval '30 days'", logger: logger)
@@ -61,8 +57,7 @@ extension GroupDatabase: SharedRecordings {
     public func list() throws(SharedRecordingsUnavailable) -> SharedRecordingList {
         let rows = try recordingsCall("list the recordings") { [logger] connection in
             try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT \(Self.columns), deleted_at IS NOT NULL AS deleted FROM hlsorigin_recordings"),
+                "SELECT \(unescaped: Self.columns), deleted_at IS NOT NULL AS deleted FROM hlsorigin_recordings",
                 logger: logger
             ).collect()
         }

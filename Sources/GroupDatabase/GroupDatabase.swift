@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
+import SharedBytes
 import Synchronization
 
 /// What a group of origins shares through PostgreSQL: the marker books (`GroupDatabase+Markers.swift`) and the
@@ -317,13 +318,6 @@ public final class GroupDatabase: Service, Sendable {
         schemaReady.store(true, ordering: .releasing)
     }
 
-    /// A query of `sql` with `$1`, `$2`... bound to `values`.
-    static func query(_ sql: String, _ values: [any PostgresDynamicTypeEncodable]) -> PostgresQuery {
-        var binds = PostgresBindings(capacity: values.count)
-        for value in values { binds.append(value) }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
-    }
-
     /// Runs `body` with a pooled connection (the schema made first if needed) and waits at most `timeout` for it,
     /// blocking the calling thread: for the synchronous stores, called from background work only.
     func run<Value: Sendable>(
@@ -343,10 +337,8 @@ public final class GroupDatabase: Service, Sendable {
             outcome.withLock { $0 = result }
             answered.signal()
         }
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000
         let result: Result<Value, any Error>
-        if answered.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
+        if answered.wait(timeout: .now() + .nanoseconds(Int(clamping: timeout.wholeNanoseconds))) == .timedOut {
             // Leasing a connection stops at once; a query under way ends when the database answers.
             call.cancel()
             result = .failure(noAnswerError())
@@ -386,8 +378,7 @@ public final class GroupDatabase: Service, Sendable {
     }
 
     static func seconds(_ amount: Duration) -> String {
-        let (seconds, attoseconds) = amount.components
-        return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
+        String(format: "%.1f s", amount.inSeconds)
     }
 }
 
