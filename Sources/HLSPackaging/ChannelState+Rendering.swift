@@ -388,6 +388,9 @@ public struct ChannelStatus: Sendable, Codable, Hashable {
     /// In a redundancy group, what the channel waits for from its peers: `catching up` (after a restart, the slots
     /// missed while down), `joining` (its first slot, for their discontinuity sequence); nil when nothing.
     public var peerWait: String? = nil
+    /// SCTE-35 cues read from the pushed stream and the placement error of their out-points; nil while no
+    /// section came.
+    public var inbandCues: InbandCueStatus? = nil
 }
 
 /// The encoder's multivariant hints as the admin API reports them.

@@ -13,9 +13,9 @@ import SCTE35
 /// - Every marker passes ``DateRange/validate()`` before it is stored, so the rendered tag is always legal.
 public struct MarkerBook: Sendable, Hashable, Codable {
     /// Markers by ID.
-    public private(set) var markers: [String: Marker]
+    public internal(set) var markers: [String: Marker]
     /// IDs of pruned markers with the time they were pruned (ms); a post with one of them is refused.
-    public private(set) var retiredIds: [String: Int64]
+    public internal(set) var retiredIds: [String: Int64]
 
     /// Most markers a channel holds at once.
     public static let maximumMarkers = 1000

@@ -125,6 +125,9 @@ public struct SegmentInfo: Sendable, Hashable {
     /// Every keyframe (IDR/IRAP access unit) of the primary video track and where its bytes are, ascending `start`;
     /// empty for audio-only and WebVTT segments.
     public var keyframes: [KeyframeRange] = []
+    /// MPEG-TS only: the SCTE-35 splice_info_sections the segment carries (PMT stream_type 0x86, or ffmpeg's
+    /// stream_type 0x06 with PES stream_id 0xFC), each table_id ... CRC_32 as sent, in stream order; not validated.
+    public var spliceSections: [[UInt8]] = []
     /// `[0, end)` of the first keyframe when the segment starts with one: the byte range an I-frame playlist lists
     /// (it includes what precedes the keyframe: PAT/PMT/SDT for MPEG-TS, styp/sidx/moof for fMP4, which players
     /// need to decode it).

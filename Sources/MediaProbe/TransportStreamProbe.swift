@@ -26,6 +26,7 @@ enum TransportStreamProbe {
             trackedStreams.append(index)
         }
 
+        var spliceSections = SpliceSectionCollector(streams: tables.streams)
         var pending = [[UInt8]?](repeating: nil, count: trackedPIDs.count)
         var pendingRuns = [ElementaryStreamState.PacketRun](
             repeating: .init(start: 0, end: 0, followsProgramTables: false), count: trackedPIDs.count)
@@ -50,7 +51,11 @@ enum TransportStreamProbe {
         }
         for (index, packet) in packets.enumerated() {
             guard let tracked = trackedPIDs.firstIndex(of: packet.pid) else {
-                if packet.pid == 0 {
+                if !spliceSections.pids.isEmpty, let cue = spliceSections.pids.firstIndex(of: packet.pid) {
+                    spliceSections.consume(
+                        UnsafeRawBufferPointer(rebasing: bytes[packet.payload]), unitStart: packet.payloadUnitStart,
+                        index: cue)
+                } else if packet.pid == 0 {
                     patSeen = true
                 } else if packet.pid == tables.pmtPID, patSeen {
                     patSeen = false
@@ -109,6 +114,8 @@ enum TransportStreamProbe {
             startsWithKeyframe: hasVideo ? primary.kind == .video && primary.firstPESIsKeyframe : true,
             startsWithPATAndPMT: packets.count >= 2 && packets[0].pid == 0 && packets[1].pid == tables.pmtPID,
             byteCount: bytes.count)
+        spliceSections.finish()
+        info.spliceSections = spliceSections.sections
         if primary.kind == .video {
             var captions = primary.captions
             info.closedCaptions = captions.finish()

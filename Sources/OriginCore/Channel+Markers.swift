@@ -97,7 +97,7 @@ extension Channel {
         if markers.refresh(laterChange: { [weak self] in self?.markersDidChange() }) { markersDidChange() }
     }
 
-    private func markersDidChange() {
+    func markersDidChange() {
         let now = clock.nowMilliseconds()
         state.withLock { state in
             state.markersChanged()

@@ -102,6 +102,7 @@ extension Channel {
         }
         let accepted = try receipt(result, rendition: rendition)
         if let msn = accepted.msn { encryptAccepted(rendition: rendition, msn: msn, bytes: bytes) }
+        applyInbandCues(info, accepted: result)
         return accepted
     }
 

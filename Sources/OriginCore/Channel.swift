@@ -3,6 +3,7 @@ import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import Logging
+import Markers
 import MediaProbe
 import Persistence
 import SharedBytes
@@ -74,6 +75,8 @@ public final class Channel: Sendable {
     let renditionVersions = Mutex<[String: RenditionVersions]>([:])
     /// The channel's date ranges (ad markers), journaled; see `Channel+Markers.swift`.
     public let markers: MarkerStore
+    /// What the SCTE-35 cues read from the pushed stream did (`Channel+InbandCues.swift`).
+    let inbandCueStatistics = Mutex<InbandCueStatus>(InbandCueStatus(mode: ""))
     /// A prune of shared markers is running on a background thread (`pruneMarkers`).
     let sharedPruneRunning = Atomic<Bool>(false)
 
@@ -528,6 +531,7 @@ public final class Channel: Sendable {
             }
             let accepted = try receipt(result, rendition: rendition)
             if let msn = accepted.msn { encryptAccepted(rendition: rendition, msn: msn, bytes: bytes) }
+            applyInbandCues(info, accepted: result)
             return accepted
         }
     }
@@ -824,6 +828,8 @@ public final class Channel: Sendable {
         var status = state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
         status.storage = storageStatus()
         status.encryption = encryptionStatus()
+        let cues = inbandCueStatus()
+        if cues.sectionsRead > 0 { status.inbandCues = cues }
         return status
     }
 

@@ -1,0 +1,82 @@
+import LiveTimeline
+import Markers
+import MediaProbe
+
+/// SCTE-35 cues read from the pushed MPEG-TS (`SegmentInfo.spliceSections`) become markers in the channel's book.
+///
+/// Called after a segment was accepted, outside the state lock (the book's change fsyncs its journal or writes the
+/// shared book). Every rendition carries the same cues and every origin of a group reads the same stream: the IDs
+/// come from the cue (`InbandCue.markerId`), so all of them make the same marker once. A book that cannot be written
+/// does not fail the push (the segment is listed already); the failure is counted and the same cue in the next
+/// rendition's segment, or the next repeat, tries again.
+extension Channel {
+    func applyInbandCues(_ info: SegmentInfo, accepted result: Result<WindowEntry, IngestError>) {
+        guard !info.spliceSections.isEmpty, configuration.inbandCues != .ignore,
+            case .success(let entry) = result
+        else { return }
+        var cues: [InbandCue] = []
+        var refusals: [String] = []
+        for section in info.spliceSections {
+            do {
+                cues += try InbandCue.cues(
+                    section: section, segmentStartPTS: info.startTime.ticks,
+                    segmentMilliseconds: entry.programDateTimeMilliseconds)
+            } catch {
+                refusals.append("\(error)")
+            }
+        }
+        if let refusal = refusals.last {
+            logger.warning(
+                "SCTE-35 section in the stream refused", metadata: ["reason": "\(refusal)", "hls.msn": "\(entry.msn)"])
+        }
+        let now = clock.nowMilliseconds()
+        var outcomes: [InbandCueOutcome] = []
+        var failed = false
+        if !cues.isEmpty {
+            do {
+                let (applied, _) = try markers.change { book throws(MarkerError) in
+                    let outcomes = cues.map { book.apply($0, nowMilliseconds: now) }
+                    return (outcomes, changed: outcomes.contains { $0 != .unchanged })
+                }
+                outcomes = applied
+            } catch {
+                failed = true
+                logger.error("SCTE-35 cue not stored in the marker book", metadata: ["error": "\(error)"])
+            }
+        }
+        inbandCueStatistics.withLock { status in
+            status.sectionsRead += info.spliceSections.count
+            status.sectionsRefused += refusals.count
+            if let refusal = refusals.last { status.lastRefusal = refusal }
+            if failed { status.bookFailures += 1 }
+            for outcome in outcomes {
+                switch outcome {
+                case .created: status.markersCreated += 1
+                case .closed: status.markersClosed += 1
+                case .cancelled: status.markersCancelled += 1
+                case .unchanged: break
+                }
+            }
+        }
+        if outcomes.contains(where: { $0 != .unchanged }) {
+            for outcome in outcomes where outcome != .unchanged {
+                logger.info("SCTE-35 cue applied", metadata: ["outcome": "\(outcome)", "hls.msn": "\(entry.msn)"])
+            }
+            markersDidChange()
+        }
+    }
+
+    /// The `inbandCues` part of the channel status, with the placement error of the listed out-points measured on
+    /// the first media rendition's window.
+    func inbandCueStatus() -> InbandCueStatus {
+        var status = inbandCueStatistics.withLock { $0 }
+        status.mode = configuration.inbandCues.rawValue
+        let segments = state.withLock { state in
+            (state.renditions.first { $0.role == .media } ?? state.renditions.first)?.window.entries.map {
+                (start: $0.programDateTimeMilliseconds, duration: $0.durationMilliseconds)
+            } ?? []
+        }
+        status.placement = markers.book.inbandPlacement(segments: segments)
+        return status
+    }
+}
