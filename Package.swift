@@ -111,7 +111,7 @@ let package = Package(
         .target(
             name: "SRTInput",
             dependencies: [
-                "CSRT", "OriginCore", .product(name: "Logging", package: "swift-log"),
+                "CSRT", "LiveTimeline", "OriginCore", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(
@@ -194,6 +194,7 @@ let package = Package(
         .testTarget(
             name: "PersistenceTests",
             dependencies: ["Persistence", "LiveTimeline", "MediaProbe", "SharedBytes", "TestSupport"]),
+        .testTarget(name: "SRTInputTests", dependencies: ["SRTInput"]),
         .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist", "TestSource"]),
         .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
     ],

@@ -1,0 +1,543 @@
+import CSRT
+import Foundation
+import LiveTimeline
+import Logging
+import OriginCore
+import ServiceLifecycle
+import Synchronization
+
+/// `ingest.srt`: the SRT listener's settings (docs/srt.md).
+public struct SRTConfiguration: Sendable, Hashable {
+    /// The UDP port callers connect to.
+    public var port: Int
+    /// The address to listen on (`0.0.0.0`: every IPv4 interface; an IPv6 address listens on IPv6).
+    public var host = "0.0.0.0"
+    /// The receiver latency in milliseconds (SRTO_RCVLATENCY; the connection uses the larger of both sides').
+    public var latencyMilliseconds = 120
+    /// Encrypts the callers whose passphrase is not a token's (`SRTAccessRules.passphrase`).
+    public var passphrase: String?
+    /// Callers connected at once; more are refused in the handshake (1402).
+    public var maxCallers = 16
+    /// A caller that sends nothing for this long is a feed drop: its connection is closed.
+    public var idleTimeoutMilliseconds = 2_000
+
+    public init(port: Int) { self.port = port }
+}
+
+/// The SRT input (issue 31): one listening SRT socket, one thread accepting callers and one receiving thread per
+/// caller (at most `maxCallers`), so that a caller whose sink is slow (a segment written durably) never holds back
+/// another, and nothing runs on the HTTP threads or the Swift concurrency pool.
+///
+/// A caller is judged in the handshake (libsrt's listen callback): its stream id, its access (`SRTAccessRules`),
+/// the channel (configured, or `ingest.autoCreate`), the callers limit and whether its rendition already has a
+/// caller; a refused caller is rejected with an access-control reject code (`srt_setrejectreason`), written to the
+/// audit log (rate-limited per address) and counted. An admitted caller's bytes go to a `ContinuousStreamSink`
+/// session; a disconnect, or silence past `idleTimeoutMilliseconds`, ends the session at once.
+public final class SRTListener: Sendable {
+    public let configuration: SRTConfiguration
+    private let origin: Origin
+    private let sink: any ContinuousStreamSink
+    private let logger: Logger
+    private let rules: Mutex<SRTAccessRules>
+    private let state = Mutex(ListenerState())
+    private let listeningSocket: SRTSOCKET
+    private let stopping = Atomic<Bool>(false)
+    /// The port bound (the configured one, or the one the system chose for port 0).
+    public let boundPort: Int
+
+    /// Binds the listening socket (so a taken port fails at startup); nothing is accepted before `run()`.
+    public init(
+        configuration: SRTConfiguration, rules: SRTAccessRules, origin: Origin, sink: any ContinuousStreamSink,
+        logger: Logger
+    ) throws {
+        self.configuration = configuration
+        self.origin = origin
+        self.sink = sink
+        self.logger = logger
+        self.rules = Mutex(rules)
+        SRTLibrary.start()
+        let socket = srt_create_socket()
+        guard socket != SRT_INVALID_SOCK else { throw SRTError.last("srt_create_socket") }
+        do {
+            try Self.setInt(socket, SRTO_RCVLATENCY, Int32(configuration.latencyMilliseconds))
+            try Self.setInt(socket, SRTO_RCVSYN, 0)
+            boundPort = try Self.bind(socket, host: configuration.host, port: configuration.port)
+            guard srt_listen(socket, 64) != SRT_ERROR else { throw SRTError.last("srt_listen") }
+        } catch {
+            srt_close(socket)
+            throw error
+        }
+        listeningSocket = socket
+    }
+
+    deinit { srt_close(listeningSocket) }
+
+    /// Replaces the access rules (a configuration reload); callers already connected stay.
+    public func update(rules newRules: SRTAccessRules) { rules.withLock { $0 = newRules } }
+
+    /// The connected callers, in connection order.
+    public var callers: [SRTCallerStatus] {
+        state.withLock { state in state.callers.values.sorted { $0.serial < $1.serial }.map(\.status) }
+    }
+
+    /// Counters since start: callers accepted, refused by reason, feeds ended by reason.
+    public var counters: SRTCounters { state.withLock { $0.counters } }
+
+    /// Accepts callers until `stop()`; returns once every caller's session is closed (reason `.shutdown`).
+    public func runBlocking() {
+        let poll = srt_epoll_create()
+        var events = Int32(SRT_EPOLL_IN.rawValue | SRT_EPOLL_ERR.rawValue)
+        srt_epoll_add_usock(poll, listeningSocket, &events)
+        let opaque = Unmanaged.passUnretained(self).toOpaque()
+        srt_listen_callback(listeningSocket, srtListenCallback, opaque)
+        logger.info(
+            "SRT listener ready",
+            metadata: [
+                "srt.port": "\(boundPort)", "srt.latency_ms": "\(configuration.latencyMilliseconds)",
+                "srt.max_callers": "\(configuration.maxCallers)",
+            ])
+        var ready = [SRT_EPOLL_EVENT](repeating: SRT_EPOLL_EVENT(), count: 4)
+        while !stopping.load(ordering: .acquiring) {
+            let count = srt_epoll_uwait(poll, &ready, Int32(ready.count), 200)
+            guard count > 0 else { continue }
+            while true {
+                var address = sockaddr_storage()
+                var length = Int32(MemoryLayout<sockaddr_storage>.size)
+                let accepted = withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_accept(listeningSocket, $0, &length) }
+                }
+                guard accepted != SRT_INVALID_SOCK else { break }
+                let peer = SocketAddress(address)
+                startCaller(accepted, peer: peer)
+            }
+        }
+        srt_epoll_release(poll)
+        srt_listen_callback(listeningSocket, nil, nil)
+        srt_close(listeningSocket)
+        // Each caller thread notices `stopping` within its receive timeout and closes its session.
+        while state.withLock({ !$0.callers.isEmpty || $0.starting > 0 }) { usleep(20_000) }
+    }
+
+    /// Asks `runBlocking()` to end.
+    public func stop() { stopping.store(true, ordering: .releasing) }
+
+    // MARK: - Handshake
+
+    /// The listen callback's decision for a caller (libsrt's thread, during the handshake): nil admits it (its
+    /// passphrase set on `socket`), else the refusal.
+    func admit(socket: SRTSOCKET, peer: SocketAddress, streamID: String) -> SRTRefusal? {
+        let requester = Requester(credential: "none", address: peer.host)
+        let decided = StreamID.parse(streamID).flatMap { id in
+            rules.withLock { $0.decide(id, loopback: peer.isLoopback) }.map { (id, $0) }
+        }
+        switch decided {
+        case .failure(let refusal):
+            refuse(refusal, streamID: streamID, requester: requester)
+            return refusal
+        case .success(let (id, admission)):
+            let requester = Requester(credential: admission.credential, address: peer.host)
+            if let refusal = resourceRefusal(id) ?? reserve(id) {
+                refuse(refusal, streamID: streamID, requester: requester)
+                return refusal
+            }
+            if let passphrase = admission.passphrase {
+                let set = passphrase.withCString { text in
+                    srt_setsockflag(socket, SRTO_PASSPHRASE, text, Int32(strlen(text)))
+                }
+                if set == SRT_ERROR {
+                    let refusal = SRTRefusal(code: 1500, message: "the passphrase could not be set", reason: "error")
+                    refuse(refusal, streamID: streamID, requester: requester)
+                    return refusal
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Why the channel or rendition cannot take a caller: unknown without auto-create (1404), or fed by the test
+    /// source (1403).
+    func resourceRefusal(_ id: StreamID) -> SRTRefusal? {
+        let autoCreate = origin.configuration.ingest.autoCreate
+        guard let channel = origin.channel(named: id.channel) else {
+            return autoCreate
+                ? nil
+                : SRTRefusal(
+                    code: SRTRefusal.notFound, message: "no channel '\(id.channel)' (ingest.autoCreate is off)",
+                    reason: "unknown_channel")
+        }
+        if channel.configuration.source == .testSource {
+            return SRTRefusal(
+                code: SRTRefusal.forbidden, message: "channel '\(id.channel)' is fed by the test source",
+                reason: "not_pushed")
+        }
+        if !autoCreate && !channel.hasRendition(id.rendition) {
+            return SRTRefusal(
+                code: SRTRefusal.notFound,
+                message: "channel '\(id.channel)' has no rendition '\(id.rendition)' (ingest.autoCreate is off)",
+                reason: "unknown_rendition")
+        }
+        return nil
+    }
+
+    /// Refuses a rendition that has a caller (1409) and a caller past `maxCallers` (1402).
+    private func reserve(_ id: StreamID) -> SRTRefusal? {
+        state.withLock { state in
+            if state.callers.values.contains(where: { $0.status.channel == id.channel && $0.status.rendition == id.rendition }) {
+                return SRTRefusal(
+                    code: SRTRefusal.conflict,
+                    message: "\(id.channel)/\(id.rendition) has a caller; a second one is taken once the first drops")
+            }
+            guard state.callers.count + state.starting < configuration.maxCallers else {
+                return SRTRefusal(
+                    code: SRTRefusal.overload, message: "\(configuration.maxCallers) callers are connected (maxCallers)")
+            }
+            return nil
+        }
+    }
+
+    private func refuse(_ refusal: SRTRefusal, streamID: String, requester: Requester) {
+        state.withLock { $0.counters.refusals[refusal.reason, default: 0] += 1 }
+        origin.audit.record(
+            "SRT caller refused", by: requester, outcome: refusal.reason, refused: true,
+            details: [
+                "srt.streamid": "\(Self.redacted(streamID))", "srt.reject": "\(refusal.code)",
+                "srt.reason": "\(refusal.message)",
+            ])
+    }
+
+    /// The stream id as the log shows it: a token's secret (`s=`, `token=`) replaced.
+    static func redacted(_ streamID: String) -> String {
+        guard streamID.hasPrefix("#!::") else { return streamID }
+        return "#!::"
+            + streamID.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false).map { pair in
+                pair.hasPrefix("s=") || pair.hasPrefix("token=")
+                    ? pair.prefix(through: pair.firstIndex(of: "=")!) + "***" : pair
+            }.joined(separator: ",")
+    }
+
+    // MARK: - Callers
+
+    private func startCaller(_ socket: SRTSOCKET, peer: SocketAddress) {
+        let streamID = Self.streamID(of: socket)
+        guard case .success(let id) = StreamID.parse(streamID) else {
+            srt_close(socket)
+            return
+        }
+        let credential: String
+        switch rules.withLock({ $0.decide(id, loopback: peer.isLoopback) }) {
+        case .success(let admission): credential = admission.credential
+        case .failure:
+            // The rules changed between the handshake and the accept (a reload).
+            srt_close(socket)
+            return
+        }
+        // The handshake checked the rendition; two callers admitted at once for one rendition: the second closes.
+        let serial: Int? = state.withLock { state in
+            guard
+                !state.callers.values.contains(where: {
+                    $0.status.channel == id.channel && $0.status.rendition == id.rendition
+                }), state.callers.count + state.starting < configuration.maxCallers
+            else { return nil }
+            state.starting += 1
+            state.serial += 1
+            return state.serial
+        }
+        guard let serial else {
+            state.withLock { $0.counters.refusals["conflict", default: 0] += 1 }
+            srt_close(socket)
+            return
+        }
+        let thread = Thread { [self] in
+            receive(socket: socket, id: id, peer: peer, credential: credential, serial: serial)
+        }
+        thread.name = "srt \(id.channel)/\(id.rendition)"
+        thread.start()
+    }
+
+    private func receive(socket: SRTSOCKET, id: StreamID, peer: SocketAddress, credential: String, serial: Int) {
+        let session: any ContinuousStreamSession
+        do {
+            session = try sink.open(channel: id.channel, rendition: id.rendition, peer: peer.description)
+        } catch {
+            state.withLock {
+                $0.starting -= 1
+                $0.counters.refusals["sink", default: 0] += 1
+            }
+            logger.warning(
+                "SRT caller closed: the stream could not be opened",
+                metadata: [
+                    "hls.channel": "\(id.channel)", "hls.rendition": "\(id.rendition)", "srt.peer": "\(peer)",
+                    "error": "\(error)",
+                ])
+            srt_close(socket)
+            return
+        }
+        let now = Self.nowMilliseconds()
+        var status = SRTCallerStatus(
+            channel: id.channel, rendition: id.rendition, peer: peer.description, credential: credential,
+            connectedAtMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        state.withLock { state in
+            state.starting -= 1
+            state.counters.accepted += 1
+            state.callers[socket] = CallerEntry(serial: serial, status: status)
+        }
+        logger.info(
+            "SRT caller connected",
+            metadata: [
+                "hls.channel": "\(id.channel)", "hls.rendition": "\(id.rendition)", "srt.peer": "\(peer)",
+                "audit.credential": "\(credential)",
+            ])
+        _ = try? Self.setInt(socket, SRTO_RCVSYN, 1)
+        _ = try? Self.setInt(socket, SRTO_RCVTIMEO, 100)
+        let idle = Int64(configuration.idleTimeoutMilliseconds)
+        var lastReceived = now
+        var lastStats = now
+        var retransmitted: Int64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1500)
+        let reason: ContinuousStreamEnd
+        while true {
+            let received = buffer.withUnsafeMutableBytes { bytes in
+                srt_recvmsg(socket, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
+            }
+            let clock = Self.nowMilliseconds()
+            if received > 0 {
+                lastReceived = clock
+                buffer.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<Int(received)])) }
+            } else if received == SRT_ERROR {
+                // Blocking mode: SRTO_RCVTIMEO ends a wait with SRT_ETIMEOUT (SRT_EASYNCRCV in some versions).
+                let error = srt_getlasterror(nil)
+                if error != SRT_ETIMEOUT.rawValue && error != SRT_EASYNCRCV.rawValue {
+                    reason = .disconnected
+                    break
+                }
+            }
+            if stopping.load(ordering: .acquiring) {
+                reason = .shutdown
+                break
+            }
+            if clock - lastReceived > idle {
+                reason = .silent(milliseconds: Int(clock - lastReceived))
+                break
+            }
+            if clock - lastStats >= 1_000 {
+                var perf = SRT_TRACEBSTATS()
+                if srt_bstats(socket, &perf, 1) != SRT_ERROR {
+                    retransmitted += Int64(perf.pktRcvRetrans)
+                    status.update(perf, retransmitted: retransmitted, silentMilliseconds: clock - lastReceived)
+                    state.withLock { $0.callers[socket]?.status = status }
+                }
+                lastStats = clock
+            }
+        }
+        srt_close(socket)
+        session.close(reason: reason)
+        state.withLock { state in
+            state.callers[socket] = nil
+            if reason != .shutdown { state.counters.drops[reason.label, default: 0] += 1 }
+        }
+        logger.log(
+            level: reason == .shutdown ? .info : .warning,
+            reason == .shutdown ? "SRT caller closed: shutting down" : "SRT caller ended: feed drop",
+            metadata: [
+                "hls.channel": "\(id.channel)", "hls.rendition": "\(id.rendition)", "srt.peer": "\(peer)",
+                "srt.end": "\(reason)",
+            ])
+    }
+
+    // MARK: - libsrt helpers
+
+    static func streamID(of socket: SRTSOCKET) -> String {
+        var bytes = [CChar](repeating: 0, count: 600)
+        var length = Int32(bytes.count)
+        guard srt_getsockflag(socket, SRTO_STREAMID, &bytes, &length) != SRT_ERROR else { return "" }
+        return String(decoding: bytes.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func setInt(_ socket: SRTSOCKET, _ option: SRT_SOCKOPT, _ value: Int32) throws {
+        var value = value
+        guard srt_setsockflag(socket, option, &value, Int32(MemoryLayout<Int32>.size)) != SRT_ERROR else {
+            throw SRTError.last("srt_setsockflag \(option.rawValue)")
+        }
+    }
+
+    private static func bind(_ socket: SRTSOCKET, host: String, port: Int) throws -> Int {
+        var storage = sockaddr_storage()
+        var length: Int32
+        if host.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw SRTError("bad host '\(host)'") }
+            withUnsafeMutableBytes(of: &storage) { target in withUnsafeBytes(of: address) { target.copyMemory(from: $0) } }
+            length = Int32(MemoryLayout<sockaddr_in6>.size)
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw SRTError("bad host '\(host)'") }
+            withUnsafeMutableBytes(of: &storage) { target in withUnsafeBytes(of: address) { target.copyMemory(from: $0) } }
+            length = Int32(MemoryLayout<sockaddr_in>.size)
+        }
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_bind(socket, $0, length) }
+        }
+        guard bound != SRT_ERROR else { throw SRTError.last("srt_bind \(host):\(port)") }
+        var local = sockaddr_storage()
+        var localLength = Int32(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_getsockname(socket, $0, &localLength) }
+        }
+        return SocketAddress(local).port
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+}
+
+/// libsrt's listen callback: admits or rejects a caller during its handshake.
+private func srtListenCallback(
+    opaque: UnsafeMutableRawPointer?, socket: SRTSOCKET, version: Int32, address: UnsafePointer<sockaddr>?,
+    streamID: UnsafePointer<CChar>?
+) -> Int32 {
+    guard let opaque, let address else { return -1 }
+    let listener = Unmanaged<SRTListener>.fromOpaque(opaque).takeUnretainedValue()
+    let text = streamID.map { String(cString: $0) } ?? ""
+    guard let refusal = listener.admit(socket: socket, peer: SocketAddress(address), streamID: text) else { return 0 }
+    srt_setrejectreason(socket, Int32(SRT_REJC_PREDEFINED) + refusal.code)
+    return -1
+}
+
+/// Why a caller's feed ended, as a metric label.
+extension ContinuousStreamEnd {
+    var label: String {
+        switch self {
+        case .disconnected: "disconnected"
+        case .silent: "silent"
+        case .shutdown: "shutdown"
+        }
+    }
+}
+
+/// One connected caller: what the status and the metrics show (SRT's own statistics, `srt_bstats`, every second).
+public struct SRTCallerStatus: Sendable, Hashable, Codable {
+    public var channel: String
+    public var rendition: String
+    /// `host:port`.
+    public var peer: String
+    /// The token that admitted it, or `loopback`.
+    public var credential: String
+    /// Wall clock, milliseconds since 1970.
+    public var connectedAtMilliseconds: Int64
+    public var rttMilliseconds: Double = 0
+    /// The receive rate over the last second, bits per second.
+    public var bitsPerSecond: Double = 0
+    public var receivedBytes: UInt64 = 0
+    public var receivedPackets: Int64 = 0
+    /// Packets the receiver found missing (most are then retransmitted).
+    public var lostPackets: Int64 = 0
+    /// Retransmitted packets received.
+    public var retransmittedPackets: Int64 = 0
+    /// Packets that arrived too late to play (or never): lost for good.
+    public var droppedPackets: Int64 = 0
+    /// Packets that could not be decrypted (a wrong key).
+    public var undecryptedPackets: Int64 = 0
+    /// What the receive buffer holds, as time and as bytes.
+    public var receiveBufferMilliseconds: Int = 0
+    public var receiveBufferBytes: Int = 0
+    /// The negotiated latency, milliseconds.
+    public var latencyMilliseconds: Int = 0
+    /// Since the last payload, when the statistics were read.
+    public var silentMilliseconds: Int64 = 0
+
+    mutating func update(_ perf: SRT_TRACEBSTATS, retransmitted: Int64, silentMilliseconds: Int64) {
+        rttMilliseconds = perf.msRTT
+        bitsPerSecond = perf.mbpsRecvRate * 1_000_000
+        receivedBytes = perf.byteRecvTotal
+        receivedPackets = perf.pktRecvTotal
+        lostPackets = Int64(perf.pktRcvLossTotal)
+        retransmittedPackets = retransmitted
+        droppedPackets = Int64(perf.pktRcvDropTotal)
+        undecryptedPackets = Int64(perf.pktRcvUndecryptTotal)
+        receiveBufferMilliseconds = Int(perf.msRcvBuf)
+        receiveBufferBytes = Int(perf.byteRcvBuf)
+        latencyMilliseconds = Int(perf.msRcvTsbPdDelay)
+        self.silentMilliseconds = silentMilliseconds
+    }
+}
+
+/// The listener's counters since start.
+public struct SRTCounters: Sendable, Hashable {
+    public var accepted: UInt64 = 0
+    /// By reason (`SRTRefusal.reason`).
+    public var refusals: [String: UInt64] = [:]
+    /// Feeds ended by the caller or by silence, by `disconnected` / `silent`.
+    public var drops: [String: UInt64] = [:]
+}
+
+private struct CallerEntry {
+    var serial: Int
+    var status: SRTCallerStatus
+}
+
+private struct ListenerState {
+    var callers: [SRTSOCKET: CallerEntry] = [:]
+    /// Callers accepted whose session is being opened.
+    var starting = 0
+    var serial = 0
+    var counters = SRTCounters()
+}
+
+/// An IPv4 or IPv6 socket address, as text.
+struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
+    var host: String
+    var port: Int
+
+    init(_ storage: sockaddr_storage) {
+        var storage = storage
+        self = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0) } }
+    }
+
+    init(_ address: UnsafePointer<sockaddr>) {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        if address.pointee.sa_family == sa_family_t(AF_INET6) {
+            let v6 = UnsafeRawPointer(address).assumingMemoryBound(to: sockaddr_in6.self)
+            var raw = v6.pointee.sin6_addr
+            inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+            port = Int(UInt16(bigEndian: v6.pointee.sin6_port))
+        } else {
+            let v4 = UnsafeRawPointer(address).assumingMemoryBound(to: sockaddr_in.self)
+            var raw = v4.pointee.sin_addr
+            inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+            port = Int(UInt16(bigEndian: v4.pointee.sin_port))
+        }
+        host = String(cString: text)
+    }
+
+    /// 127.0.0.0/8, ::1 and IPv4-mapped loopback.
+    var isLoopback: Bool {
+        host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.")
+    }
+
+    var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// A libsrt call that failed.
+struct SRTError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+    static func last(_ call: String) -> SRTError { SRTError("\(call): \(String(cString: srt_getlasterror_str()))") }
+}
+
+/// `srt_startup` once per process.
+enum SRTLibrary {
+    private static let started: Void = {
+        srt_startup()
+        // libsrt logs to stderr at `error` and above by default; its notices are the caller's business.
+        srt_setloglevel(LOG_CRIT)
+    }()
+
+    static func start() { _ = started }
+}
