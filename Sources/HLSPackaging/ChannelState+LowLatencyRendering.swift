@@ -26,7 +26,7 @@ extension ChannelState {
         // Date ranges are placed on the listed segments and the segment in progress alike.
         let overlay = markers.overlay(
             entries: rendition.window.entries.map(OverlayPoint.init) + (progress.map { [OverlayPoint($0)] } ?? []),
-            legacyCueTags: configuration.legacyCueTags)
+            cueTags: configuration.cueTagOptions, interstitials: configuration.liveInterstitials)
         var playlist = rendition.window.playlist(
             independentSegments: rendition.allSegmentsIndependent, dateRanges: overlay.dateRanges,
             extraTags: overlay.extraTags, decoration: decoration)

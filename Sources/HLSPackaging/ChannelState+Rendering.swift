@@ -78,7 +78,9 @@ extension ChannelState {
 
     /// The rendition's playlist with the channel's markers overlaid.
     func markedPlaylist(_ rendition: RenditionState, markers: MarkerBook) -> MediaPlaylist {
-        let overlay = markers.overlay(entries: rendition.window.entries, legacyCueTags: configuration.legacyCueTags)
+        let overlay = markers.overlay(
+            entries: rendition.window.entries, cueTags: configuration.cueTagOptions,
+            interstitials: configuration.liveInterstitials)
         return rendition.window.playlist(
             independentSegments: rendition.allSegmentsIndependent, dateRanges: overlay.dateRanges,
             extraTags: overlay.extraTags, decoration: decoration(for: rendition))

@@ -127,18 +127,21 @@ public struct DVRPlaylistOptions: Sendable, Hashable {
     public var targetDuration: Int
     /// EXT-X-INDEPENDENT-SEGMENTS, as the live playlist.
     public var independentSegments: Bool
-    /// The channel's `legacyCueTags` setting, as the live playlist.
-    public var legacyCueTags: Bool
+    /// The channel's `cueTags` and `oatcls` settings, as the live playlist.
+    public var cueTags: CueTagOptions
+    /// The interstitials listed, bounded (``MarkerBook/interstitialListing(settings:includesInband:edgeMilliseconds:)``);
+    /// nil: every marker as it is.
+    public var interstitials: InterstitialListing? = nil
 
     public init(
         rendition: String, container: MediaContainer, targetDuration: Int, independentSegments: Bool,
-        legacyCueTags: Bool = false
+        cueTags: CueTagOptions = .daterange
     ) {
         self.rendition = rendition
         self.container = container
         self.targetDuration = targetDuration
         self.independentSegments = independentSegments
-        self.legacyCueTags = legacyCueTags
+        self.cueTags = cueTags
     }
 }
 
@@ -205,7 +208,8 @@ public enum DVRPlaylist {
         entries: [DVREntry], selection: DVRSelection, options: DVRPlaylistOptions, markers: MarkerBook,
         decoration: PlaylistDecoration
     ) -> MediaPlaylist {
-        let overlay = markers.overlay(entries: entries, legacyCueTags: options.legacyCueTags)
+        let overlay = markers.overlay(
+            entries: entries, cueTags: options.cueTags, interstitials: options.interstitials)
         var playlist = header(first: entries.first, selection: selection, options: options)
         playlist.definitions = decoration.definitions
         playlist.segments = entries.map { entry in
@@ -257,12 +261,17 @@ public enum DVRPlaylist {
     ) -> String {
         let first = selection.msns.lowerBound
         let last = selection.msns.upperBound
+        // Cached blocks hold the interstitials listed: a new bound is a new revision.
+        var revisionHasher = Hasher()
+        revisionHasher.combine(revision)
+        revisionHasher.combine(options.interstitials)
+        let revision = options.interstitials == nil ? revision : revisionHasher.finalize()
         func key(
             _ blockStart: UInt64, _ incomingMap: MediaInitializationSection?, _ incomingKey: EncryptionKey?
         ) -> DVRBlockCache.Key {
             DVRBlockCache.Key(
                 rendition: options.rendition, block: blockStart / blockLength, revision: revision,
-                incomingMap: incomingMap, legacyCueTags: options.legacyCueTags, incomingKey: incomingKey)
+                incomingMap: incomingMap, cueTags: options.cueTags, incomingKey: incomingKey)
         }
         var body = ""
         var previousMap: MediaInitializationSection?
@@ -300,7 +309,8 @@ public enum DVRPlaylist {
                 ? nil
                 : previousEntry ?? entries(next - 1...next - 1, rendition: options.rendition, source: source).first
             let overlay = markers.overlay(
-                entries: (predecessor.map { [$0] } ?? []) + run, legacyCueTags: options.legacyCueTags)
+                entries: (predecessor.map { [$0] } ?? []) + run, cueTags: options.cueTags,
+                interstitials: options.interstitials)
             var before = predecessor
             var index = 0
             while index < run.count {
@@ -374,7 +384,7 @@ public struct DVRBlockCache: Sendable {
         public var revision: Int
         /// The EXT-X-MAP in force before the block.
         public var incomingMap: MediaInitializationSection?
-        public var legacyCueTags: Bool
+        public var cueTags: CueTagOptions
         /// The EXT-X-KEY in force before the block (a MAP change under a key is written between METHOD=NONE and
         /// the key again).
         public var incomingKey: EncryptionKey? = nil

@@ -10,6 +10,7 @@ extension DateRange {
     /// - Client attributes: names `X-[A-Z0-9-]+`, each once; values a valid quoted string, a non-empty hexadecimal
     ///   sequence or a finite decimal (enumerated strings are not allowed for `X-` attributes).
     /// - SCTE35-CMD, SCTE35-OUT, SCTE35-IN: at least one byte.
+    /// - CLASS="com.apple.hls.interstitial": the interstitial rules of 8216bis Appendix D (`DateRange+Interstitial`).
     /// - Throws: ``PlaylistValidationError`` naming the first attribute at fault.
     /// 9999-12-31T23:59:59.999Z, the latest date RFC 8216 can write (ms since 1970).
     static let latestMilliseconds: Int64 = 253_402_300_799_999
@@ -62,6 +63,7 @@ extension DateRange {
             }
         }
         try validateClientAttributes()
+        try validateInterstitial()
         for attribute in DateRangeAttribute.allCases where attribute.valueType == .hexadecimal {
             if case .hexadecimal(let bytes) = self[attribute], bytes.isEmpty {
                 throw PlaylistValidationError(attribute: attribute.name, message: "empty hexadecimal sequence")

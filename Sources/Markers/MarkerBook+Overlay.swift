@@ -29,57 +29,37 @@ extension MarkerBook {
     /// ends after START-DATE, or before the first entry if it started before the window. Markers starting at or
     /// after the window's end (scheduled ahead) are not listed yet.
     ///
-    /// With `legacyCueTags`, every marker carrying SCTE35-OUT also gets `#EXT-X-CUE-OUT:<seconds>` on the entry where
-    /// it is placed, `#EXT-X-CUE-OUT-CONT:ElapsedTime=<s>,Duration=<s>` on the following entries that start before
-    /// its end, and `#EXT-X-CUE-IN` on the first entry starting at or after its end. The announced duration is the
-    /// one posted (DURATION, END-DATE - START-DATE or PLANNED-DURATION), so tags already shown never change.
+    /// With `cueTags` in `cue` or `both` mode (and with `oatcls`), the breaks also get the segment-boundary tags of
+    /// ``cueTags(entries:options:ends:)`` in `extraTags`; in `cue` mode the DATERANGE of a marker that opens or closes
+    /// a break is left out (HLS Interstitials keep theirs).
     /// - Parameters:
     ///   - entries: the rendition's listed entries, oldest first.
-    ///   - legacyCueTags: also produce the legacy cue tags.
-    public func overlay(entries: [some MarkerOverlayEntry], legacyCueTags: Bool = false) -> MarkerOverlay {
+    ///   - cueTags: the channel's cue tag settings; `.daterange` (default): DATERANGE only.
+    ///   - interstitials: also list each break's interstitial (in every cue tag mode) and bound the interstitials
+    ///     listed (``InterstitialListing/dateRanges(for:keepsOwn:)``); nil: none added.
+    public func overlay(
+        entries: [some MarkerOverlayEntry], cueTags: CueTagOptions = .daterange,
+        interstitials: InterstitialListing? = nil
+    ) -> MarkerOverlay {
         var overlay = MarkerOverlay()
         guard let first = entries.first, let last = entries.last, !markers.isEmpty else { return overlay }
         let windowStart = first.programDateTimeMilliseconds
         let windowEnd = last.endMilliseconds
         let ends = endsMilliseconds()
         for marker in sortedMarkers {
+            let keepsOwn = marker.keepsDateRange(in: cueTags.mode)
+            let listed =
+                interstitials?.dateRanges(for: marker, keepsOwn: keepsOwn) ?? (keepsOwn ? [marker.dateRange] : [])
+            guard !listed.isEmpty else { continue }
             let start = marker.startDate.millisecondsSince1970
             let end = ends[marker.id]
             if start < windowEnd, (end ?? .max) >= windowStart {
                 let placed = start < windowStart ? first : entries.first { $0.endMilliseconds > start } ?? first
-                overlay.dateRanges[placed.msn, default: []].append(marker.dateRange)
-            }
-            if legacyCueTags, marker.scte35Out != nil {
-                addLegacyCueTags(marker, start: start, end: end, entries: entries, to: &overlay)
+                overlay.dateRanges[placed.msn, default: []].append(contentsOf: listed)
             }
         }
+        overlay.extraTags = self.cueTags(entries: entries, options: cueTags, ends: ends)
         return overlay
-    }
-
-    private func addLegacyCueTags(
-        _ marker: Marker, start: Int64, end: Int64?, entries: [some MarkerOverlayEntry], to overlay: inout MarkerOverlay
-    ) {
-        let request = marker.request
-        let announced: Int64? =
-            request.duration.map(NumberFormatting.milliseconds)
-            ?? request.endDate.map { $0.millisecondsSince1970 - start }
-            ?? request.plannedDuration.map(NumberFormatting.milliseconds)
-        var outPlaced = false
-        for entry in entries {
-            let entryStart = entry.programDateTimeMilliseconds
-            if entry.endMilliseconds > start, entryStart <= start, !outPlaced {
-                overlay.extraTags[entry.msn, default: []].append(
-                    "#EXT-X-CUE-OUT" + (announced.map { ":" + Self.seconds($0) } ?? ""))
-                outPlaced = true
-            } else if entryStart > start, end.map({ entryStart < $0 }) ?? true {
-                var tag = "#EXT-X-CUE-OUT-CONT:ElapsedTime=" + Self.seconds(entryStart - start)
-                if let announced { tag += ",Duration=" + Self.seconds(announced) }
-                overlay.extraTags[entry.msn, default: []].append(tag)
-            } else if let end, entryStart >= end, entryStart > start {
-                overlay.extraTags[entry.msn, default: []].append("#EXT-X-CUE-IN")
-                return
-            }
-        }
     }
 
     /// Milliseconds as seconds with three decimals, e.g. `4.000`.

@@ -91,11 +91,15 @@ extension Channel {
         // The live playlist says whether every segment starts with a keyframe; the DVR playlist says the same.
         let independent = live.playlist?.withUnsafeBytes { String(decoding: $0.prefix(256), as: UTF8.self) }
             .contains("#EXT-X-INDEPENDENT-SEGMENTS\n")
-        let options = DVRPlaylistOptions(
+        var options = DVRPlaylistOptions(
             rendition: name + "/" + rendition,
             container: live.entries.last?.container ?? .mpegTS, targetDuration: live.targetDuration,
-            independentSegments: independent ?? false, legacyCueTags: configuration.legacyCueTags)
+            independentSegments: independent ?? false, cueTags: configuration.cueTagOptions)
         let book = markers.book
+        // Interstitials: a bounded number before the playlist's end, so a long start-over is not thousands of them.
+        let selectionEnd = source.slots(from: selection.msns.upperBound, through: selection.msns.upperBound).first
+        options.interstitials = configuration.boundedInterstitials(
+            book, edgeMilliseconds: selectionEnd?.endMilliseconds ?? now)
         // Encrypted channels: EXT-X-KEY lines follow the key schedule and the key URIs; blocks depend on both.
         let encryption = snapshot.encryption
         // Protected channels: the token suffix and EXT-X-DEFINE as in the live playlists (segments need the token).

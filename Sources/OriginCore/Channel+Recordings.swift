@@ -146,14 +146,18 @@ extension Channel {
         let selection = DVRSelection(
             msns: first...max(first, last), playlistType: .vod, endList: true,
             start: StartOffset(timeOffset: Double(contents.startOffsetMilliseconds) / 1000, precise: true))
-        let options = DVRPlaylistOptions(
+        var options = DVRPlaylistOptions(
             rendition: "vod/" + recording.id + "/" + rendition,
             container: MediaContainer(rawValue: summary.container) ?? .mpegTS, targetDuration: summary.targetDuration,
-            independentSegments: summary.independentSegments, legacyCueTags: configuration.legacyCueTags)
+            independentSegments: summary.independentSegments, cueTags: configuration.cueTagOptions)
         var hasher = Hasher()
         hasher.combine(book)
         let revision = hasher.finalize()
-        let source = RenamedSource(source: StoreDVRRecords(store: store), rendition: rendition)
+        let records = StoreDVRRecords(store: store)
+        // Interstitials: a bounded number before the recording's end (as DVR playlists).
+        let end = records.slots(from: max(first, last), through: max(first, last)).first?.endMilliseconds
+        options.interstitials = configuration.boundedInterstitials(book, edgeMilliseconds: end ?? .max)
+        let source = RenamedSource(source: records, rendition: rendition)
         return cache.withCache { blocks in
             DVRPlaylist.render(
                 selection: selection, options: options, source: source, markers: book, revision: revision,

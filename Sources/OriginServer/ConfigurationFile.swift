@@ -1,6 +1,7 @@
 import Foundation
 import GroupDatabase
 import LiveTimeline
+import Markers
 import OriginCore
 import PeerRepair
 import Yams
@@ -107,6 +108,7 @@ public enum ConfigurationFile {
                 ingestConfiguration.autoCreate = ingest.autoCreate ?? ingestConfiguration.autoCreate
                 ingestConfiguration.maxSegmentBytes = ingest.maxSegmentBytes ?? ingestConfiguration.maxSegmentBytes
                 configuration.ingestToken = ingest.token
+                configuration.srt = try ingest.srt?.configuration(source: source)
                 if let defaults = ingest.defaults {
                     ingestConfiguration.autoCreatedChannel = try defaults.channel(
                         name: "", source: source, playbackSecret: playbackSecret)
@@ -168,7 +170,11 @@ public enum ConfigurationFile {
         var token: String?
         var tokens: [String]?
         var defaults: ChannelModel?
-        enum CodingKeys: String, CodingKey, CaseIterable { case autoCreate, maxSegmentBytes, token, tokens, defaults }
+        /// The SRT listener (`ConfigurationFile+SRT.swift`).
+        var srt: SRTModel?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case autoCreate, maxSegmentBytes, token, tokens, defaults, srt
+        }
     }
 
     struct DVRModel: StrictKeys {

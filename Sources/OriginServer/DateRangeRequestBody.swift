@@ -10,7 +10,9 @@ import OriginCore
 enum DateRangeRequestBody {
     static let clientAttributesField = "clientAttributes"
     /// The fields of a POST: every date range attribute's, and the client attributes.
-    static let postFields = Set(DateRangeAttribute.allCases.map(\.topLevelField)).union([clientAttributesField])
+    static let postFields = Set(DateRangeAttribute.allCases.map(\.topLevelField)).union([
+        clientAttributesField, interstitialField,
+    ])
     /// The fields of a PATCH, in the order its error messages list them: the attributes a cue-in adds.
     static let patchFieldList = MarkerPatch.attributes.map(\.topLevelField)
     static let patchFields = Set(patchFieldList)
@@ -77,6 +79,7 @@ enum DateRangeRequestBody {
         case let other?:
             throw invalid(clientAttributesField, "must be an object {\"X-NAME\": value}, not \(other.typeName)")
         }
+        try applyInterstitial(object[interstitialField], to: &request)
         return request
     }
 
@@ -116,7 +119,7 @@ enum DateRangeRequestBody {
         return object.filter { $0.value != .null }
     }
 
-    private static func invalid(_ field: String, _ message: String) -> MarkerError {
+    static func invalid(_ field: String, _ message: String) -> MarkerError {
         MarkerError(.invalid, field: field, "\(field): \(message)")
     }
 

@@ -127,6 +127,25 @@ const players = {
             const key = `${frag.type}`;
             if (!(key in state.firstFragmentStart)) state.firstFragmentStart[key] = frag.start;
         });
+        // HLS Interstitials: what hls.interstitialsManager does (schedule changes, asset lists, asset players).
+        let scheduled = -1;
+        hls.on(Events.INTERSTITIALS_UPDATED, (_, data) => {
+            const count = data.schedule?.filter((item) => item.event).length ?? 0;
+            if (count !== scheduled) note("hls-interstitial", `INTERSTITIALS_UPDATED ${count} scheduled`);
+            scheduled = count;
+        });
+        for (const name of [
+            "ASSET_LIST_LOADING", "ASSET_LIST_LOADED", "INTERSTITIAL_STARTED", "INTERSTITIAL_ASSET_PLAYER_CREATED",
+            "INTERSTITIAL_ASSET_STARTED", "INTERSTITIAL_ASSET_ENDED", "INTERSTITIAL_ASSET_ERROR", "INTERSTITIAL_ENDED",
+            "INTERSTITIALS_PRIMARY_RESUMED",
+        ]) {
+            if (!Events[name]) continue;
+            hls.on(Events[name], (_, data) => {
+                const id = data?.event?.identifier ?? data?.asset?.identifier ?? "";
+                const more = data?.error ? ` ${data.error}` : data?.assetListResponse ? " " + JSON.stringify(data.assetListResponse).slice(0, 160) : "";
+                note("hls-interstitial", `${name} ${id}${more} at ${video.currentTime.toFixed(2)}`);
+            });
+        }
     },
     async native() {
         video.src = source;
