@@ -17,23 +17,23 @@ extension OriginHTTPHandler {
                 let text = try channel.dvrMultivariantPlaylist(query)
                 // `import` form: the viewer's token goes into the template (authorized by `playbackGate`).
                 if channel.configuration.playback?.form == .importVariable {
-                    return respond(viewerMultivariant(SharedBytes(string: text), request: request))
+                    return .respond(viewerMultivariant(SharedBytes(string: text), request: request))
                 }
-                return respond(
+                return .respond(
                     dvrPlaylist(
                         request, text: text, maxAge: configuration.multivariantMaxAge,
                         modifiedMilliseconds: channel.snapshot.multivariantModifiedMilliseconds))
             }
             guard channel.snapshot.renditions[rendition] != nil else { return nil }
             let answer = try channel.dvrMediaPlaylist(query, rendition: rendition, cache: timeShift.blocks)
-            return respond(
+            return .respond(
                 dvrPlaylist(
                     request, text: answer.text, maxAge: answer.maxAge, modifiedMilliseconds: answer.modifiedMilliseconds
                 ))
         } catch {
             var response = HTTPResponse.text(error.kind == .malformed ? 400 : 404, error.message + "\n")
             response.headers.append(name: "Cache-Control", value: "no-cache")
-            return respond(response)
+            return .respond(response)
         }
     }
 

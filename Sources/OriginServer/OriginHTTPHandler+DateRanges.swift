@@ -18,7 +18,7 @@ extension OriginHTTPHandler {
     func markers(_ context: RouteContext) -> HTTPRequestAction {
         let channel = context.channel
         guard context.request.method == "POST" else {
-            return respond(
+            return .respond(
                 json(200, MarkerListJSON(channel: channel.name, markers: channel.allMarkers.map(MarkerJSON.init))))
         }
         return .receiveBody(limit: Self.adminBodyLimit) { [self] body in postMarker(channel, body) }
@@ -29,9 +29,9 @@ extension OriginHTTPHandler {
         let (channel, id) = (context.channel, context["id"])
         guard context.request.method == "PATCH" else {
             guard let marker = channel.marker(id: id) else {
-                return respond(json(404, ["error": "no marker with id '\(id)' in channel '\(channel.name)'"]))
+                return .respond(json(404, ["error": "no marker with id '\(id)' in channel '\(channel.name)'"]))
             }
-            return respond(json(200, MarkerJSON(marker: marker)))
+            return .respond(json(200, MarkerJSON(marker: marker)))
         }
         return .receiveBody(limit: Self.adminBodyLimit) { [self] body in patchMarker(channel, id: id, body) }
     }

@@ -13,20 +13,20 @@ extension OriginHTTPHandler {
         guard file.hasPrefix("key-"), file.hasSuffix(".key"), case let number = file.dropFirst(4).dropLast(4),
             let period = UInt64(number), file == "key-\(period).key"
         else {
-            return respond(Self.notFound("unknown path in channel '\(channel.name)'"))
+            return .respond(Self.notFound("unknown path in channel '\(channel.name)'"))
         }
         guard let encryption = channel.snapshot.encryption else {
-            return respond(Self.notFound("channel '\(channel.name)' is not encrypted: it has no keys"))
+            return .respond(Self.notFound("channel '\(channel.name)' is not encrypted: it has no keys"))
         }
         if encryption.keyURITemplate != nil {
-            return respond(
+            return .respond(
                 Self.notFound("channel '\(channel.name)' keys are served by its keyURI, not by this origin"))
         }
         guard let key = channel.periodKey(period) else {
-            return respond(Self.notFound("key period \(period) is not yet in use"))
+            return .respond(Self.notFound("key period \(period) is not yet in use"))
         }
         // libmicrohttpd leaves the body out of a HEAD answer itself.
-        return respond(
+        return .respond(
             HTTPResponse(
                 status: 200,
                 headers: ["Content-Type": "application/octet-stream", "Cache-Control": "private, no-store"],
@@ -48,9 +48,9 @@ extension OriginHTTPHandler {
                 ? channel.iFrameBytes(rendition: rendition.name, msn: msn)
                 : channel.iFrameCiphertext(rendition: rendition.name, msn: msn)
         else {
-            return respond(Self.noSegment(file, rendition: rendition.name))
+            return .respond(Self.noSegment(file, rendition: rendition.name))
         }
-        return respond(
+        return .respond(
             serveImmutable(
                 request, bytes: bytes, contentType: Self.iFrameContentType(fileExtension),
                 etag: "\"\(instanceTag)-i\(msn)\"", modifiedMilliseconds: rendition.entry(msn: msn)?.endMilliseconds))

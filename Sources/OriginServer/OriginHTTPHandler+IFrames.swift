@@ -20,7 +20,7 @@ extension OriginHTTPHandler {
                 } else {
                     "rendition '\(rendition.name)' has no video: no I-frame playlist"
                 }
-            return respond(.text(404, reason + "\n"))
+            return .respond(.text(404, reason + "\n"))
         }
         return servePlaylist(
             request,

@@ -144,7 +144,7 @@ extension OriginHTTPHandler {
                 }
             }
         default:  // DELETE
-            return respond(HTTPResponse(status: 204))
+            return .respond(HTTPResponse(status: 204))
         }
     }
 }

@@ -19,7 +19,7 @@ extension OriginHTTPHandler {
     func multivariant(_ context: RouteContext) -> HTTPRequestAction {
         let (channel, snapshot) = (context.channel, context.snapshot)
         guard let playlist = snapshot.multivariantPlaylist else {
-            return respond(.text(404, "channel '\(channel.name)' has no media yet\n"))
+            return .respond(.text(404, "channel '\(channel.name)' has no media yet\n"))
         }
         let modified = snapshot.multivariantModifiedMilliseconds
         return servePlaylist(
@@ -38,7 +38,7 @@ extension OriginHTTPHandler {
             return answer
         }
         guard let playlist = rendition.playlist else {
-            return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
+            return .respond(.text(404, "rendition '\(rendition.name)' has no media yet\n"))
         }
         return servePlaylist(
             request, responses: live.prepared.playlist(channel: channel.name, of: rendition, bytes: playlist),
@@ -53,7 +53,7 @@ extension OriginHTTPHandler {
         guard file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
             file == "init-\(version).mp4", let section = context.rendition.initSections[version]
         else { return nil }
-        return respond(
+        return .respond(
             serveImmutable(
                 context.request, bytes: section.bytes, contentType: "video/mp4",
                 etag: "\"\(instanceTag)-init-\(version)\"", modifiedMilliseconds: nil))
@@ -73,22 +73,22 @@ extension OriginHTTPHandler {
         }
         // Only the canonical name `{msn}.{ext}`: no leading zeros, the rendition's extension.
         guard let (msn, fileExtension) = Self.segmentName(file) else {
-            return respond(Self.noSegment(file, rendition: rendition.name))
+            return .respond(Self.noSegment(file, rendition: rendition.name))
         }
         guard let entry = rendition.entry(msn: msn) else {
             // Not in memory: the durable store may still have it (time-shift, or just past retention).
             guard let stored = channel.storedSegment(rendition: rendition.name, msn: msn),
                 fileExtension == stored.record.container.segmentFileExtension
             else {
-                return respond(Self.noSegment(file, rendition: rendition.name))
+                return .respond(Self.noSegment(file, rendition: rendition.name))
             }
             if snapshot.encryption != nil {
-                return respond(storedEncryptedResponse(request, stored, channel: channel, rendition: rendition.name))
+                return .respond(storedEncryptedResponse(request, stored, channel: channel, rendition: rendition.name))
             }
-            return respond(storedSegmentResponse(request, stored, file: file, rendition: rendition.name))
+            return .respond(storedSegmentResponse(request, stored, file: file, rendition: rendition.name))
         }
         guard fileExtension == entry.container.segmentFileExtension else {
-            return respond(Self.noSegment(file, rendition: rendition.name))
+            return .respond(Self.noSegment(file, rendition: rendition.name))
         }
         // Encrypted channels serve the ciphertext of segments and fillers (nil: a clear MSN, served as it is).
         func served(_ plaintext: SharedBytes) -> SharedBytes {
@@ -104,14 +104,14 @@ extension OriginHTTPHandler {
                     served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
                     etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)
             }
-            return respond(prepared)
+            return .respondPrepared(prepared)
         }
         // A GAP entry with filler answers like a segment (clients that ignore EXT-X-GAP play through it).
         guard let bytes = entry.bytes ?? entry.filler else {
             var response = HTTPResponse.text(
                 404, "msn \(msn) is an EXT-X-GAP entry: the encoder delivered no media for it\n")
             response.headers.append(name: "Cache-Control", value: "public, max-age=\(rendition.targetDuration)")
-            return respond(response)
+            return .respond(response)
         }
         var response = serveImmutable(
             request, bytes: served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
@@ -119,7 +119,7 @@ extension OriginHTTPHandler {
             modifiedMilliseconds: entry.endMilliseconds)
         // Peers of a redundancy group must not take a slate for the encoder's media (PeerRepairer).
         if entry.isSlate { response.headers.append(name: "X-HLSOrigin-Slate", value: "1") }
-        return respond(response)
+        return .respond(response)
     }
 
     /// A segment's Content-Type: its container's, except IMSC1 subtitles in fMP4 (`application/mp4`, rule 45).
@@ -185,7 +185,7 @@ extension OriginHTTPHandler {
         etag: () -> String
     ) -> HTTPRequestAction {
         guard StaticRepresentation.answersAsPlainGet(request, delivery: .compressible) else {
-            return respond(
+            return .respond(
                 playlistResponse(
                     request, responses: responses, etag: etag(), modifiedMilliseconds: modifiedMilliseconds,
                     maxAge: maxAge))
@@ -198,7 +198,7 @@ extension OriginHTTPHandler {
                         gzip ? Self.gzipGet : Self.plainGet, responses: responses, etag: etag(),
                         modifiedMilliseconds: modifiedMilliseconds, maxAge: maxAge)))
         }
-        return respond(form)
+        return .respondPrepared(form)
     }
 
     /// A playlist: short-lived caching, ETag validation, gzip when accepted.

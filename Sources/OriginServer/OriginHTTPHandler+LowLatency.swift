@@ -26,16 +26,16 @@ extension OriginHTTPHandler {
             guard let parsed = try DeliveryDirectives(query: request.query) else { return nil }
             directives = parsed
         } catch {
-            return respond(Self.refusedDirective(error.message))
+            return .respond(Self.refusedDirective(error.message))
         }
         // A request naming an MSN has one possible answer (B Appendix B): cacheable for 6 target durations.
         let blocking = directives.msn != nil
         switch directives.decide(against: rendition) {
         case .refuse(let reason):
-            return respond(Self.refusedDirective(reason))
+            return .respond(Self.refusedDirective(reason))
         case .answerNow(let skip):
             guard let form = lowLatencyForm(channel: channel.name, rendition: rendition, skip: skip, blocking: blocking)
-            else { return respond(.text(404, "rendition '\(rendition.name)' has no media yet\n")) }
+            else { return .respond(.text(404, "rendition '\(rendition.name)' has no media yet\n")) }
             return servePlaylist(
                 request, responses: form.responses, modifiedMilliseconds: rendition.modifiedMilliseconds,
                 maxAge: form.maxAge
@@ -162,7 +162,7 @@ extension OriginHTTPHandler {
         guard let lowLatency = rendition.lowLatency, snapshot.encryption == nil,
             fileExtension == container.segmentFileExtension
         else {
-            return respond(Self.noPart(file, rendition: rendition.name))
+            return .respond(Self.noPart(file, rendition: rendition.name))
         }
         let etag = "\"\(instanceTag)-\(position.msn).\(position.part)\""
         if let part = lowLatency.part(position) {
@@ -170,10 +170,10 @@ extension OriginHTTPHandler {
                 var response = HTTPResponse.text(
                     404, "part \(position) is a GAP part: the encoder delivered no media for it\n")
                 response.headers.append(name: "Cache-Control", value: "public, max-age=\(rendition.targetDuration)")
-                return respond(response)
+                return .respond(response)
             }
             guard StaticRepresentation.answersAsPlainGet(request, delivery: .byteRanges) else {
-                return respond(
+                return .respond(
                     serveImmutable(
                         request, bytes: bytes, contentType: container.contentType, etag: etag,
                         modifiedMilliseconds: nil))
@@ -182,10 +182,10 @@ extension OriginHTTPHandler {
             let prepared = live.prepared.part(channel: channel.name, of: rendition, position: position, bytes: bytes) {
                 preparedImmutable(bytes, contentType: container.contentType, etag: etag, modifiedMilliseconds: nil)
             }
-            return respond(prepared)
+            return .respondPrepared(prepared)
         }
         guard let hint = lowLatency.preloadHint, Channel.isHintedOrNext(position, hint: hint) else {
-            return respond(Self.noPart(file, rendition: rendition.name))
+            return .respond(Self.noPart(file, rendition: rendition.name))
         }
         let deadline = origin.clock.nowMilliseconds() + 3 * Int64(rendition.targetDuration) * 1000
         let name = rendition.name

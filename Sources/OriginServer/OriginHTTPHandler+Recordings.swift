@@ -25,7 +25,7 @@ extension OriginHTTPHandler {
         guard context.request.method == "POST" else {
             let now = origin.clock.nowMilliseconds()
             let list = origin.recordings.all(channel: name).map { RecordingJSON($0, nowMilliseconds: now) }
-            return respond(json(200, RecordingListJSON(channel: name, recordings: list)))
+            return .respond(json(200, RecordingListJSON(channel: name, recordings: list)))
         }
         return .receiveBody(limit: Self.adminBodyLimit) { [self] body in postRecording(channel: name, body) }
     }
@@ -35,9 +35,9 @@ extension OriginHTTPHandler {
         let (name, id) = (context.channel.name, context["id"])
         guard context.request.method == "DELETE" else {
             guard let recording = origin.recordings.recording(id: id), recording.channel == name else {
-                return respond(json(404, ["error": "no recording with id '\(id)' in channel '\(name)'"]))
+                return .respond(json(404, ["error": "no recording with id '\(id)' in channel '\(name)'"]))
             }
-            return respond(json(200, RecordingJSON(recording, nowMilliseconds: origin.clock.nowMilliseconds())))
+            return .respond(json(200, RecordingJSON(recording, nowMilliseconds: origin.clock.nowMilliseconds())))
         }
         // Answered once the (empty) body is in, so that with a group database the deletion's round trip can run off
         // the libmicrohttpd thread (`offThread`).

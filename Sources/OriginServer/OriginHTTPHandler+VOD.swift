@@ -37,13 +37,13 @@ extension OriginHTTPHandler {
         let id = context["id"]
         let contents: RecordingContents
         switch finishedRecording(id) {
-        case .failure(let refusal): return respond(refusal.response)
+        case .failure(let refusal): return .respond(refusal.response)
         case .success(let found): contents = found.1
         }
         guard context["file"] == "index.m3u8", let multivariant = contents.multivariantPlaylist else {
-            return respond(.text(404, "unknown path in recording '\(id)'\n"))
+            return .respond(.text(404, "unknown path in recording '\(id)'\n"))
         }
-        return respond(
+        return .respond(
             vodPlaylist(
                 context.request, text: multivariant,
                 etag: "\"\(instanceTag)-vod-\(id)-\(contents.finishedMilliseconds)-m\"",
@@ -55,19 +55,19 @@ extension OriginHTTPHandler {
         let (request, id, file) = (context.request, context["id"], context["file"])
         let (recording, contents, channel): (RecordingManifest, RecordingContents, Channel)
         switch finishedRecording(id) {
-        case .failure(let refusal): return respond(refusal.response)
+        case .failure(let refusal): return .respond(refusal.response)
         case .success(let found): (recording, contents, channel) = found
         }
         let etagBase = "\(instanceTag)-vod-\(id)-\(contents.finishedMilliseconds)"
         guard let summary = contents.renditions.first(where: { $0.name == context["rendition"] }) else {
-            return respond(.text(404, "unknown rendition '\(context["rendition"])' of recording '\(id)'\n"))
+            return .respond(.text(404, "unknown rendition '\(context["rendition"])' of recording '\(id)'\n"))
         }
         if file == "index.m3u8" {
             guard let text = channel.vodMediaPlaylist(recording, rendition: summary.name, cache: timeShift.blocks)
             else {
-                return respond(.text(404, "rendition '\(summary.name)' of recording '\(id)' has no playlist\n"))
+                return .respond(.text(404, "rendition '\(summary.name)' of recording '\(id)' has no playlist\n"))
             }
-            return respond(
+            return .respond(
                 vodPlaylist(
                     request, text: text, etag: "\"\(etagBase)-\(summary.name)\"",
                     modifiedMilliseconds: contents.finishedMilliseconds))
@@ -76,7 +76,7 @@ extension OriginHTTPHandler {
             file == "init-\(version).mp4", summary.initSectionVersions.contains(version),
             let section = channel.storedInitSection(rendition: summary.name, version: version)
         {
-            return respond(
+            return .respond(
                 serveImmutable(
                     request, bytes: section, contentType: "video/mp4", etag: "\"\(etagBase)-init-\(version)\"",
                     modifiedMilliseconds: nil))
@@ -91,9 +91,9 @@ extension OriginHTTPHandler {
                 .segmentFileExtension,
             let stored = channel.storedSegment(rendition: summary.name, msn: msn)
         else {
-            return respond(.text(404, "no segment '\(file)' in rendition '\(summary.name)' of recording '\(id)'\n"))
+            return .respond(.text(404, "no segment '\(file)' in rendition '\(summary.name)' of recording '\(id)'\n"))
         }
-        return respond(storedSegmentResponse(request, stored, file: file, rendition: summary.name))
+        return .respond(storedSegmentResponse(request, stored, file: file, rendition: summary.name))
     }
 
     /// A VOD playlist: fixed text, validators, gzip when accepted (the gzip form is kept with the DVR playlists').

@@ -169,12 +169,6 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         return response
     }
 
-    /// Sends a response prepared earlier (its headers already complete); the chain counts it.
-    func respond(_ prepared: PreparedResponse) -> HTTPRequestAction { .respondPrepared(prepared) }
-
-    /// Sends `response`; the chain adds the standard headers and counts it.
-    func respond(_ response: HTTPResponse) -> HTTPRequestAction { .respond(response) }
-
     /// 405 unless GET/HEAD; OPTIONS answers a CORS preflight.
     func onlyReading(_ request: HTTPRequestHead) -> HTTPResponse? {
         switch request.method {
