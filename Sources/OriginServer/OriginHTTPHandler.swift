@@ -22,10 +22,6 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let live = LiveRouteCaches()
     /// The caches of the time-shift routes (DVR, VOD).
     let timeShift = TimeShiftRouteCaches()
-    /// The fast path's per-thread answers (`live.answers`).
-    var liveCache: LiveAnswerCache { live.answers }
-    /// The live routes' shared prepared answers (`live.prepared`).
-    var preparedLive: LiveResponseStore { live.prepared }
     /// Refused playback requests by channel and reason.
     let playbackRefusals = PlaybackRefusals()
     /// The tokens in force and what each grants (replaced by a reload).

@@ -89,7 +89,7 @@ struct EncryptionRoutesTests {
         #expect(channel.snapshot.version == version)
         #expect(channel.ciphertextCacheUsage == usage)
         #expect(channel.status() == status)
-        #expect(stack.handler.preparedLive.segmentUsage.count == 0)
+        #expect(stack.handler.live.prepared.segmentUsage.count == 0)
     }
 
     @Test("segments are served as ciphertext that decrypts, with the period's key and IV = MSN, to what was pushed")

@@ -16,7 +16,7 @@ struct LiveAnswerCacheValidityTests {
         try stack.slots(3)
     }
 
-    var counts: (hits: Int, misses: Int) { stack.handler.liveCache.counts }
+    var counts: (hits: Int, misses: Int) { stack.handler.live.answers.counts }
 
     var versions360p: RenditionVersions {
         get throws { try #require(stack.origin.channel(named: "ch")?.versions(ofRendition: "360p")) }

@@ -429,7 +429,7 @@ struct LiveRouteTests {
             #expect(try connection.request("GET", "/live/ch/360p/\(3 + step).ts").status == 200)
             #expect(try connection.request("GET", "/live/ch/360p/index.m3u8").status == 200)
         }
-        let usage = stack.handler.liveCache.usage
+        let usage = stack.handler.live.answers.usage
         // Entries of past versions are swept every 64 stores: at most that many segments (and their playlists).
         #expect(usage.entries <= 2 * LiveAnswerCache.Table.sweepInterval + 2, "\(usage)")
         #expect(usage.bodyBytes < (LiveAnswerCache.Table.sweepInterval + 2) * 2 * segmentBytes, "\(usage)")

@@ -258,16 +258,16 @@ struct PlaybackRoutesTests {
         // Warm up what allowed requests keep: a prepared segment, a cached media playlist.
         #expect(try stack.get("/live/ch/360p/0.ts?token=\(Self.token(stack))").status == 200)
         #expect(try stack.get("/live/ch/360p/index.m3u8").status == 200)
-        let cache = handler.liveCache.usage
-        let segments = handler.preparedLive.segmentUsage.count
+        let cache = handler.live.answers.usage
+        let segments = handler.live.prepared.segmentUsage.count
         let responses = handler.metrics.snapshot.map { "\($0.0)=\($0.1)" }
         // Plain requests (the fast path) and requests with a bad token, of every protected kind.
         for path in Self.protectedPaths {
             #expect(try stack.get(path).status == 403)
             #expect(try stack.get(path + "?token=bad").status == 403)
         }
-        #expect(handler.liveCache.usage == cache)
-        #expect(handler.preparedLive.segmentUsage.count == segments)
+        #expect(handler.live.answers.usage == cache)
+        #expect(handler.live.prepared.segmentUsage.count == segments)
         #expect(handler.metrics.snapshot.map { "\($0.0)=\($0.1)" } == responses)
         #expect(handler.playbackRefusals.counts(channel: "ch") == ["missing": 5, "malformed": 5])
         let metrics = try stack.get("/metrics").text
@@ -298,11 +298,11 @@ struct PlaybackRoutesTests {
         // Over HTTP: refused plain requests keep nothing in the per-thread tables.
         let connection = try stack.connect()
         #expect(try connection.request("GET", "/live/ch/360p/index.m3u8").status == 200)
-        let before = stack.handler.liveCache.usage
+        let before = stack.handler.live.answers.usage
         for path in Self.protectedPaths {
             #expect(try connection.request("GET", path).status == 403)
         }
-        #expect(stack.handler.liveCache.usage == before)
+        #expect(stack.handler.live.answers.usage == before)
     }
 
     @Test func theDVRMultivariantNeedsATokenAndCarriesIt() throws {

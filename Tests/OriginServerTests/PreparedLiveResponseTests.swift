@@ -12,11 +12,11 @@ struct PreparedLiveResponseTests {
         for msn in 0..<3 {
             #expect(try connection.request("GET", "/live/ch/360p/\(msn).ts").status == 200)
         }
-        #expect(stack.handler.preparedLive.segmentUsage.count == 3)
+        #expect(stack.handler.live.prepared.segmentUsage.count == 3)
         // Slide segments 0-2 out of the window and out of retention; the next playlist read prunes them.
         try stack.slots(40)
         #expect(try connection.request("GET", "/live/ch/360p/index.m3u8").status == 200)
-        #expect(stack.handler.preparedLive.segmentUsage.count == 0)
+        #expect(stack.handler.live.prepared.segmentUsage.count == 0)
     }
 
     @Test func pruningToTheLatestSnapshotFreesSegmentsNobodyAskedForSince() throws {
@@ -24,11 +24,11 @@ struct PreparedLiveResponseTests {
         try stack.slots(3)
         let connection = try stack.connect()
         #expect(try connection.request("GET", "/live/ch/180p/0.ts").status == 200)
-        #expect(stack.handler.preparedLive.segmentUsage.count == 1)
+        #expect(stack.handler.live.prepared.segmentUsage.count == 1)
         try stack.slots(40)
         let channel = try #require(stack.origin.channel(named: OriginTestStack.channel))
-        stack.handler.preparedLive.prune(to: channel.snapshot)
-        #expect(stack.handler.preparedLive.segmentUsage.count == 0)
+        stack.handler.live.prepared.prune(to: channel.snapshot)
+        #expect(stack.handler.live.prepared.segmentUsage.count == 0)
     }
 
     @Test func aPartIsAnsweredFromOnePreparedAnswerFreedOnceItsPartStopsAnswering() throws {
@@ -36,14 +36,14 @@ struct PreparedLiveResponseTests {
         for _ in 0..<3 { try stack.slot(chunkSize: 1316) }
         let playlist = try stack.get("/live/ch/360p/index.m3u8")
         let uri = try #require(LowLatencyChannelServingTests.edge(playlist.text).lastPart)
-        let before = stack.handler.preparedLive.segmentUsage.count
+        let before = stack.handler.live.prepared.segmentUsage.count
         let first = try stack.get("/live/ch/360p/\(uri)")
         let second = try stack.get("/live/ch/360p/\(uri)")
         #expect(first.status == 200 && second.status == 200)
         #expect(!first.body.isEmpty && first.body == second.body)
         #expect(first.header("Cache-Control") == second.header("Cache-Control"))
         #expect(first.header("ETag") != nil && first.header("ETag") == second.header("ETag"))
-        #expect(stack.handler.preparedLive.segmentUsage.count == before + 1)
+        #expect(stack.handler.live.prepared.segmentUsage.count == before + 1)
         // A range is cut from the same bytes, not from the prepared answer.
         let range = try stack.get("/live/ch/360p/\(uri)", headers: [("Range", "bytes=0-187")])
         #expect(range.status == 206)
@@ -52,7 +52,7 @@ struct PreparedLiveResponseTests {
         try stack.slots(40)
         #expect(try stack.get("/live/ch/360p/index.m3u8").status == 200)
         #expect(try stack.get("/live/ch/360p/\(uri)").status == 404)
-        #expect(stack.handler.preparedLive.segmentUsage.count == 0)
+        #expect(stack.handler.live.prepared.segmentUsage.count == 0)
     }
 
     @Test func aNewPlaylistVersionReplacesThePreparedOne() throws {
