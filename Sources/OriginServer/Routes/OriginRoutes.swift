@@ -9,19 +9,17 @@ extension OriginHTTPHandler {
         live: RouteGroup(
             name: "live", preflight: "GET, HEAD, OPTIONS", access: .open, readOnly: true, audited: false,
             notFound: { .text(404, "unknown channel or path\n") },
-            unknownChannel: { _ in .text(404, "unknown channel or path\n") },
             routes: liveRoutes),
         vod: RouteGroup(
             name: "vod", preflight: "GET, HEAD, OPTIONS", access: .open, readOnly: true, audited: false,
             notFound: { .text(404, "not found: try /vod/{id}/index.m3u8\n") },
-            unknownChannel: { _ in .text(404, "not found: try /vod/{id}/index.m3u8\n") },
             routes: [
                 Route("vod.multivariant", [], "/vod/:id/:file") { $0.vodMultivariant($1) },
                 Route("vod.rendition", [], "/vod/:id/:rendition/:file") { $0.vodRenditionFile($1) },
             ]),
         ingest: RouteGroup(
             name: "ingest", preflight: "PUT, POST, DELETE, OPTIONS", access: .ingest, readOnly: false, audited: false,
-            notFound: ingestNotFound, unknownChannel: { _ in ingestNotFound() },
+            notFound: ingestNotFound,
             routes: [
                 Route("ingest.multivariantHint", ["PUT", "POST", "DELETE"], "/ingest/:channel/:hint(*.m3u8)") {
                     $0.multivariantHint($1)
@@ -41,7 +39,7 @@ extension OriginHTTPHandler {
             routes: adminRoutes),
         status: RouteGroup(
             name: "status", preflight: "GET, HEAD, OPTIONS", access: .admin, readOnly: true, audited: false,
-            notFound: { statusNotFound }, unknownChannel: { _ in statusNotFound },
+            notFound: { statusNotFound },
             routes: [
                 Route("status.page", [], "/status") { _, _ in .respond(statusAsset(.html)) },
                 Route("status.page", [], "/status/") { _, _ in .respond(statusAsset(.html)) },
@@ -53,7 +51,7 @@ extension OriginHTTPHandler {
             ]),
         peer: RouteGroup(
             name: "peer", preflight: nil, access: .open, readOnly: false, audited: false,
-            notFound: { .text(404, "not found\n") }, unknownChannel: { _ in .text(404, "not found\n") },
+            notFound: { .text(404, "not found\n") },
             routes: [
                 Route("peer.opening", [], "/peer/:channel/opening", needs: .reading) {
                     .respond($0.heldOpening(channel: $1["channel"]))
@@ -61,11 +59,11 @@ extension OriginHTTPHandler {
             ]),
         health: RouteGroup(
             name: "healthz", preflight: nil, access: .open, readOnly: false, audited: false,
-            notFound: { .text(404, "not found\n") }, unknownChannel: { _ in .text(404, "not found\n") },
+            notFound: { .text(404, "not found\n") },
             routes: [Route("healthz", [], "/healthz", needs: .reading) { _, _ in .respond(healthy()) }]),
         metrics: RouteGroup(
             name: "metrics", preflight: nil, access: .open, readOnly: false, audited: false,
-            notFound: { .text(404, "not found\n") }, unknownChannel: { _ in .text(404, "not found\n") },
+            notFound: { .text(404, "not found\n") },
             routes: [
                 Route("metrics", [], "/metrics", needs: .reading) { handler, _ in .respond(handler.metricsPage()) }
             ]

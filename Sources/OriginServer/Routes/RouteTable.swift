@@ -192,9 +192,27 @@ struct RouteGroup: Sendable {
     let audited: Bool
     /// The answer when no route's pattern matches.
     let notFound: @Sendable () -> HTTPResponse
-    /// The answer when a route's `:channel` names no channel (`RouteNeeds.channel`).
-    let unknownChannel: @Sendable (String) -> HTTPResponse
+    /// The answer when a route's `:channel` names no channel (`RouteNeeds.channel`); nil: `notFound`'s.
+    private let unknownChannelAnswer: (@Sendable (String) -> HTTPResponse)?
     let routes: [Route]
+
+    init(
+        name: String, preflight: String?, access: Access, readOnly: Bool, audited: Bool,
+        notFound: @escaping @Sendable () -> HTTPResponse,
+        unknownChannel: (@Sendable (String) -> HTTPResponse)? = nil, routes: [Route]
+    ) {
+        self.name = name
+        self.preflight = preflight
+        self.access = access
+        self.readOnly = readOnly
+        self.audited = audited
+        self.notFound = notFound
+        self.unknownChannelAnswer = unknownChannel
+        self.routes = routes
+    }
+
+    /// The answer when a route's `:channel` names no channel: the group's own, else its `notFound`.
+    func unknownChannel(_ name: String) -> HTTPResponse { unknownChannelAnswer?(name) ?? notFound() }
 }
 
 /// The outcome of matching a path in the table.
