@@ -49,7 +49,7 @@ extension OriginHTTPHandler {
     /// `/live/{channel}/{rendition}/init-{version}.mp4`; nil for a name that is not canonical (`init-00.mp4` or
     /// `init-+0.mp4` must not alias `init-0.mp4`) or a version the rendition does not have.
     func initSection(_ context: RouteContext) -> HTTPRequestAction? {
-        let file = context["file"]
+        let file = context.captures.file ?? ""
         guard file.hasSuffix(".mp4"), let version = Int(file.dropFirst(5).dropLast(4)),
             file == "init-\(version).mp4", let section = context.rendition.initSections[version]
         else { return nil }
@@ -65,7 +65,7 @@ extension OriginHTTPHandler {
         let (request, channel, snapshot, rendition) = (
             context.request, context.channel, context.snapshot, context.rendition
         )
-        let file = context["file"]
+        let file = context.captures.file ?? ""
         if let (position, fileExtension) = Self.partName(file) {
             return livePart(
                 request, channel: channel, snapshot: snapshot, rendition: rendition, file: file, position: position,

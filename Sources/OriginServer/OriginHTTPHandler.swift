@@ -90,7 +90,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         guard let segments = head.decodedPathSegments(), segments.first == "live" else { return nil }
         let resolution = Self.routes.resolve(method: head.method, segments)
         guard case .route(_, let route, let captures, _) = resolution,
-            let channel = captures["channel"].flatMap({ origin.channel(named: $0) })
+            let channel = captures.channel.flatMap({ origin.channel(named: $0) })
         else { return dispatch(head, resolution) }
         // A protected channel's answers depend on the token in the query: only its media and I-frame playlists
         // (the same for every viewer) may be answered and kept here; the rest is refused by the normal route.
@@ -112,11 +112,11 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         _ cachedAs: CachedAs, _ captures: RouteCaptures, channel: Channel
     ) -> LiveAnswerCache.Validity {
         let snapshotVersion = LiveAnswerCache.Validity.snapshot(channel, channel.publishedVersion)
-        guard cachedAs != .channelVersion, let rendition = captures["rendition"],
+        guard cachedAs != .channelVersion, let rendition = captures.rendition,
             let versions = channel.versions(ofRendition: rendition)
         else { return snapshotVersion }
         if cachedAs == .renditionVersion { return .playlist(versions, versions.version) }
-        let file = captures["file"] ?? ""
+        let file = captures.file ?? ""
         if let (msn, _) = segmentName(file) { return .segment(versions, msn: msn) }
         if let (position, _) = partName(file) { return .part(versions, msn: position.msn) }
         return snapshotVersion

@@ -63,7 +63,7 @@ extension OriginHTTPHandler {
         case .ingest:
             var captures: RouteCaptures?
             if case .route(_, _, let matched, _) = resolution { captures = matched }
-            switch ingestAuthorization(request, channel: captures?["channel"], rendition: captures?["rendition"]) {
+            switch ingestAuthorization(request, channel: captures?.channel, rendition: captures?.rendition) {
             case .failure(let refusal): return refuse(request, refusal.response)
             case .success(let who): requester = who
             }
@@ -105,7 +105,7 @@ extension OriginHTTPHandler {
     ) -> EarlyAnswer? {
         let request = context.request
         if route.needs.contains(.channel), context.resolvedChannel == nil {
-            let name = context["channel"]
+            let name = context.captures.channel ?? ""
             guard let channel = origin.channel(named: name) else {
                 return .answer(.respond(group.unknownChannel(name)))
             }
@@ -133,7 +133,7 @@ extension OriginHTTPHandler {
             }
         }
         if route.needs.contains(.timeShift), !request.query.isEmpty, let channel = context.resolvedChannel,
-            let answer = dvr(request, channel: channel, rendition: context.captures["rendition"])
+            let answer = dvr(request, channel: channel, rendition: context.captures.rendition)
         {
             return .answer(answer)
         }
@@ -151,7 +151,7 @@ extension OriginHTTPHandler {
             context.resolvedSnapshot = snapshot
         }
         if route.needs.contains(.rendition), let channel = context.resolvedChannel {
-            let name = context["rendition"]
+            let name = context.captures.rendition ?? ""
             guard let rendition = (context.resolvedSnapshot ?? channel.snapshot).renditions[name] else {
                 return .answer(.respond(.text(404, "unknown rendition '\(name)' of channel '\(channel.name)'\n")))
             }

@@ -17,6 +17,12 @@ struct RoutePattern: Sendable, CustomStringConvertible {
 
     let pieces: [Piece]
     let description: String
+    /// Every capture's name and piece position, computed once.
+    let capturePositions: [(name: String, position: Int)]
+    /// The positions of the captures the chain and the fast path read on every `/live` request, computed once.
+    let channelPosition: Int?
+    let renditionPosition: Int?
+    let filePosition: Int?
 
     /// Compiles `text` (a path starting with `/`; `""` segments are literals, as in `/status/`).
     init(_ text: String) {
@@ -37,6 +43,17 @@ struct RoutePattern: Sendable, CustomStringConvertible {
         precondition(
             pieces.dropLast().allSatisfy { if case .rest = $0 { false } else { true } },
             "route pattern \(text): *rest comes last")
+        let positions: [(name: String, position: Int)] = pieces.enumerated().compactMap { position, piece in
+            switch piece {
+            case .literal: nil
+            case .capture(let n), .prefixed(let n, _), .suffixed(let n, _), .fileName(let n), .rest(let n):
+                (n, position)
+            }
+        }
+        capturePositions = positions
+        channelPosition = positions.first { $0.name == "channel" }?.position
+        renditionPosition = positions.first { $0.name == "rendition" }?.position
+        filePosition = positions.first { $0.name == "file" }?.position
     }
 
     /// Whether `segments` (the whole decoded path) has this shape.
@@ -63,12 +80,7 @@ struct RoutePattern: Sendable, CustomStringConvertible {
 
     /// The position of the capture `name` among the pieces; nil if the pattern has none.
     func position(of name: String) -> Int? {
-        pieces.firstIndex { piece in
-            switch piece {
-            case .literal: false
-            case .capture(let n), .prefixed(let n, _), .suffixed(let n, _), .fileName(let n), .rest(let n): n == name
-            }
-        }
+        capturePositions.first { $0.name == name }?.position
     }
 }
 
@@ -78,8 +90,17 @@ struct RouteCaptures: Sendable {
     let segments: ArraySlice<String>
 
     /// The segment captured as `name` (the first of the rest for `*name`); nil if it is not in the path.
-    subscript(_ name: String) -> String? {
-        guard let position = pattern.position(of: name) else { return nil }
+    subscript(_ name: String) -> String? { segment(at: pattern.position(of: name)) }
+
+    /// The `:channel` capture (its position computed with the pattern).
+    var channel: String? { segment(at: pattern.channelPosition) }
+    /// The `:rendition` capture.
+    var rendition: String? { segment(at: pattern.renditionPosition) }
+    /// The `:file` capture.
+    var file: String? { segment(at: pattern.filePosition) }
+
+    private func segment(at position: Int?) -> String? {
+        guard let position else { return nil }
         let index = segments.startIndex + position
         return index < segments.endIndex ? segments[index] : nil
     }
@@ -136,7 +157,7 @@ enum CachedAs: Sendable {
 }
 
 /// One route: the methods it takes, its pattern, what it needs from the chain, and its handler.
-struct Route: Sendable {
+final class Route: Sendable {
     /// What tests and logs call it: `live.segment`, `admin.markers`.
     let name: String
     /// The methods it answers, in the order `Allow` lists them (OPTIONS is added there); empty: every method (the
@@ -173,7 +194,7 @@ struct Route: Sendable {
 /// What the chain does for every request under one first path segment (`/live`, `/admin`, ...), before any route
 /// of the group is matched: the CORS preflight, access (`AccessPolicy`), read-only methods; and what it answers
 /// when no route matches.
-struct RouteGroup: Sendable {
+final class RouteGroup: Sendable {
     enum Access: Sendable {
         case open
         /// The admin API's tokens (`admin.token`, `admin.tokens`); loopback clients only without one.
