@@ -31,11 +31,11 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.context = ServerContext(
             handler: handler, standardHeaders: configuration.standardHeaders,
-            deadlines: RequestDeadlines(
+            deadlines: ServerDeadlines(
                 limitSeconds: configuration.connectionTimeout, connectionLimit: configuration.connectionLimit,
                 remoteAddressLimit: configuration.remoteClientConnectionLimit,
                 bodyTimeLimitSeconds: configuration.requestBodyTimeLimit,
-                minimumBodyRate: configuration.requestBodyMinimumRate, logger: logger),
+                minimumBodyRate: configuration.requestBodyMinimumRate, clock: CoarseMonotonicClock(), logger: logger),
             requestHeadBudget: configuration.requestHeadBudget, isTLS: configuration.tls != nil,
             logger: logger)
     }
@@ -194,7 +194,7 @@ public final class HTTPServer: Sendable {
                 // connections (a request left in the socket, the thread asleep: KeepAliveLoadTests); the pool mode,
                 // one epoll loop per worker, does not. So there are always at least two workers.
                 UInt32(clamping: max(config.threadCount, 2)),
-                UInt32(clamping: config.connectionLimit + RequestDeadlines.reserve(for: config.connectionLimit)),
+                UInt32(clamping: config.connectionLimit + ServerDeadlines.reserve(for: config.connectionLimit)),
                 UInt32(clamping: config.perIPConnectionLimit),
                 UInt32(clamping: config.connectionTimeout),
                 config.connectionMemoryLimit,

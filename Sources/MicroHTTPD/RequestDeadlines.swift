@@ -8,8 +8,26 @@ let shutdownReadAndWrite: Int32 = 2
 let shutdownWrite: Int32 = 1
 
 /// Monotonic milliseconds: how `RequestDeadlines` reads time (MicroHTTPD's own tiny clock seam; the origin's
-/// `OriginClock` lives in a target this one does not see).
-typealias MillisecondClock = @Sendable () -> Int64
+/// `OriginClock` lives in a target this one does not see). A type parameter rather than a stored closure: the server's
+/// deadlines are specialised for `CoarseMonotonicClock`, so the read on every connection, request end and body piece
+/// is a direct, inlined `clock_gettime`.
+protocol MillisecondClock: Sendable {
+    /// Monotonic milliseconds now.
+    func milliseconds() -> Int64
+}
+
+/// The coarse monotonic clock (a few milliseconds of resolution is plenty for deadlines of seconds, and it costs a
+/// fraction of the precise one): what a server's deadlines read.
+struct CoarseMonotonicClock: MillisecondClock {
+    @inline(__always) func milliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+}
+
+/// The deadlines a server keeps (`ServerContext.deadlines`).
+typealias ServerDeadlines = RequestDeadlines<CoarseMonotonicClock>
 
 /// What the server keeps per connection: its deadline and whether a request is in flight. Kept in libmicrohttpd's
 /// socket context, so the per-request updates touch only this object (no shared lock or counter between the
@@ -93,7 +111,7 @@ struct RemoteAddress: Hashable, Sendable {
 /// a 503) and counts requests in flight.
 ///
 /// Answers being sent are never timed here (a slow reader is covered by libmicrohttpd's inactivity timeout).
-final class RequestDeadlines: Sendable {
+final class RequestDeadlines<Clock: MillisecondClock>: Sendable {
     /// Milliseconds a head or a body may take; 0 disables the deadlines.
     let limitMilliseconds: Int64
     /// Connections served at once; those accepted beyond it (libmicrohttpd's own limit is higher by
@@ -108,9 +126,9 @@ final class RequestDeadlines: Sendable {
     /// 0: no minimum.
     let minimumBodyRate: Int64
     /// Milliseconds an over-limit connection stays open after its 503 (time for the answer to leave).
-    static let overLimitLingerMilliseconds: Int64 = 200
+    static var overLimitLingerMilliseconds: Int64 { 200 }
     /// The deadline value meaning "no deadline runs".
-    static let none = Int64.max
+    static var none: Int64 { .max }
 
     private struct Registry {
         var records: [ObjectIdentifier: ConnectionRecord] = [:]
@@ -125,14 +143,13 @@ final class RequestDeadlines: Sendable {
     /// The thread running `sweep()` periodically, between `start()` and `stop()`.
     private let sweeper = Mutex<PeriodicThread?>(nil)
     private let logger: Logger
-    /// Monotonic milliseconds, read for every deadline (`coarseMonotonicMilliseconds` unless a test drives it).
-    let clock: MillisecondClock
+    /// Monotonic milliseconds, read for every deadline (`CoarseMonotonicClock` unless a test drives it).
+    let clock: Clock
 
     /// - Parameter clock: monotonic milliseconds; a test passes a manual one and calls `sweep()` itself.
     init(
         limitSeconds: Int, connectionLimit: Int = 0, remoteAddressLimit: Int = 0, bodyTimeLimitSeconds: Int = 0,
-        minimumBodyRate: Int = 0, clock: @escaping MillisecondClock = RequestDeadlines.coarseMonotonicMilliseconds,
-        logger: Logger
+        minimumBodyRate: Int = 0, clock: Clock, logger: Logger
     ) {
         self.clock = clock
         limitMilliseconds = Int64(max(limitSeconds, 0)) * 1000
@@ -161,18 +178,10 @@ final class RequestDeadlines: Sendable {
         }
     }
 
-    /// Monotonic milliseconds (the coarse clock: a few milliseconds of resolution is plenty for deadlines of
-    /// seconds, and it costs a fraction of the precise one). The default `clock`.
-    @Sendable static func coarseMonotonicMilliseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
-        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
-    }
-
     /// A new connection: registers it and starts its head deadline. Returns the record (for the socket context)
     /// and whether it is within the connection limit (if not, the caller answers 503 and the deadline closes it).
     func connectionStarted(socket: Int32) -> (ConnectionRecord, withinLimit: Bool) {
-        let now = clock()
+        let now = clock.milliseconds()
         let address = remoteAddressLimit > 0 ? RemoteAddress.peer(of: socket) : nil
         let (record, overAddressLimit) = registry.withLock { registry in
             let overAddressLimit = address.map { registry.perAddress[$0, default: 0] >= remoteAddressLimit } ?? false
@@ -217,7 +226,7 @@ final class RequestDeadlines: Sendable {
             record.deadline.store(Self.none, ordering: .relaxed)
             return true
         }
-        let now = clock()
+        let now = clock.milliseconds()
         record.bodyStart.store(now, ordering: .relaxed)
         record.deadline.store(bodyDeadline(start: now, now: now, received: 0), ordering: .relaxed)
         return true
@@ -230,7 +239,7 @@ final class RequestDeadlines: Sendable {
     func bodyProgress(_ record: ConnectionRecord, received: Int) {
         let start = record.bodyStart.load(ordering: .relaxed)
         record.deadline.store(
-            bodyDeadline(start: start, now: clock(), received: Int64(received)), ordering: .relaxed)
+            bodyDeadline(start: start, now: clock.milliseconds(), received: Int64(received)), ordering: .relaxed)
     }
 
     /// When a body whose head arrived at `start` and that has delivered `received` bytes by `now` is cut unless
@@ -256,7 +265,7 @@ final class RequestDeadlines: Sendable {
     func requestCompleted(_ record: ConnectionRecord) {
         record.inFlight.store(false, ordering: .relaxed)
         guard limitMilliseconds > 0 else { return }
-        record.deadline.store(clock() + limitMilliseconds, ordering: .relaxed)
+        record.deadline.store(clock.milliseconds() + limitMilliseconds, ordering: .relaxed)
     }
 
     /// Milliseconds between two sweeps: a quarter of the limit, between 20 and 100 ms.
@@ -282,7 +291,7 @@ final class RequestDeadlines: Sendable {
 
     /// Shuts down the sockets of connections past their deadline.
     func sweep() {
-        let now = clock()
+        let now = clock.milliseconds()
         let cut = registry.withLock { registry -> Int in
             var cut = 0
             for record in registry.records.values {

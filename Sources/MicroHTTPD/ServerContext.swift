@@ -30,7 +30,7 @@ final class ServerContext: Sendable {
     nonisolated(unsafe) let logSink: UnsafeMutablePointer<CMicroHTTPDShims_LogSink>
 
     /// Deadlines for request heads and bodies (slow clients).
-    let deadlines: RequestDeadlines
+    let deadlines: ServerDeadlines
     /// Most bytes a parsed request head may take of the connection's memory pool (see
     /// `CMicroHTTPDShims_request_head_cost`); a larger head gets 431. 0: no check.
     let requestHeadBudget: Int
@@ -40,12 +40,12 @@ final class ServerContext: Sendable {
 
     init(
         handler: any HTTPRequestHandler, standardHeaders: HTTPHeaders = HTTPHeaders(),
-        deadlines: RequestDeadlines? = nil, requestHeadBudget: Int = 0, isTLS: Bool = false, logger: Logger
+        deadlines: ServerDeadlines? = nil, requestHeadBudget: Int = 0, isTLS: Bool = false, logger: Logger
     ) {
         self.handler = handler
         self.isTLS = isTLS
         self.requestHeadBudget = requestHeadBudget
-        self.deadlines = deadlines ?? RequestDeadlines(limitSeconds: 0, logger: logger)
+        self.deadlines = deadlines ?? ServerDeadlines(limitSeconds: 0, clock: CoarseMonotonicClock(), logger: logger)
         self.standardHeaders = standardHeaders
         self.logger = logger
         logSink = .allocate(capacity: 1)

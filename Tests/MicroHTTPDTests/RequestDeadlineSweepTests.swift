@@ -7,10 +7,10 @@ import Testing
 /// The deadline sweep driven by a manual clock: no sleeps, no server, a socket pair standing for a connection.
 @Suite struct RequestDeadlineSweepTests {
     /// A clock a test moves by hand.
-    final class ManualMilliseconds: Sendable {
+    final class ManualMilliseconds: MillisecondClock {
         let now = Atomic<Int64>(1_000_000)
         func advance(_ milliseconds: Int64) { now.add(milliseconds, ordering: .relaxed) }
-        var clock: MillisecondClock { { [self] in now.load(ordering: .relaxed) } }
+        func milliseconds() -> Int64 { now.load(ordering: .relaxed) }
     }
 
     /// A connected pair: the server's end (registered with the deadlines) and the client's end.
@@ -28,7 +28,7 @@ import Testing
 
     @Test func aConnectionWithoutAHeadIsCutWhenItsDeadlinePassesOnTheInjectedClock() throws {
         let time = ManualMilliseconds()
-        let deadlines = RequestDeadlines(limitSeconds: 2, clock: time.clock, logger: HTTPServer.silentLogger)
+        let deadlines = RequestDeadlines(limitSeconds: 2, clock: time, logger: HTTPServer.silentLogger)
         let (server, client) = try socketPair()
         defer { close(server); close(client) }
         let (record, withinLimit) = deadlines.connectionStarted(socket: server)
@@ -46,7 +46,7 @@ import Testing
 
     @Test func aBodyThatKeepsComingIsNotCutAndOneThatStopsIs() throws {
         let time = ManualMilliseconds()
-        let deadlines = RequestDeadlines(limitSeconds: 1, clock: time.clock, logger: HTTPServer.silentLogger)
+        let deadlines = RequestDeadlines(limitSeconds: 1, clock: time, logger: HTTPServer.silentLogger)
         let (server, client) = try socketPair()
         defer { close(server); close(client) }
         let (record, _) = deadlines.connectionStarted(socket: server)
@@ -66,7 +66,7 @@ import Testing
 
     @Test func aCompletedRequestStartsTheNextHeadDeadlineFromTheInjectedClock() throws {
         let time = ManualMilliseconds()
-        let deadlines = RequestDeadlines(limitSeconds: 1, clock: time.clock, logger: HTTPServer.silentLogger)
+        let deadlines = RequestDeadlines(limitSeconds: 1, clock: time, logger: HTTPServer.silentLogger)
         let (server, client) = try socketPair()
         defer { close(server); close(client) }
         let (record, _) = deadlines.connectionStarted(socket: server)
