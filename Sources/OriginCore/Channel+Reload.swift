@@ -117,38 +117,3 @@ extension Channel {
         return otherwise()
     }
 }
-
-/// A generation count with a condition: a thread that found the channel directory not ready (a channel being built
-/// by another push, a channel being reloaded) reads `generation`, and after its failed attempt waits for a change
-/// after it, instead of sleeping and trying again. Held alone.
-final class DirectoryChanges: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var count = 0
-
-    /// The changes announced so far.
-    var generation: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return count
-    }
-
-    /// A change: wakes every waiter.
-    func announce() {
-        condition.lock()
-        count += 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits until a change after `seen` was announced, or until `end`.
-    func wait(after seen: Int, until end: ContinuousClock.Instant) {
-        condition.lock()
-        defer { condition.unlock() }
-        while count == seen {
-            let left = ContinuousClock.now.duration(to: end)
-            guard left > .zero else { return }
-            let (seconds, attoseconds) = left.components
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18))
-        }
-    }
-}

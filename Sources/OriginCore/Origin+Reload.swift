@@ -72,7 +72,7 @@ extension Origin {
                     successors[settings.name] = successor
                     // What still reaches the retired object (a request that looked it up before) goes on here.
                     current?.forward(to: successor.0)
-                    directoryChanges.announce()
+                    directory.channelReplaced()
                     if current != nil {
                         report.changed.append(settings.name)
                     } else {
@@ -80,7 +80,7 @@ extension Origin {
                     }
                 } catch {
                     current?.resume()
-                    directoryChanges.announce()
+                    directory.channelReplaced()
                     report.failed[settings.name] = "\(error)"
                     // The channel keeps its old settings (or stays absent).
                     new.channels.removeAll { $0.name == settings.name }
@@ -91,14 +91,13 @@ extension Origin {
             let retiring = removed.compactMap { channel(named: $0) }
             for channel in retiring { channel.retire() }
             report.removed = removed
-            directory.withLock { directory in
+            directory.change { directory in
                 for (name, (channel, _)) in successors { directory.byName[name] = channel }
                 for name in removed { directory.byName[name] = nil }
                 let configured = new.channels.map(\.name).filter { directory.byName[$0] != nil }
                 let others = directory.order.filter { directory.byName[$0] != nil && !configured.contains($0) }
                 directory.order = configured + others
             }
-            directoryChanges.announce()
             feeds.withLock { feeds in
                 for name in removed { feeds[name] = nil }
                 for (name, (_, feed)) in successors { feeds[name] = feed }

@@ -66,13 +66,8 @@ public final class Origin: Sendable {
     /// The shared clock.
     public let clock: any OriginClock
     let logger: Logger
-    /// The channels by name and in order. Every GET takes this lock, so it is held only to look up or insert,
-    /// never while a channel is built (which reads journal files) or while any other lock is taken; see `Channel.state`
-    /// for the lock order.
-    let directory: Mutex<ChannelDirectory>
-    /// Wakes the pushes that wait for `directory` to change (another push's channel built, a reload's successor in
-    /// place); announced after every change that such a wait may be waiting for.
-    let directoryChanges = DirectoryChanges()
+    /// The channels by name and in order (`OriginDirectory`: every change wakes the pushes waiting for one).
+    let directory: OriginDirectory
     /// Test source feeds by channel; held alone, like `directory`.
     let feeds: Mutex<[String: TestSourceFeed]>
     /// The container each rendition's pushes announce by their file names (`channel/rendition` -> container), noted
@@ -102,14 +97,6 @@ public final class Origin: Sendable {
     public let audit: AuditLog
     /// The channel creations pushes may still make (`limits.autoCreationsPerMinute`); held alone.
     private let creations = Mutex(CreationBudget())
-
-    /// The channels by name, and their names in configuration (then creation) order.
-    struct ChannelDirectory {
-        var byName: [String: Channel] = [:]
-        var order: [String] = []
-        /// Channels being built for a push (counted against `limits.channels` until inserted or given up).
-        var reserved: Set<String> = []
-    }
 
     /// Creates the configured channels and their test source feeds, restoring each from the data directory; with
     /// auto-create on, channels that were created by pushes in an earlier run are restored too (they answer before
@@ -144,7 +131,7 @@ public final class Origin: Sendable {
             clock: clock, logger: logger, journal: journal, store: store, recordings: recordings,
             sharedMarkers: sharedMarkers, dataDirectory: configuration.dataDirectory)
         self.factory = factory
-        var channels = ChannelDirectory()
+        var channels = OriginDirectory.Channels()
         var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
             guard OriginNames.isValid(channelConfiguration.name) else {
@@ -166,7 +153,7 @@ public final class Origin: Sendable {
             channels.byName[name] = channel
             channels.order.append(name)
         }
-        self.directory = Mutex(channels)
+        self.directory = OriginDirectory(channels)
         self.feeds = Mutex(feeds)
     }
 
@@ -184,12 +171,12 @@ public final class Origin: Sendable {
     /// The channel with this name.
     public func channel(named name: String) -> Channel? {
         // An uncontended lock costs tens of nanoseconds; a lock-free directory would need memory reclamation.
-        directory.withLock { $0.byName[name] }
+        directory.read { $0.byName[name] }
     }
 
     /// All channels in configuration (then creation) order.
     public var allChannels: [Channel] {
-        directory.withLock { directory in directory.order.compactMap { directory.byName[$0] } }
+        directory.read { directory in directory.order.compactMap { directory.byName[$0] } }
     }
 
     /// The test source feed of a `.testSource` channel.
@@ -260,7 +247,7 @@ public final class Origin: Sendable {
         }
         let waitEnd = ContinuousClock.now + .milliseconds(Self.reloadWaitMilliseconds)
         while true {
-            let seen = directoryChanges.generation
+            let seen = directory.generation
             do {
                 return try channel.accept(
                     media, rendition: rendition, sequenceNumber: push.sequenceNumber, announcedContainers: announced,
@@ -268,7 +255,7 @@ public final class Origin: Sendable {
             } catch where error.reason == .reloading && ContinuousClock.now < waitEnd {
                 // A reload retired this channel object; its successor takes its place within milliseconds (or the
                 // reload fails and the channel carries on): either is announced.
-                directoryChanges.wait(after: seen, until: waitEnd)
+                directory.wait(after: seen, until: waitEnd)
                 channel = try channelForIngest(
                     channelName, existing: self.channel(named: channelName), rendition: rendition,
                     requester: requester, settings: configuration)
@@ -380,7 +367,7 @@ public final class Origin: Sendable {
             }
             throw .renditionLimit(name, rendition, limit: limits.renditionsPerChannel)
         }
-        let full = directory.withLock { $0.byName.count + $0.reserved.count >= limits.channels }
+        let full = directory.read { $0.byName.count + $0.reserved.count >= limits.channels }
         if full { throw .channelLimit(name, limit: limits.channels) }
     }
 
@@ -392,17 +379,8 @@ public final class Origin: Sendable {
         let limits = settings.limits
         let waitEnd = ContinuousClock.now + .milliseconds(Self.reloadWaitMilliseconds)
         while true {
-            let seen = directoryChanges.generation
-            let reservation = directory.withLock { directory -> Result<Channel?, IngestError>? in
-                if let raced = directory.byName[name] { return .success(raced) }
-                // Another push is building it: wait for that one (a ladder's renditions start together).
-                guard !directory.reserved.contains(name) else { return nil }
-                guard directory.byName.count + directory.reserved.count < limits.channels else {
-                    return .failure(.channelLimit(name, limit: limits.channels))
-                }
-                directory.reserved.insert(name)
-                return .success(nil)
-            }
+            let seen = directory.generation
+            let reservation = directory.reserve(name, channelLimit: limits.channels)
             switch reservation {
             case .success(let raced?): return raced
             case .failure(let error): throw error
@@ -411,7 +389,7 @@ public final class Origin: Sendable {
                 guard ContinuousClock.now < waitEnd else {
                     throw IngestError(.reloading, "channel '\(name)' is being created by another push: retry")
                 }
-                directoryChanges.wait(after: seen, until: waitEnd)
+                directory.wait(after: seen, until: waitEnd)
                 continue
             }
             break
@@ -420,24 +398,21 @@ public final class Origin: Sendable {
         if let retryAfter = creations.withLock({
             $0.take(perMinute: limits.autoCreationsPerMinute, nowMilliseconds: now)
         }) {
-            directory.withLock { _ = $0.reserved.remove(name) }
-            directoryChanges.announce()
+            directory.change { _ = $0.reserved.remove(name) }
             throw .creationRate(name, perMinute: limits.autoCreationsPerMinute, retryAfter: retryAfter)
         }
         let built: Channel
         do {
             built = try factory.channel(Self.autoCreatedSettings(name, settings))
         } catch {
-            directory.withLock { _ = $0.reserved.remove(name) }
-            directoryChanges.announce()
+            directory.change { _ = $0.reserved.remove(name) }
             throw .notPersisted("channel '\(name)'", error)
         }
-        directory.withLock { directory in
+        directory.change { directory in
             directory.reserved.remove(name)
             directory.byName[name] = built
             directory.order.append(name)
         }
-        directoryChanges.announce()
         logger.info("channel created on first push", metadata: ["hls.channel": "\(name)"])
         audit.record("channel created", by: requester, outcome: "created", details: ["hls.channel": "\(name)"])
         // Another origin of the group may hold markers for it already.

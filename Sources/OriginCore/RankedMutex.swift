@@ -38,6 +38,8 @@ struct LockRank: Sendable, Comparable, CustomStringConvertible {
 
     var description: String { "\(name) (rank \(level))" }
 
+    /// `Origin.directory`: held alone, only to look up or insert; taking it under any ranked lock stops debug builds.
+    static let originDirectory = LockRank(level: 1, name: "Origin.directory")
     /// `MarkerStore.writer`: held across the marker journal's fsync, so never under `Channel.state`.
     static let markerWriter = LockRank(level: 10, name: "MarkerStore.writer")
     /// `Channel.state`: the ingest loop's state.
