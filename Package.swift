@@ -135,7 +135,7 @@ let package = Package(
             ]),
         // From outside: `hlsorigin validate` watches any live HLS stream over HTTP and checks it against the rules
         // (a pure checker fed what a thin polling loop fetched; MediaProbe reads the segments' bytes).
-        .target(name: "StreamValidator", dependencies: ["HLSPlaylist", "MediaProbe"]),
+        .target(name: "StreamValidator", dependencies: ["HLSPlaylist", "MediaProbe", "SharedBytes"]),
         .executableTarget(
             name: "hlsorigin",
             dependencies: [
@@ -150,7 +150,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "MicroHTTPDTests",
-            dependencies: ["MicroHTTPD", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "MicroHTTPD", "SharedBytes", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "HLSPlaylistTests", dependencies: ["HLSPlaylist", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(

@@ -1,4 +1,5 @@
 import Dispatch
+import SharedBytes
 
 /// The origin's one place for work that blocks and must not run where it was asked for: database round trips
 /// (a shared marker book read again after a notification, a recordings reconciliation, a prune of shared markers,
@@ -18,10 +19,7 @@ public enum BackgroundWork {
 
     /// Runs `work` on a background-work thread after `delay` (a retry's back-off).
     public static func run(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue
-            &+ attoseconds / 1_000_000_000
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(nanoseconds, 0))), execute: work)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(delay.wholeNanoseconds, 0))), execute: work)
     }
 
     /// Runs `work` on a background-work thread and returns its result to the awaiting task, which is suspended

@@ -169,10 +169,7 @@ final class LowLatencyWaiters: Sendable {
         statistics.waitingParts.store(watchers, ordering: .relaxed)
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
+    static func seconds(_ duration: Duration) -> Double { duration.inSeconds }
 
     // MARK: - State
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import SharedBytes
 
 /// An `http://host:port/path` URL of a peer origin (plain HTTP: peers sit on the operator's own network).
 public struct PeerURL: Sendable, Hashable, CustomStringConvertible {
@@ -94,8 +95,7 @@ public struct PeerClient: PeerFetching {
     public func get(_ url: PeerURL, timeout: Duration, limit: Int) async throws -> PeerResponse {
         let eventLoop = group.next()
         let promise = eventLoop.makePromise(of: PeerResponse.self)
-        let milliseconds = max(
-            Int64(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000), 1)
+        let milliseconds = max(timeout.wholeMilliseconds, 1)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.milliseconds(milliseconds))
             .channelInitializer { channel in

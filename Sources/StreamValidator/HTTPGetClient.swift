@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SharedBytes
 
 /// A small blocking HTTP/1.1 GET client over a TCP socket: one connection per request (`Connection: close`),
 /// `Content-Length` or chunked or read-to-close bodies, redirects not followed (a redirect is an answer the validator
@@ -70,9 +71,8 @@ public struct HTTPGetClient: Sendable {
             candidate = address.pointee.ai_next
             let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
             guard descriptor >= 0 else { continue }
-            let seconds = timeout.components.seconds
-            let microseconds = timeout.components.attoseconds / 1_000_000_000_000
-            var interval = timeval(tv_sec: Int(seconds), tv_usec: Int(microseconds))
+            let microseconds = timeout.wholeMicroseconds
+            var interval = timeval(tv_sec: Int(microseconds / 1_000_000), tv_usec: Int(microseconds % 1_000_000))
             setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
             // On Linux SO_SNDTIMEO also bounds a blocking connect.
             setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
@@ -216,7 +216,6 @@ extension HTTPGetClient {
     }
 
     static func milliseconds(since origin: ContinuousClock.Instant) -> Int64 {
-        let elapsed = ContinuousClock.now - origin
-        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        (ContinuousClock.now - origin).wholeMilliseconds
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SharedBytes
 
 /// The I/O around ``StreamChecker``: loads the URL, reloads each media playlist every ``pollInterval``, downloads
 /// what the checker asks for (new segments at once, removed ones when due), one request at a time, for the time
@@ -99,6 +100,6 @@ public struct StreamWatcher: Sendable {
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        duration.wholeMilliseconds
     }
 }
