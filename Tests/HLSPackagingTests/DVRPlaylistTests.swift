@@ -84,17 +84,17 @@ struct DVRFixture {
         }
     }
 
-    func options(legacyCueTags: Bool = false) -> DVRPlaylistOptions {
+    func options(cueTags: CueTagOptions = .daterange) -> DVRPlaylistOptions {
         DVRPlaylistOptions(
             rendition: Self.rendition, container: container, targetDuration: 4, independentSegments: true,
-            legacyCueTags: legacyCueTags)
+            cueTags: cueTags)
     }
 
     /// The plain render of `selection`: every entry rendered, markers overlaid on all of them.
-    func plainText(_ selection: DVRSelection, legacyCueTags: Bool = false) -> String {
+    func plainText(_ selection: DVRSelection, cueTags: CueTagOptions = .daterange) -> String {
         DVRPlaylist.playlist(
             entries: DVRPlaylist.entries(selection.msns, rendition: Self.rendition, source: records),
-            selection: selection, options: options(legacyCueTags: legacyCueTags), markers: markers
+            selection: selection, options: options(cueTags: cueTags), markers: markers
         ).render()
     }
 }
@@ -217,14 +217,17 @@ struct DVRPlaylistTests {
             if round % 7 == 2 { last = (last / blockLength + 1) * blockLength - 1 }
             first = min(first, lastMSN)
             last = min(max(last, first), lastMSN)
-            let legacy = round % 4 == 3
+            // Every cue tag mode: the cue tags of a block follow from the entry before it as in the plain render.
+            let cueTags = [
+                CueTagOptions.daterange, CueTagOptions(mode: .cue), .daterange, CueTagOptions(mode: .both, oatcls: true),
+            ][round % 4]
             let selection = DVRSelection(
                 msns: first...last, playlistType: round % 2 == 0 ? .event : .vod, endList: round % 3 == 1,
                 start: round % 2 == 0 ? StartOffset(timeOffset: Double(round) / 10, precise: true) : nil)
-            let plain = fixture.plainText(selection, legacyCueTags: legacy)
+            let plain = fixture.plainText(selection, cueTags: cueTags)
             for pass in 0..<2 {
                 let assembled = DVRPlaylist.render(
-                    selection: selection, options: fixture.options(legacyCueTags: legacy), source: fixture.records,
+                    selection: selection, options: fixture.options(cueTags: cueTags), source: fixture.records,
                     markers: fixture.markers, revision: 7, cache: &cache)
                 #expect(assembled == plain, "round \(round) pass \(pass): \(first)...\(last)")
             }
@@ -361,7 +364,7 @@ struct DVRPlaylistTests {
     func cacheEvictsLeastRecentlyUsed() {
         var cache = DVRBlockCache(capacityBytes: 1000)
         func key(_ block: UInt64) -> DVRBlockCache.Key {
-            DVRBlockCache.Key(rendition: "v", block: block, revision: 0, incomingMap: nil, legacyCueTags: false)
+            DVRBlockCache.Key(rendition: "v", block: block, revision: 0, incomingMap: nil, cueTags: .daterange)
         }
         let text = String(repeating: "x", count: 300)
         for block in 0..<3 {

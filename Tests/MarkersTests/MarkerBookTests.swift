@@ -325,18 +325,18 @@ struct MarkerBookTests {
         #expect(ends["d"] == nil)
     }
 
-    @Test("legacy cue tags: CUE-OUT where the break starts, CUE-OUT-CONT while it lasts, CUE-IN after it")
-    func legacyCueTags() throws {
+    @Test("cue tags: CUE-OUT on the first segment after the splice, CUE-OUT-CONT while it lasts, CUE-IN after it")
+    func cueTagsFollowTheBreak() throws {
         var book = MarkerBook()
         _ = try book.add(
             MarkerRequest(id: "brk", startDate: date(101), duration: 5, scte35: .out), nowMilliseconds: markerT0)
         _ = try book.add(MarkerRequest(id: "plain", startDate: date(101), duration: 5), nowMilliseconds: markerT0)
-        let overlay = book.overlay(entries: entries(from: 10, count: 6, startSeconds: 100), legacyCueTags: true)
-        #expect(overlay.extraTags[10] == ["#EXT-X-CUE-OUT:5.000"])
-        #expect(overlay.extraTags[11] == ["#EXT-X-CUE-OUT-CONT:ElapsedTime=1.000,Duration=5.000"])
+        let overlay = book.overlay(
+            entries: entries(from: 10, count: 6, startSeconds: 100), cueTags: CueTagOptions(mode: .both))
+        #expect(overlay.extraTags[11] == ["#EXT-X-CUE-OUT:5.000"])
         #expect(overlay.extraTags[12] == ["#EXT-X-CUE-OUT-CONT:ElapsedTime=3.000,Duration=5.000"])
         #expect(overlay.extraTags[13] == ["#EXT-X-CUE-IN"])
-        #expect(overlay.extraTags.count == 4)
+        #expect(overlay.extraTags.count == 3)
         // The same book without the switch adds nothing but the date ranges.
         #expect(book.overlay(entries: entries(from: 10, count: 6, startSeconds: 100)).extraTags.isEmpty)
     }

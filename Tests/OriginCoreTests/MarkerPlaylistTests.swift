@@ -20,11 +20,12 @@ final class MarkerHarness {
     var generators: [String: TestStreamGenerator] = [:]
     let renditions = ["180p", "360p"]
 
-    init(directory: String? = nil, clock: ManualClock = ManualClock(), legacyCueTags: Bool = false) throws {
+    init(directory: String? = nil, clock: ManualClock = ManualClock(), cueTags: CueTagOptions = .daterange) throws {
         self.clock = clock
         self.directory = directory ?? NSTemporaryDirectory() + "markers-" + UUID().uuidString
         var channel = ChannelConfiguration(name: "ch", renditions: renditions.map { RenditionConfiguration(name: $0) })
-        channel.legacyCueTags = legacyCueTags
+        channel.cueTags = cueTags.mode
+        channel.oatcls = cueTags.oatcls
         var configuration = OriginConfiguration(channels: [channel])
         configuration.dataDirectory = self.directory
         origin = try Origin(
@@ -135,9 +136,9 @@ struct MarkerPlaylistTests {
         #expect(Set(now.map(\.name)).subtracting(shown.map(\.name)) == ["END-DATE", "SCTE35-IN"])
     }
 
-    @Test("legacy cue tags follow the break in every rendition")
-    func legacyCueTags() throws {
-        let harness = try MarkerHarness(legacyCueTags: true)
+    @Test("cue tags follow the break in every rendition, from the first segment starting after the splice")
+    func cueTagsInEveryRendition() throws {
+        let harness = try MarkerHarness(cueTags: CueTagOptions(mode: .both))
         for _ in 0..<4 { try harness.slot() }
         _ = try harness.channel.addMarker(
             MarkerRequest(id: "brk", startDate: harness.now.adding(milliseconds: 1000), duration: 4, scte35: .out))
@@ -146,8 +147,7 @@ struct MarkerPlaylistTests {
         let cueLines = text.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-CUE") }
         #expect(
             cueLines == [
-                "#EXT-X-CUE-OUT:4.000", "#EXT-X-CUE-OUT-CONT:ElapsedTime=1.000,Duration=4.000",
-                "#EXT-X-CUE-OUT-CONT:ElapsedTime=3.000,Duration=4.000", "#EXT-X-CUE-IN",
+                "#EXT-X-CUE-OUT:4.000", "#EXT-X-CUE-OUT-CONT:ElapsedTime=3.000,Duration=4.000", "#EXT-X-CUE-IN",
             ])
         #expect(
             cueLines == (try harness.text("180p")).split(separator: "\n").filter { $0.hasPrefix("#EXT-X-CUE") })

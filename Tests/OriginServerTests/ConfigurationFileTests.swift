@@ -412,8 +412,9 @@ struct StrictConfigurationKeysTests {
         (
             "ingest: {defaults: {windw: 1}}",
             "ingest.defaults.windw", "windw",
-            ["audioOnlyVariant", "dvr", "encryption", "followerWaitMilliseconds", "gapResponse", "gracePeriod",
-             "iFramePlaylists", "ingest", "legacyCueTags", "lowLatency", "name", "outage", "outages", "playback",
+            ["audioOnlyVariant", "cueTags", "dvr", "encryption", "followerWaitMilliseconds", "gapResponse",
+             "gracePeriod", "iFramePlaylists", "ingest", "legacyCueTags", "lowLatency", "name", "oatcls", "outage",
+             "outages", "playback",
              "renditions", "segmentDuration", "slate", "source", "targetDuration", "window"]
         ),
         (
