@@ -1,7 +1,5 @@
 import Markers
 
-import Markers
-
 /// How long the live window is.
 public enum WindowLength: Sendable, Hashable {
     /// At most this many segments (never less than three target durations once filled).
