@@ -1,5 +1,6 @@
 import Foundation
 import LiveTimeline
+import SharedBytes
 
 /// The origin's channels by name and in order, behind one lock, with the condition a push waits on when it found
 /// them not ready (a channel being built by another push, a channel being reloaded). Every change goes through
@@ -90,8 +91,7 @@ private final class DirectoryChanges: @unchecked Sendable {
         while count == seen {
             let left = ContinuousClock.now.duration(to: end)
             guard left > .zero else { return }
-            let (seconds, attoseconds) = left.components
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18))
+            _ = condition.wait(until: Date(timeIntervalSinceNow: left.inSeconds))
         }
     }
 }
