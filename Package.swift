@@ -13,7 +13,7 @@ let package = Package(
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "GapFiller", "TestSource",
                 "MicroHTTPD",
                 "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair",
-                "HTTPPushInput", "SRTInput", "OriginServer", "StreamValidator",
+                "HTTPPushInput", "TestSourceInput", "SRTInput", "OriginServer", "StreamValidator",
             ]),
     ],
     dependencies: [
@@ -95,18 +95,26 @@ let package = Package(
                 "CivilCalendar", "CLibCrypto", "SharedBytes", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
-        // The core: channels and the origin behind their locks, carrying out what the ingest loop decides; the test
-        // source feed.
+        // The core: channels and the origin behind their locks, carrying out what the ingest loop decides.
         .target(
             name: "OriginCore",
             dependencies: [
                 "GapFiller", "HLSCrypto", "HLSPackaging", "HLSPlaylist", "LiveTimeline", "Markers", "MediaProbe",
-                "Persistence", "SharedBytes", "TestSource", .product(name: "Logging", package: "swift-log"),
+                "Persistence", "SharedBytes", .product(name: "Logging", package: "swift-log"),
             ]),
-        // The HTTP push input: ffmpeg's file names -> OriginCore.MediaPush.
+        // The inputs, siblings feeding the core media-level pushes. HTTP push: ffmpeg's file names ->
+        // OriginCore.MediaPush.
         .target(
             name: "HTTPPushInput",
             dependencies: ["LiveTimeline", "MediaProbe", "OriginCore", "SharedBytes"]),
+        // The built-in test source: one real-time feed per `.testSource` channel, a Service.
+        .target(
+            name: "TestSourceInput",
+            dependencies: [
+                "GapFiller", "LiveTimeline", "OriginCore", "SharedBytes", "TestSource",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         // The SRT input: a libsrt listener whose callers push a continuous MPEG-TS, handed to a ContinuousStreamSink.
         .target(
             name: "SRTInput",
@@ -127,7 +135,7 @@ let package = Package(
             name: "OriginServer",
             dependencies: [
                 "OriginCore", "HLSCrypto", "HLSPackaging", "GroupDatabase", "Markers", "MicroHTTPD", "HLSPlaylist",
-                "HTTPPushInput", "PeerRepair", "SharedBytes",
+                "HTTPPushInput", "PeerRepair", "SharedBytes", "TestSourceInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -177,19 +185,25 @@ let package = Package(
             ]),
         .testTarget(name: "TestSourceTests", dependencies: ["TestSource", "MediaProbe", "TestSupport"]),
         .testTarget(
+            name: "TestSourceInputTests",
+            dependencies: [
+                "TestSourceInput", "OriginCore", "LiveTimeline", "HLSPlaylist",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
             name: "GapFillerTests",
             dependencies: ["GapFiller", "MediaProbe", "MPEGTSWriter", "TestSource", "TestSupport"]),
         .testTarget(
             name: "OriginCoreTests",
             dependencies: [
                 "OriginCore", "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "TestSource", "MediaProbe",
-                "SCTE35", "HLSPlaylist", "TestSupport", "HLSCrypto", "HTTPPushInput",
+                "SCTE35", "HLSPlaylist", "TestSupport", "HLSCrypto", "HTTPPushInput", "TestSourceInput",
             ]),
         .testTarget(
             name: "OriginServerTests",
             dependencies: [
                 "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
-                "HLSCrypto", "HLSPackaging", "PeerRepair",
+                "HLSCrypto", "HLSPackaging", "PeerRepair", "TestSourceInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -8,7 +8,7 @@ import SharedBytes
 extension Channel {
     /// Starts a streamed push into one of the channel's renditions without an `Origin` (the test source's way in):
     /// the rendition must exist; nothing guards against a second push to it (the caller pushes one at a time).
-    func beginStreamingPush(rendition: String, fragmented: Bool) -> StreamingPush? {
+    public func beginStreamingPush(rendition: String, fragmented: Bool) -> StreamingPush? {
         guard let lowLatency = configuration.lowLatency, hasRendition(rendition) else { return nil }
         let initSection = fragmented ? currentInitSection(rendition) : nil
         if fragmented, initSection == nil { return nil }

@@ -16,6 +16,8 @@ struct ChannelFactory: Sendable {
     let sharedMarkers: (any SharedMarkerBooks)?
     /// Where the channels' marker journals live.
     let dataDirectory: String?
+    /// What the inputs check of a configured channel before it is built (`Origin.init`'s `sourceCheck`).
+    let sourceCheck: @Sendable (ChannelConfiguration) throws -> Void
 
     /// The channel with `settings`.
     /// - Throws: `StoreError` when its part of the store cannot be opened, or when its key file exists but cannot
@@ -55,11 +57,9 @@ struct ChannelFactory: Sendable {
         BackgroundWork.run { channel.refreshSharedMarkers() }
     }
 
-    /// The channel with `settings` and its test source feed if it has one.
-    func channelAndFeed(_ settings: ChannelConfiguration) throws -> (Channel, TestSourceFeed?) {
-        let channel = try channel(settings)
-        let feed =
-            settings.source == .testSource ? try TestSourceFeed(channel: channel, clock: clock, logger: logger) : nil
-        return (channel, feed)
+    /// A configured channel (at start, on reload): `sourceCheck` first, then `channel(_:)`.
+    func configuredChannel(_ settings: ChannelConfiguration) throws -> Channel {
+        try sourceCheck(settings)
+        return try channel(settings)
     }
 }

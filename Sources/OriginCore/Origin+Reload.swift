@@ -55,7 +55,7 @@ extension Origin {
                 }
             }
             let before = Dictionary(old.channels.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-            var successors: [String: (Channel, TestSourceFeed?)] = [:]
+            var successors: [String: Channel] = [:]
             for settings in new.channels {
                 let current = channel(named: settings.name)
                 if current != nil, before[settings.name] == settings {
@@ -66,12 +66,12 @@ extension Origin {
                 // accepting first, so that its successor continues exactly from where it stopped.
                 current?.retire()
                 do {
-                    let successor = try factory.channelAndFeed(settings)
-                    factory.readSharedMarkers(of: successor.0)
-                    if let current { successor.0.continueFeeds(of: current) }
+                    let successor = try factory.configuredChannel(settings)
+                    factory.readSharedMarkers(of: successor)
+                    if let current { successor.continueFeeds(of: current) }
                     successors[settings.name] = successor
                     // What still reaches the retired object (a request that looked it up before) goes on here.
-                    current?.forward(to: successor.0)
+                    current?.forward(to: successor)
                     directory.channelReplaced()
                     if current != nil {
                         report.changed.append(settings.name)
@@ -92,15 +92,11 @@ extension Origin {
             for channel in retiring { channel.retire() }
             report.removed = removed
             directory.change { directory in
-                for (name, (channel, _)) in successors { directory.byName[name] = channel }
+                for (name, channel) in successors { directory.byName[name] = channel }
                 for name in removed { directory.byName[name] = nil }
                 let configured = new.channels.map(\.name).filter { directory.byName[$0] != nil }
                 let others = directory.order.filter { directory.byName[$0] != nil && !configured.contains($0) }
                 directory.order = configured + others
-            }
-            feeds.withLock { feeds in
-                for name in removed { feeds[name] = nil }
-                for (name, (_, feed)) in successors { feeds[name] = feed }
             }
             settings.withLock { $0 = new }
             logger.notice(

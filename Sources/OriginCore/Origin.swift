@@ -68,8 +68,6 @@ public final class Origin: Sendable {
     let logger: Logger
     /// The channels by name and in order (`OriginDirectory`: every change wakes the pushes waiting for one).
     let directory: OriginDirectory
-    /// Test source feeds by channel; held alone, like `directory`.
-    let feeds: Mutex<[String: TestSourceFeed]>
     /// The container each rendition's pushes announce by their file names (`channel/rendition` -> container), noted
     /// when a push starts, before its body arrives; held alone. A WebVTT segment that completes before its parent's
     /// first segment does still gets the parent's X-TIMESTAMP-MAP offset from it (ffmpeg streams the `.ts` body
@@ -98,7 +96,7 @@ public final class Origin: Sendable {
     /// The channel creations pushes may still make (`limits.autoCreationsPerMinute`); held alone.
     private let creations = Mutex(CreationBudget())
 
-    /// Creates the configured channels and their test source feeds, restoring each from the data directory; with
+    /// Creates the configured channels, restoring each from the data directory; with
     /// auto-create on, channels that were created by pushes in an earlier run are restored too (they answer before
     /// any encoder pushes again).
     /// - Parameters:
@@ -106,10 +104,14 @@ public final class Origin: Sendable {
     ///   - sharedMarkers: marker books shared by a group of origins (PostgreSQL), nil: each channel's journal.
     ///   - sharedRecordings: recordings shared by a group of origins (PostgreSQL), nil: this origin's alone.
     ///   - audit: where the audit trail goes (`hlsorigin.audit`); nil: `logger`.
+    ///   - sourceCheck: what the inputs check of a configured channel before it is built, at start (throwing stops
+    ///     the start) and on reload (the channel keeps its old settings): the test source's profile names
+    ///     (`TestSourceInput.check`).
     public init(
         configuration: OriginConfiguration, clock: any OriginClock, logger: Logger,
         storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil,
-        sharedRecordings: (any SharedRecordings)? = nil, audit: Logger? = nil
+        sharedRecordings: (any SharedRecordings)? = nil, audit: Logger? = nil,
+        sourceCheck: @escaping @Sendable (ChannelConfiguration) throws -> Void = { _ in }
     ) throws {
         self.settings = Mutex(configuration)
         self.audit = AuditLog(logger: audit ?? logger, clock: clock)
@@ -129,18 +131,16 @@ public final class Origin: Sendable {
         self.recordings = recordings
         let factory = ChannelFactory(
             clock: clock, logger: logger, journal: journal, store: store, recordings: recordings,
-            sharedMarkers: sharedMarkers, dataDirectory: configuration.dataDirectory)
+            sharedMarkers: sharedMarkers, dataDirectory: configuration.dataDirectory, sourceCheck: sourceCheck)
         self.factory = factory
         var channels = OriginDirectory.Channels()
-        var feeds: [String: TestSourceFeed] = [:]
         for channelConfiguration in configuration.channels {
             guard OriginNames.isValid(channelConfiguration.name) else {
                 throw IngestError.invalidName("channel", channelConfiguration.name)
             }
-            let (channel, feed) = try factory.channelAndFeed(channelConfiguration)
+            let channel = try factory.configuredChannel(channelConfiguration)
             channels.byName[channel.name] = channel
             channels.order.append(channel.name)
-            feeds[channel.name] = feed
         }
         for name in store?.channelNames().sorted() ?? [] where channels.byName[name] == nil {
             guard configuration.ingest.autoCreate, OriginNames.isValid(name) else {
@@ -154,7 +154,6 @@ public final class Origin: Sendable {
             channels.order.append(name)
         }
         self.directory = OriginDirectory(channels)
-        self.feeds = Mutex(feeds)
     }
 
     /// The settings of a channel created by a push.
@@ -177,11 +176,6 @@ public final class Origin: Sendable {
     /// All channels in configuration (then creation) order.
     public var allChannels: [Channel] {
         directory.read { directory in directory.order.compactMap { directory.byName[$0] } }
-    }
-
-    /// The test source feed of a `.testSource` channel.
-    public func testSourceFeed(channel: String) -> TestSourceFeed? {
-        feeds.withLock { $0[channel] }
     }
 
     /// Takes one push from an input (the entry point of every input: HTTP push, peer repair, ...): a playlist hint is
@@ -482,11 +476,9 @@ public final class Origin: Sendable {
             msn: nil)
     }
 
-    /// Runs the ingest loop once for every channel: test sources deliver what is due, slots whose deadline passed
-    /// are closed.
+    /// Runs the ingest loop once for every channel: slots whose deadline passed are closed (the inputs deliver on
+    /// their own, the test source included: `TestSourceInput`).
     public func tick() {
-        let feeds = feeds.withLock { Array($0.values) }
-        for feed in feeds { feed.tick() }
         for channel in allChannels { channel.tick() }
         finishRecordings()
         flushStoreIfDue()

@@ -81,7 +81,7 @@ extension OriginHTTPHandler {
         guard origin.channel(named: channelName) != nil else {
             return json(404, ["error": "unknown channel '\(channelName)'"])
         }
-        guard let feed = origin.testSourceFeed(channel: channelName) else {
+        guard let feed = testSource?.feed(channel: channelName) else {
             return json(409, ["error": "channel '\(channelName)' is not fed by the built-in test source"])
         }
         let request: OutageRequest

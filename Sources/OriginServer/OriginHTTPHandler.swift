@@ -5,6 +5,7 @@ import MicroHTTPD
 import OriginCore
 import PeerRepair
 import SharedBytes
+import TestSourceInput
 
 /// Routes every request of the origin: `/live` (players and CDNs), `/ingest` (encoders), `/admin` and `/status`
 /// (operators), `/healthz` and `/metrics`. Every answer, errors included, carries CORS headers; errors carry a short text or JSON
@@ -34,6 +35,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
 
     /// Slot repair from the redundancy group's peers (its statistics are in `/metrics`); nil without peers.
     let peerRepairer: PeerRepairer?
+    /// The built-in test source (`POST /admin/channels/{channel}/outage` reaches its feeds); nil: none runs.
+    let testSource: TestSourceInput?
     /// `POST /admin/reload`; nil: the route answers 409.
     let reloader: ConfigurationReloader?
 
@@ -42,11 +45,13 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     ///   - access: the tokens in force, shared with the reloader; nil: those of `configuration`, never reloaded.
     public init(
         origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, peerRepairer: PeerRepairer? = nil,
-        reloader: ConfigurationReloader? = nil, access: AccessControl? = nil, logger: Logger
+        testSource: TestSourceInput? = nil, reloader: ConfigurationReloader? = nil, access: AccessControl? = nil,
+        logger: Logger
     ) {
         self.origin = origin
         self.access = access ?? AccessControl(configuration)
         self.peerRepairer = peerRepairer
+        self.testSource = testSource
         self.reloader = reloader
         self.configuration = configuration
         self.metrics = metrics

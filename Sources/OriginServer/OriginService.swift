@@ -5,8 +5,10 @@ import MicroHTTPD
 import OriginCore
 import Persistence
 import PeerRepair
+import SRTInput
 import ServiceLifecycle
 import Synchronization
+import TestSourceInput
 import UnixSignals
 
 /// The running origin: the core, its ingest loop and the HTTP server (and the HTTPS one, `server.tls`), with
@@ -29,8 +31,12 @@ public final class OriginService: Service, Sendable {
     private let database: GroupDatabase?
     /// Repairs slots this origin's feed missed from the peers of its redundancy group, when peers are configured.
     private let peerRepairer: PeerRepairer?
+    /// Feeds the `.testSource` channels from the built-in generator.
+    private let testSource: TestSourceInput
     /// Reload without restart: SIGHUP and `POST /admin/reload`.
     public let reloader: ConfigurationReloader
+    /// The SRT input (`ingest.srt`); nil without it.
+    public let srt: SRTListener?
 
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `startListening()` or `run()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
@@ -68,7 +74,8 @@ public final class OriginService: Service, Sendable {
             }
             origin = try Origin(
                 configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database,
-                sharedRecordings: database, audit: audit)
+                sharedRecordings: database, audit: audit, sourceCheck: TestSourceInput.check)
+            testSource = try TestSourceInput(origin: origin, logger: logger)
         } catch {
             for socket in listeningSockets { close(socket) }
             throw error
@@ -104,13 +111,15 @@ public final class OriginService: Service, Sendable {
         }
         let access = AccessControl(configuration)
         access.logSummary(logger)
+        let srt = try SRTListener.make(configuration, origin: origin, access: access, logger: logger)
+        self.srt = srt
         let reloader = ConfigurationReloader(
             origin: origin, running: configuration, source: source, access: access,
             tlsCredentials: https?.tls?.credentials, logger: logger)
         self.reloader = reloader
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
-            reloader: reloader, access: access, logger: logger)
+            testSource: testSource, reloader: reloader, access: access, srt: srt, logger: logger)
         self.handler = handler
         httpServer =
             http.listeningSocket == nil ? nil : HTTPServer(configuration: http, handler: handler, logger: logger)
@@ -185,10 +194,11 @@ public final class OriginService: Service, Sendable {
     }
 
     /// What the process's `ServiceGroup` runs, in this order: the group database's client (when `databaseURL` is
-    /// set; shut down last, after the origin has drained the admin calls that use it), this service, then peer repair
-    /// (with peers: an input beside the encoder's pushes, shut down first).
+    /// set; shut down last, after the origin has drained the admin calls that use it), this service, then the inputs
+    /// beside the encoder's pushes, shut down first: the test source, and peer repair (with peers).
     public var services: [any Service] {
-        [database as (any Service)?, self, peerRepairer as (any Service)?].compactMap { $0 }
+        [database as (any Service)?, self, testSource, peerRepairer as (any Service)?, srt as (any Service)?]
+            .compactMap { $0 }
     }
 
     /// How often markers and recordings are compared with the group's database in full (besides every

@@ -5,6 +5,7 @@ import Logging
 import MediaProbe
 import SharedBytes
 import TestSource
+import TestSourceInput
 import TestSupport
 import Testing
 
@@ -144,17 +145,19 @@ struct GapFillerIntegrationTests {
         let configuration = ChannelConfiguration(
             name: "demo", renditions: [RenditionConfiguration(name: "360p"), RenditionConfiguration(name: "180p")],
             source: .testSource, window: .segments(100))
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         let origin = try Origin(
-            configuration: OriginConfiguration(channels: [configuration]), clock: clock,
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            configuration: OriginConfiguration(channels: [configuration]), clock: clock, logger: logger)
+        let input = try TestSourceInput(origin: origin, logger: logger)
         func run(seconds: Double) {
             for _ in 0..<Int(seconds * 10) {
                 clock.advance(seconds: 0.1)
+                input.tick()
                 origin.tick()
             }
         }
         run(seconds: 6.05)
-        try origin.testSourceFeed(channel: "demo")!.dropFeed(seconds: 6, renditions: ["180p"])
+        try input.feed(channel: "demo")!.dropFeed(seconds: 6, renditions: ["180p"])
         run(seconds: 12)
         let entries = origin.channel(named: "demo")!.snapshot.renditions["180p"]!.entries
         let gaps = entries.filter(\.isGap)

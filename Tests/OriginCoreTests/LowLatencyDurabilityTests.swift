@@ -6,6 +6,7 @@ import Logging
 import Persistence
 import SharedBytes
 import TestSource
+import TestSourceInput
 import TestSupport
 import Testing
 

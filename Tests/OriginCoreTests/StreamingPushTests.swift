@@ -4,6 +4,7 @@ import LiveTimeline
 import Logging
 import SharedBytes
 import TestSource
+import TestSourceInput
 import Testing
 
 @testable import OriginCore
@@ -212,14 +213,15 @@ struct StreamingPushTests {
             name: "demo", renditions: [.init(name: "360p"), .init(name: "180p")], source: .testSource,
             targetDuration: 2, window: .segments(8))
         demo.lowLatency = LowLatencyConfiguration(partTarget: 0.4)
-        let origin = try Origin(
-            configuration: OriginConfiguration(channels: [demo]), clock: clock,
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let origin = try Origin(configuration: OriginConfiguration(channels: [demo]), clock: clock, logger: logger)
+        let input = try TestSourceInput(origin: origin, logger: logger)
         let channel = try #require(origin.channel(named: "demo"))
         var firstSeen: [PartPosition: Int64] = [:]
         let start = clock.nowMilliseconds()
         for _ in 0..<(10 * 20) {
             clock.advance(seconds: 0.05)
+            input.tick()
             origin.tick()
             if let last = channel.snapshot.renditions["360p"]?.lowLatency?.lastPart, firstSeen[last] == nil {
                 firstSeen[last] = clock.nowMilliseconds() - start

@@ -5,6 +5,7 @@ import MicroHTTPD
 import OriginCore
 import OriginServer
 import TestSource
+import TestSourceInput
 import TestSupport
 
 /// What `OriginService` runs, built in the test so time stands still between steps: an `Origin` on a
@@ -21,6 +22,8 @@ final class OriginTestStack {
     private let server: HTTPServer
     /// The handler the server calls (its per-thread caches are inspected by tests).
     let handler: OriginHTTPHandler
+    /// Feeds the configured `.testSource` channels (ticked with the origin).
+    let testSource: TestSourceInput
     private var generators: [String: TestStreamGenerator] = [:]
     /// Segments pushed to each rendition, in order; with no gaps, index = MSN.
     private(set) var pushed: [String: [[UInt8]]] = [:]
@@ -45,9 +48,13 @@ final class OriginTestStack {
         configure(&configuration)
         self.configuration = configuration
         let logger = Logger(label: "origin-server-tests", factory: { _ in SwiftLogNoOpLogHandler() })
-        origin = try Origin(configuration: configuration.origin, clock: clock, logger: logger, audit: audit)
+        origin = try Origin(
+            configuration: configuration.origin, clock: clock, logger: logger, audit: audit,
+            sourceCheck: TestSourceInput.check)
+        testSource = try TestSourceInput(origin: origin, logger: logger)
         handler = OriginHTTPHandler(
-            origin: origin, configuration: configuration, metrics: RequestMetrics(), logger: logger)
+            origin: origin, configuration: configuration, metrics: RequestMetrics(), testSource: testSource,
+            logger: logger)
         server = HTTPServer(
             configuration: OriginService.httpConfiguration(configuration, threadCount: 1),
             handler: handler)
@@ -106,6 +113,7 @@ final class OriginTestStack {
             }
             pushed[rendition, default: []].append(bytes)
         }
+        testSource.tick()
         origin.tick()
     }
 

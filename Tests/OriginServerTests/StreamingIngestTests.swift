@@ -1,6 +1,7 @@
 import Foundation
 import LiveTimeline
 import OriginServer
+import TestSourceInput
 import TestSupport
 import Testing
 

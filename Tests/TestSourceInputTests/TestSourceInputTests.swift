@@ -2,24 +2,45 @@ import HLSPlaylist
 import LiveTimeline
 import Logging
 import OriginCore
+import TestSourceInput
 import Testing
 
-@Suite("Built-in test source feed")
-struct TestSourceFeedTests {
-    func origin(_ channel: ChannelConfiguration, clock: ManualClock) throws -> Origin {
-        try Origin(
-            configuration: OriginConfiguration(channels: [channel]), clock: clock,
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+/// An origin and the test source input feeding it, on a manual clock.
+struct FedOrigin {
+    let origin: Origin
+    let input: TestSourceInput
+
+    init(_ channel: ChannelConfiguration, clock: ManualClock) throws {
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        origin = try Origin(
+            configuration: OriginConfiguration(channels: [channel]), clock: clock, logger: logger,
+            sourceCheck: TestSourceInput.check)
+        input = try TestSourceInput(origin: origin, logger: logger)
     }
 
-    func run(_ origin: Origin, clock: ManualClock, seconds: Double) {
+    /// The input delivers what is due, then the origin's ingest loop runs (as the two services do).
+    func tick() {
+        input.tick()
+        origin.tick()
+    }
+
+    func channel(named name: String) -> Channel? { origin.channel(named: name) }
+}
+
+@Suite("Built-in test source input")
+struct TestSourceInputTests {
+    func origin(_ channel: ChannelConfiguration, clock: ManualClock) throws -> FedOrigin {
+        try FedOrigin(channel, clock: clock)
+    }
+
+    func run(_ origin: FedOrigin, clock: ManualClock, seconds: Double) {
         for _ in 0..<Int(seconds * 20) {
             clock.advance(seconds: 0.05)
             origin.tick()
         }
     }
 
-    func playlist(_ origin: Origin, _ rendition: String) throws -> MediaPlaylist {
+    func playlist(_ origin: FedOrigin, _ rendition: String) throws -> MediaPlaylist {
         let bytes = try #require(origin.channel(named: "demo")?.snapshot.renditions[rendition]?.playlist)
         return try MediaPlaylist.parse(String(decoding: bytes.array, as: UTF8.self))
     }
@@ -65,7 +86,7 @@ struct TestSourceFeedTests {
     @Test func outageRequestForUnknownRenditionIsRefused() throws {
         let clock = ManualClock()
         let origin = try origin(demo, clock: clock)
-        let feed = try #require(origin.testSourceFeed(channel: "demo"))
+        let feed = try #require(origin.input.feed(channel: "demo"))
         #expect(throws: TestSourceFeedError.self) { try feed.dropFeed(seconds: 5, renditions: ["1080p"]) }
         #expect(try feed.dropFeed(seconds: 5) == ["360p", "180p"])
     }
@@ -74,7 +95,7 @@ struct TestSourceFeedTests {
         let clock = ManualClock()
         let origin = try origin(demo, clock: clock)
         run(origin, clock: clock, seconds: 6.01)
-        origin.testSourceFeed(channel: "demo")!.restartTimestamps(startPTS: 0)
+        origin.input.feed(channel: "demo")!.restartTimestamps(startPTS: 0)
         run(origin, clock: clock, seconds: 4)
         let playlist = try playlist(origin, "360p")
         #expect(playlist.segments.map(\.discontinuity) == [false, false, false, true, false])
@@ -91,5 +112,35 @@ struct TestSourceFeedTests {
         } catch {
             #expect("\(error)".contains("unknown test source profile '4k'"))
         }
+    }
+
+    @Test func reloadFeedsTheSuccessorAndStopsARemovedChannel() throws {
+        let clock = ManualClock()
+        let origin = try origin(demo, clock: clock)
+        run(origin, clock: clock, seconds: 6.01)
+        let before = try #require(origin.input.feed(channel: "demo"))
+        var changed = demo
+        changed.window = .segments(31)
+        let report = try origin.origin.reload(OriginConfiguration(channels: [changed]))
+        #expect(report.changed == ["demo"])
+        run(origin, clock: clock, seconds: 6)
+        let after = try #require(origin.input.feed(channel: "demo"))
+        #expect(after !== before)
+        let playlist = try playlist(origin, "360p")
+        #expect(!playlist.segments.contains { $0.gap })
+        #expect(playlist.segments.count >= 2, "\(playlist.segments.map(\.uri))")
+        _ = try origin.origin.reload(OriginConfiguration(channels: []))
+        #expect(origin.input.feed(channel: "demo") == nil)
+    }
+
+    @Test func reloadToAnUnknownProfileKeepsTheChannelAsItWas() throws {
+        let clock = ManualClock()
+        let origin = try origin(demo, clock: clock)
+        var changed = demo
+        changed.renditions = [.init(name: "4k")]
+        let report = try origin.origin.reload(OriginConfiguration(channels: [changed]))
+        #expect(report.failed["demo"]?.contains("unknown test source profile '4k'") == true, "\(report)")
+        run(origin, clock: clock, seconds: 4.01)
+        #expect(try playlist(origin, "360p").segments.count == 2)
     }
 }

@@ -1,12 +1,14 @@
 import GapFiller
 import LiveTimeline
 import Logging
+import OriginCore
 import SharedBytes
 import Synchronization
 import TestSource
 
-/// Feeds a `.testSource` channel from the built-in generator in real time, through the same ingest path a pushed
-/// encoder uses (`Channel.acceptSegment`), so the ingest loop cannot tell the difference.
+/// Feeds one `.testSource` channel object from the built-in generator in real time, through the media-level entry
+/// points a pushed encoder's segments reach (`Channel.acceptSegment`, `Channel.beginStreamingPush`), so the ingest
+/// loop cannot tell the difference. `TestSourceInput` keeps one per channel.
 ///
 /// Fault injection: `dropFeed` stops delivering for a while (a simulated encoder outage: the segments of that
 /// time are lost, so timestamps jump on return), `delayNext` holds the next segment back, `restartTimestamps`
@@ -21,7 +23,8 @@ public final class TestSourceFeed: Sendable {
         var extraDelayMilliseconds: Int64 = 0
     }
 
-    private let channel: Channel
+    /// The channel object it feeds (a reload's successor gets a feed of its own).
+    let channel: Channel
     private let clock: any OriginClock
     private let logger: Logger
     private let segmentMilliseconds: Int64
@@ -35,6 +38,7 @@ public final class TestSourceFeed: Sendable {
     private let outagesApplied: Mutex<[Int]>
 
     /// Creates generators for the channel's renditions; the first segments are due one segment duration from now.
+    /// - Throws: `TestSourceFeedError` for a rendition that names no built-in profile (`check(_:)`).
     public init(channel: Channel, clock: any OriginClock, logger: Logger) throws {
         self.channel = channel
         self.clock = clock
@@ -44,13 +48,7 @@ public final class TestSourceFeed: Sendable {
         let firstDue = clock.nowMilliseconds() + segmentMilliseconds
         var feeds: [RenditionFeed] = []
         for rendition in channel.configuration.renditions {
-            let profileName = rendition.testSourceProfile ?? rendition.name
-            guard let profile = TestSourceProfile.named(profileName) else {
-                let known = TestSourceProfile.builtIn.map(\.name).joined(separator: ", ")
-                throw TestSourceFeedError(
-                    message: "channel '\(channel.name)' rendition '\(rendition.name)': unknown test source profile "
-                        + "'\(profileName)' (known: \(known))")
-            }
+            let profile = try Self.profile(of: rendition, channel: channel.name)
             let generator = try TestStreamGenerator(profile: profile, segmentDuration: seconds, startPTS: 0)
             channel.setGapFillerSource(
                 SlateGapFillerSource(
@@ -62,6 +60,18 @@ public final class TestSourceFeed: Sendable {
         self.feeds = Mutex(feeds)
         startedMilliseconds = clock.nowMilliseconds()
         outagesApplied = Mutex(Array(repeating: 0, count: channel.configuration.scheduledOutages.count))
+    }
+
+    /// The built-in profile a rendition names (`testSourceProfile`, else its name).
+    static func profile(of rendition: RenditionConfiguration, channel: String) throws -> TestSourceProfile {
+        let profileName = rendition.testSourceProfile ?? rendition.name
+        guard let profile = TestSourceProfile.named(profileName) else {
+            let known = TestSourceProfile.builtIn.map(\.name).joined(separator: ", ")
+            throw TestSourceFeedError(
+                message: "channel '\(channel)' rendition '\(rendition.name)': unknown test source profile "
+                    + "'\(profileName)' (known: \(known))")
+        }
+        return profile
     }
 
     /// Starts the scheduled outages whose time has come.
@@ -237,7 +247,7 @@ public final class TestSourceFeed: Sendable {
 
     /// Where each video frame's bytes end in a generated segment: a frame runs from the packet that starts its PES
     /// (the program tables before the first one included) to the next one's; the last ends with the segment.
-    static func videoFrameEnds(_ bytes: [UInt8]) -> [Int] {
+    public static func videoFrameEnds(_ bytes: [UInt8]) -> [Int] {
         var starts: [Int] = []
         var offset = 0
         while offset + 188 <= bytes.count {
