@@ -640,10 +640,7 @@ public final class Channel: Sendable {
     /// the error to throw.
     func recordRejection(rendition: String, _ error: IngestError) -> IngestError {
         state.withLock { state in
-            if let index = state.index[rendition] {
-                state.renditions[index].statistics.segmentsRejected += 1
-                state.renditions[index].statistics.lastRejection = error.message
-            }
+            if let index = state.index[rendition] { state.countRejection(error, position: index) }
         }
         logger.warning("push rejected", metadata: ["hls.rendition": "\(rendition)", "reason": "\(error.message)"])
         return error
