@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Markers
 import Persistence
+import SharedBytes
 import Synchronization
 
 /// One channel's marker book behind locks, with its journal: every change is on disk before it is visible or

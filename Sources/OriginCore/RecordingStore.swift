@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import Logging
 import Persistence
+import SharedBytes
 import Synchronization
 
 /// Why a recording request is refused; the HTTP layer maps the reason to a status.
@@ -84,11 +85,14 @@ public final class RecordingStore: Sendable {
     public let journal: RecordingJournal?
     /// Longest interval accepted.
     public let maximumMilliseconds: Int64
-    private let writer: Mutex<[String: RecordingManifest]>
-    private let visible: Mutex<[String: RecordingManifest]>
-    private let eviction = Mutex<Void>(())
+    /// The manifests as changed, held across a manifest's write (lock order: `LockRank.recordingWriter`).
+    private let writer: RankedMutex<[String: RecordingManifest]>
+    /// A copy of `writer`'s table for readers, swapped after each change.
+    private let visible: RankedMutex<[String: RecordingManifest]>
+    /// Held while what recordings pin is read for an eviction, and while a recording is checked against the store.
+    private let eviction = RankedMutex<Void>((), rank: .recordingEviction)
     /// Recordings being created in the shared database: their start pins the store's slots already (`evicting`).
-    private let pending = Mutex<[String: RecordingManifest]>([:])
+    private let pending = RankedMutex<[String: RecordingManifest]>([:], rank: .recordingVisible)
     /// The group's database, nil when recordings are this origin's alone.
     public let shared: (any SharedRecordings)?
     /// One reconciliation at a time; `again` when a notification arrived during one.
@@ -107,8 +111,8 @@ public final class RecordingStore: Sendable {
         let table = Dictionary(manifests.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.journal = journal
         self.maximumMilliseconds = maximumMilliseconds
-        writer = Mutex(table)
-        visible = Mutex(table)
+        writer = RankedMutex(table, rank: .recordingWriter)
+        visible = RankedMutex(table, rank: .recordingVisible)
         self.logger = logger
     }
 

@@ -24,7 +24,7 @@ public final class ChannelStore: Sendable {
     private let context: StoreContext
     private let diskBytes = ByteCounter()
     /// Lock order: `Channel.state` -> `files`. Held for every index read and write of the channel.
-    private let files: Mutex<Files>
+    private let files: RankedMutex<Files>
 
     /// Which index file: a rendition's (`rendition` set) or the channel's slots.
     private struct IndexKey: Hashable {
@@ -75,7 +75,7 @@ public final class ChannelStore: Sendable {
             let digits = String(decoding: text, as: UTF8.self).filter(\.isNumber)
             horizon = UInt64(digits) ?? 0
         }
-        files = Mutex(Files(renditionOrder: order, horizon: horizon))
+        files = RankedMutex(Files(renditionOrder: order, horizon: horizon), rank: .channelStoreFiles)
         diskBytes.add(try Self.measure(directory, io: io))
     }
 

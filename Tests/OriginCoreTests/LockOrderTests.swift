@@ -1,3 +1,4 @@
+import SharedBytes
 import Testing
 
 @testable import OriginCore
@@ -17,12 +18,38 @@ import Testing
         #expect(published.withLock { $0 } + writer.withLock { $0 } == 5)
     }
 
+    @Test func recordingLocksComeBeforeTheChannelStateAndTheStoreFilesAfterIt() {
+        let recordingWriter = RankedMutex(1, rank: .recordingWriter)
+        let eviction = RankedMutex(2, rank: .recordingEviction)
+        let files = RankedMutex(3, rank: .channelStoreFiles)
+        let state = RankedMutex(4, rank: .channelState)
+        let sum = recordingWriter.withLock { w in eviction.withLock { e in files.withLock { f in w + e + f } } }
+        #expect(sum == 6)
+        #expect(state.withLock { s in files.withLock { f in s + f } } == 7)
+    }
+
     #if DEBUG
         @Test func takingTheMarkerWriterUnderTheChannelStateStopsTheProcess() async {
             await #expect(processExitsWith: .failure) {
                 let state = RankedMutex(0, rank: .channelState)
                 let writer = RankedMutex(0, rank: .markerWriter)
                 state.withLock { _ in writer.withLock { _ in } }
+            }
+        }
+
+        @Test func takingARecordingLockUnderTheChannelStateStopsTheProcess() async {
+            await #expect(processExitsWith: .failure) {
+                let state = RankedMutex(0, rank: .channelState)
+                let eviction = RankedMutex(0, rank: .recordingEviction)
+                state.withLock { _ in eviction.withLock { _ in } }
+            }
+        }
+
+        @Test func takingTheChannelDirectoryUnderAnyRankedLockStopsTheProcess() async {
+            await #expect(processExitsWith: .failure) {
+                let writer = RankedMutex(0, rank: .markerWriter)
+                let directory = RankedMutex(0, rank: .originDirectory)
+                writer.withLock { _ in directory.withLock { _ in } }
             }
         }
 
