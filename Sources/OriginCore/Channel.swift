@@ -54,20 +54,19 @@ public final class Channel: Sendable {
     /// Lock order (a lock may be taken while holding the ones before it, never the other way round):
     /// `Origin.directory`, `Origin.feeds` and `TestSourceFeed.feeds` are held alone (never while taking another);
     /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
-    /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `Channel.published`;
+    /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `HLSOutput.current`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
     /// `RecordingStore.writer` -> `RecordingStore.eviction` -> `ChannelStore.files`, `RecordingStore.visible`;
     /// `Channel.state` is never held while taking a `RecordingStore` lock. The locks with a `LockRank` (`state`,
-    /// `published`, `journalNote`, `MarkerStore.writer` and `.visible`) check this order in debug builds.
+    /// `HLSOutput.current`, `journalNote`, `MarkerStore.writer` and `.visible`, `Origin.directory`, the
+    /// `RecordingStore` locks and `ChannelStore.files`) check this order in debug builds (`LockRank`).
     let state: RankedMutex<ChannelState>
-    /// The latest snapshot; held only to copy or swap one reference.
-    private let published: RankedMutex<ChannelSnapshot>
-    /// The HLS output, whose snapshot a publish copies into `published` (the HTTP routes read that, typed).
+    /// The HLS output: it keeps the one published snapshot (`snapshot`), which the HTTP routes read typed.
     private let hls: HLSOutput
-    /// Every output a publish hands the new timeline value to, in order: `hls` first, then the ones the
-    /// `ChannelFactory` adds (`ChannelFactory.outputs`).
+    /// The outputs a publish hands the new timeline value to after `hls`: the ones the `ChannelFactory` adds
+    /// (`ChannelFactory.outputs`).
     private let outputs: [any TimelineOutput]
-    /// `published.version`, readable without the lock (stored after the snapshot is).
+    /// The published snapshot's version, readable without a lock (stored after the snapshot is).
     private let publishedVersionValue = Atomic<UInt64>(0)
     /// `ChannelState.lowestUnpublishedMSN` as of the last publish: the store answers only MSNs below it.
     private let unpublishedFromValue = Atomic<UInt64>(0)
@@ -132,7 +131,7 @@ public final class Channel: Sendable {
         self.name = configuration.name
         let hls = HLSOutput(channel: configuration.name)
         self.hls = hls
-        self.outputs = [hls] + outputs
+        self.outputs = outputs
         let keyJournal = keys ?? journal.map(KeyJournal.beside)
         self.keyJournal = keyJournal
         self.ciphertexts = Mutex(CiphertextCache(limit: ciphertextCacheBytes))
@@ -206,7 +205,6 @@ public final class Channel: Sendable {
         journalNote = RankedMutex(
             [note, keysNote].compactMap { $0 }.joined(separator: "; ").nilIfEmpty, rank: .channelJournalNote)
         state = RankedMutex(initial, rank: .channelState)
-        published = RankedMutex(hls.latest, rank: .channelPublished)
         // The time the origin was down becomes GAP entries (as an encoder outage does) before the first publish.
         state.withLock { state in
             pass(&state, nowMilliseconds: now) { $0.tick(nowMilliseconds: now) }
@@ -360,7 +358,7 @@ public final class Channel: Sendable {
     }
 
     /// The latest snapshot. Cheap: takes a lock only to copy one reference.
-    public var snapshot: ChannelSnapshot { published.withLock { $0 } }
+    public var snapshot: ChannelSnapshot { hls.latest }
 
     /// Names of the renditions, in multivariant order.
     public var renditionNames: [String] { state.withLock { $0.renditions.map(\.name) } }
@@ -834,11 +832,9 @@ public final class Channel: Sendable {
     /// playlist) and swaps in the new HLS snapshot. Called under the state lock, so snapshots are published in the
     /// order of the changes they show.
     func publish(_ state: inout ChannelState, nowMilliseconds now: Int64) {
-        let previous = published.withLock { $0 }
         let context = TimelineOutputContext(channel: name, nowMilliseconds: now, markers: markers.book)
+        let (previous, snapshot) = hls.render(state, context: context)
         for output in outputs { output.publish(state, context: context) }
-        let snapshot = hls.latest
-        published.withLock { $0 = snapshot }
         unpublishedFromValue.store(state.lowestUnpublishedMSN, ordering: .releasing)
         publishedVersionValue.store(snapshot.version, ordering: .releasing)
         publishRenditionVersions(snapshot, previous: previous)
