@@ -32,12 +32,14 @@ struct LowLatencyChannel {
 
     init(
         name: String = "sport", renditions: [String] = ["720p", "360p", "audio"], window: WindowLength = .segments(8),
-        partTarget: Double = 0.4, firstMSN: UInt64 = 1000, startMilliseconds: Int64 = Self.start
+        partTarget: Double = 0.4, firstMSN: UInt64 = 1000, startMilliseconds: Int64 = Self.start,
+        cueTags: CueTagMode = .daterange
     ) throws {
         self.name = name
         var configuration = ChannelConfiguration(name: name, renditions: renditions.map { .init(name: $0) })
         configuration.window = window
         configuration.lowLatency = LowLatencyConfiguration(partTarget: partTarget)
+        configuration.cueTags = cueTags
         state = ChannelState(configuration: configuration, firstMSN: firstMSN)
         for rendition in renditions { state.addRendition(rendition) }
         now = startMilliseconds
