@@ -46,12 +46,33 @@ final class ChannelGate: @unchecked Sendable {
     }
 }
 
+/// A channel object's retirement, one owned part of `Channel`: the gate every change passes, whether a reload
+/// retired the object, and the object that replaced it. Each field is a leaf (held to read or set one value).
+final class ChannelRetirement: Sendable {
+    /// Every changing operation passes it; retirement closes it.
+    let gate = ChannelGate()
+    /// Set by `retire()` (under the state lock): the channel accepts and ticks no more.
+    private let retired = Atomic<Bool>(false)
+    /// The channel object that replaced this one after a reload.
+    private let successorLink = Mutex<Channel?>(nil)
+
+    var isRetired: Bool { retired.load(ordering: .acquiring) }
+
+    func setRetired(_ value: Bool) { retired.store(value, ordering: .releasing) }
+
+    /// The channel object that replaced this one, once named (`forward(to:)`).
+    var successor: Channel? {
+        get { successorLink.withLock { $0 } }
+        set { successorLink.withLock { $0 = newValue } }
+    }
+}
+
 /// A reload (`Origin.reload`) replaces the channel object of a channel whose settings changed: the old one retires,
 /// the new one continues from the journal and store the old one left, as after a restart of that channel alone.
 extension Channel {
     /// True once `retire()` ran: a reload replaced (or removed) this channel object, and answers derived from its
     /// snapshots no longer hold.
-    public var isRetired: Bool { retiredFlag.load(ordering: .acquiring) }
+    public var isRetired: Bool { retirement.isRetired }
 
     /// What a push to a retired channel gets: the origin looks the channel up again and retries.
     var reloadingError: IngestError {
@@ -66,7 +87,7 @@ extension Channel {
         gate.close()
         let now = clock.nowMilliseconds()
         state.withLock { state in
-            retiredFlag.store(true, ordering: .releasing)
+            retirement.setRetired(true)
             writeJournalNow(&state, nowMilliseconds: now)
         }
         for versions in renditionVersions.withLock({ Array($0.values) }) { versions.setRetired(true) }
@@ -85,7 +106,7 @@ extension Channel {
 
     /// Undoes `retire()` when no successor could be built: the channel carries on as it was.
     func resume() {
-        state.withLock { _ in retiredFlag.store(false, ordering: .releasing) }
+        state.withLock { _ in retirement.setRetired(false) }
         gate.reopen()
         for versions in renditionVersions.withLock({ Array($0.values) }) { versions.setRetired(false) }
     }
@@ -93,7 +114,7 @@ extension Channel {
     /// Names the channel object that replaced this retired one: operations that reach this one from now on are
     /// carried out by it.
     func forward(to successor: Channel) {
-        successorLink.withLock { $0 = successor }
+        retirement.successor = successor
     }
 
     /// Runs a changing operation through the gate (`ChannelGate`): on this channel while it is live; on its
@@ -104,7 +125,7 @@ extension Channel {
         _ operation: () throws(Failure) -> Value
     ) throws(Failure) -> Value {
         if let value = try gate.enter(operation) { return value }
-        if let successor = successorLink.withLock({ $0 }) { return try forward(successor) }
+        if let successor = retirement.successor { return try forward(successor) }
         throw refusal()
     }
 
@@ -113,7 +134,7 @@ extension Channel {
         otherwise: @autoclosure () -> Value, forward: (Channel) -> Value, _ operation: () -> Value
     ) -> Value {
         if let value = gate.enter(operation) { return value }
-        if let successor = successorLink.withLock({ $0 }) { return forward(successor) }
+        if let successor = retirement.successor { return forward(successor) }
         return otherwise()
     }
 }

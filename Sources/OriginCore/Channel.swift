@@ -85,11 +85,8 @@ public final class Channel: Sendable {
 
     /// The channel's durable segment store; nil keeps segments in memory only.
     let store: ChannelStore?
-    /// The newest storage failure and when failures started, until a write succeeds again (shown in the channel
-    /// status and metrics, logged).
-    let storageFailure: Mutex<(message: String, sinceMilliseconds: Int64)?>
-    /// Failed store writes since the start.
-    let storageWriteFailures = Atomic<Int>(0)
+    /// How the store's writes fare: the newest failure and the failed writes since the start (`StorageHealth`).
+    let storageHealth: StorageHealth
     /// When the store last freed what the live window no longer needs (shared clock, ms).
     private let lastEviction = Atomic<Int64>(0)
     /// The origin's recordings: their intervals pin the channel's stored slots (see `Channel+Recordings.swift`).
@@ -104,12 +101,11 @@ public final class Channel: Sendable {
     /// Low-Latency requests waiting for a part: blocking playlist reloads and preload-hinted parts (see
     /// `Channel+Waiting.swift`).
     let waiters = LowLatencyWaiters()
-    /// Set by `retire()` (under the state lock): the channel accepts and ticks no more (`Channel+Reload.swift`).
-    let retiredFlag = Atomic<Bool>(false)
-    /// Every changing operation passes it; retirement closes it (`Channel+Reload.swift`).
-    let gate = ChannelGate()
-    /// The channel object that replaced this one after a reload.
-    let successorLink = Mutex<Channel?>(nil)
+    /// Whether a reload retired this object, the gate every change passes, and its successor
+    /// (`ChannelRetirement`, `Channel+Reload.swift`).
+    let retirement = ChannelRetirement()
+    /// Every changing operation passes it; retirement closes it.
+    var gate: ChannelGate { retirement.gate }
     /// `ChannelState.memoryBytes` as of the last change, readable without the lock (`admit` reads it per push).
     private let memoryBytesValue = Atomic<Int64>(0)
 
@@ -181,7 +177,7 @@ public final class Channel: Sendable {
                 firstMSN = max(firstMSN, newest + 1)
             }
         }
-        storageFailure = Mutex(storageNote.map { ($0, now) })
+        storageHealth = StorageHealth(failure: storageNote, nowMilliseconds: now)
         self.markers = markers ?? MarkerStore(logger: logger)
         var initial = ChannelState(configuration: configuration, firstMSN: firstMSN)
         initial.store.keepsRecords = store != nil
@@ -569,38 +565,24 @@ public final class Channel: Sendable {
     /// Records a storage failure: logged as an error when it starts, shown in the channel status until a write
     /// succeeds again.
     func noteStorageFailure(_ message: String) {
-        storageWriteFailures.add(1, ordering: .relaxed)
-        let now = clock.nowMilliseconds()
-        let first = storageFailure.withLock { failure -> Bool in
-            defer { failure = (message, failure?.sinceMilliseconds ?? now) }
-            return failure == nil
-        }
-        if first { logger.error("durable store failing", metadata: ["reason": "\(message)"]) }
+        if storageHealth.fail(message, nowMilliseconds: clock.nowMilliseconds()) { logger.error("durable store failing", metadata: ["reason": "\(message)"]) }
     }
 
     /// Called after a store write succeeded: a degraded store is healthy again. `indexOnly`: an index write
     /// succeeded, which says nothing about segment writes (index files are reserved ahead, so they still take
     /// records on a full disk): only an index write failure is cleared.
     private func clearStorageFailure(indexOnly: Bool = false) {
-        guard storageFailure.withLock({ $0 != nil }) else { return }
-        let cleared = storageFailure.withLock { failure -> String? in
-            guard let message = failure?.message, !indexOnly || message.hasPrefix(Self.indexFailurePrefix) else {
-                return nil
-            }
-            failure = nil
-            return message
-        }
-        if let cleared { logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"]) }
+        if let cleared = storageHealth.recover(only: indexOnly ? Self.indexFailurePrefix : nil) { logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"]) }
     }
 
     /// The store's part of the channel status; nil without a store.
     private func storageStatus() -> StorageStatus? {
         guard let store else { return nil }
-        let failure = storageFailure.withLock { $0 }
+        let failure = storageHealth.failure
         return StorageStatus(
             state: failure == nil ? "ok" : "degraded", reason: failure?.message,
             since: failure.map { ProgramDateTime(millisecondsSince1970: $0.sinceMilliseconds).formatted },
-            bytes: store.bytesOnDisk, writeFailures: storageWriteFailures.load(ordering: .relaxed),
+            bytes: store.bytesOnDisk, writeFailures: storageHealth.failedWrites,
             horizonMSN: store.horizon)
     }
 
