@@ -135,7 +135,7 @@ let package = Package(
             name: "OriginServer",
             dependencies: [
                 "OriginCore", "HLSCrypto", "HLSPackaging", "GroupDatabase", "Markers", "MicroHTTPD", "HLSPlaylist",
-                "HTTPPushInput", "PeerRepair", "SharedBytes", "TestSourceInput",
+                "HTTPPushInput", "PeerRepair", "SharedBytes", "TestSourceInput", "SRTInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -212,7 +212,7 @@ let package = Package(
             dependencies: ["Persistence", "LiveTimeline", "MediaProbe", "SharedBytes", "TestSupport"]),
         .testTarget(name: "SRTInputTests", dependencies: ["SRTInput"]),
         .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist", "TestSource"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["HLSPlaylist", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CSRT", "HLSPlaylist", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -189,10 +189,18 @@ public final class AccessControl: Sendable {
         }
     }
 
-    /// Puts the tokens of `configuration` in force.
+    /// Puts the tokens of `configuration` in force (and tells the inputs that follow them, the SRT listener).
     public func update(_ configuration: ServerConfiguration) {
         let policy = AccessPolicy(configuration)
         current.withLock { $0 = policy }
+        for follower in followers.withLock({ $0 }) { follower(configuration) }
+    }
+
+    private let followers = Mutex<[@Sendable (ServerConfiguration) -> Void]>([])
+
+    /// Calls `update` with every configuration put in force after this call (inputs with their own access checks).
+    func follow(_ update: @escaping @Sendable (ServerConfiguration) -> Void) {
+        followers.withLock { $0.append(update) }
     }
 }
 

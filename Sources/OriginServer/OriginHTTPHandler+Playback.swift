@@ -5,6 +5,7 @@ import LiveTimeline
 import MicroHTTPD
 import OriginCore
 import PeerRepair
+import SRTInput
 import SharedBytes
 import Synchronization
 
@@ -163,6 +164,7 @@ extension OriginHTTPHandler {
         ChannelStatusAnswer(
             status: channel.status(),
             peers: peerRepairer.map { $0.agreements(channel: channel.configuration.name) },
+            srtCallers: srt.map { listener in listener.callers.filter { $0.channel == channel.name } },
             playback: channel.configuration.playback.map { playback in
                 PlaybackStatus(
                     form: playback.form.rawValue, refused: playbackRefusals.counts(channel: channel.name))
@@ -184,12 +186,18 @@ struct ChannelStatusAnswer: Encodable {
     let status: ChannelStatus
     /// With peers configured: the last agreement check with each peer of the redundancy group.
     let peers: [PeerAgreement]?
+    /// With an SRT listener (`ingest.srt`): the channel's connected callers and their SRT statistics.
+    let srtCallers: [SRTCallerStatus]?
     let playback: PlaybackStatus?
 
-    private enum Keys: String, CodingKey { case playback, peers }
+    private enum Keys: String, CodingKey { case playback, peers, srtCallers }
 
     func encode(to encoder: any Encoder) throws {
         try status.encode(to: encoder)
+        if let srtCallers {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(srtCallers, forKey: .srtCallers)
+        }
         if let peers {
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(peers, forKey: .peers)

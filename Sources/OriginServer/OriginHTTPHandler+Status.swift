@@ -28,8 +28,11 @@ extension OriginHTTPHandler {
 
     /// Every channel's timeline now (`StatusTimeline`): one document for the page's one request per poll.
     func timelineJSON() -> String {
-        let channels = origin.allChannels.map {
-            StatusTimeline.ChannelView(snapshot: $0.snapshot, markers: $0.allMarkers)
+        let callers = srt?.callers ?? []
+        let channels = origin.allChannels.map { channel in
+            StatusTimeline.ChannelView(
+                snapshot: channel.snapshot, markers: channel.allMarkers,
+                srtCallers: callers.filter { $0.channel == channel.name })
         }
         return StatusTimeline.json(nowMilliseconds: origin.clock.nowMilliseconds(), channels: channels)
     }

@@ -4,6 +4,7 @@ import Logging
 import MicroHTTPD
 import OriginCore
 import PeerRepair
+import SRTInput
 import SharedBytes
 import TestSourceInput
 
@@ -39,6 +40,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let testSource: TestSourceInput?
     /// `POST /admin/reload`; nil: the route answers 409.
     let reloader: ConfigurationReloader?
+    /// The SRT input (`ingest.srt`): its callers are in the channel status and `/metrics`; nil: none.
+    let srt: SRTListener?
 
     /// Creates the handler.
     /// - Parameters:
@@ -46,8 +49,9 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     public init(
         origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, peerRepairer: PeerRepairer? = nil,
         testSource: TestSourceInput? = nil, reloader: ConfigurationReloader? = nil, access: AccessControl? = nil,
-        logger: Logger
+        srt: SRTListener? = nil, logger: Logger
     ) {
+        self.srt = srt
         self.origin = origin
         self.access = access ?? AccessControl(configuration)
         self.peerRepairer = peerRepairer
@@ -68,7 +72,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                 SharedBytes(
                     string: MetricsExposition.render(
                         origin: origin, requests: metrics, playbackRefusals: playbackRefusals, refusals: refusals,
-                        peerRepairer: peerRepairer) + live.answers.exposition)))
+                        peerRepairer: peerRepairer) + live.answers.exposition
+                        + (srt.map(MetricsExposition.render(srt:)) ?? ""))))
     }
 
     /// `GET /peer/{channel}/opening`: the opening the channel holds for its redundancy group's agreement, as peers

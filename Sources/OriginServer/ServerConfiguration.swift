@@ -1,4 +1,5 @@
 import OriginCore
+import SRTInput
 
 /// Everything the server runs with: HTTP, data directory, tokens and the origin's channels.
 /// The command line maps into this; `ConfigurationFile` reads it from YAML.
@@ -56,6 +57,8 @@ public struct ServerConfiguration: Sendable {
     public var clockOffsetMilliseconds: Int64 = 0
     /// Log level name (trace, debug, info, notice, warning, error, critical). Default: info.
     public var logLevel: String = "info"
+    /// The SRT listener (`ingest.srt`, docs/srt.md); nil: no SRT input.
+    public var srt: SRTConfiguration?
     /// Channels, ingest settings.
     public var origin = OriginConfiguration()
 

@@ -271,13 +271,19 @@ enum StatusPageAssets {
                 if (gaps) badges.push(`<span class="badge bad">GAP ×${gaps}</span>`);
                 if (discontinuities.size) badges.push(`<span class="badge disc">discontinuity ×${discontinuities.size}</span>`);
                 if (view.data.markers.length) badges.push(`<span class="badge flagged">markers ×${view.data.markers.length}</span>`);
-                const head = badges.join(' ') + '|' + view.data.targetDuration + '|' + view.data.renditions.length;
+                // SRT callers (docs/srt.md): peer, RTT, bitrate, losses, per rendition.
+                const srt = (view.data.srtCallers || []).map((c) =>
+                  `SRT ${c.rendition} ← ${c.peer} RTT ${c.rttMilliseconds.toFixed(1)} ms ` +
+                  `${(c.bitsPerSecond / 1e6).toFixed(2)} Mbit/s lost ${c.lostPackets} ` +
+                  `retrans ${c.retransmittedPackets} dropped ${c.droppedPackets} buffer ${c.receiveBufferMilliseconds} ms`);
+                const head = badges.join(' ') + '|' + view.data.targetDuration + '|' + view.data.renditions.length +
+                  '|' + srt.join('|');
                 if (head !== view.head) {
                   view.head = head;
                   view.card.querySelector('.badges').innerHTML = badges.join(' ');
                   view.card.querySelector('.facts').textContent =
                     `TD ${view.data.targetDuration} s · ${view.data.renditions.length} rendition` +
-                    (view.data.renditions.length === 1 ? '' : 's');
+                    (view.data.renditions.length === 1 ? '' : 's') + srt.map((line) => ' · ' + line).join('');
                 }
                 view.gaps = gaps;
                 view.target = target;

@@ -1,8 +1,10 @@
+import Foundation
 import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import Markers
 import OriginCore
+import SRTInput
 
 /// The status page's data: every channel's timeline in one compact JSON document (`GET /status/timeline.json`),
 /// built from the published snapshots and the marker books without taking a channel's state lock.
@@ -29,6 +31,8 @@ enum StatusTimeline {
     struct ChannelView {
         let snapshot: ChannelSnapshot
         let markers: [Marker]
+        /// The channel's SRT callers (`ingest.srt`), shown with their statistics.
+        var srtCallers: [SRTCallerStatus] = []
     }
 
     /// The document for `channels` at `now` (shared-clock ms since the epoch).
@@ -59,7 +63,11 @@ enum StatusTimeline {
             if index > 0 { out += "," }
             append(marker, to: &out)
         }
-        out += "]}"
+        out += "]"
+        if !channel.srtCallers.isEmpty, let data = try? JSONEncoder().encode(channel.srtCallers) {
+            out += ",\"srtCallers\":" + String(decoding: data, as: UTF8.self)
+        }
+        out += "}"
     }
 
     private static func append(_ rendition: RenditionSnapshot, now: Int64, to out: inout String) {

@@ -406,7 +406,8 @@ private func srtListenCallback(
     let listener = Unmanaged<SRTListener>.fromOpaque(opaque).takeUnretainedValue()
     let text = streamID.map { String(cString: $0) } ?? ""
     guard let refusal = listener.admit(socket: socket, peer: SocketAddress(address), streamID: text) else { return 0 }
-    srt_setrejectreason(socket, Int32(SRT_REJC_PREDEFINED) + refusal.code)
+    // The access-control codes (1400...) lie in the predefined range (SRT_REJC_PREDEFINED = 1000): passed as they are.
+    srt_setrejectreason(socket, refusal.code)
     return -1
 }
 
@@ -513,7 +514,7 @@ struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
             port = Int(UInt16(bigEndian: v4.pointee.sin_port))
         }
-        host = String(cString: text)
+        host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// 127.0.0.0/8, ::1 and IPv4-mapped loopback.

@@ -1,0 +1,242 @@
+import CSRT
+import Foundation
+import HLSPlaylist
+import Testing
+import TestSupport
+
+/// SRT contribution (issue 31) with real callers: ffmpeg's libsrt output, srt-live-transmit relaying a file, and a
+/// libsrt caller of the test's own where the reject reason a caller is told must be read (ffmpeg and
+/// srt-live-transmit print only "Application-defined rejection reason").
+@Suite(.tags(.endToEnd), .serialized)
+struct SRTContributionTests {
+    /// ffmpeg pushes H.264 (x264's default lookahead: the first packet comes a second late, a gap longer than the
+    /// listener's receive wait) to `live/video`; the caller's SRT statistics are in the channel status and /metrics
+    /// while it pushes, a second caller for the rendition is refused with 1409, and the playlist lists the segments
+    /// the origin cut.
+    @Test func ffmpegCallerFeedsTheChannelAndItsStatisticsAreShown() async throws {
+        let srtPort = try SRTProbe.freeUDPPort()
+        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: srtPort), label: "srt-ffmpeg") {
+            origin in
+            let http = HTTPClient(port: origin.port)
+            let push = try ChildProcess(
+                executable: try #require(ChildProcess.locate("ffmpeg")),
+                arguments: [
+                    "-hide_banner", "-loglevel", "warning", "-re", "-f", "lavfi", "-i",
+                    "testsrc=size=320x180:rate=25", "-t", "9", "-c:v", "libx264", "-preset", "veryfast", "-g", "10",
+                    "-f", "mpegts", "srt://127.0.0.1:\(srtPort)?streamid=#!::r=live/video,m=publish",
+                ], directory: origin.directory, label: "ffmpeg-srt")
+            var caller: [String: Any] = [:]
+            try await waitUntil("the caller's statistics in the channel status", timeout: .seconds(8)) {
+                let answer = try await http.get("/admin/channels/live")
+                guard answer.status == 200,
+                    let status = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
+                    let callers = status["srtCallers"] as? [[String: Any]], let first = callers.first,
+                    (first["receivedBytes"] as? Int ?? 0) > 10_000
+                else { return false }
+                caller = first
+                return true
+            }
+            #expect(caller["rendition"] as? String == "video")
+            #expect((caller["peer"] as? String)?.hasPrefix("127.0.0.1:") == true)
+            #expect(caller["credential"] as? String == "loopback")
+            #expect(caller["rttMilliseconds"] is Double)
+            #expect((caller["bitsPerSecond"] as? Double ?? 0) > 0)
+            let metrics = String(decoding: try await http.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("hlsorigin_srt_callers 1\n"))
+            #expect(metrics.contains("hlsorigin_srt_received_bytes_total{channel=\"live\",rendition=\"video\"} "))
+            #expect(metrics.contains("hlsorigin_srt_rtt_seconds{channel=\"live\",rendition=\"video\"} "))
+            // A backup encoder is refused while the first one feeds the rendition.
+            #expect(
+                SRTProbe.connect(port: srtPort, streamID: "#!::r=live/video,m=publish") == .rejected(1409))
+            let status = await push.wait(timeout: .seconds(20))
+            #expect(status == 0, "ffmpeg: \(push.standardError)")
+            try await waitUntil("the rendition's playlist lists the cut segments", timeout: .seconds(6)) {
+                let playlist = try await http.get("/live/live/video/index.m3u8")
+                guard playlist.status == 200 else { return false }
+                let media = try MediaPlaylist.parse(String(decoding: playlist.body, as: UTF8.self))
+                return media.segments.filter { !$0.gap }.count >= 3
+            }
+            try await waitUntil("the feed drop is counted", timeout: .seconds(4)) {
+                String(decoding: try await http.get("/metrics").body, as: UTF8.self)
+                    .contains("hlsorigin_srt_feed_drops_total{reason=\"disconnected\"} 1\n")
+            }
+            // The first caller has dropped: a backup encoder now takes the rendition over.
+            guard case .connected(let backup) = SRTProbe.connect(port: srtPort, streamID: "live/video") else {
+                Issue.record("the backup caller was refused after the first dropped")
+                return
+            }
+            SRTProbe.close(backup)
+        }
+    }
+
+    /// srt-live-transmit relays a TS file (paced by ffmpeg -re, as a contribution link would carry it) with the plain
+    /// `channel/rendition` stream id, encrypted with the listener's passphrase (AES-256).
+    @Test func srtLiveTransmitRelaysAFileIntoTheChannel() async throws {
+        let srtPort = try SRTProbe.freeUDPPort()
+        let passphrase = "listener-passphrase-1"
+        try await OriginProcess.withRunning(
+            configuration: Self.configuration(srtPort: srtPort, passphrase: passphrase), label: "srt-relay"
+        ) { origin in
+            let clip = origin.directory.appendingPathComponent("clip.ts")
+            _ = try await ChildProcess.run(
+                "ffmpeg",
+                [
+                    "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25", "-f",
+                    "lavfi", "-i", "sine=frequency=440", "-t", "6", "-c:v", "libx264", "-preset", "veryfast", "-g",
+                    "10", "-c:a", "aac", "-f", "mpegts", clip.path,
+                ], in: origin.directory)
+            let relay = try await ChildProcess.run(
+                "sh",
+                [
+                    "-c",
+                    "ffmpeg -hide_banner -loglevel error -re -i \(clip.path) -c copy -f mpegts - | "
+                        // -a:no: no reconnect once the origin drops the caller, silent after the file's end.
+                        + "srt-live-transmit -q -a:no -chunk:1316 file://con "
+                        + "'srt://127.0.0.1:\(srtPort)?streamid=relay/main&passphrase=\(passphrase)&pbkeylen=32'",
+                ], in: origin.directory, timeout: .seconds(30))
+            #expect(relay.status == 0, "srt-live-transmit: \(relay.standardError)")
+            let http = HTTPClient(port: origin.port)
+            try await waitUntil("the relayed rendition's playlist lists segments", timeout: .seconds(6)) {
+                let playlist = try await http.get("/live/relay/main/index.m3u8")
+                guard playlist.status == 200 else { return false }
+                let media = try MediaPlaylist.parse(String(decoding: playlist.body, as: UTF8.self))
+                return media.segments.filter { !$0.gap }.count >= 2
+            }
+            #expect(origin.logTail(200).contains("SRT caller connected"))
+            // Without the passphrase, the caller is refused by SRT itself.
+            #expect(SRTProbe.connect(port: srtPort, streamID: "relay/main") == .rejected(Int32(SRT_REJ_UNSECURE.rawValue)))
+        }
+    }
+
+    /// Refused callers are told why in the handshake (the access-control reject codes), audited and counted; a
+    /// silent caller is dropped after the idle timeout.
+    @Test func refusedCallersAreToldWhyInTheHandshake() async throws {
+        let srtPort = try SRTProbe.freeUDPPort()
+        let configuration = """
+            tokens:
+              - name: encoder-news
+                secret: news-passphrase-0123
+            ingest:
+              autoCreate: false
+              srt: { port: \(srtPort), idleTimeoutMilliseconds: 500 }
+            channels:
+              - name: news
+                renditions: [{ name: video }]
+                ingest: { tokens: [encoder-news] }
+              - name: open
+                renditions: [{ name: video }]
+            """
+        try await OriginProcess.withRunning(configuration: configuration, label: "srt-refusals") { origin in
+            #expect(SRTProbe.connect(port: srtPort, streamID: "#!::r=nochannel/video,m=publish") == .rejected(1404))
+            #expect(SRTProbe.connect(port: srtPort, streamID: "#!::r=news/video,m=request") == .rejected(1405))
+            #expect(SRTProbe.connect(port: srtPort, streamID: "#!::r=news,m=publish") == .rejected(1400))
+            #expect(
+                SRTProbe.connect(port: srtPort, streamID: "#!::r=news/video,m=publish,s=not-a-token") == .rejected(1401))
+            #expect(
+                SRTProbe.connect(port: srtPort, streamID: "#!::r=open/video,m=publish,u=encoder-news")
+                    == .rejected(1403))
+            // news takes only encoder-news's passphrase.
+            #expect(
+                SRTProbe.connect(port: srtPort, streamID: "news/video", passphrase: "wrong-passphrase")
+                    == .rejected(Int32(SRT_REJ_BADSECRET.rawValue)))
+            // ffmpeg, a real encoder, is refused too (it prints no reason: "Input/output error").
+            let refusedFFmpeg = try await ChildProcess.run(
+                "ffmpeg",
+                [
+                    "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc", "-t", "1", "-c:v",
+                    "libx264", "-f", "mpegts", "srt://127.0.0.1:\(srtPort)?streamid=#!::r=nochannel/video,m=publish",
+                ], in: origin.directory, timeout: .seconds(20))
+            #expect(refusedFFmpeg.status != 0)
+            // The token's secret as the passphrase: admitted. Then silent: dropped after 500 ms.
+            guard
+                case .connected(let socket) = SRTProbe.connect(
+                    port: srtPort, streamID: "#!::r=news/video,m=publish,u=encoder-news",
+                    passphrase: "news-passphrase-0123")
+            else {
+                Issue.record("the caller with the token's passphrase was refused")
+                return
+            }
+            defer { SRTProbe.close(socket) }
+            let http = HTTPClient(port: origin.port)
+            try await waitUntil("the silent caller is dropped", timeout: .seconds(5)) {
+                String(decoding: try await http.get("/metrics").body, as: UTF8.self)
+                    .contains("hlsorigin_srt_feed_drops_total{reason=\"silent\"} 1\n")
+            }
+            let metrics = String(decoding: try await http.get("/metrics").body, as: UTF8.self)
+            for reason in ["unknown_channel", "bad_mode", "bad_request", "unauthorized", "wrong_token"] {
+                #expect(metrics.contains("hlsorigin_srt_refusals_total{reason=\"\(reason)\"} "), "\(reason)")
+            }
+            let log = origin.logTail(400)
+            #expect(log.contains("SRT caller refused"))
+            #expect(log.contains("audit.outcome=unknown_channel"))
+            #expect(!log.contains("not-a-token"), "a secret from a stream id reached the log")
+        }
+    }
+
+    static func configuration(srtPort: Int, passphrase: String? = nil) -> String {
+        """
+        ingest:
+          autoCreate: true
+          # The target duration is set: the first segment cut (from the first keyframe to the next slot boundary) is
+          # shorter than the rest and would otherwise set it.
+          defaults: { targetDuration: 2, segmentDuration: 2 }
+          srt:
+            port: \(srtPort)
+            latencyMilliseconds: 120
+            idleTimeoutMilliseconds: 2000
+        \(passphrase.map { "    passphrase: \($0)" } ?? "")
+        """
+    }
+}
+
+/// A libsrt caller of the test's own: connects with a stream id (and a passphrase) and reports the reject reason.
+enum SRTProbe {
+    enum Outcome: Equatable {
+        case connected(SRTSOCKET)
+        case rejected(Int32)
+    }
+
+    static func connect(port: Int, streamID: String, passphrase: String? = nil) -> Outcome {
+        srt_startup()
+        let socket = srt_create_socket()
+        _ = streamID.withCString { srt_setsockflag(socket, SRTO_STREAMID, $0, Int32(strlen($0))) }
+        if let passphrase {
+            _ = passphrase.withCString { srt_setsockflag(socket, SRTO_PASSPHRASE, $0, Int32(strlen($0))) }
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                srt_connect(socket, $0, Int32(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result != SRT_ERROR else {
+            let reason = srt_getrejectreason(socket)
+            srt_close(socket)
+            return .rejected(reason)
+        }
+        return .connected(socket)
+    }
+
+    static func close(_ socket: SRTSOCKET) { srt_close(socket) }
+
+    /// A UDP port free on 127.0.0.1 right now.
+    static func freeUDPPort() throws -> Int {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw TestFailure("bind() failed: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
