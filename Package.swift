@@ -13,7 +13,7 @@ let package = Package(
                 "SharedBytes", "HLSPlaylist", "MediaProbe", "SCTE35", "MPEGTSWriter", "GapFiller", "TestSource",
                 "MicroHTTPD",
                 "LiveTimeline", "HLSPackaging", "Markers", "Persistence", "HLSCrypto", "OriginCore", "PeerRepair",
-                "HTTPPushInput", "TestSourceInput", "SRTInput", "OriginServer", "StreamValidator",
+                "HTTPPushInput", "TestSourceInput", "TSSegmenter", "ContinuousTSInput", "SRTInput", "OriginServer", "StreamValidator",
             ]),
     ],
     dependencies: [
@@ -115,6 +115,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // A continuous MPEG-TS (an SRT caller, a file) cut into segments on the channel's clock: pure, bytes in,
+        // segments out (TransportStreamSegmenter over MediaProbe's TransportStreamDemuxer).
+        .target(name: "TSSegmenter", dependencies: ["MediaProbe", "MPEGTSWriter"]),
+        // The segmenter's segments and LL parts handed to the core as pushes, one session per stream
+        // (ContinuousTSIngest); no libsrt: the SRT listener opens the sessions.
+        .target(
+            name: "ContinuousTSInput",
+            dependencies: [
+                "LiveTimeline", "MediaProbe", "OriginCore", "SharedBytes", "TSSegmenter",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The SRT input: a libsrt listener whose callers push a continuous MPEG-TS, handed to a ContinuousStreamSink.
         .target(
             name: "SRTInput",
@@ -210,6 +221,15 @@ let package = Package(
         .testTarget(
             name: "PersistenceTests",
             dependencies: ["Persistence", "LiveTimeline", "MediaProbe", "SharedBytes", "TestSupport"]),
+        .testTarget(
+            name: "TSSegmenterTests",
+            dependencies: ["TSSegmenter", "MediaProbe", "MPEGTSWriter", "TestSource", "TestSupport"]),
+        .testTarget(
+            name: "ContinuousTSInputTests",
+            dependencies: [
+                "ContinuousTSInput", "TSSegmenter", "MediaProbe", "TestSource", "TestSupport", "OriginCore",
+                "LiveTimeline", "HLSPlaylist", "SharedBytes", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "SRTInputTests", dependencies: ["SRTInput"]),
         .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist", "TestSource"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CSRT", "HLSPlaylist", "TestSupport"]),

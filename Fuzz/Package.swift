@@ -9,7 +9,7 @@ let fuzzTargets = [
     "FuzzMediaPlaylist", "FuzzMultivariantPlaylist", "FuzzPlaylistAttributes",
     "FuzzRequestPath", "FuzzOriginRequest", "FuzzConfiguration",
     "FuzzSCTE35", "FuzzDateRangeJSON",
-    "FuzzTransportStreamCutter", "FuzzFragmentCutter", "FuzzStreamingPush",
+    "FuzzTransportStreamCutter", "FuzzFragmentCutter", "FuzzStreamingPush", "FuzzStreamSegmenter",
     "FuzzChannelTransportStream", "FuzzChannelFragmentedMP4", "FuzzChannelPackedAudio", "FuzzChannelWebVTT",
 ]
 

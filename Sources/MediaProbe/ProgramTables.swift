@@ -23,26 +23,34 @@ struct ProgramTables {
             throw ProbeError("MPEG-TS: no program association table (PID 0) found")
         }
         patRange = pat
-        var reader = ByteReader(bytes, range: pat, context: "MPEG-TS PAT")
-        try reader.skip(8)
-        var pmtPID: Int?
-        while reader.remaining > 4 {
-            let programNumber = try reader.readUInt16()
-            let pid = Int(try reader.readUInt16() & 0x1FFF)
-            if programNumber != 0 {
-                pmtPID = pid
-                break
-            }
-        }
-        guard let pmtPID else { throw ProbeError("MPEG-TS: the PAT lists no program") }
+        let pmtPID = try Self.programMapPID(bytes, pat: pat)
         self.pmtPID = pmtPID
         guard let pmt = try Self.section(bytes, packets: packets, pid: pmtPID, tableID: 0x02) else {
             throw ProbeError("MPEG-TS: no program map table found on PID \(pmtPID)")
         }
         pmtRange = pmt
-        reader = ByteReader(bytes, range: pmt, context: "MPEG-TS PMT")
+        (pcrPID, streams) = try Self.programMap(bytes, pmt: pmt)
+    }
+
+    /// The PMT PID of the first program a PAT section (table_id ... CRC) lists.
+    static func programMapPID(_ bytes: UnsafeRawBufferPointer, pat: Range<Int>) throws(ProbeError) -> Int {
+        var reader = ByteReader(bytes, range: pat, context: "MPEG-TS PAT")
         try reader.skip(8)
-        pcrPID = Int(try reader.readUInt16() & 0x1FFF)
+        while reader.remaining > 4 {
+            let programNumber = try reader.readUInt16()
+            let pid = Int(try reader.readUInt16() & 0x1FFF)
+            if programNumber != 0 { return pid }
+        }
+        throw ProbeError("MPEG-TS: the PAT lists no program")
+    }
+
+    /// The PCR PID and the elementary streams a PMT section (table_id ... CRC) lists.
+    static func programMap(
+        _ bytes: UnsafeRawBufferPointer, pmt: Range<Int>
+    ) throws(ProbeError) -> (pcrPID: Int, streams: [Stream]) {
+        var reader = ByteReader(bytes, range: pmt, context: "MPEG-TS PMT")
+        try reader.skip(8)
+        let pcrPID = Int(try reader.readUInt16() & 0x1FFF)
         let programInfoLength = Int(try reader.readUInt16() & 0x0FFF)
         try reader.skip(programInfoLength)
         var streams: [Stream] = []
@@ -54,7 +62,7 @@ struct ProgramTables {
             let dolby = streamType == 0x06 ? Self.dolbyStreamType(descriptors: descriptors, in: bytes) : nil
             streams.append(Stream(pid: pid, streamType: streamType, payloadType: dolby ?? streamType))
         }
-        self.streams = streams
+        return (pcrPID, streams)
     }
 
     /// DVB carries AC-3 / E-AC-3 as private PES (stream type 0x06) tagged by an AC-3 (0x6A) or enhanced AC-3
@@ -87,22 +95,33 @@ struct ProgramTables {
         _ bytes: UnsafeRawBufferPointer, packets: [TransportStreamPacket], pid: Int, tableID: UInt8
     ) throws(ProbeError) -> Range<Int>? {
         for (index, packet) in packets.enumerated() where packet.pid == pid && packet.payloadUnitStart {
-            guard !packet.payload.isEmpty else { continue }
-            let pointer = Int(bytes[packet.payload.lowerBound])
-            let start = packet.payload.lowerBound + 1 + pointer
-            guard start + 3 <= packet.payload.upperBound else {
-                throw ProbeError("MPEG-TS packet \(index): PSI pointer_field \(pointer) runs past the packet end")
+            if let range = try sectionRange(bytes, payload: packet.payload, tableID: tableID, packet: index) {
+                return range
             }
-            guard bytes[start] == tableID else { continue }
-            let sectionLength = Int(bytes[start + 1] & 0x0F) << 8 | Int(bytes[start + 2])
-            let end = start + 3 + sectionLength
-            guard sectionLength >= 9, end <= packet.payload.upperBound else {
-                throw ProbeError(
-                    "MPEG-TS packet \(index): table 0x\(ADTSHeader.hex(tableID)) section_length \(sectionLength) "
-                        + "does not fit the packet (sections spanning packets are not supported)")
-            }
-            return start..<end
         }
         return nil
+    }
+
+    /// The byte range (table_id ... CRC) of the section with `tableID` that starts in the payload of a packet with
+    /// payload_unit_start_indicator set; nil when the payload is empty or starts another table. The section must end
+    /// in that payload.
+    static func sectionRange(
+        _ bytes: UnsafeRawBufferPointer, payload: Range<Int>, tableID: UInt8, packet index: Int
+    ) throws(ProbeError) -> Range<Int>? {
+        guard !payload.isEmpty else { return nil }
+        let pointer = Int(bytes[payload.lowerBound])
+        let start = payload.lowerBound + 1 + pointer
+        guard start + 3 <= payload.upperBound else {
+            throw ProbeError("MPEG-TS packet \(index): PSI pointer_field \(pointer) runs past the packet end")
+        }
+        guard bytes[start] == tableID else { return nil }
+        let sectionLength = Int(bytes[start + 1] & 0x0F) << 8 | Int(bytes[start + 2])
+        let end = start + 3 + sectionLength
+        guard sectionLength >= 9, end <= payload.upperBound else {
+            throw ProbeError(
+                "MPEG-TS packet \(index): table 0x\(ADTSHeader.hex(tableID)) section_length \(sectionLength) "
+                    + "does not fit the packet (sections spanning packets are not supported)")
+        }
+        return start..<end
     }
 }

@@ -128,6 +128,8 @@ enum TransportStreamProbe {
 /// The header of one reassembled PES packet (ISO/IEC 13818-1 2.4.3.6).
 struct PESHeader {
     var pts: Int64?
+    /// The DTS when the header carries one (PTS_DTS_flags 11), else nil.
+    var dts: Int64?
     var payloadStart: Int
     var payloadEnd: Int
 
@@ -156,11 +158,16 @@ struct PESHeader {
             guard headerDataLength >= 5 else {
                 throw ProbeError("MPEG-TS PID \(pid): PES header too short for its PTS")
             }
-            pts =
-                Int64(pes[9] >> 1 & 7) << 30 | Int64(pes[10]) << 22 | Int64(pes[11] >> 1) << 15
-                | Int64(pes[12]) << 7 | Int64(pes[13] >> 1)
+            pts = Self.timestamp(pes, at: 9)
+            if ptsDTSFlags == 3, headerDataLength >= 10 { dts = Self.timestamp(pes, at: 14) }
         } else {
             pts = nil
         }
+    }
+
+    /// The 33-bit timestamp in the five bytes at `offset` (the caller checked they are there).
+    private static func timestamp(_ pes: [UInt8], at offset: Int) -> Int64 {
+        Int64(pes[offset] >> 1 & 7) << 30 | Int64(pes[offset + 1]) << 22 | Int64(pes[offset + 2] >> 1) << 15
+            | Int64(pes[offset + 3]) << 7 | Int64(pes[offset + 4] >> 1)
     }
 }

@@ -1,0 +1,190 @@
+import LiveTimeline
+import Logging
+import MediaProbe
+import OriginCore
+import SharedBytes
+import TSSegmenter
+import Synchronization
+
+/// Feeds continuous MPEG-TS streams to the origin (an SRT caller, a file, a test): one session per stream, its bytes
+/// cut by a `TransportStreamSegmenter` on the channel's clock and handed to the core as any push is. A whole segment
+/// goes through `Origin.ingest(_:)` once it ends (stored before it is listed); on a Low-Latency channel each segment
+/// is a `StreamingPush` fed as its bytes arrive, so parts are cut at access units and the preload hint answered from
+/// them. Knows nothing of SRT: the SRT listener opens a session per caller.
+public final class ContinuousTSIngest: Sendable {
+    let origin: Origin
+    let logger: Logger
+    /// `channel/rendition` of the streams that had a session: a later session starts with a discontinuity.
+    private let fed = Mutex<Set<String>>([])
+
+    public init(origin: Origin, logger: Logger) {
+        self.origin = origin
+        self.logger = logger
+    }
+
+    /// A stream for `channel`/`rendition` begins (the caller's access was checked by the input).
+    /// - Parameter peer: who sends it (`host:port`), for logs and the audit trail.
+    /// - Throws: the channel is unknown and auto-create is off.
+    public func open(channel: String, rendition: String, peer: String) throws(IngestError) -> ContinuousTSSession {
+        guard OriginNames.isValid(channel) else { throw .invalidName("channel", channel) }
+        guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
+        let configuration = origin.configuration
+        guard
+            let settings = origin.channel(named: channel)?.configuration
+                ?? (configuration.ingest.autoCreate ? configuration.ingest.autoCreatedChannel : nil)
+        else { throw IngestError(.unknownChannel, "unknown channel '\(channel)' (auto-create is off)") }
+        let resumed = fed.withLock { !$0.insert("\(channel)/\(rendition)").inserted }
+        let segmenter = TransportStreamSegmenter(
+            configuration: .init(
+                segmentDurationMilliseconds: settings.segmentDurationMilliseconds,
+                toleranceMilliseconds: settings.sharedTimeline?.toleranceMilliseconds ?? 500,
+                maximumSegmentBytes: configuration.ingest.maxSegmentBytes),
+            discontinuity: resumed)
+        var sessionLogger = logger
+        sessionLogger[metadataKey: "channel"] = "\(channel)"
+        sessionLogger[metadataKey: "rendition"] = "\(rendition)"
+        sessionLogger[metadataKey: "peer"] = "\(peer)"
+        sessionLogger.info("continuous MPEG-TS stream opened\(resumed ? " (resumes the feed: discontinuity)" : "")")
+        return ContinuousTSSession(
+            origin: origin, channel: channel, rendition: rendition, peer: peer, segmenter: segmenter,
+            lowLatency: settings.lowLatency != nil, logger: sessionLogger)
+    }
+}
+
+/// One continuous stream into one rendition: `receive` its bytes in order, then `close` once.
+public final class ContinuousTSSession: Sendable {
+    public let channel: String
+    public let rendition: String
+    public let peer: String
+    private let origin: Origin
+    private let logger: Logger
+    private let lowLatency: Bool
+    private let state: Mutex<State>
+
+    /// What the channel status shows of a session.
+    public struct Status: Sendable, Hashable {
+        public var segmenter: TransportStreamSegmenter.Status
+        public var segmentsAccepted = 0
+        public var segmentsRefused = 0
+        public var bytesReceived = 0
+        /// The latest refusal of a segment by the origin.
+        public var lastRefusal: String?
+        public var closed = false
+    }
+
+    private struct State {
+        var segmenter: TransportStreamSegmenter
+        var status: Status
+        /// Low-Latency: the open segment's push (nil when refused: the rest of that segment is dropped).
+        var push: StreamingPush?
+        /// Otherwise: the open segment's bytes.
+        var segment: [UInt8] = []
+        var segmentOpen = false
+    }
+
+    init(
+        origin: Origin, channel: String, rendition: String, peer: String, segmenter: TransportStreamSegmenter,
+        lowLatency: Bool, logger: Logger
+    ) {
+        self.origin = origin
+        self.channel = channel
+        self.rendition = rendition
+        self.peer = peer
+        self.lowLatency = lowLatency
+        self.logger = logger
+        state = Mutex(State(segmenter: segmenter, status: Status(segmenter: segmenter.status)))
+    }
+
+    public var status: Status { state.withLock { $0.status } }
+
+    /// The next bytes of the stream, in arrival order (any split).
+    public func receive(_ bytes: UnsafeRawBufferPointer) {
+        let now = origin.clock.nowMilliseconds()
+        state.withLock { state in
+            guard !state.status.closed else { return }
+            state.status.bytesReceived += bytes.count
+            let events = state.segmenter.consume(bytes, arrivalMilliseconds: now)
+            handle(events, &state)
+        }
+    }
+
+    /// The stream ended (`reason` is logged): the open segment ends with what it has. A later session for the same
+    /// rendition starts with a discontinuity.
+    public func close(reason: String) {
+        state.withLock { state in
+            guard !state.status.closed else { return }
+            let events = state.segmenter.finish()
+            handle(events, &state)
+            state.status.closed = true
+        }
+        logger.info("continuous MPEG-TS stream closed: \(reason)")
+    }
+
+    private func handle(_ events: [TransportStreamSegmenter.Event], _ state: inout State) {
+        for event in events {
+            switch event {
+            case .started(let start):
+                state.segmentOpen = true
+                state.segment.removeAll(keepingCapacity: true)
+                if lowLatency { state.push = beginPush(start, &state) }
+            case .bytes(let bytes):
+                guard state.segmentOpen else { continue }
+                if lowLatency {
+                    guard let push = state.push else { continue }
+                    let refusal = bytes.withUnsafeBytes { push.receive($0) }
+                    if let refusal {
+                        refused(refusal, &state)
+                        state.push = nil
+                    }
+                } else {
+                    state.segment.append(contentsOf: bytes)
+                }
+            case .ended(let end):
+                state.segmentOpen = false
+                if lowLatency {
+                    guard let push = state.push else { continue }
+                    state.push = nil
+                    do throws(IngestError) {
+                        _ = try push.finish()
+                        state.status.segmentsAccepted += 1
+                    } catch {
+                        refused(error, &state)
+                    }
+                } else {
+                    let body = SharedBytes(state.segment)
+                    state.segment.removeAll(keepingCapacity: true)
+                    let push = MediaPush(
+                        channel: channel, rendition: rendition, kind: .media, body: body,
+                        label: "segment \(end.index) of the stream from \(peer)",
+                        requester: Requester(credential: "stream", address: peer))
+                    do throws(IngestError) {
+                        _ = try origin.ingest(push)
+                        state.status.segmentsAccepted += 1
+                    } catch {
+                        refused(error, &state)
+                    }
+                }
+            case .keyframeIntervalTooLong(let message):
+                logger.warning("\(message)")
+            }
+        }
+        state.status.segmenter = state.segmenter.status
+    }
+
+    private func beginPush(_ start: TransportStreamSegmenter.SegmentStart, _ state: inout State) -> StreamingPush? {
+        do throws(IngestError) {
+            return try origin.beginStreamingPush(
+                channel: channel, rendition: rendition, container: .mpegTS,
+                requester: Requester(credential: "stream", address: peer))
+        } catch {
+            refused(error, &state)
+            return nil
+        }
+    }
+
+    private func refused(_ error: IngestError, _ state: inout State) {
+        state.status.segmentsRefused += 1
+        state.status.lastRefusal = error.description
+        logger.warning("segment refused: \(error.description)")
+    }
+}

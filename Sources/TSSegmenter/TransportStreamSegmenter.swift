@@ -1,0 +1,403 @@
+import MPEGTSWriter
+import MediaProbe
+
+/// Cuts a continuous MPEG-TS (an SRT caller, a file) into HLS segments on the channel's clock, as its bytes arrive,
+/// in any split. Pure: bytes and their arrival time in, segment bytes out; no lock, no I/O.
+///
+/// **Where it cuts.** The stream's timestamps are put on the shared wall clock once, at the first random access
+/// point: the *anchor* (wall time of PTS 0) is its arrival time less its PTS, rounded down to a grid of
+/// `toleranceMilliseconds`, as `SharedTimeline` anchors a pushed feed. Slot boundaries are the wall times
+/// 2000-01-01T00:00:00Z + k x segment duration (the grid the redundancy group numbers MSNs on), i.e. the PTS
+/// `(boundary - anchor) x 90`. A segment ends at the first video keyframe (H.264 IDR, HEVC IRAP) whose DTS is at or
+/// after the first boundary after the segment's start; an audio-only stream ends at the PES whose start is nearest
+/// the boundary. Two origins fed the same stream, whose clocks and arrival agree within much less than the
+/// tolerance, compute the same anchor and so cut at the same PTS, whichever joined the stream first.
+///
+/// **What a segment is.** It starts with the stream's PAT and PMT (written again by `TransportStreamMuxer`, their
+/// continuity counters renumbered within the segment) then the keyframe's packets: decodable alone. The bytes before
+/// the first keyframe are dropped. A segment starts a discontinuity after a new session (`discontinuity: true`), a
+/// timestamp jump (the anchor is taken again) and a PMT change (new PIDs or types: a stream change).
+public struct TransportStreamSegmenter: Sendable {
+    /// How the segmenter cuts.
+    public struct Configuration: Sendable, Hashable {
+        /// The channel's segment duration (ms): the slot length.
+        public var segmentDurationMilliseconds: Int64
+        /// Grid the anchor is rounded down to (ms); the channel's `sharedTimeline.toleranceMilliseconds`, 500 alone.
+        public var toleranceMilliseconds: Int64
+        /// A segment longer than this (no keyframe came) ends anyway and the stream waits for the next keyframe.
+        public var maximumSegmentBytes: Int
+
+        public init(
+            segmentDurationMilliseconds: Int64, toleranceMilliseconds: Int64 = 500,
+            maximumSegmentBytes: Int = 64 << 20
+        ) {
+            self.segmentDurationMilliseconds = max(segmentDurationMilliseconds, 1)
+            self.toleranceMilliseconds = max(toleranceMilliseconds, 1)
+            self.maximumSegmentBytes = max(maximumSegmentBytes, 4096)
+        }
+    }
+
+    /// A segment that started.
+    public struct SegmentStart: Sendable, Hashable {
+        /// 0, 1, 2 ... within this segmenter.
+        public var index: Int
+        /// Unwrapped 90 kHz decode time of its first access unit.
+        public var decodeTime: Int64
+        /// It follows a new session, a timestamp jump or a stream change.
+        public var discontinuity: Bool
+    }
+
+    /// A segment that ended: its bytes were all handed out in `.bytes` events since its start.
+    public struct SegmentEnd: Sendable, Hashable {
+        public var index: Int
+        public var decodeTime: Int64
+        /// From its first access unit's decode time to the next segment's (or the last access unit's end).
+        public var durationTicks: Int64
+        public var byteCount: Int
+    }
+
+    public enum Event: Sendable, Hashable {
+        case started(SegmentStart)
+        /// The next bytes of the open segment (whole packets).
+        case bytes([UInt8])
+        case ended(SegmentEnd)
+        /// The encoder's keyframe interval does not fit the segment duration: what to set (logged once per change).
+        case keyframeIntervalTooLong(String)
+    }
+
+    /// What the status page shows.
+    public struct Status: Sendable, Hashable {
+        public var demuxer = TransportStreamDemuxer.Statistics()
+        public var segments = 0
+        /// Bytes dropped while waiting for a keyframe (stream start, after a jump or a stream change).
+        public var bytesDropped = 0
+        /// Segments ended at the byte bound with no keyframe.
+        public var forcedCuts = 0
+        /// The latest keyframe interval (90 kHz ticks) and the frame duration seen.
+        public var keyframeIntervalTicks: Int64?
+        public var frameDurationTicks: Int64?
+        /// Set while the keyframe interval is longer than the segment duration: says which `-g` to use.
+        public var keyframeWarning: String?
+    }
+
+    public let configuration: Configuration
+    public private(set) var status = Status()
+    private var demuxer = TransportStreamDemuxer()
+    /// The program as of the packet being handled (the demuxer may have read further).
+    private var program: TransportStreamDemuxer.Program?
+    /// Wall time of PTS 0 (ms), once anchored.
+    private var anchorMilliseconds: Int64?
+    private var open: SegmentStart?
+    private var openBytes = 0
+    private var nextBoundary: Int64 = 0
+    private var nextIndex = 0
+    private var discontinuityNext: Bool
+    /// Packets from the latest primary unit start, until the demuxer tells what that access unit is.
+    private var held: [UInt8] = []
+    private var holding = false
+    /// Output not yet handed out as a `.bytes` event.
+    private var output: [UInt8] = []
+    private var events: [Event] = []
+    /// Continuity counters of the PAT and PMT within the open segment.
+    private var tableCounters: (pat: UInt8, pmt: UInt8) = (0, 0)
+    private var lastDecodeTime: Int64?
+    private var lastKeyframeTime: Int64?
+    /// Audio: the duration of the last PES (ticks).
+    private var audioPESTicks: Int64?
+    /// Audio: the PES whose packets are held (until the next PES starts), and whether the segment ends before it.
+    private var heldAudio: TransportStreamDemuxer.AccessUnit?
+    private var cutAtHeldAudio = false
+    private var arrival: Int64 = 0
+    /// Reused between calls: the packets the demuxer read and what each brought.
+    private var scratchPackets: [UInt8] = []
+    private var scratchInfos: [TransportStreamDemuxer.PacketInfo] = []
+
+    /// The most held back while the demuxer reads an access unit's start.
+    static let maximumHeldBytes = 4 << 20
+    /// 2000-01-01T00:00:00Z in ms since 1970 (the MSN grid's origin, `SharedTimeline`).
+    static let gridOriginMilliseconds: Int64 = 946_684_800_000
+
+    /// - Parameter discontinuity: the first segment starts a discontinuity (a new session of a feed that ran before).
+    public init(configuration: Configuration, discontinuity: Bool = false) {
+        self.configuration = configuration
+        self.discontinuityNext = discontinuity
+    }
+
+    /// The next bytes of the stream, arrived at `arrivalMilliseconds` (shared clock); returns what happened.
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer, arrivalMilliseconds: Int64) -> [Event] {
+        arrival = arrivalMilliseconds
+        var packets = scratchPackets
+        var infos = scratchInfos
+        packets.removeAll(keepingCapacity: true)
+        infos.removeAll(keepingCapacity: true)
+        scratchPackets = []
+        scratchInfos = []
+        demuxer.consume(bytes, packets: &packets, infos: &infos)
+        packets.withUnsafeBytes { buffer in
+            for (index, info) in infos.enumerated() {
+                let start = index * 188
+                handle(UnsafeRawBufferPointer(rebasing: buffer[start..<(start + 188)]), info)
+            }
+        }
+        scratchPackets = packets
+        scratchInfos = infos
+        status.demuxer = demuxer.statistics
+        return takeEvents()
+    }
+
+    /// The stream ended: the open segment ends with what it has (a video access unit being read is dropped).
+    public mutating func finish() -> [Event] {
+        _ = demuxer.finish()
+        if heldAudio != nil {
+            flushHeld()
+        } else {
+            held.removeAll(keepingCapacity: true)
+            holding = false
+        }
+        endSegment(nextDecodeTime: nil)
+        return takeEvents()
+    }
+
+    private mutating func takeEvents() -> [Event] {
+        flushOutput()
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    private mutating func flushOutput() {
+        guard !output.isEmpty else { return }
+        events.append(.bytes(output))
+        output.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func handle(_ packet: UnsafeRawBufferPointer, _ info: TransportStreamDemuxer.PacketInfo) {
+        if let unit = info.endedUndecided { resolve(unit) }
+        if let audio = info.audioEnded, audio.sampleRate > 0, audio.samples > 0 {
+            audioPESTicks = Int64(audio.samples) * 90_000 / Int64(audio.sampleRate)
+        }
+        if info.programChanged {
+            // A stream change: the segment ends here; the next starts at the new program's first keyframe.
+            flushHeld()
+            endSegment(nextDecodeTime: nil)
+            discontinuityNext = true
+            program = info.program
+            return
+        }
+        if let defined = info.program { program = defined }
+        if info.role == .primary, info.unitStart {
+            if holding, let previous = heldAudio {
+                let next = info.accessUnit.flatMap { $0.jumped ? nil : $0.dts ?? $0.pts }
+                decideAudio(previous, next: next)
+            }
+            heldAudio = nil
+            if holding { flushHeld() }
+            holding = true
+        }
+        if holding {
+            held.append(contentsOf: packet)
+            if let unit = info.accessUnit {
+                resolve(unit)
+            } else if held.count > Self.maximumHeldBytes {
+                flushHeld()
+            }
+        } else {
+            emit(packet, pid: info.pid, role: info.role)
+        }
+    }
+
+    /// The access unit whose packets are held is known: cut before it, or append it.
+    private mutating func resolve(_ unit: TransportStreamDemuxer.AccessUnit) {
+        guard holding else { return }
+        let time = unit.dts ?? unit.pts
+        if unit.jumped {
+            endSegment(nextDecodeTime: nil)
+            discontinuityNext = true
+            anchorMilliseconds = nil
+            lastKeyframeTime = nil
+        }
+        if let time {
+            if let last = lastDecodeTime, time > last, program?.primary?.kind == .video {
+                status.frameDurationTicks = time - last
+            }
+            if unit.randomAccess, program?.primary?.kind == .video {
+                if let previous = lastKeyframeTime, time > previous { noteKeyframeInterval(time - previous) }
+                lastKeyframeTime = time
+            }
+        }
+        defer { if let time { lastDecodeTime = time } }
+        let audio = program?.primary?.kind == .audio
+        if audio, open != nil, time != nil {
+            // Held until the next PES starts: then it is known which of the two is nearer the boundary.
+            heldAudio = unit
+            return
+        }
+        if !audio, open != nil, let time, unit.randomAccess, time >= nextBoundary {
+            endSegment(nextDecodeTime: time)
+        }
+        if open == nil {
+            guard unit.randomAccess, let time, let program else {
+                status.bytesDropped += held.count
+                held.removeAll(keepingCapacity: true)
+                holding = false
+                return
+            }
+            startSegment(at: time, program: program)
+        }
+        flushHeld()
+    }
+
+    /// Audio: the held PES starts at `previous`, the next at `next` (nil when its header is not read yet). The
+    /// segment ends before the held PES when it is the PES start nearest the boundary: the first at or after it, or
+    /// the last before it when that one is nearer than the next.
+    private mutating func decideAudio(_ previous: TransportStreamDemuxer.AccessUnit, next: Int64?) {
+        guard open != nil, let time = previous.dts ?? previous.pts, let program else { return }
+        var cut = cutAtHeldAudio || time >= nextBoundary
+        cutAtHeldAudio = false
+        if !cut {
+            let following = next ?? time &+ (audioPESTicks ?? 0)
+            if following >= nextBoundary {
+                if nextBoundary &- time < following &- nextBoundary { cut = true } else { cutAtHeldAudio = true }
+            }
+        }
+        guard cut else { return }
+        let passed = nextBoundary
+        endSegment(nextDecodeTime: time)
+        startSegment(at: time, program: program)
+        // Cut just before the boundary: the next one is the boundary after it.
+        nextBoundary = boundary(after: max(time, passed))
+    }
+
+    private mutating func startSegment(at time: Int64, program: TransportStreamDemuxer.Program) {
+        let tolerance = configuration.toleranceMilliseconds
+        if anchorMilliseconds == nil {
+            let unrounded = arrival &- time / 90
+            anchorMilliseconds = Self.floorDivide(unrounded, tolerance) &* tolerance
+        }
+        nextBoundary = boundary(after: time)
+        let start = SegmentStart(index: nextIndex, decodeTime: time, discontinuity: discontinuityNext)
+        nextIndex += 1
+        discontinuityNext = false
+        open = start
+        openBytes = 0
+        flushOutput()
+        events.append(.started(start))
+        let primary = program.primary
+        let layout = TransportStreamMuxer.Layout(
+            patSection: program.patSection, pmtPID: UInt16(truncatingIfNeeded: program.pmtPID),
+            pmtSection: program.pmtSection, videoPID: UInt16(truncatingIfNeeded: primary?.pid ?? 0x1FFF),
+            audioPID: UInt16(truncatingIfNeeded: primary?.pid ?? 0x1FFF),
+            pcrPID: UInt16(truncatingIfNeeded: program.pcrPID))
+        var muxer = TransportStreamMuxer(layout: layout)
+        let before = output.count
+        muxer.writeProgramTables(into: &output)
+        openBytes += output.count - before
+        tableCounters = (1, 1)
+    }
+
+    /// The first slot boundary after `time` (unwrapped 90 kHz ticks), as a decode time.
+    private func boundary(after time: Int64) -> Int64 {
+        let anchor = anchorMilliseconds ?? 0
+        let slot = configuration.segmentDurationMilliseconds &* 90
+        // Ticks since the grid origin; wrapping arithmetic: the values are far from the limits for any real stream,
+        // and a hostile one gets odd cuts, never a trap.
+        let offset = (anchor &- Self.gridOriginMilliseconds) &* 90
+        let sinceOrigin = time &+ offset
+        let next = (Self.floorDivide(sinceOrigin, slot) &+ 1) &* slot
+        return next &- offset
+    }
+
+    private mutating func endSegment(nextDecodeTime: Int64?) {
+        guard let start = open else { return }
+        flushOutput()
+        var end = nextDecodeTime ?? lastDecodeTime ?? start.decodeTime
+        if nextDecodeTime == nil, let frame = status.frameDurationTicks ?? audioPESTicks { end = end &+ frame }
+        events.append(
+            .ended(
+                SegmentEnd(
+                    index: start.index, decodeTime: start.decodeTime, durationTicks: end &- start.decodeTime,
+                    byteCount: openBytes)))
+        status.segments += 1
+        open = nil
+        openBytes = 0
+    }
+
+    private mutating func flushHeld() {
+        guard holding else { return }
+        holding = false
+        heldAudio = nil
+        let bytes = held
+        held.removeAll(keepingCapacity: true)
+        let size = 188
+        var offset = 0
+        while offset + size <= bytes.count {
+            bytes.withUnsafeBytes { buffer in
+                let packet = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + size)])
+                let pid = Int(packet[1] & 0x1F) << 8 | Int(packet[2])
+                emit(packet, pid: pid, role: pid == 0 ? .programAssociation : .other)
+            }
+            offset += size
+        }
+    }
+
+    /// Appends a packet to the open segment (dropped when none is open).
+    private mutating func emit(_ packet: UnsafeRawBufferPointer, pid: Int, role: TransportStreamDemuxer.Role) {
+        guard open != nil else {
+            status.bytesDropped += packet.count
+            return
+        }
+        let start = output.count
+        output.append(contentsOf: packet)
+        openBytes += packet.count
+        // The segment's own PAT/PMT came first: the stream's later ones continue their counters.
+        if pid == 0 || pid == program?.pmtPID {
+            let counter: UInt8
+            if pid == 0 {
+                counter = tableCounters.pat
+                tableCounters.pat = (counter + 1) & 0x0F
+            } else {
+                counter = tableCounters.pmt
+                tableCounters.pmt = (counter + 1) & 0x0F
+            }
+            output[start + 3] = output[start + 3] & 0xF0 | counter
+        }
+        if openBytes > configuration.maximumSegmentBytes {
+            status.forcedCuts += 1
+            endSegment(nextDecodeTime: nil)
+        }
+    }
+
+    /// Records a keyframe interval; warns when it is longer than the segment duration.
+    private mutating func noteKeyframeInterval(_ ticks: Int64) {
+        status.keyframeIntervalTicks = ticks
+        let slot = configuration.segmentDurationMilliseconds &* 90
+        guard ticks > slot else {
+            status.keyframeWarning = nil
+            return
+        }
+        let seconds = Double(ticks) / 90_000
+        let target = Double(configuration.segmentDurationMilliseconds) / 1000
+        var advice = "a keyframe interval of at most \(Self.format(target)) s"
+        if let frame = status.frameDurationTicks, frame > 0 {
+            let frames = max(Int64(1), slot / frame)
+            advice =
+                "-g \(frames) (\(Self.format(90_000 / Double(frame))) fps x \(Self.format(target)) s; with x264 also "
+                + "-keyint_min \(frames) -sc_threshold 0)"
+        }
+        let warning =
+            "keyframes come every \(Self.format(seconds)) s, longer than the \(Self.format(target)) s segments: "
+            + "segments end only at keyframes and run long; set the encoder's keyframe interval: \(advice)"
+        let changed = status.keyframeWarning == nil
+        status.keyframeWarning = warning
+        if changed { events.append(.keyframeIntervalTooLong(warning)) }
+    }
+
+    private static func format(_ value: Double) -> String {
+        let rounded = (value * 100).rounded() / 100
+        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        let quotient = value / divisor
+        return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient &- 1 : quotient
+    }
+}

@@ -1,0 +1,305 @@
+import Foundation
+import MediaProbe
+import TSSegmenter
+import TestSource
+import TestSupport
+import Testing
+
+@testable import MPEGTSWriter
+
+/// A segment the segmenter handed out: how it started, its bytes, how it ended.
+struct CutSegment: Equatable {
+    var start: TransportStreamSegmenter.SegmentStart
+    var bytes: [UInt8]
+    var end: TransportStreamSegmenter.SegmentEnd
+}
+
+/// What a run of the segmenter gave.
+struct SegmenterRun {
+    var segments: [CutSegment] = []
+    var warnings: [String] = []
+    var status: TransportStreamSegmenter.Status
+}
+
+enum SegmenterFixture {
+    /// 2000-01-01T00:00:00Z (the MSN grid's origin) in ms.
+    static let gridOrigin: Int64 = 946_684_800_000
+    /// An arrival time whose anchor (arrival - first PTS, rounded down to 500 ms) is `gridOrigin + 10^10 + 500`
+    /// for the test source's first PTS (1.4 s): slot boundaries of 2 s then fall at PTS 1.5 s + k x 2 s.
+    static let arrival: Int64 = gridOrigin + 10_000_000_000 + 1400 + 700
+
+    /// `segments` of the 360p test source (25 fps, a keyframe every second, AAC), one after another: a continuous TS.
+    static func stream(
+        segments: Int, startPTS: Int64 = TestStreamGenerator.defaultStartPTS,
+        restartAfter: Int? = nil, restartPTS: Int64 = 0
+    ) throws -> [UInt8] {
+        var generator = try TestStreamGenerator(
+            profile: TestSourceProfile.named("360p")!, segmentDuration: 1, startPTS: startPTS)
+        var bytes: [UInt8] = []
+        for index in 0..<segments {
+            if index == restartAfter { generator.restartTimestamps(startPTS: restartPTS) }
+            bytes += generator.nextSegment().bytes
+        }
+        return bytes
+    }
+
+    /// Feeds `bytes` in pieces of the given lengths (whole when nil), then ends the stream.
+    static func run(
+        _ bytes: [UInt8], segmentMilliseconds: Int64 = 2000, pieces: [Int]? = nil, arrival: Int64 = arrival,
+        discontinuity: Bool = false
+    ) -> SegmenterRun {
+        var segmenter = TransportStreamSegmenter(
+            configuration: .init(segmentDurationMilliseconds: segmentMilliseconds), discontinuity: discontinuity)
+        var events: [TransportStreamSegmenter.Event] = []
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            var lengths = (pieces ?? [buffer.count]).makeIterator()
+            while offset < buffer.count {
+                let length = max(1, lengths.next() ?? buffer.count)
+                let end = min(buffer.count, offset + length)
+                events += segmenter.consume(
+                    UnsafeRawBufferPointer(rebasing: buffer[offset..<end]), arrivalMilliseconds: arrival)
+                offset = end
+            }
+        }
+        events += segmenter.finish()
+        var run = SegmenterRun(status: segmenter.status)
+        var open: (TransportStreamSegmenter.SegmentStart, [UInt8])?
+        for event in events {
+            switch event {
+            case .started(let start): open = (start, [])
+            case .bytes(let bytes): open?.1 += bytes
+            case .ended(let end):
+                if let (start, bytes) = open { run.segments.append(CutSegment(start: start, bytes: bytes, end: end)) }
+                open = nil
+            case .keyframeIntervalTooLong(let message): run.warnings.append(message)
+            }
+        }
+        return run
+    }
+
+    static func probe(_ segment: CutSegment) throws -> SegmentInfo {
+        try segment.bytes.withUnsafeBytes { try MediaProbe.probeSegment($0, initSection: nil) }
+    }
+}
+
+@Suite struct TransportStreamSegmenterTests {
+    typealias Fixture = SegmenterFixture
+
+    @Test func cutsAtTheFirstKeyframeAtOrAfterEachSlotBoundary() throws {
+        // Keyframes at 1.4, 2.4, 3.4 ... s; 2 s slot boundaries at PTS 1.5, 3.5, 5.5 ... s.
+        let run = Fixture.run(try Fixture.stream(segments: 10))
+        let starts = run.segments.map(\.start.decodeTime)
+        #expect(starts == [126_000, 216_000, 396_000, 576_000, 756_000, 936_000])
+        #expect(run.segments.dropFirst().dropLast().allSatisfy { $0.end.durationTicks == 180_000 })
+        for segment in run.segments {
+            let info = try Fixture.probe(segment)
+            #expect(info.startsWithKeyframe && info.startsWithPATAndPMT)
+            #expect(info.startTime.ticks == segment.start.decodeTime)
+        }
+        #expect(!run.segments.contains { $0.start.discontinuity })
+        #expect(run.status.demuxer.continuityErrors == 0)
+    }
+
+    @Test func anotherArrivalTimeMovesTheBoundaries() throws {
+        // 800 ms later: anchor + 500 ms, boundaries at PTS 1.0, 3.0 ... s: cuts at the keyframes 3.4, 5.4 ... s.
+        let run = Fixture.run(try Fixture.stream(segments: 8), arrival: Fixture.arrival + 800)
+        #expect(run.segments.map(\.start.decodeTime) == [126_000, 306_000, 486_000, 666_000])
+    }
+
+    @Test func twoOriginsJoiningAtDifferentMomentsCutAtTheSamePTS() throws {
+        let stream = try Fixture.stream(segments: 12)
+        let early = Fixture.run(stream)
+        // The second origin receives the stream from its 3rd second (a whole test-source segment is 1 s) and
+        // 2 s later on the wall clock, with 200 ms more delay: same anchor within the 500 ms grid.
+        let offset = stream.count / 12 * 3
+        let late = Fixture.run(Array(stream[offset...]), arrival: Fixture.arrival + 2000 + 200)
+        let lateStarts = Set(late.segments.dropFirst().map(\.start.decodeTime))
+        let earlyStarts = Set(early.segments.map(\.start.decodeTime))
+        #expect(!lateStarts.isEmpty && lateStarts.isSubset(of: earlyStarts))
+        let common = early.segments.filter { lateStarts.contains($0.start.decodeTime) && $0.end.index < 5 }
+        for segment in common {
+            #expect(late.segments.first { $0.start.decodeTime == segment.start.decodeTime }?.bytes == segment.bytes)
+        }
+    }
+
+    @Test func anySplitOfTheBytesGivesTheSameSegments() throws {
+        let stream = try Fixture.stream(segments: 7)
+        let whole = Fixture.run(stream)
+        var random = SplitMix64(seed: 31)
+        for round in 0..<6 {
+            let maximum = [1, 7, 188, 189, 1316, 5000][round]
+            let pieces = (0..<(stream.count + 1)).map { _ in 1 + random.below(maximum) }
+            let split = Fixture.run(stream, pieces: pieces)
+            #expect(split.segments == whole.segments, "pieces of at most \(maximum) bytes")
+        }
+    }
+
+    @Test func eachSegmentStartsWithItsOwnProgramTablesAndCountsOn() throws {
+        let run = Fixture.run(try Fixture.stream(segments: 6))
+        for segment in run.segments {
+            let packets = try TransportStreamReader.packets(segment.bytes)
+            #expect(packets[0].pid == 0 && packets[1].pid == 0x1000)
+            // PAT/PMT counters start at 0 in every segment and follow on.
+            for pid: UInt16 in [0, 0x1000] {
+                let counters = packets.filter { $0.pid == pid }.map(\.continuityCounter)
+                #expect(counters == counters.indices.map { UInt8($0 % 16) })
+            }
+        }
+    }
+
+    @Test func timestampsWrappingPast2To33KeepTheCutsEvenAndContinuous() throws {
+        let start = MPEGTimestamp.modulus - 3 * 90_000  // wraps 3 s in
+        let run = Fixture.run(try Fixture.stream(segments: 10, startPTS: start))
+        #expect(run.segments.count >= 4)
+        for (previous, next) in zip(run.segments, run.segments.dropFirst()) {
+            #expect(previous.start.decodeTime + previous.end.durationTicks == next.start.decodeTime)
+            #expect(!next.start.discontinuity)
+        }
+        #expect(run.segments.dropFirst().dropLast().allSatisfy { $0.end.durationTicks == 180_000 })
+        #expect(run.segments.last!.start.decodeTime > MPEGTimestamp.modulus)
+        #expect(run.status.demuxer.timestampJumps == 0)
+    }
+
+    @Test func aTimestampJumpEndsTheSegmentAndStartsADiscontinuityOnANewAnchor() throws {
+        let jumped: Int64 = 50_000_000
+        let run = Fixture.run(try Fixture.stream(segments: 10, restartAfter: 5, restartPTS: jumped))
+        let index = try #require(run.segments.firstIndex { $0.start.decodeTime == jumped })
+        #expect(run.segments[index].start.discontinuity)
+        #expect(run.segments.filter(\.start.discontinuity).count == 1)
+        // The segment before ends at the jump: its last frame, not the new timeline.
+        let before = run.segments[index - 1]
+        #expect(before.start.decodeTime + before.end.durationTicks <= 126_000 + 5 * 90_000)
+        #expect(try Fixture.probe(before).duration.ticks == before.end.durationTicks)
+        #expect(run.status.demuxer.timestampJumps == 1)
+    }
+
+    @Test func aNewSessionStartsWithADiscontinuity() throws {
+        let run = Fixture.run(try Fixture.stream(segments: 4), discontinuity: true)
+        #expect(run.segments.map(\.start.discontinuity) == [true] + Array(repeating: false, count: run.segments.count - 1))
+    }
+
+    @Test func aProgramChangeMidStreamEndsTheSegmentAndFollowsTheNewPIDs() throws {
+        let first = try Fixture.stream(segments: 4)
+        let second = try SegmenterStreams.movingVideo(to: 0x0200, in: Fixture.stream(segments: 6, startPTS: 126_000 + 4 * 90_000))
+        let run = Fixture.run(first + second)
+        let index = try #require(run.segments.firstIndex { $0.start.discontinuity })
+        let changed = run.segments[index]
+        #expect(changed.start.decodeTime == 126_000 + 4 * 90_000)
+        let info = try Fixture.probe(changed)
+        #expect(info.tracks.contains { $0.kind == .video && $0.trackID == 0x0200 })
+        #expect(info.startsWithKeyframe)
+        #expect(try Fixture.probe(run.segments[index - 1]).tracks.contains { $0.trackID == 0x0100 })
+        #expect(run.status.demuxer.programChanges == 1)
+        #expect(run.segments.count > index + 1)
+    }
+
+    @Test func garbageAndLostPacketsAreCountedAndTheStreamResyncs() throws {
+        var stream = try Fixture.stream(segments: 8)
+        // 100 bytes of junk in the middle of the 3rd second and a packet dropped in the 6th.
+        stream.insert(contentsOf: [UInt8](repeating: 0x47, count: 3) + [UInt8](repeating: 0xAB, count: 97),
+            at: stream.count / 8 * 2 + 188 * 40)
+        let lost = stream.count / 8 * 5 + 188 * 50 + 100
+        stream.removeSubrange(lost..<(lost + 188))
+        let run = Fixture.run(stream)
+        #expect(run.status.demuxer.bytesSkipped >= 100)
+        #expect(run.status.demuxer.syncLosses == 1)
+        #expect(run.status.demuxer.continuityErrors >= 1)
+        for segment in run.segments { #expect(try Fixture.probe(segment).startsWithKeyframe) }
+        #expect(run.segments.count >= 3)
+    }
+
+    @Test func aKeyframeIntervalLongerThanTheSegmentsSaysWhichGOPToUse() throws {
+        // 1 s GOP, 0.5 s segments: segments can only end every second.
+        let run = Fixture.run(try Fixture.stream(segments: 4), segmentMilliseconds: 500)
+        #expect(run.warnings.count == 1)
+        let warning = try #require(run.warnings.first)
+        #expect(warning.contains("every 1 s") && warning.contains("-g 12") && warning.contains("25 fps"))
+        #expect(run.status.keyframeWarning == warning)
+        #expect(Fixture.run(try Fixture.stream(segments: 4)).warnings.isEmpty)
+    }
+
+    @Test func anAudioOnlyStreamIsCutAtThePESNearestEachBoundary() throws {
+        let stream = SegmenterStreams.audioOnly(try Fixture.stream(segments: 9))
+        let run = Fixture.run(stream)
+        #expect(run.segments.count >= 4)
+        // The PES starts of the stream (the test source's last PES of each second is shorter).
+        let starts = try TransportStreamReader.packets(stream).filter { $0.pid == 0x0101 && $0.payloadUnitStart }
+            .map { packet -> Int64 in
+                let p = packet.payload
+                return Int64(p[9] >> 1 & 7) << 30 | Int64(p[10]) << 22 | Int64(p[11] >> 1) << 15
+                    | Int64(p[12]) << 7 | Int64(p[13] >> 1)
+            }
+        for segment in run.segments.dropFirst() {
+            // The boundary this segment follows: PTS 1.5 s + k x 2 s (ticks 135 000 + k x 180 000), the nearest.
+            let k = (segment.start.decodeTime - 135_000 + 90_000) / 180_000
+            let boundary = 135_000 + k * 180_000
+            let nearest = starts.min { abs($0 - boundary) < abs($1 - boundary) }
+            #expect(segment.start.decodeTime == nearest, "boundary \(boundary)")
+            let info = try Fixture.probe(segment)
+            #expect(info.tracks.map(\.kind) == [.audio] && info.startsWithPATAndPMT)
+        }
+    }
+
+    @Test(.tags(.endToEnd), .enabled(if: ChildProcess.ffmpegInstalled))
+    func segmentsDecodeAloneWithFFprobe() throws {
+        let run = Fixture.run(try Fixture.stream(segments: 7))
+        let directory = try TemporaryDirectory.make("segmenter")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for segment in run.segments {
+            let name = "\(segment.start.index).ts"
+            try Data(segment.bytes).write(to: directory.appendingPathComponent(name))
+            let output = try ChildProcess.runBlocking(
+                "ffprobe",
+                ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                 "stream=codec_name,nb_read_frames", "-of", "csv=p=0", name], in: directory, timeout: .seconds(30))
+            #expect(output.status == 0 && output.standardError.isEmpty, "\(name): \(output.standardError)")
+            let frames = Int64(segment.end.durationTicks / 3600)
+            // ffprobe prints the stream under its program and alone: the same line twice.
+            let lines = Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+            #expect(lines == ["h264,\(frames)"], "\(name): \(output.standardOutput)")
+        }
+    }
+}
+
+/// Streams the test source does not make itself.
+enum SegmenterStreams {
+    /// `stream` with its video PID moved to `pid` and a PMT that says so (a stream change when it follows the
+    /// original).
+    static func movingVideo(to pid: UInt16, in stream: [UInt8]) -> [UInt8] {
+        let pmt = ProgramSection.programMap(
+            programNumber: 1, pcrPID: pid, streams: [(0x1B, pid), (0x0F, 0x0101)])
+        var bytes = stream
+        for offset in stride(from: 0, to: bytes.count, by: 188) {
+            let packetPID = UInt16(bytes[offset + 1] & 0x1F) << 8 | UInt16(bytes[offset + 2])
+            if packetPID == 0x0100 {
+                bytes[offset + 1] = bytes[offset + 1] & 0xE0 | UInt8(pid >> 8)
+                bytes[offset + 2] = UInt8(pid & 0xFF)
+            } else if packetPID == 0x1000 {
+                // pointer_field 0 then the section, padded with 0xFF.
+                let payload = [0] + pmt + [UInt8](repeating: 0xFF, count: 184 - 1 - pmt.count)
+                bytes.replaceSubrange((offset + 4)..<(offset + 188), with: payload)
+                bytes[offset + 3] = bytes[offset + 3] & 0xCF | 0x10  // payload only
+            }
+        }
+        return bytes
+    }
+
+    /// The test source's audio alone (AAC, 48 kHz, 4 frames per PES): its video packets dropped, a PMT that lists
+    /// the audio alone.
+    static func audioOnly(_ stream: [UInt8]) -> [UInt8] {
+        let pmt = ProgramSection.programMap(programNumber: 1, pcrPID: 0x0101, streams: [(0x0F, 0x0101)])
+        var bytes: [UInt8] = []
+        for offset in stride(from: 0, to: stream.count, by: 188) {
+            let pid = UInt16(stream[offset + 1] & 0x1F) << 8 | UInt16(stream[offset + 2])
+            if pid == 0x0100 { continue }
+            var packet = Array(stream[offset..<(offset + 188)])
+            if pid == 0x1000 {
+                packet.replaceSubrange(4..<188, with: [0] + pmt + [UInt8](repeating: 0xFF, count: 183 - pmt.count))
+                packet[3] = packet[3] & 0xCF | 0x10
+            }
+            bytes += packet
+        }
+        return bytes
+    }
+}
