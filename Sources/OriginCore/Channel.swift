@@ -52,7 +52,7 @@ public final class Channel: Sendable {
     /// state asks for: the journal write, then rendering and publishing the snapshot.
     ///
     /// Lock order (a lock may be taken while holding the ones before it, never the other way round):
-    /// `Origin.directory`, `Origin.feeds` and `TestSourceFeed.feeds` are held alone (never while taking another);
+    /// `Origin.directory`, `TestSourceInput.feeds` and `TestSourceFeed.feeds`: each held alone, never taking another;
     /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `HLSOutput.current`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
