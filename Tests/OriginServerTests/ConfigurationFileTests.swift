@@ -407,13 +407,14 @@ struct StrictConfigurationKeysTests {
         (
             "ingest: {autoCreate: 3, foo: 1}",
             "ingest.foo", "foo",
-            ["autoCreate", "defaults", "maxSegmentBytes", "token", "tokens"]
+            ["autoCreate", "defaults", "maxSegmentBytes", "srt", "token", "tokens"]
         ),
         (
             "ingest: {defaults: {windw: 1}}",
             "ingest.defaults.windw", "windw",
             ["audioOnlyVariant", "cueTags", "dvr", "encryption", "followerWaitMilliseconds", "gapResponse",
-             "gracePeriod", "iFramePlaylists", "ingest", "legacyCueTags", "lowLatency", "name", "oatcls", "outage",
+             "gracePeriod", "iFramePlaylists", "inbandCues", "ingest", "interstitials", "legacyCueTags", "lowLatency",
+             "name", "oatcls", "outage",
              "outages", "playback",
              "renditions", "segmentDuration", "slate", "source", "targetDuration", "window"]
         ),
