@@ -214,7 +214,7 @@ let package = Package(
             name: "OriginServerTests",
             dependencies: [
                 "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
-                "HLSCrypto", "HLSPackaging", "PeerRepair", "TestSourceInput",
+                "HLSCrypto", "HLSPackaging", "PeerRepair", "TestSourceInput", "SRTInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -40,6 +40,8 @@ extension ConfigurationFile {
 
 extension SRTAccessRules {
     /// The ingest grants of the configuration's tokens, for SRT callers.
+    public init(configuration: ServerConfiguration) { self.init(configuration) }
+
     init(_ configuration: ServerConfiguration) {
         var access = configuration.access
         if let token = configuration.ingestToken {
