@@ -11,8 +11,9 @@ import Synchronization
 public final class TestSourceInput: Sendable {
     private let origin: Origin
     private let logger: Logger
-    /// The feeds by channel name; held alone.
-    private let feeds: Mutex<[String: TestSourceFeed]>
+    /// The feeds by channel name, and the channel objects whose feed could not be built (logged once, not retried);
+    /// held alone.
+    private let feeds: Mutex<(byName: [String: TestSourceFeed], refused: [String: ObjectIdentifier])>
 
     /// Starts feeding the origin's `.testSource` channels; the first segments are due one segment duration from now.
     /// - Throws: `TestSourceFeedError` for a rendition that names no built-in profile.
@@ -23,7 +24,7 @@ public final class TestSourceInput: Sendable {
         for channel in origin.allChannels where channel.configuration.source == .testSource {
             feeds[channel.name] = try TestSourceFeed(channel: channel, clock: origin.clock, logger: logger)
         }
-        self.feeds = Mutex(feeds)
+        self.feeds = Mutex((feeds, [:]))
     }
 
     /// What the origin checks before it builds a `.testSource` channel (at start and on reload, `Origin`'s
@@ -38,13 +39,13 @@ public final class TestSourceInput: Sendable {
     /// The feed of a `.testSource` channel (fault injection: `dropFeed`, `delayNext`, `restartTimestamps`).
     public func feed(channel: String) -> TestSourceFeed? {
         follow()
-        return feeds.withLock { $0[channel] }
+        return feeds.withLock { $0.byName[channel] }
     }
 
     /// Delivers what is due on every feed, after following the origin's channels.
     public func tick() {
         follow()
-        for feed in feeds.withLock({ Array($0.values) }) { feed.tick() }
+        for feed in feeds.withLock({ Array($0.byName.values) }) { feed.tick() }
     }
 
     /// Takes the origin's channels as they are now: a `.testSource` channel object without a feed (a reload's
@@ -53,15 +54,18 @@ public final class TestSourceInput: Sendable {
         let channels = origin.allChannels.filter { $0.configuration.source == .testSource }
         let stale = feeds.withLock { feeds in
             let current = Set(channels.map(\.name))
-            for name in feeds.keys where !current.contains(name) { feeds[name] = nil }
-            return channels.filter { feeds[$0.name]?.channel !== $0 }
+            for name in feeds.byName.keys where !current.contains(name) { feeds.byName[name] = nil }
+            return channels.filter {
+                feeds.byName[$0.name]?.channel !== $0 && feeds.refused[$0.name] != ObjectIdentifier($0)
+            }
         }
         guard !stale.isEmpty else { return }
         for channel in stale {
             do {
                 let feed = try TestSourceFeed(channel: channel, clock: origin.clock, logger: logger)
-                feeds.withLock { $0[channel.name] = feed }
+                feeds.withLock { $0.byName[channel.name] = feed }
             } catch {
+                feeds.withLock { $0.refused[channel.name] = ObjectIdentifier(channel) }
                 logger.error(
                     "test source channel not fed", metadata: ["hls.channel": "\(channel.name)", "reason": "\(error)"])
             }
