@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import LiveTimeline
 import Markers
 import SharedBytes
 import TestSupport
@@ -69,5 +70,28 @@ struct CueTagPlaylistTests {
         let common = Set(before.keys).intersection(after.keys)
         #expect(common.count >= 2)
         for msn in common { #expect(before[msn] == after[msn], "msn \(msn)") }
+    }
+
+    @Test("a reload that changes cueTags re-opens the channel: the same markers, now shown by cue tags")
+    func reloadChangesTheMode() throws {
+        let harness = try MarkerHarness()
+        for _ in 0..<4 { try harness.slot() }
+        _ = try harness.channel.addMarker(
+            MarkerRequest(id: "brk", startDate: harness.now.adding(milliseconds: -1000), duration: 6, scte35: .out))
+        try harness.slot()
+        #expect(try cueTags(harness, "360p").tags.isEmpty)
+        #expect(try harness.dateRangeLines("360p").count == 1)
+        var channel = ChannelConfiguration(
+            name: "ch", renditions: harness.renditions.map { RenditionConfiguration(name: $0) })
+        channel.cueTags = .cue
+        var configuration = OriginConfiguration(channels: [channel])
+        configuration.dataDirectory = harness.directory
+        let report = try harness.origin.reload(configuration)
+        #expect(report.changed == ["ch"])
+        for _ in 0..<3 { try harness.slot() }
+        let lines = try cueTags(harness, "360p").tags.sorted { $0.key < $1.key }.flatMap(\.value)
+        #expect(lines.first == "#EXT-X-CUE-OUT:6.000", "\(lines)")
+        #expect(lines.contains("#EXT-X-CUE-IN"))
+        #expect(try harness.dateRangeLines("360p").isEmpty)
     }
 }
