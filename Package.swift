@@ -146,7 +146,7 @@ let package = Package(
             name: "OriginServer",
             dependencies: [
                 "OriginCore", "HLSCrypto", "HLSPackaging", "GroupDatabase", "Markers", "MicroHTTPD", "HLSPlaylist",
-                "HTTPPushInput", "PeerRepair", "SharedBytes", "TestSourceInput", "SRTInput",
+                "HTTPPushInput", "PeerRepair", "SharedBytes", "TestSourceInput", "SRTInput", "ContinuousTSInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

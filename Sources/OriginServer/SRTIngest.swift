@@ -1,11 +1,8 @@
-#if canImport(ContinuousTSInput)
 import ContinuousTSInput
-#endif
 import Logging
 import OriginCore
 import SRTInput
 
-#if canImport(ContinuousTSInput)
 /// The SRT input's callers go to the continuous-TS segmenter (`ContinuousTSIngest`): the seam between the two inputs.
 struct SegmenterSink: ContinuousStreamSink {
     let ingest: ContinuousTSIngest
@@ -29,20 +26,6 @@ final class SegmenterSession: ContinuousStreamSession {
 extension SegmenterSink {
     init(origin: Origin, logger: Logger) { self.init(ingest: ContinuousTSIngest(origin: origin, logger: logger)) }
 }
-#else
-/// Until the segmenter target (ContinuousTSInput) is part of the package: callers are closed once admitted.
-struct SegmenterSink: ContinuousStreamSink {
-    struct Missing: Error, CustomStringConvertible {
-        var description: String { "this build has no continuous-TS segmenter" }
-    }
-
-    init(origin: Origin, logger: Logger) {}
-
-    func open(channel: String, rendition: String, peer: String) throws -> any ContinuousStreamSession {
-        throw Missing()
-    }
-}
-#endif
 
 extension SRTListener {
     /// The listener of `configuration.srt` feeding `origin` through the segmenter, its access following `access`
