@@ -99,9 +99,6 @@ extension MarkerBook {
                 ?? sorted[(index + 1)...].first {
                     ($0.opensBreak || $0.closesBreak) && $0.startDate.millisecondsSince1970 > splice
                 }?.startDate.millisecondsSince1970
-            let closing = end.flatMap { end in
-                sorted.first { $0.closesBreak && $0.startDate.millisecondsSince1970 == end }
-            }
             guard let first = starts.firstIndex(where: { $0 >= splice - tolerance }) else { continue }
             let announced = marker.announcedBreakMilliseconds
             var next = first
@@ -122,8 +119,14 @@ extension MarkerBook {
                     // The first entry at or after the end; an entry heading the window is that only when it starts
                     // at the end.
                     guard position > 0 || start <= end + tolerance else { break }
-                    let section = marker.scte35In ?? closing?.scte35In
-                    if options.oatcls, let section {
+                    // The break's own SCTE35-IN, else that of the explicit cue-in marker that ended it.
+                    let section =
+                        options.oatcls
+                        ? marker.scte35In
+                            ?? sorted[(index + 1)...].first {
+                                $0.closesBreak && $0.startDate.millisecondsSince1970 == end
+                            }?.scte35In : nil
+                    if let section {
                         tags[entries[position].msn, default: []].append("#EXT-OATCLS-SCTE35:" + Base64.encode(section))
                     }
                     if cueTags { tags[entries[position].msn, default: []].append("#EXT-X-CUE-IN") }
