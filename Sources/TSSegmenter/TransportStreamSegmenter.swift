@@ -15,7 +15,8 @@ import MediaProbe
 ///
 /// **What a segment is.** It starts with the stream's PAT and PMT (written again by `TransportStreamMuxer`, their
 /// continuity counters renumbered within the segment) then the keyframe's packets: decodable alone. The bytes before
-/// the first keyframe are dropped. A segment starts a discontinuity after a new session (`discontinuity: true`), a
+/// the first keyframe at or after the first boundary are dropped (a short first segment would fix a short target
+/// duration). A segment starts a discontinuity after a new session (`discontinuity: true`), a
 /// timestamp jump (the anchor is taken again) and a PMT change (new PIDs or types: a stream change).
 public struct TransportStreamSegmenter: Sendable {
     /// How the segmenter cuts.
@@ -90,6 +91,8 @@ public struct TransportStreamSegmenter: Sendable {
     private var open: SegmentStart?
     private var openBytes = 0
     private var nextBoundary: Int64 = 0
+    /// After anchoring: the boundary the first segment starts at (the first keyframe at or after it).
+    private var firstBoundary: Int64?
     private var nextIndex = 0
     private var discontinuityNext: Bool
     /// Packets from the latest primary unit start, until the demuxer tells what that access unit is.
@@ -212,7 +215,8 @@ public struct TransportStreamSegmenter: Sendable {
         if unit.jumped {
             endSegment(nextDecodeTime: nil)
             discontinuityNext = true
-            anchorMilliseconds = nil
+            // Anchored again on the new timeline at once: the media after the jump is kept.
+            if let time { anchor(at: time) } else { anchorMilliseconds = nil }
             lastKeyframeTime = nil
         }
         if let time {
@@ -241,6 +245,19 @@ public struct TransportStreamSegmenter: Sendable {
                 holding = false
                 return
             }
+            if anchorMilliseconds == nil {
+                anchor(at: time)
+                firstBoundary = boundary(after: time &- 1)
+            }
+            // The first segment starts on a boundary too: a short first segment would fix a short target duration,
+            // and origins joining the stream at different moments start on the same cut.
+            if let first = firstBoundary, time < first {
+                status.bytesDropped += held.count
+                held.removeAll(keepingCapacity: true)
+                holding = false
+                return
+            }
+            firstBoundary = nil
             startSegment(at: time, program: program)
         }
         flushHeld()
@@ -268,11 +285,7 @@ public struct TransportStreamSegmenter: Sendable {
     }
 
     private mutating func startSegment(at time: Int64, program: TransportStreamDemuxer.Program) {
-        let tolerance = configuration.toleranceMilliseconds
-        if anchorMilliseconds == nil {
-            let unrounded = arrival &- time / 90
-            anchorMilliseconds = Self.floorDivide(unrounded, tolerance) &* tolerance
-        }
+        if anchorMilliseconds == nil { anchor(at: time) }
         nextBoundary = boundary(after: time)
         let start = SegmentStart(index: nextIndex, decodeTime: time, discontinuity: discontinuityNext)
         nextIndex += 1
@@ -292,6 +305,13 @@ public struct TransportStreamSegmenter: Sendable {
         muxer.writeProgramTables(into: &output)
         openBytes += output.count - before
         tableCounters = (1, 1)
+    }
+
+    /// Puts the stream's timestamps on the wall clock: the access unit at `time` arrived now.
+    private mutating func anchor(at time: Int64) {
+        let tolerance = configuration.toleranceMilliseconds
+        let unrounded = arrival &- time / 90
+        anchorMilliseconds = Self.floorDivide(unrounded, tolerance) &* tolerance
     }
 
     /// The first slot boundary after `time` (unwrapped 90 kHz ticks), as a decode time.

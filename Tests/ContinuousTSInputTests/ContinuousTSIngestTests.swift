@@ -1,0 +1,94 @@
+import ContinuousTSInput
+import Foundation
+import HLSPlaylist
+import LiveTimeline
+import Logging
+import MediaProbe
+import OriginCore
+import TestSource
+import TestSupport
+import Testing
+
+/// A continuous stream fed through `ContinuousTSIngest` into a real origin (store on disk), on the manual clock.
+@Suite struct ContinuousTSIngestTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("continuous-\(UUID().uuidString)").path
+
+    func makeOrigin(clock: ManualClock, lowLatency: Bool = false) throws -> Origin {
+        var channel = ChannelConfiguration(name: "ch", renditions: [.init(name: "360p")], segmentDuration: 2)
+        if lowLatency { channel.lowLatency = LowLatencyConfiguration(partTarget: 0.5) }
+        return try Origin(
+            configuration: OriginConfiguration(channels: [channel], dataDirectory: directory), clock: clock,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    func playlist(_ origin: Origin) throws -> MediaPlaylist {
+        let bytes = try #require(origin.channel(named: "ch")?.snapshot.renditions["360p"]?.playlist)
+        return try MediaPlaylist.parse(String(decoding: bytes.array, as: UTF8.self))
+    }
+
+    /// Feeds `seconds` of the test source, 1316 bytes (an SRT payload) at a time, the clock following the media.
+    func feed(
+        _ session: ContinuousTSSession, _ generator: inout TestStreamGenerator, seconds: Int, clock: ManualClock,
+        origin: Origin
+    ) {
+        for _ in 0..<seconds {
+            let bytes = generator.nextSegment().bytes
+            let chunks = stride(from: 0, to: bytes.count, by: 1316).map { Array(bytes[$0..<min($0 + 1316, bytes.count)]) }
+            for chunk in chunks {
+                clock.advance(microseconds: 1_000_000 / Int64(chunks.count))
+                chunk.withUnsafeBytes { session.receive($0) }
+            }
+            origin.tick()
+        }
+    }
+
+    @Test func aContinuousStreamIsListedAsSegmentsCutOnTheChannelsClock() throws {
+        let clock = ManualClock()
+        let origin = try makeOrigin(clock: clock)
+        let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
+        let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
+        feed(session, &generator, seconds: 12, clock: clock, origin: origin)
+        let status = session.status
+        #expect(status.segmentsRefused == 0, "\(status.lastRefusal ?? "")")
+        #expect(status.segmentsAccepted >= 4)
+        let list = try playlist(origin)
+        #expect(list.segments.count >= 4)
+        // Whole segments are 2 s (the first may be shorter: it starts at the stream's first keyframe).
+        #expect(list.segments.dropFirst().allSatisfy { abs($0.duration - 2) < 0.01 })
+        #expect(!list.segments.contains { $0.discontinuity })
+    }
+
+    @Test func aSecondSessionAfterACloseResumesWithADiscontinuity() throws {
+        let clock = ManualClock()
+        let origin = try makeOrigin(clock: clock)
+        let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
+        let first = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
+        feed(first, &generator, seconds: 7, clock: clock, origin: origin)
+        first.close(reason: "disconnected")
+        // The encoder comes back a second later on a new timeline.
+        clock.advance(seconds: 1)
+        generator.restartTimestamps(startPTS: 900_000)
+        let second = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5001")
+        feed(second, &generator, seconds: 7, clock: clock, origin: origin)
+        let list = try playlist(origin)
+        #expect(list.segments.filter(\.discontinuity).count == 1)
+        #expect(second.status.segmentsRefused == 0, "\(second.status.lastRefusal ?? "")")
+    }
+
+    @Test func aLowLatencyChannelListsPartsAsTheBytesArrive() throws {
+        let clock = ManualClock()
+        let origin = try makeOrigin(clock: clock, lowLatency: true)
+        let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
+        let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
+        feed(session, &generator, seconds: 7, clock: clock, origin: origin)
+        #expect(session.status.segmentsRefused == 0, "\(session.status.lastRefusal ?? "")")
+        let text = try String(
+            decoding: #require(origin.channel(named: "ch")?.snapshot.renditions["360p"]?.playlist).array, as: UTF8.self)
+        #expect(text.contains("#EXT-X-PART:"))
+        #expect(text.contains("#EXT-X-PRELOAD-HINT:TYPE=PART"))
+        #expect(try playlist(origin).segments.count >= 2)
+    }
+}
