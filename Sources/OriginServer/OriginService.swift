@@ -195,7 +195,8 @@ public final class OriginService: Service, Sendable {
 
     /// What the process's `ServiceGroup` runs, in this order: the group database's client (when `databaseURL` is
     /// set; shut down last, after the origin has drained the admin calls that use it), this service, then the inputs
-    /// beside the encoder's pushes, shut down first: the test source, and peer repair (with peers).
+    /// beside the encoder's pushes, shut down first: the test source, peer repair (with peers) and the SRT listener
+    /// (with `ingest.srt`; its callers' sessions are closed as a shutdown, not a feed drop).
     public var services: [any Service] {
         [database as (any Service)?, self, testSource, peerRepairer as (any Service)?, srt as (any Service)?]
             .compactMap { $0 }
