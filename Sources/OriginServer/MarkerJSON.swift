@@ -52,6 +52,11 @@ struct MarkerJSON: Encodable {
             for (key, value) in values { try object.encode(value, forKey: NameKey(stringValue: key)) }
         }
         try fields.encodeIfPresent(marker.spliceEventId, forKey: NameKey(stringValue: "spliceEventId"))
+        // Markers made from SCTE-35 cues in the stream say so (`docs/markers.md`); API markers leave it out.
+        if marker.source != .api {
+            try fields.encode(marker.source.rawValue, forKey: NameKey(stringValue: "source"))
+            try fields.encodeIfPresent(marker.segmentationTypeId, forKey: NameKey(stringValue: "segmentationTypeId"))
+        }
         if !marker.clientAttributes.isEmpty {
             let field = NameKey(stringValue: "clientAttributes")
             var attributes = fields.nestedContainer(keyedBy: NameKey.self, forKey: field)

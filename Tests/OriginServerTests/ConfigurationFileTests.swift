@@ -146,6 +146,10 @@ struct ConfigurationFileTests {
         ),
         ("channels:\n  - name: a\n    outage: black\n", "test.yaml: channel 'a': outage 'black' is not gap or slate"),
         (
+            "channels:\n  - name: a\n    inbandCues: yes\n",
+            "test.yaml: channel 'a': inbandCues 'yes' is not one of ignore, markers, interstitials"
+        ),
+        (
             "channels:\n  - name: a\n    slate: /nonexistent/clip-{rendition}.ts\n    renditions: [{name: hi}]\n",
             "test.yaml: channel 'a': slate clip of rendition 'hi': cannot read '/nonexistent/clip-hi.ts'"
         ),
@@ -162,6 +166,12 @@ struct ConfigurationFileTests {
         let configuration = try ConfigurationFile.parse(
             "channels:\n  - name: a\n  - name: b\n    outage: slate\n  - name: c\n    outage: gap\n")
         #expect(configuration.origin.channels.map(\.outage) == [.gap, .slate, .gap])
+    }
+
+    @Test func inbandCuesAreMarkersByDefault() throws {
+        let configuration = try ConfigurationFile.parse(
+            "channels:\n  - name: a\n  - name: b\n    inbandCues: ignore\n  - name: c\n    inbandCues: markers\n")
+        #expect(configuration.origin.channels.map(\.inbandCues) == [.markers, .ignore, .markers])
     }
 
     @Test func wrongTypesNameTheirPlace() throws {
