@@ -177,9 +177,6 @@ struct SRTContributionTests {
         """
         ingest:
           autoCreate: true
-          # The target duration is set: the first segment cut (from the first keyframe to the next slot boundary) is
-          # shorter than the rest and would otherwise set it.
-          defaults: { targetDuration: 2, segmentDuration: 2 }
           srt:
             port: \(srtPort)
             latencyMilliseconds: 120
