@@ -1,0 +1,70 @@
+import Foundation
+import HLSPlaylist
+import TestSupport
+import Testing
+
+/// The segments the origin cuts from an SRT caller's continuous MPEG-TS (issue 31, part 2), played: ffmpeg pushes
+/// H.264 with a 1 s GOP and AAC over SRT; every segment the origin lists is about the slot length, starts with a
+/// keyframe and decodes alone with ffprobe, video and audio, served over HTTP.
+@Suite(.tags(.endToEnd), .serialized)
+struct SRTSegmentPlaybackTests {
+    @Test func theSegmentsCutFromAnSRTCallerDecodeWithFFprobe() async throws {
+        let srtPort = try SRTProbe.freeUDPPort()
+        try await OriginProcess.withRunning(
+            configuration: SRTContributionTests.configuration(srtPort: srtPort), label: "srt-segments"
+        ) { origin in
+            let http = HTTPClient(port: origin.port)
+            let push = try ChildProcess(
+                executable: try #require(ChildProcess.locate("ffmpeg")),
+                arguments: [
+                    "-hide_banner", "-loglevel", "warning", "-re", "-f", "lavfi", "-i",
+                    "testsrc=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                    "-t", "11", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-keyint_min", "25",
+                    "-sc_threshold", "0", "-c:a", "aac", "-b:a", "96k",
+                    "-f", "mpegts", "srt://127.0.0.1:\(srtPort)?streamid=live/main",
+                ], directory: origin.directory, label: "ffmpeg-srt-segments")
+            let status = await push.wait(timeout: .seconds(30))
+            #expect(status == 0, "ffmpeg: \(push.standardError)")
+            var media: MediaPlaylist?
+            try await waitUntil("the playlist lists the cut segments", timeout: .seconds(8)) {
+                let playlist = try await http.get("/live/live/main/index.m3u8")
+                guard playlist.status == 200 else { return false }
+                let parsed = try MediaPlaylist.parse(String(decoding: playlist.body, as: UTF8.self))
+                media = parsed
+                return parsed.segments.filter { !$0.gap }.count >= 3
+            }
+            let segments = try #require(media).segments.filter { !$0.gap }
+            var wholeSeconds = 0.0
+            var audioFrames = 0
+            for segment in segments {
+                // Whole slots of 2 s; the last one may end early where the caller stopped.
+                #expect(segment.duration <= 2.05, "\(segment.uri) lasts \(segment.duration) s")
+                let answer = try await http.get("/live/live/main/\(segment.uri)")
+                #expect(answer.status == 200)
+                let file = origin.directory.appendingPathComponent("cut-\(segment.uri.split(separator: "/").last!)")
+                try Data(answer.body).write(to: file)
+                let probe = try await ChildProcess.run(
+                    "ffprobe",
+                    [
+                        "-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
+                        "-of", "csv=p=0", file.lastPathComponent,
+                    ], in: origin.directory, timeout: .seconds(30))
+                #expect(probe.status == 0 && probe.standardError.isEmpty, "\(segment.uri): \(probe.standardError)")
+                let lines = Set(probe.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+                let video = lines.first { $0.hasPrefix("h264,") }.flatMap { Int($0.dropFirst(5)) } ?? 0
+                let audio = lines.first { $0.hasPrefix("aac,") }.flatMap { Int($0.dropFirst(4)) } ?? 0
+                #expect(video > 0 && audio > 0, "\(segment.uri): \(lines)")
+                // A whole slot at 25 fps: 50 frames (the last segment, cut where the caller stopped, is left out: its
+                // EXTINF comes from the frames' PTS and x264's B-frames end it out of order).
+                if segment.uri != segments.last?.uri {
+                    #expect(abs(Double(video) - segment.duration * 25) <= 1, "\(segment.uri): \(lines)")
+                    wholeSeconds += segment.duration
+                    audioFrames += audio
+                }
+            }
+            // Audio is cut with the video (at the keyframe's packet): ffmpeg interleaves AAC PES up to a few hundred
+            // ms apart from the video, so a segment holds a few frames more or less, never lost: 46.875 a second.
+            #expect(abs(Double(audioFrames) - wholeSeconds * 46.875) <= 12, "\(audioFrames) AAC frames")
+        }
+    }
+}
