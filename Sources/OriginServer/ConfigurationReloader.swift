@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MicroHTTPD
 import OriginCore
+import SRTInput
 import Synchronization
 
 /// Reload without restart: re-reads the configuration (the file and the command line's overrides, through
@@ -125,6 +126,16 @@ public final class ConfigurationReloader: Sendable {
             check("server.tls.host", \.tls?.host)
             check("server.tls.only", \.tls?.only)
             check("server.tls.priorities", \.tls?.priorities)
+        }
+        // The SRT listener's socket and threads are set up at a start; its passphrase follows a reload (with the
+        // tokens, `SRTAccessRules`).
+        check("ingest.srt", \.srt.isSome)
+        if old.srt != nil, new.srt != nil {
+            check("ingest.srt.port", \.srt?.port)
+            check("ingest.srt.host", \.srt?.host)
+            check("ingest.srt.latencyMilliseconds", \.srt?.latencyMilliseconds)
+            check("ingest.srt.maxCallers", \.srt?.maxCallers)
+            check("ingest.srt.idleTimeoutMilliseconds", \.srt?.idleTimeoutMilliseconds)
         }
         return changed
     }

@@ -3,6 +3,7 @@ import HLSPlaylist
 import LiveTimeline
 import Logging
 import MicroHTTPD
+import SRTInput
 import Synchronization
 import TestSource
 import TestSupport
@@ -221,6 +222,7 @@ struct ReloadTests {
             ("multivariantMaxAge", { $0.multivariantMaxAge += 1 }),
             ("clockOffsetMilliseconds", { $0.clockOffsetMilliseconds += 1 }),
             ("logLevel", { $0.logLevel = "debug" }),
+            ("srt", { $0.srt = SRTConfiguration(port: 9000) }),
         ]
         // Applied by the reload itself: the origin's settings (`Origin.reload`, which names `dataDir` and the store's
         // layout as restart-only), the tokens (`AccessControl`), and the TLS certificate (its listener's settings
