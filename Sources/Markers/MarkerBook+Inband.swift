@@ -90,8 +90,8 @@ extension MarkerBook {
     ///   else PLANNED-DURATION from break_duration or segmentation_duration.
     /// - in: closes the newest open in-band marker of the event (or, for a segmentation end, of the matching start
     ///   type) at the splice: SCTE35-IN, END-DATE and DURATION unless it has a DURATION already. With no open marker,
-    ///   a marker of its own with SCTE35-IN.
-    /// - command: a marker with SCTE35-CMD (PLANNED-DURATION from the segmentation duration).
+    ///   a marker of its own with SCTE35-IN and DURATION=0.
+    /// - command: a marker with SCTE35-CMD, DURATION = the segmentation duration, else 0.
     /// - cancel: withdraws the event's marker while it has not started at the cancel (its ID is retired), or ends
     ///   an open one there.
     /// - Parameter now: shared-clock time, ms.
@@ -143,6 +143,7 @@ extension MarkerBook {
                 return .unchanged
             }
             var range = DateRange(id: id, startDate: ProgramDateTime(millisecondsSince1970: at))
+            range.duration = 0  // a point: it leaves the window like any ended marker
             range.scte35In = inband.section
             return create(range, cue: cue, now: now)
         case .command:
@@ -150,7 +151,8 @@ extension MarkerBook {
                 return .unchanged
             }
             var range = DateRange(id: id, startDate: ProgramDateTime(millisecondsSince1970: at))
-            if let ticks = cue.duration { range.plannedDuration = Double(ticks) / 90_000 }
+            // The segment's length when given, else a point: never an open range that stays listed for good.
+            range.duration = cue.duration.map { Double($0) / 90_000 } ?? 0
             range.scte35Command = inband.section
             return create(range, cue: cue, now: now)
         }

@@ -162,14 +162,23 @@ struct InbandCueTests {
         #expect(marker.endDate == date(63))
     }
 
-    @Test("program and chapter cues become SCTE35-CMD markers")
+    @Test("program and chapter cues become SCTE35-CMD markers that end: DURATION from the segmentation, else 0")
     func commands() throws {
         var book = MarkerBook()
         let chapter = timeSignalSection(eventId: 0x3001, type: 0x20, pts: 1_170_000, durationTicks: 900_000)
         let outcome = book.apply(try #require(try Self.cues(chapter).first), nowMilliseconds: markerT0)
         guard case .created(let id) = outcome else { Issue.record("\(outcome)"); return }
         #expect(book.markers[id]?.scte35Command == chapter)
-        #expect(book.markers[id]?.plannedDuration == 10)
+        #expect(book.markers[id]?.duration == 10)
+        // Without a segmentation duration: a point (DURATION=0), so it leaves the window.
+        let start = timeSignalSection(eventId: 0x3002, type: 0x10, pts: 1_170_000)
+        guard case .created(let point) = book.apply(try #require(try Self.cues(start).first), nowMilliseconds: 0) else {
+            Issue.record("program start made no marker")
+            return
+        }
+        #expect(book.markers[point]?.duration == 0)
+        #expect(book.prune(windowStartMilliseconds: markerT0 + 10_000, graceMilliseconds: 0, nowMilliseconds: 0)
+            .contains(point))
         #expect(book.markers[id]?.scte35Out == nil)
     }
 
