@@ -16,6 +16,8 @@ public final class ContinuousTSIngest: Sendable {
     let logger: Logger
     /// `channel/rendition` of the streams that had a session: a later session starts with a discontinuity.
     private let fed = Mutex<Set<String>>([])
+    /// The open sessions by `channel/rendition` (the newest one per rendition), for the channel status.
+    private let open = Mutex<[String: ContinuousTSSession]>([:])
 
     public init(origin: Origin, logger: Logger) {
         self.origin = origin
@@ -45,9 +47,26 @@ public final class ContinuousTSIngest: Sendable {
         sessionLogger[metadataKey: "rendition"] = "\(rendition)"
         sessionLogger[metadataKey: "peer"] = "\(peer)"
         sessionLogger.info("continuous MPEG-TS stream opened\(resumed ? " (resumes the feed: discontinuity)" : "")")
-        return ContinuousTSSession(
+        let key = "\(channel)/\(rendition)"
+        let session = ContinuousTSSession(
             origin: origin, channel: channel, rendition: rendition, peer: peer, segmenter: segmenter,
-            lowLatency: settings.lowLatency != nil, logger: sessionLogger)
+            lowLatency: settings.lowLatency != nil, logger: sessionLogger,
+            closed: { [weak self] closed in
+                self?.open.withLock { sessions in
+                    if sessions[key] === closed { sessions[key] = nil }
+                }
+            })
+        open.withLock { $0[key] = session }
+        return session
+    }
+
+    /// The open sessions of `channel`, by rendition: what the channel status shows (segments, refusals, the
+    /// demuxer's counters, the keyframe-interval warning with the `-g` to use).
+    public func sessions(channel: String) -> [String: ContinuousTSSession.Status] {
+        let sessions = open.withLock { $0.values.filter { $0.channel == channel } }
+        var result: [String: ContinuousTSSession.Status] = [:]
+        for session in sessions { result[session.rendition] = session.status }
+        return result
     }
 }
 
@@ -60,6 +79,7 @@ public final class ContinuousTSSession: Sendable {
     private let logger: Logger
     private let lowLatency: Bool
     private let state: Mutex<State>
+    private let closed: @Sendable (ContinuousTSSession) -> Void
 
     /// What the channel status shows of a session.
     public struct Status: Sendable, Hashable {
@@ -84,8 +104,9 @@ public final class ContinuousTSSession: Sendable {
 
     init(
         origin: Origin, channel: String, rendition: String, peer: String, segmenter: TransportStreamSegmenter,
-        lowLatency: Bool, logger: Logger
+        lowLatency: Bool, logger: Logger, closed: @escaping @Sendable (ContinuousTSSession) -> Void = { _ in }
     ) {
+        self.closed = closed
         self.origin = origin
         self.channel = channel
         self.rendition = rendition
@@ -117,6 +138,7 @@ public final class ContinuousTSSession: Sendable {
             handle(events, &state)
             state.status.closed = true
         }
+        closed(self)
         logger.info("continuous MPEG-TS stream closed: \(reason)")
     }
 

@@ -13,8 +13,9 @@ import Testing
 @Suite struct ContinuousTSIngestTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("continuous-\(UUID().uuidString)").path
 
-    func makeOrigin(clock: ManualClock, lowLatency: Bool = false) throws -> Origin {
-        var channel = ChannelConfiguration(name: "ch", renditions: [.init(name: "360p")], segmentDuration: 2)
+    func makeOrigin(clock: ManualClock, lowLatency: Bool = false, segmentDuration: Double = 2) throws -> Origin {
+        var channel = ChannelConfiguration(
+            name: "ch", renditions: [.init(name: "360p")], segmentDuration: segmentDuration)
         if lowLatency { channel.lowLatency = LowLatencyConfiguration(partTarget: 0.5) }
         return try Origin(
             configuration: OriginConfiguration(channels: [channel], dataDirectory: directory), clock: clock,
@@ -57,6 +58,21 @@ import Testing
         // Whole segments are 2 s (the first may be shorter: it starts at the stream's first keyframe).
         #expect(list.segments.dropFirst().allSatisfy { abs($0.duration - 2) < 0.01 })
         #expect(!list.segments.contains { $0.discontinuity })
+        #expect(ingest.sessions(channel: "ch")["360p"]?.segmentsAccepted == status.segmentsAccepted)
+        session.close(reason: "disconnected")
+        #expect(ingest.sessions(channel: "ch").isEmpty)
+    }
+
+    @Test func aKeyframeIntervalLongerThanTheSegmentsShowsInTheSessionStatus() throws {
+        let clock = ManualClock()
+        // 0.5 s segments against the test source's 1 s GOP.
+        let origin = try makeOrigin(clock: clock, segmentDuration: 0.5)
+        let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
+        let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
+        feed(session, &generator, seconds: 4, clock: clock, origin: origin)
+        let warning = try #require(ingest.sessions(channel: "ch")["360p"]?.segmenter.keyframeWarning)
+        #expect(warning.contains("-g 12"))
     }
 
     @Test func aSecondSessionAfterACloseResumesWithADiscontinuity() throws {
