@@ -264,6 +264,43 @@ enum SegmenterFixture {
     }
 }
 
+/// Streams of real encoders: ffmpeg's MPEG-TS muxer over x265.
+@Suite(.tags(.endToEnd), .enabled(if: ChildProcess.ffmpegInstalled))
+struct EncodedStreamSegmenterTests {
+    @Test func anHEVCStreamIsCutAtItsIRAPPicturesAndEachSegmentDecodes() throws {
+        let directory = try TemporaryDirectory.make("segmenter-hevc")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 7 s at 25 fps, an IRAP picture every second (CRA with x265's open GOP off: IDR), AAC beside it.
+        let encode = try ChildProcess.runBlocking(
+            "ffmpeg",
+            [
+                "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25", "-f",
+                "lavfi", "-i", "sine=sample_rate=48000", "-t", "7", "-c:v", "libx265", "-preset", "ultrafast",
+                "-x265-params", "keyint=25:min-keyint=25:scenecut=0:log-level=error", "-c:a", "aac", "-f", "mpegts",
+                "hevc.ts",
+            ], in: directory, timeout: .seconds(60))
+        #expect(encode.status == 0, "\(encode.standardError)")
+        let stream = try [UInt8](Data(contentsOf: directory.appendingPathComponent("hevc.ts")))
+        let run = SegmenterFixture.run(stream)
+        #expect(run.segments.count >= 2)
+        for segment in run.segments {
+            let info = try SegmenterFixture.probe(segment)
+            #expect(info.startsWithKeyframe && info.tracks.first { $0.kind == .video }?.codec?.hasPrefix("hvc1") == true)
+            let name = "cut-\(segment.start.index).ts"
+            try Data(segment.bytes).write(to: directory.appendingPathComponent(name))
+            let output = try ChildProcess.runBlocking(
+                "ffprobe",
+                ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                 "stream=codec_name,nb_read_frames", "-of", "csv=p=0", name], in: directory, timeout: .seconds(30))
+            #expect(output.status == 0 && output.standardError.isEmpty, "\(name): \(output.standardError)")
+            let lines = Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+            if segment.end.index != run.segments.last?.end.index {
+                #expect(lines == ["hevc,50"], "\(name): \(lines)")
+            }
+        }
+    }
+}
+
 /// Streams the test source does not make itself.
 enum SegmenterStreams {
     /// `stream` with its video PID moved to `pid` and a PMT that says so (a stream change when it follows the
