@@ -146,6 +146,8 @@ public final class ContinuousTSSession: Sendable {
         for event in events {
             switch event {
             case .started(let start):
+                // A new session, a timestamp jump or a stream change: a discontinuity even where the PTS continue.
+                if start.discontinuity { origin.markDiscontinuity(channel: channel, rendition: rendition) }
                 state.segmentOpen = true
                 state.segment.removeAll(keepingCapacity: true)
                 if lowLatency { state.push = beginPush(start, &state) }

@@ -93,6 +93,28 @@ import Testing
         #expect(second.status.segmentsRefused == 0, "\(second.status.lastRefusal ?? "")")
     }
 
+    @Test func aSecondSessionStartsADiscontinuityEvenWhenItsTimestampsContinue() throws {
+        let clock = ManualClock()
+        let origin = try makeOrigin(clock: clock)
+        let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
+        // PTS from 0: keyframes on the 2 s slot boundaries, so the second session's first segment starts exactly
+        // where the first session's last one ended (6 s): nothing in the timestamps says the stream broke.
+        var generator = try TestStreamGenerator(
+            profile: TestSourceProfile.named("360p")!, segmentDuration: 1, startPTS: 0)
+        let first = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
+        feed(first, &generator, seconds: 6, clock: clock, origin: origin)
+        first.close(reason: "disconnected")
+        let second = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5001")
+        feed(second, &generator, seconds: 5, clock: clock, origin: origin)
+        let list = try playlist(origin)
+        let index = try #require(list.segments.firstIndex { $0.discontinuity })
+        #expect(list.segments.filter(\.discontinuity).count == 1)
+        // The segment after the break continues the timestamps: only the session says it is a discontinuity.
+        #expect(index >= 3)
+        #expect(list.segments.allSatisfy { abs($0.duration - 2) < 0.01 })
+        #expect(second.status.segmentsRefused == 0, "\(second.status.lastRefusal ?? "")")
+    }
+
     @Test func aLowLatencyChannelListsPartsAsTheBytesArrive() throws {
         let clock = ManualClock()
         let origin = try makeOrigin(clock: clock, lowLatency: true)
