@@ -1,5 +1,6 @@
 import Dispatch
 import SharedBytes
+import Synchronization
 
 /// The origin's one place for work that blocks and must not run where it was asked for: database round trips
 /// (a shared marker book read again after a notification, a recordings reconciliation, a prune of shared markers,
@@ -27,6 +28,38 @@ public enum BackgroundWork {
     public static func perform<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
         await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: work()) }
+        }
+    }
+}
+
+/// Work that must run in order on background-work threads, one item at a time: a channel's changes to a shared
+/// marker book made from the pushed stream (each a database round trip that no push may wait for, and an out-point
+/// must be stored before its cue-in).
+public final class BackgroundLane: Sendable {
+    private let state = Mutex<(waiting: [@Sendable () -> Void], draining: Bool)>(([], false))
+
+    public init() {}
+
+    /// Queues `work` behind the lane's earlier work; a background-work thread runs it.
+    public func run(_ work: @escaping @Sendable () -> Void) {
+        let start = state.withLock { state -> Bool in
+            state.waiting.append(work)
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if start { BackgroundWork.run { self.drain() } }
+    }
+
+    private func drain() {
+        while let next = state.withLock({ state -> (@Sendable () -> Void)? in
+            guard !state.waiting.isEmpty else {
+                state.draining = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }) {
+            next()
         }
     }
 }

@@ -4,11 +4,12 @@ import MediaProbe
 
 /// SCTE-35 cues read from the pushed MPEG-TS (`SegmentInfo.spliceSections`) become markers in the channel's book.
 ///
-/// Called after a segment was accepted, outside the state lock (the book's change fsyncs its journal or writes the
-/// shared book). Every rendition carries the same cues and every origin of a group reads the same stream: the IDs
-/// come from the cue (`InbandCue.markerId`), so all of them make the same marker once. A book that cannot be written
-/// does not fail the push (the segment is listed already); the failure is counted and the same cue in the next
-/// rendition's segment, or the next repeat, tries again.
+/// Called after a segment was accepted, outside the state lock: the book's change fsyncs its journal there, while a
+/// shared book is written on the channel's `inbandCueLane` (a database round trip never holds the push). Every
+/// rendition carries the same cues and every origin of a group reads the same stream: the IDs come from the cue
+/// (`InbandCue.markerId`), so all of them make the same marker once. A book that cannot be written does not fail the
+/// push (the segment is listed already); the failure is counted and the same cue in the next rendition's segment, or
+/// the next repeat, tries again.
 extension Channel {
     func applyInbandCues(_ info: SegmentInfo, accepted result: Result<WindowEntry, IngestError>) {
         guard !info.spliceSections.isEmpty, configuration.inbandCues != .ignore,
@@ -30,6 +31,19 @@ extension Channel {
                 "SCTE-35 section in the stream refused", metadata: ["reason": "\(refusal)", "hls.msn": "\(entry.msn)"])
         }
         let now = clock.nowMilliseconds()
+        let sectionsRead = info.spliceSections.count
+        let store: @Sendable () -> Void = { [self, cues, refusals] in
+            storeInbandCues(
+                cues, at: now, sectionsRead: sectionsRead, refusals: refusals.count, lastRefusal: refusals.last)
+        }
+        // A shared book is a database round trip (four with races, seconds while it is unreachable): never on the
+        // push's thread, which the encoder waits on; the local journal is one fsync, as the segment's own.
+        if markers.shared != nil { inbandCueLane.run(store) } else { store() }
+    }
+
+    private func storeInbandCues(
+        _ cues: [InbandCue], at now: Int64, sectionsRead: Int, refusals: Int, lastRefusal: String?
+    ) {
         var outcomes: [InbandCueOutcome] = []
         var failed = false
         if !cues.isEmpty {
@@ -45,9 +59,9 @@ extension Channel {
             }
         }
         inbandCueStatistics.withLock { status in
-            status.sectionsRead += info.spliceSections.count
-            status.sectionsRefused += refusals.count
-            if let refusal = refusals.last { status.lastRefusal = refusal }
+            status.sectionsRead += sectionsRead
+            status.sectionsRefused += refusals
+            if let lastRefusal { status.lastRefusal = lastRefusal }
             if failed { status.bookFailures += 1 }
             for outcome in outcomes {
                 switch outcome {
@@ -60,7 +74,7 @@ extension Channel {
         }
         if outcomes.contains(where: { $0 != .unchanged }) {
             for outcome in outcomes where outcome != .unchanged {
-                logger.info("SCTE-35 cue applied", metadata: ["outcome": "\(outcome)", "hls.msn": "\(entry.msn)"])
+                logger.info("SCTE-35 cue applied", metadata: ["outcome": "\(outcome)"])
             }
             markersDidChange()
         }

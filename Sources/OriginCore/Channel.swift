@@ -76,6 +76,8 @@ public final class Channel: Sendable {
     public let markers: MarkerStore
     /// What the SCTE-35 cues read from the pushed stream did (`Channel+InbandCues.swift`).
     let inbandCueStatistics = Mutex<InbandCueStatus>(InbandCueStatus(mode: ""))
+    /// Where cues from the stream are stored in a shared marker book, in order, off the pushes' threads.
+    let inbandCueLane = BackgroundLane()
     /// A prune of shared markers is running on a background thread (`pruneMarkers`).
     let sharedPruneRunning = Atomic<Bool>(false)
 

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import HLSPlaylist
 import HTTPPushInput
@@ -25,10 +26,13 @@ struct SharedMarkerStoreTests {
             /// Run once before the next save: another origin's write landing between a load and a save.
             var beforeNextSave: ((inout [String: SharedMarkerBook]) -> Void)?
             var saves = 0
+            /// Loads wait while this is set: a database that holds every query (a slow or stalled server).
+            var loadsHeld = false
         }
         let state = Mutex(State())
 
         func load(channel: String) throws(MarkerError) -> SharedMarkerBook? {
+            while state.withLock({ $0.loadsHeld }) { usleep(1000) }
             let (reachable, row) = state.withLock { ($0.reachable, $0.rows[channel]) }
             guard reachable else { throw MarkerError(.unavailable, field: nil, "marker database unavailable: down") }
             return row
@@ -173,5 +177,35 @@ struct SharedMarkerStoreTests {
         try await waitUntil("the created channel to read the shared markers", timeout: .seconds(5)) {
             channel.marker(id: "ad-1") != nil
         }
+    }
+
+    @Test func aCueReadFromAPushIsStoredInTheSharedBookWithoutHoldingThePush() async throws {
+        let books = Books()
+        books.state.withLock { $0.loadsHeld = true }
+        defer { books.state.withLock { $0.loadsHeld = false } }
+        let clock = ManualClock()
+        let origin = try Origin(
+            configuration: OriginConfiguration(channels: [
+                ChannelConfiguration(
+                    name: "ch", renditions: [RenditionConfiguration(name: "hi")], targetDuration: 2,
+                    window: .segments(20))
+            ]), clock: clock, logger: Self.logger, sharedMarkers: books)
+        let bytes = SharedBytes(try InbandCueIngestTests.segment())
+        clock.advance(seconds: 1)
+        let answered = Atomic<Bool>(false)
+        Thread.detachNewThread {
+            _ = try? origin.ingest(channel: "ch", rendition: "hi", fileName: "0.ts", body: bytes)
+            answered.store(true, ordering: .sequentiallyConsistent)
+        }
+        try await waitUntil("the push to be answered while the marker database holds every query", timeout: .seconds(5)) {
+            answered.load(ordering: .sequentiallyConsistent)
+        }
+        let channel = try #require(origin.channel(named: "ch"))
+        #expect(channel.allMarkers.isEmpty)
+        books.state.withLock { $0.loadsHeld = false }
+        try await waitUntil("the cues to reach the shared book once it answers", timeout: .seconds(5)) {
+            channel.marker(id: "scte35-00001001-0055dfa48") != nil
+        }
+        #expect(books.state.withLock { $0.rows["ch"]?.book.markers.count } == 2)
     }
 }
