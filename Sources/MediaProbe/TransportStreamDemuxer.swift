@@ -119,7 +119,10 @@ public struct TransportStreamDemuxer: Sendable {
     private var decided = false
     /// Where the next random-access scan of `pes` starts.
     private var scanFrom = 0
+    /// The primary's last decode time; kept across a program change, so a step there is seen as a jump.
     private var lastTimestamp: Int64?
+    /// A PAT moved the PMT of a program already read: the next PMT is a program change.
+    private var programReplaced = false
 
     /// Bytes of a PES kept for its header and, video, up to its first slice; audio, whole (ADTS frames counted).
     static let maximumPESBytes = 1 << 20
@@ -238,7 +241,7 @@ public struct TransportStreamDemuxer: Sendable {
         case .programMap:
             if unitStart, readPMT(packet, payload: payloadStart..<TransportStreamPacket.size) {
                 info.program = program
-                info.programChanged = program != nil && statistics.programChanges > changesBefore
+                info.programChanged = statistics.programChanges > changesBefore
             }
         case .primary: readPrimary(payload, unitStart: unitStart, broken: broken, info: &info)
         case .elementary, .other: break
@@ -265,6 +268,7 @@ public struct TransportStreamDemuxer: Sendable {
             patSection = section
             if pid != pmtPID {
                 pmtPID = pid
+                if program != nil { programReplaced = true }
                 program = nil
                 setPrimary(nil)
             }
@@ -291,7 +295,8 @@ public struct TransportStreamDemuxer: Sendable {
                         kind: ElementaryStreamState(pid: $0.pid, streamType: $0.payloadType).kind)
                 },
                 patSection: patSection, pmtSection: section)
-            if program != nil { statistics.programChanges += 1 }
+            if program != nil || programReplaced { statistics.programChanges += 1 }
+            programReplaced = false
             program = next
             setPrimary(next.primary)
             return true
@@ -312,7 +317,6 @@ public struct TransportStreamDemuxer: Sendable {
         }
         (primaryPID, primaryIsVideo, primaryIsHEVC, primaryIsAAC) = (pid, video, hevc, aac)
         pesActive = false
-        lastTimestamp = nil
     }
 
     private mutating func readPrimary(

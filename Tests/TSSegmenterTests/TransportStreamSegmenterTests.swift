@@ -196,6 +196,22 @@ enum SegmenterFixture {
         #expect(run.segments.count > index + 1)
     }
 
+    @Test func aPATMovingThePMTWithATimestampStepBackStartsADiscontinuityAndCutsContinue() throws {
+        // An encoder restarts with a new PMT PID and its clock 20 s behind: a stream change and a new anchor, not an
+        // open segment on the old anchor growing until the byte bound.
+        let first = try Fixture.stream(segments: 30)
+        let restart: Int64 = 126_000 + 10 * 90_000
+        let second = SegmenterStreams.movingPMT(to: 0x1100, in: try Fixture.stream(segments: 10, startPTS: restart))
+        let run = Fixture.run(first + second)
+        let index = try #require(run.segments.firstIndex { $0.start.discontinuity })
+        #expect(run.segments[index].start.decodeTime == restart)
+        #expect(run.segments.count > index + 2)
+        #expect(run.segments[index...].dropLast().allSatisfy { $0.end.durationTicks <= 180_000 })
+        #expect(run.status.forcedCuts == 0)
+        #expect(run.status.demuxer.programChanges == 1)
+        #expect(try Fixture.probe(run.segments[index]).startsWithKeyframe)
+    }
+
     @Test func garbageAndLostPacketsAreCountedAndTheStreamResyncs() throws {
         var stream = try Fixture.stream(segments: 8)
         // 100 bytes of junk in the middle of the 3rd second and a packet dropped in the 6th.
@@ -319,6 +335,24 @@ enum SegmenterStreams {
                 let payload = [0] + pmt + [UInt8](repeating: 0xFF, count: 184 - 1 - pmt.count)
                 bytes.replaceSubrange((offset + 4)..<(offset + 188), with: payload)
                 bytes[offset + 3] = bytes[offset + 3] & 0xCF | 0x10  // payload only
+            }
+        }
+        return bytes
+    }
+
+    /// `stream` with its PMT moved to `pid` and a PAT that says so (a stream change when it follows the original).
+    static func movingPMT(to pid: UInt16, in stream: [UInt8]) -> [UInt8] {
+        let pat = ProgramSection.programAssociation(programNumber: 1, pmtPID: pid)
+        var bytes = stream
+        for offset in stride(from: 0, to: bytes.count, by: 188) {
+            let packetPID = UInt16(bytes[offset + 1] & 0x1F) << 8 | UInt16(bytes[offset + 2])
+            if packetPID == 0x1000 {
+                bytes[offset + 1] = bytes[offset + 1] & 0xE0 | UInt8(pid >> 8)
+                bytes[offset + 2] = UInt8(pid & 0xFF)
+            } else if packetPID == 0 {
+                let payload = [0] + pat + [UInt8](repeating: 0xFF, count: 184 - 1 - pat.count)
+                bytes.replaceSubrange((offset + 4)..<(offset + 188), with: payload)
+                bytes[offset + 3] = bytes[offset + 3] & 0xCF | 0x10
             }
         }
         return bytes
