@@ -34,21 +34,29 @@ public enum BackgroundWork {
 
 /// Work that must run in order on background-work threads, one item at a time: a channel's changes to a shared
 /// marker book made from the pushed stream (each a database round trip that no push may wait for, and an out-point
-/// must be stored before its cue-in).
+/// must be stored before its cue-in). At most `limit` items wait; more are refused (a database that stays away must
+/// not grow memory without bound).
 public final class BackgroundLane: Sendable {
+    private let limit: Int
     private let state = Mutex<(waiting: [@Sendable () -> Void], draining: Bool)>(([], false))
 
-    public init() {}
+    public init(limit: Int) {
+        self.limit = limit
+    }
 
     /// Queues `work` behind the lane's earlier work; a background-work thread runs it.
-    public func run(_ work: @escaping @Sendable () -> Void) {
-        let start = state.withLock { state -> Bool in
+    /// - Returns: false when `limit` items already wait (`work` is dropped).
+    @discardableResult
+    public func run(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let (queued, start) = state.withLock { state -> (Bool, Bool) in
+            guard state.waiting.count < limit else { return (false, false) }
             state.waiting.append(work)
-            guard !state.draining else { return false }
+            guard !state.draining else { return (true, false) }
             state.draining = true
-            return true
+            return (true, true)
         }
         if start { BackgroundWork.run { self.drain() } }
+        return queued
     }
 
     private func drain() {

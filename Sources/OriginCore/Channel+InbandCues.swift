@@ -1,6 +1,8 @@
+import Glibc
 import LiveTimeline
 import Markers
 import MediaProbe
+import SharedBytes
 
 /// SCTE-35 cues read from the pushed MPEG-TS (`SegmentInfo.spliceSections`) become markers in the channel's book.
 ///
@@ -38,24 +40,46 @@ extension Channel {
         }
         // A shared book is a database round trip (four with races, seconds while it is unreachable): never on the
         // push's thread, which the encoder waits on; the local journal is one fsync, as the segment's own.
-        if markers.shared != nil { inbandCueLane.run(store) } else { store() }
+        guard markers.shared != nil else { return store() }
+        if !inbandCueLane.run(store) {
+            inbandCueStatistics.withLock { $0.bookFailures += 1 }
+            logger.error(
+                "SCTE-35 cue dropped: too many cues wait for the shared marker book",
+                metadata: ["hls.msn": "\(entry.msn)"])
+        }
     }
+
+    /// The waits before a cue's shared-book change is tried again while the database cannot be reached (the lane
+    /// keeps later cues behind it, so an out-point is never stored after its cue-in).
+    static let sharedBookRetryDelays: [Duration] = [
+        .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
+    ]
 
     private func storeInbandCues(
         _ cues: [InbandCue], at now: Int64, sectionsRead: Int, refusals: Int, lastRefusal: String?
     ) {
         var outcomes: [InbandCueOutcome] = []
         var failed = false
-        if !cues.isEmpty {
+        var retries = Self.sharedBookRetryDelays[...]
+        while !cues.isEmpty {
             do {
                 let (applied, _) = try markers.change { book throws(MarkerError) in
                     let outcomes = cues.map { book.apply($0, nowMilliseconds: now) }
                     return (outcomes, changed: outcomes.contains { $0 != .unchanged })
                 }
                 outcomes = applied
+                break
             } catch {
+                if markers.shared != nil, error.reason == .unavailable, let delay = retries.popFirst() {
+                    logger.warning(
+                        "SCTE-35 cue waits for the shared marker book",
+                        metadata: ["error": "\(error)", "retry.in": "\(delay)"])
+                    usleep(UInt32(clamping: delay.wholeMicroseconds))
+                    continue
+                }
                 failed = true
                 logger.error("SCTE-35 cue not stored in the marker book", metadata: ["error": "\(error)"])
+                break
             }
         }
         inbandCueStatistics.withLock { status in

@@ -76,8 +76,9 @@ public final class Channel: Sendable {
     public let markers: MarkerStore
     /// What the SCTE-35 cues read from the pushed stream did (`Channel+InbandCues.swift`).
     let inbandCueStatistics = Mutex<InbandCueStatus>(InbandCueStatus(mode: ""))
-    /// Where cues from the stream are stored in a shared marker book, in order, off the pushes' threads.
-    let inbandCueLane = BackgroundLane()
+    /// Where cues from the stream are stored in a shared marker book, in order, off the pushes' threads (at most 256
+    /// segments' cues wait while the database is away).
+    let inbandCueLane = BackgroundLane(limit: 256)
     /// A prune of shared markers is running on a background thread (`pruneMarkers`).
     let sharedPruneRunning = Atomic<Bool>(false)
 

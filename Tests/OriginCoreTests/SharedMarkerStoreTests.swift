@@ -208,4 +208,28 @@ struct SharedMarkerStoreTests {
         }
         #expect(books.state.withLock { $0.rows["ch"]?.book.markers.count } == 2)
     }
+
+    @Test func aCueReadWhileTheSharedBookIsUnreachableIsStoredOnceItAnswersAgain() async throws {
+        let books = Books()
+        books.state.withLock { $0.reachable = false }
+        let clock = ManualClock()
+        let origin = try Origin(
+            configuration: OriginConfiguration(channels: [
+                ChannelConfiguration(
+                    name: "ch", renditions: [RenditionConfiguration(name: "hi")], targetDuration: 2,
+                    window: .segments(20))
+            ]), clock: clock, logger: Self.logger, sharedMarkers: books)
+        clock.advance(seconds: 1)
+        _ = try origin.ingest(
+            channel: "ch", rendition: "hi", fileName: "0.ts", body: SharedBytes(try InbandCueIngestTests.segment()))
+        let channel = try #require(origin.channel(named: "ch"))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(channel.allMarkers.isEmpty)
+        books.state.withLock { $0.reachable = true }
+        try await waitUntil("the cues to reach the shared book once it answers again", timeout: .seconds(5)) {
+            channel.marker(id: "scte35-00001001-0055dfa48") != nil
+        }
+        #expect(books.state.withLock { $0.rows["ch"]?.book.markers.count } == 2)
+        #expect(channel.status().inbandCues?.bookFailures == 0)
+    }
 }

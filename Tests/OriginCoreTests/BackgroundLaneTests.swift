@@ -1,0 +1,50 @@
+import Glibc
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import OriginCore
+
+/// A channel's shared-book changes from the stream run on a `BackgroundLane`: in the order given (an out-point before
+/// its cue-in), one at a time, and never more than its limit waiting.
+@Suite("A background lane runs its work in order, one at a time, within its limit")
+struct BackgroundLaneTests {
+    @Test func workRunsInTheOrderItWasQueuedAndNeverTwoAtOnce() async throws {
+        let lane = BackgroundLane(limit: 1_000)
+        let seen = Mutex<(order: [Int], running: Int, overlapped: Bool)>(([], 0, false))
+        for item in 0..<500 {
+            #expect(lane.run {
+                seen.withLock {
+                    $0.running += 1
+                    if $0.running > 1 { $0.overlapped = true }
+                }
+                seen.withLock {
+                    $0.order.append(item)
+                    $0.running -= 1
+                }
+            })
+        }
+        try await waitUntil("the lane to run all 500 items", timeout: .seconds(5)) {
+            seen.withLock { $0.order.count } == 500
+        }
+        #expect(seen.withLock { $0.order } == Array(0..<500))
+        #expect(!seen.withLock { $0.overlapped })
+    }
+
+    @Test func workBeyondTheLimitIsRefusedWhileTheLaneIsBusy() async throws {
+        let lane = BackgroundLane(limit: 2)
+        let release = Atomic<Bool>(false)
+        let started = Atomic<Bool>(false)
+        #expect(lane.run {
+            started.store(true, ordering: .sequentiallyConsistent)
+            while !release.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
+        })
+        try await waitUntil("the first item to start", timeout: .seconds(5)) {
+            started.load(ordering: .sequentiallyConsistent)
+        }
+        #expect(lane.run {})
+        #expect(lane.run {})
+        #expect(!lane.run {})
+        release.store(true, ordering: .sequentiallyConsistent)
+    }
+}
