@@ -18,6 +18,8 @@ struct ChannelFactory: Sendable {
     let dataDirectory: String?
     /// What the inputs check of a configured channel before it is built (`Origin.init`'s `sourceCheck`).
     let sourceCheck: @Sendable (ChannelConfiguration) throws -> Void
+    /// What the inputs do to a configured channel once built, before it is listed (`Origin.init`'s `sourcePrepare`).
+    let sourcePrepare: @Sendable (Channel) -> Void
 
     /// The channel with `settings`.
     /// - Throws: `StoreError` when its part of the store cannot be opened, or when its key file exists but cannot
@@ -57,9 +59,11 @@ struct ChannelFactory: Sendable {
         BackgroundWork.run { channel.refreshSharedMarkers() }
     }
 
-    /// A configured channel (at start, on reload): `sourceCheck` first, then `channel(_:)`.
+    /// A configured channel (at start, on reload): `sourceCheck` first, then `channel(_:)`, then `sourcePrepare`.
     func configuredChannel(_ settings: ChannelConfiguration) throws -> Channel {
         try sourceCheck(settings)
-        return try channel(settings)
+        let channel = try channel(settings)
+        sourcePrepare(channel)
+        return channel
     }
 }

@@ -107,11 +107,14 @@ public final class Origin: Sendable {
     ///   - sourceCheck: what the inputs check of a configured channel before it is built, at start (throwing stops
     ///     the start) and on reload (the channel keeps its old settings): the test source's profile names
     ///     (`TestSourceInput.check`).
+    ///   - sourcePrepare: what the inputs do to a configured channel once built, before it is listed: the test
+    ///     source's slate (`TestSourceInput.prepare`).
     public init(
         configuration: OriginConfiguration, clock: any OriginClock, logger: Logger,
         storeFileIO: any StoreFileIO = PosixFileIO(), sharedMarkers: (any SharedMarkerBooks)? = nil,
         sharedRecordings: (any SharedRecordings)? = nil, audit: Logger? = nil,
-        sourceCheck: @escaping @Sendable (ChannelConfiguration) throws -> Void = { _ in }
+        sourceCheck: @escaping @Sendable (ChannelConfiguration) throws -> Void = { _ in },
+        sourcePrepare: @escaping @Sendable (Channel) -> Void = { _ in }
     ) throws {
         self.settings = Mutex(configuration)
         self.audit = AuditLog(logger: audit ?? logger, clock: clock)
@@ -131,7 +134,8 @@ public final class Origin: Sendable {
         self.recordings = recordings
         let factory = ChannelFactory(
             clock: clock, logger: logger, journal: journal, store: store, recordings: recordings,
-            sharedMarkers: sharedMarkers, dataDirectory: configuration.dataDirectory, sourceCheck: sourceCheck)
+            sharedMarkers: sharedMarkers, dataDirectory: configuration.dataDirectory, sourceCheck: sourceCheck,
+            sourcePrepare: sourcePrepare)
         self.factory = factory
         var channels = OriginDirectory.Channels()
         for channelConfiguration in configuration.channels {

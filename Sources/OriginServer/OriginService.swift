@@ -74,7 +74,8 @@ public final class OriginService: Service, Sendable {
             }
             origin = try Origin(
                 configuration: originConfiguration, clock: clock, logger: logger, sharedMarkers: database,
-                sharedRecordings: database, audit: audit, sourceCheck: TestSourceInput.check)
+                sharedRecordings: database, audit: audit, sourceCheck: TestSourceInput.check,
+                sourcePrepare: TestSourceInput.prepare)
             testSource = try TestSourceInput(origin: origin, logger: logger)
         } catch {
             for socket in listeningSockets { close(socket) }

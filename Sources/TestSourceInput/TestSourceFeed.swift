@@ -50,16 +50,29 @@ public final class TestSourceFeed: Sendable {
         for rendition in channel.configuration.renditions {
             let profile = try Self.profile(of: rendition, channel: channel.name)
             let generator = try TestStreamGenerator(profile: profile, segmentDuration: seconds, startPTS: 0)
-            channel.setGapFillerSource(
-                SlateGapFillerSource(
-                    accessUnits: generator.slateAccessUnits, frameDurationTicks: profile.frameDurationTicks),
-                rendition: rendition.name)
+            channel.setGapFillerSource(Self.slate(generator, profile), rendition: rendition.name)
             feeds.append(RenditionFeed(name: rendition.name, generator: generator, nextDueMilliseconds: firstDue))
         }
         self.streaming = Mutex(Array(repeating: nil, count: feeds.count))
         self.feeds = Mutex(feeds)
         startedMilliseconds = clock.nowMilliseconds()
         outagesApplied = Mutex(Array(repeating: 0, count: channel.configuration.scheduledOutages.count))
+    }
+
+    /// Registers each rendition's slate as its gap filler (`TestSourceInput.prepare`); a rendition naming no
+    /// built-in profile is left as it is (`check(_:)` refuses such a channel before it is built).
+    static func registerSlates(on channel: Channel) {
+        let seconds = max(1, Int(channel.configuration.segmentDuration.rounded()))
+        for rendition in channel.configuration.renditions {
+            guard let profile = try? profile(of: rendition, channel: channel.name),
+                let generator = try? TestStreamGenerator(profile: profile, segmentDuration: seconds, startPTS: 0)
+            else { continue }
+            channel.setGapFillerSource(slate(generator, profile), rendition: rendition.name)
+        }
+    }
+
+    private static func slate(_ generator: TestStreamGenerator, _ profile: TestSourceProfile) -> SlateGapFillerSource {
+        SlateGapFillerSource(accessUnits: generator.slateAccessUnits, frameDurationTicks: profile.frameDurationTicks)
     }
 
     /// The built-in profile a rendition names (`testSourceProfile`, else its name).

@@ -14,6 +14,10 @@ public final class TestSourceInput: Sendable {
     /// The feeds by channel name, and the channel objects whose feed could not be built (logged once, not retried);
     /// held alone.
     private let feeds: Mutex<(byName: [String: TestSourceFeed], refused: [String: ObjectIdentifier])>
+    /// Held through `follow()`, so the service's `tick()` and an admin route's `feed(channel:)` never both build a
+    /// feed for the same channel object (lock order: `following` -> `feeds`, and -> `Channel.state` through a new
+    /// feed's slate).
+    private let following = Mutex<Void>(())
 
     /// Starts feeding the origin's `.testSource` channels; the first segments are due one segment duration from now.
     /// - Throws: `TestSourceFeedError` for a rendition that names no built-in profile.
@@ -25,6 +29,14 @@ public final class TestSourceInput: Sendable {
             feeds[channel.name] = try TestSourceFeed(channel: channel, clock: origin.clock, logger: logger)
         }
         self.feeds = Mutex((feeds, [:]))
+    }
+
+    /// What the origin does to a `.testSource` channel it has built, before listing it (`Origin`'s `sourcePrepare`):
+    /// registers each rendition's slate, so a slot that closes before the channel's feed exists is slate, not a
+    /// plain GAP.
+    @Sendable public static func prepare(_ channel: Channel) {
+        guard channel.configuration.source == .testSource else { return }
+        TestSourceFeed.registerSlates(on: channel)
     }
 
     /// What the origin checks before it builds a `.testSource` channel (at start and on reload, `Origin`'s
@@ -51,6 +63,10 @@ public final class TestSourceInput: Sendable {
     /// Takes the origin's channels as they are now: a `.testSource` channel object without a feed (a reload's
     /// successor, a channel added by a reload) gets one; a feed whose channel object left the origin stops.
     public func follow() {
+        following.withLock { _ in followHere() }
+    }
+
+    private func followHere() {
         let channels = origin.allChannels.filter { $0.configuration.source == .testSource }
         let stale = feeds.withLock { feeds in
             let current = Set(channels.map(\.name))

@@ -50,7 +50,7 @@ final class OriginTestStack {
         let logger = Logger(label: "origin-server-tests", factory: { _ in SwiftLogNoOpLogHandler() })
         origin = try Origin(
             configuration: configuration.origin, clock: clock, logger: logger, audit: audit,
-            sourceCheck: TestSourceInput.check)
+            sourceCheck: TestSourceInput.check, sourcePrepare: TestSourceInput.prepare)
         testSource = try TestSourceInput(origin: origin, logger: logger)
         handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), testSource: testSource,

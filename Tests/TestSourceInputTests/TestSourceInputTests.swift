@@ -1,8 +1,10 @@
+import Dispatch
 import HLSPlaylist
 import LiveTimeline
 import Logging
-import OriginCore
-import TestSourceInput
+@testable import OriginCore
+@testable import TestSourceInput
+import Synchronization
 import Testing
 
 /// An origin and the test source input feeding it, on a manual clock.
@@ -14,7 +16,8 @@ struct FedOrigin {
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         origin = try Origin(
             configuration: OriginConfiguration(channels: [channel]), clock: clock, logger: logger,
-            sourceCheck: TestSourceInput.check)
+            sourceCheck: TestSourceInput.check,
+            sourcePrepare: TestSourceInput.prepare)
         input = try TestSourceInput(origin: origin, logger: logger)
     }
 
@@ -131,6 +134,44 @@ struct TestSourceInputTests {
         #expect(playlist.segments.count >= 2, "\(playlist.segments.map(\.uri))")
         _ = try origin.origin.reload(OriginConfiguration(channels: []))
         #expect(origin.input.feed(channel: "demo") == nil)
+    }
+
+    @Test func anOutageCommandAndATickRacingAfterAReloadShareOneFeedPerChannelObject() throws {
+        let clock = ManualClock()
+        let origin = try origin(demo, clock: clock)
+        var changed = demo
+        for iteration in 0..<2000 {
+            changed.window = .segments(31 + iteration % 2)
+            _ = try origin.origin.reload(OriginConfiguration(channels: [changed]))
+            let answered = Mutex<[TestSourceFeed]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                if index % 2 == 0 {
+                    let feed = origin.input.feed(channel: "demo")
+                    answered.withLock { $0 += feed.map { [$0] } ?? [] }
+                } else {
+                    origin.input.tick()
+                }
+            }
+            let kept = try #require(origin.input.feed(channel: "demo"))
+            let feeds = answered.withLock { $0 }
+            #expect(feeds.count == 2)
+            guard feeds.allSatisfy({ $0 === kept }) else {
+                Issue.record("iteration \(iteration): the outage route's feed was replaced by another for the same channel")
+                return
+            }
+            #expect(kept.channel === origin.channel(named: "demo"))
+        }
+    }
+
+    @Test func aReloadsSuccessorHasTheSlateBeforeItIsListed() throws {
+        let clock = ManualClock()
+        let origin = try origin(demo, clock: clock)
+        var changed = demo
+        changed.window = .segments(31)
+        _ = try origin.origin.reload(OriginConfiguration(channels: [changed]))
+        let successor = try #require(origin.channel(named: "demo"))
+        let slates = successor.state.withLock { state in state.renditions.map { $0.gapFillerSource != nil } }
+        #expect(slates == [true, true])
     }
 
     @Test func reloadToAnUnknownProfileKeepsTheChannelAsItWas() throws {
