@@ -8,10 +8,13 @@ public struct InbandCue: Sendable, Hashable {
     /// The whole splice_info_section as it came in the stream: the marker's SCTE35-OUT, -IN or -CMD.
     public var section: [UInt8]
     /// The splice point's PTS (33 bits, pts_adjustment added); for an immediate cue the start PTS of the segment it
-    /// came in. Part of the marker ID.
+    /// came in. Part of the marker ID (not moved with a late cue's placement).
     public var splicePTS: UInt64
-    /// The splice point on the channel's PDT timeline, ms since the epoch.
+    /// Where the cue is placed on the channel's PDT timeline, ms since the epoch: the splice point, or the end of the
+    /// carrying segment for an immediate or late cue.
     public var spliceMilliseconds: Int64
+    /// A timed cue whose splice fell before the end of the segment that carried it (placed at that end).
+    public var late = false
 
     public init(cue: SpliceCue, section: [UInt8], splicePTS: UInt64, spliceMilliseconds: Int64) {
         self.cue = cue
@@ -22,24 +25,37 @@ public struct InbandCue: Sendable, Hashable {
 
     /// Places the cues of one section on the timeline through the segment they came in: the splice PTS is
     /// unwrapped next to the segment's first PTS (33-bit wrap; within about 13 hours either way) and the difference
-    /// added to the segment's PDT. An immediate cue splices at the segment's start. Using the segment the cue came
-    /// in makes a discontinuity before it harmless: only that segment's PTS and PDT are used.
+    /// added to the segment's PDT. Using the segment the cue came in makes a discontinuity before it harmless: only
+    /// that segment's PTS and PDT are used.
+    ///
+    /// The cue is read once the carrying segment is listed, so its tags may only land on a later segment (a listed
+    /// segment's tags never change, RFC 8216 6.2.1): an immediate cue, and a timed one whose splice falls before the
+    /// carrying segment's end (``late``), are placed at that end (its PDT + duration, the same in every rendition
+    /// and origin).
     /// - Parameters:
     ///   - section: the splice_info_section bytes.
     ///   - segmentStartPTS: the segment's first PTS (90 kHz, any value: taken modulo 2^33).
     ///   - segmentMilliseconds: the segment's PDT, ms since the epoch.
+    ///   - segmentDurationMilliseconds: the segment's duration, ms.
     /// - Returns: the cues, none for splice_null and the commands that make no marker.
     /// - Throws: ``SCTE35Error`` for a section that is not valid SCTE-35.
     public static func cues(
-        section: [UInt8], segmentStartPTS: Int64, segmentMilliseconds: Int64
+        section: [UInt8], segmentStartPTS: Int64, segmentMilliseconds: Int64, segmentDurationMilliseconds: Int64
     ) throws(SCTE35Error) -> [InbandCue] {
         let parsed = try SpliceInfoSection(validating: section)
         let start = UInt64(bitPattern: segmentStartPTS) & ptsMask
+        let (end, overflow) = segmentMilliseconds.addingReportingOverflow(max(0, segmentDurationMilliseconds))
+        let segmentEnd = overflow ? segmentMilliseconds : end
         return try parsed.cues().map { cue in
             let pts = cue.spliceTime ?? start
-            return InbandCue(
+            var inband = InbandCue(
                 cue: cue, section: section, splicePTS: pts,
                 spliceMilliseconds: milliseconds(pts: pts, segmentStartPTS: start, segmentMilliseconds: segmentMilliseconds))
+            if inband.spliceMilliseconds < segmentEnd {
+                inband.late = cue.spliceTime != nil
+                inband.spliceMilliseconds = segmentEnd
+            }
+            return inband
         }
     }
 

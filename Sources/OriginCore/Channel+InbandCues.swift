@@ -23,7 +23,8 @@ extension Channel {
             do {
                 cues += try InbandCue.cues(
                     section: section, segmentStartPTS: info.startTime.ticks,
-                    segmentMilliseconds: entry.programDateTimeMilliseconds)
+                    segmentMilliseconds: entry.programDateTimeMilliseconds,
+                    segmentDurationMilliseconds: entry.durationMilliseconds)
             } catch {
                 refusals.append("\(error)")
             }

@@ -43,10 +43,12 @@ struct InbandCueTests {
     /// A segment starting at PTS 900000 (10 s) listed at markerT0.
     static let segmentPTS: Int64 = 900_000
 
-    static func cues(_ section: [UInt8], segmentPTS: Int64 = segmentPTS, at pdt: Int64 = markerT0) throws
-        -> [InbandCue]
-    {
-        try InbandCue.cues(section: section, segmentStartPTS: segmentPTS, segmentMilliseconds: pdt)
+    /// The cues of `section` read from a 2 s segment (by default the one starting at PTS 900000, listed at markerT0).
+    static func cues(
+        _ section: [UInt8], segmentPTS: Int64 = segmentPTS, at pdt: Int64 = markerT0, duration: Int64 = 2000
+    ) throws -> [InbandCue] {
+        try InbandCue.cues(
+            section: section, segmentStartPTS: segmentPTS, segmentMilliseconds: pdt, segmentDurationMilliseconds: duration)
     }
 
     @Test("a timed splice maps through the segment's first PTS onto its PDT")
@@ -60,16 +62,23 @@ struct InbandCueTests {
     func wrapAndBefore() throws {
         let nearWrap: Int64 = (1 << 33) - 90_000  // one second before the wrap
         let after = try #require(
-            try Self.cues(spliceInsertSection(eventId: 1, out: true, pts: 45_000), segmentPTS: nearWrap).first)
+            try Self.cues(spliceInsertSection(eventId: 1, out: true, pts: 45_000), segmentPTS: nearWrap, duration: 1000)
+                .first)
         #expect(after.spliceMilliseconds == markerT0 + 1500)
+        // Before the segment start: mapped backward, then placed at the carrying segment's end as a late cue.
+        #expect(
+            InbandCue.milliseconds(pts: (1 << 33) - 45_000, segmentStartPTS: 45_000, segmentMilliseconds: markerT0)
+                == markerT0 - 1000)
         let before = try #require(
             try Self.cues(spliceInsertSection(eventId: 2, out: false, pts: (1 << 33) - 45_000), segmentPTS: 45_000)
                 .first)
-        #expect(before.spliceMilliseconds == markerT0 - 1000)
+        #expect(before.late)
+        #expect(before.spliceMilliseconds == markerT0 + 2000)
         // A segment start given unwrapped (above 2^33) is the same point.
         let unwrapped = try #require(
-            try Self.cues(spliceInsertSection(eventId: 1, out: true, pts: 45_000), segmentPTS: nearWrap + (1 << 33))
-                .first)
+            try Self.cues(
+                spliceInsertSection(eventId: 1, out: true, pts: 45_000), segmentPTS: nearWrap + (1 << 33), duration: 1000
+            ).first)
         #expect(unwrapped.spliceMilliseconds == markerT0 + 1500)
     }
 
@@ -77,7 +86,7 @@ struct InbandCueTests {
     func adjustment() throws {
         var section = try SpliceInfoSection(validating: spliceInsertSection(eventId: 3, out: true, pts: (1 << 33) - 90_000))
         section.ptsAdjustment = 180_000  // the splice lands 1 s past the wrap: PTS 90000
-        let cue = try #require(try Self.cues(section.bytes, segmentPTS: 0).first)
+        let cue = try #require(try Self.cues(section.bytes, segmentPTS: 0, duration: 1000).first)
         #expect(cue.splicePTS == 90_000)
         #expect(cue.spliceMilliseconds == markerT0 + 1000)
     }
@@ -87,15 +96,53 @@ struct InbandCueTests {
         // Before the discontinuity the stream ran at PTS 50 000 000; after it, it restarts near 0 and the segment
         // is listed at markerT0 + 60 s. The cue's PTS is on the new timeline.
         let section = spliceInsertSection(eventId: 4, out: true, pts: 180_000)
-        let cue = try #require(try Self.cues(section, segmentPTS: 90_000, at: markerT0 + 60_000).first)
+        let cue = try #require(try Self.cues(section, segmentPTS: 90_000, at: markerT0 + 60_000, duration: 1000).first)
         #expect(cue.spliceMilliseconds == markerT0 + 61_000)
     }
 
-    @Test("an immediate splice is at the start of the segment it came in")
+    @Test("an immediate splice is placed at the end of the segment it came in (its ID keeps that segment's start PTS)")
     func immediate() throws {
         let cue = try #require(try Self.cues(spliceInsertSection(eventId: 5, out: true, durationSeconds: 30)).first)
-        #expect(cue.spliceMilliseconds == markerT0)
+        #expect(cue.spliceMilliseconds == markerT0 + 2000)
         #expect(cue.splicePTS == UInt64(Self.segmentPTS))
+        #expect(!cue.late)
+    }
+
+    @Test("a timed splice before the end of the segment that carried it is late: placed at that end")
+    func lateSplice() throws {
+        // Splice 0.5 s into the carrying segment (0.5 s after its start PTS).
+        let cue = try #require(try Self.cues(spliceInsertSection(eventId: 6, out: true, pts: 900_000 + 45_000)).first)
+        #expect(cue.late)
+        #expect(cue.spliceMilliseconds == markerT0 + 2000)
+        #expect(cue.splicePTS == 945_000)
+        // A splice exactly at the end (the next segment's start) is on time.
+        let onTime = try #require(try Self.cues(spliceInsertSection(eventId: 6, out: true, pts: 900_000 + 180_000)).first)
+        #expect(!onTime.late)
+        #expect(onTime.spliceMilliseconds == markerT0 + 2000)
+    }
+
+    @Test("a cue read from the newest listed segment never changes a line already listed, in any tag mode")
+    func cueTagsLandOnSegmentsNotYetListed() throws {
+        let sections = [
+            spliceInsertSection(eventId: 21, out: true, durationSeconds: 30),  // immediate
+            spliceInsertSection(eventId: 22, out: true, pts: 900_000 + 45_000, durationSeconds: 30),  // late
+        ]
+        for section in sections {
+            for mode in [CueTagMode.daterange, .cue, .both] {
+                let options = CueTagOptions(mode: mode)
+                // Segment 14 (PDT markerT0, PTS 900000) carries the cue and is the newest listed.
+                let published = entries(from: 10, count: 5, startSeconds: -8)
+                var book = MarkerBook()
+                let before = book.overlay(entries: published, cueTags: options)
+                for cue in try Self.cues(section) { _ = book.apply(cue, nowMilliseconds: markerT0) }
+                let after = book.overlay(entries: published, cueTags: options)
+                #expect(after == before, "mode \(mode)")
+                // The break shows up on the next segment.
+                let next = book.overlay(entries: entries(from: 10, count: 6, startSeconds: -8), cueTags: options)
+                #expect(next.dateRanges[15] != nil || next.extraTags[15] != nil, "mode \(mode)")
+                #expect(next.dateRanges.keys.allSatisfy { $0 == 15 } && next.extraTags.keys.allSatisfy { $0 == 15 })
+            }
+        }
     }
 
     @Test("an out-point makes one marker with the section as SCTE35-OUT; repeats and re-pushes change nothing")
@@ -206,7 +253,8 @@ struct InbandCueTests {
             try Self.cues(SpliceInfoSection(commandType: 0x05, command: [0, 0, 0, 22, 0xFF]).bytes,
                 segmentPTS: 1_800_000, at: markerT0 + 10_000).first)
         #expect(book.apply(late, nowMilliseconds: markerT0) == .cancelled(started.markerId))
-        #expect(book.markers[started.markerId]?.endDate == date(10))
+        // A cancel has no splice time: like an immediate cue it takes effect at the end of its carrying segment.
+        #expect(book.markers[started.markerId]?.endDate == date(12))
     }
 
     @Test("two origins fed the same segments list identical tags")
