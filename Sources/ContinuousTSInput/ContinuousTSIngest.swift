@@ -79,10 +79,13 @@ public final class ContinuousTSSession: Sendable {
     private let logger: Logger
     private let lowLatency: Bool
     private let state: Mutex<State>
+    /// A copy of the status under its own lock: `receive` holds `state` while the origin stores a segment, and a
+    /// status request must not wait for a stalled store.
+    private let published: Mutex<Status>
     private let closed: @Sendable (ContinuousTSSession) -> Void
 
     /// What the channel status shows of a session.
-    public struct Status: Sendable, Hashable {
+    public struct Status: Sendable, Hashable, Codable {
         public var segmenter: TransportStreamSegmenter.Status
         public var segmentsAccepted = 0
         public var segmentsRefused = 0
@@ -114,9 +117,11 @@ public final class ContinuousTSSession: Sendable {
         self.lowLatency = lowLatency
         self.logger = logger
         state = Mutex(State(segmenter: segmenter, status: Status(segmenter: segmenter.status)))
+        published = Mutex(Status(segmenter: segmenter.status))
     }
 
-    public var status: Status { state.withLock { $0.status } }
+    /// The status as of the last bytes handled; never waits for a segment being stored.
+    public var status: Status { published.withLock { $0 } }
 
     /// The next bytes of the stream, in arrival order (any split).
     public func receive(_ bytes: UnsafeRawBufferPointer) {
@@ -126,6 +131,7 @@ public final class ContinuousTSSession: Sendable {
             state.status.bytesReceived += bytes.count
             let events = state.segmenter.consume(bytes, arrivalMilliseconds: now)
             handle(events, &state)
+            publish(state.status)
         }
     }
 
@@ -137,6 +143,7 @@ public final class ContinuousTSSession: Sendable {
             let events = state.segmenter.finish()
             handle(events, &state)
             state.status.closed = true
+            publish(state.status)
         }
         closed(self)
         logger.info("continuous MPEG-TS stream closed: \(reason)")
@@ -194,6 +201,8 @@ public final class ContinuousTSSession: Sendable {
         }
         state.status.segmenter = state.segmenter.status
     }
+
+    private func publish(_ status: Status) { published.withLock { $0 = status } }
 
     private func beginPush(_ start: TransportStreamSegmenter.SegmentStart, _ state: inout State) -> StreamingPush? {
         do throws(IngestError) {

@@ -76,7 +76,7 @@ public struct TransportStreamDemuxer: Sendable {
     }
 
     /// Counters for the status page.
-    public struct Statistics: Sendable, Hashable {
+    public struct Statistics: Sendable, Hashable, Codable {
         public var packets = 0
         /// Bytes dropped while looking for the sync byte.
         public var bytesSkipped = 0

@@ -5,6 +5,7 @@ import LiveTimeline
 import MicroHTTPD
 import OriginCore
 import PeerRepair
+import ContinuousTSInput
 import SRTInput
 import SharedBytes
 import Synchronization
@@ -165,6 +166,7 @@ extension OriginHTTPHandler {
             status: channel.status(),
             peers: peerRepairer.map { $0.agreements(channel: channel.configuration.name) },
             srtCallers: srt.map { listener in listener.callers.filter { $0.channel == channel.name } },
+            srtStreams: srt.flatMap { ($0.sink as? SegmenterSink)?.ingest.sessions(channel: channel.name) },
             playback: channel.configuration.playback.map { playback in
                 PlaybackStatus(
                     form: playback.form.rawValue, refused: playbackRefusals.counts(channel: channel.name))
@@ -188,15 +190,19 @@ struct ChannelStatusAnswer: Encodable {
     let peers: [PeerAgreement]?
     /// With an SRT listener (`ingest.srt`): the channel's connected callers and their SRT statistics.
     let srtCallers: [SRTCallerStatus]?
+    /// With an SRT listener: the segmenter's session per rendition fed by a caller (segments accepted and refused,
+    /// the demuxer's counters, the keyframe-interval warning with the `-g` to use).
+    let srtStreams: [String: ContinuousTSSession.Status]?
     let playback: PlaybackStatus?
 
-    private enum Keys: String, CodingKey { case playback, peers, srtCallers }
+    private enum Keys: String, CodingKey { case playback, peers, srtCallers, srtStreams }
 
     func encode(to encoder: any Encoder) throws {
         try status.encode(to: encoder)
         if let srtCallers {
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(srtCallers, forKey: .srtCallers)
+            try container.encode(srtStreams ?? [:], forKey: .srtStreams)
         }
         if let peers {
             var container = encoder.container(keyedBy: Keys.self)

@@ -36,7 +36,8 @@ public struct SRTConfiguration: Sendable, Hashable {
 public final class SRTListener: Sendable {
     public let configuration: SRTConfiguration
     private let origin: Origin
-    private let sink: any ContinuousStreamSink
+    /// Where the callers' streams go (the channel status reads the segmenter's sessions from it).
+    public let sink: any ContinuousStreamSink
     private let logger: Logger
     private let rules: Mutex<SRTAccessRules>
     private let state = Mutex(ListenerState())

@@ -67,7 +67,7 @@ public struct TransportStreamSegmenter: Sendable {
     }
 
     /// What the status page shows.
-    public struct Status: Sendable, Hashable {
+    public struct Status: Sendable, Hashable, Codable {
         public var demuxer = TransportStreamDemuxer.Statistics()
         public var segments = 0
         /// Bytes dropped while waiting for a keyframe (stream start, after a jump or a stream change).

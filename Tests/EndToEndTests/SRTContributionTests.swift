@@ -40,6 +40,16 @@ struct SRTContributionTests {
             #expect((caller["peer"] as? String)?.hasPrefix("127.0.0.1:") == true)
             #expect(caller["credential"] as? String == "loopback")
             #expect(caller["rttMilliseconds"] is Double)
+            // The segmenter's side of the caller: its session's status by rendition.
+            try await waitUntil("the caller's stream in the channel status", timeout: .seconds(8)) {
+                let answer = try await http.get("/admin/channels/live")
+                guard let status = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
+                    let streams = status["srtStreams"] as? [String: [String: Any]],
+                    let video = streams["video"], let segmenter = video["segmenter"] as? [String: Any],
+                    let demuxer = segmenter["demuxer"] as? [String: Any]
+                else { return false }
+                return (demuxer["packets"] as? Int ?? 0) > 0 && (video["bytesReceived"] as? Int ?? 0) > 0
+            }
             #expect((caller["bitsPerSecond"] as? Double ?? 0) > 0)
             let metrics = String(decoding: try await http.get("/metrics").body, as: UTF8.self)
             #expect(metrics.contains("hlsorigin_srt_callers 1\n"))
