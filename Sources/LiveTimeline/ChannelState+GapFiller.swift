@@ -92,8 +92,24 @@ extension ChannelState {
             return .unavailable("no MPEG-TS or fMP4 segment before the gap")
         }
         let source = rendition.gapFillerSource ?? slateClipSources[rendition.name] ?? KeyframeGapFillerSource()
-        let made = bytes.withUnsafeBytes { raw in
+        var made = bytes.withUnsafeBytes { raw in
             Result { () throws(GapFillerError) in try source.makeFiller(after: raw) }
+        }
+        // A segment cut short where the encoder stopped (an SRT caller gone just after a slot boundary) can hold a
+        // keyframe but no audio PES yet: the filler is then read from the segment before it joined to this one, so
+        // the picture and the video's end are this segment's and the audio's are where the audio last ended.
+        if case .failure = made, !newest.discontinuity,
+            let previous = (rendition.window.entries + rendition.held).last(where: {
+                !$0.isGap && $0.msn &+ 1 == newest.msn && $0.container == .mpegTS
+            }),
+            let previousBytes = previous.bytes
+        {
+            var joined = previousBytes.withUnsafeBytes { [UInt8]($0) }
+            bytes.withUnsafeBytes { joined.append(contentsOf: $0) }
+            let fromBoth = joined.withUnsafeBytes { raw in
+                Result { () throws(GapFillerError) in try source.makeFiller(after: raw) }
+            }
+            if case .success = fromBoth { made = fromBoth }
         }
         switch made {
         case .success(let filler):

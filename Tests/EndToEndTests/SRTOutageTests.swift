@@ -1,0 +1,195 @@
+import Foundation
+import Glibc
+import HLSPlaylist
+import TestSupport
+import Testing
+
+/// The encoder outage over SRT (issue 31, part 3) with real processes: an ffmpeg SRT caller (`-re`, H.264 with a 1 s
+/// GOP for 2 s slots, AAC) feeds a channel while an ffmpeg reader plays its live playlist; the caller is killed with
+/// SIGKILL (no SRT shutdown: the listener sees silence), the origin drops the caller and lists GAP (filler) from the
+/// next slot; ~10 s later a backup caller connects for the same rendition and the stream resumes with
+/// EXT-X-DISCONTINUITY; the reader plays through.
+@Suite(.tags(.endToEnd), .serialized)
+struct SRTOutageTests {
+    static func configuration(srtPort: Int) -> String {
+        """
+        logLevel: info
+        ingest:
+          autoCreate: false
+          srt:
+            port: \(srtPort)
+            latencyMilliseconds: 120
+            idleTimeoutMilliseconds: 1000
+        channels:
+          - name: srt
+            segmentDuration: 2
+            window: { segments: 15 }
+            gapResponse: filler
+            renditions: [{ name: main }]
+        """
+    }
+
+    static func caller(srtPort: Int, directory: URL, label: String) throws -> ChildProcess {
+        try ChildProcess(
+            executable: try #require(ChildProcess.locate("ffmpeg")),
+            arguments: [
+                "-hide_banner", "-nostdin", "-loglevel", "warning", "-re", "-f", "lavfi", "-i",
+                "testsrc=size=320x180:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                "-t", "60", "-c:v", "libx264", "-preset", "veryfast", "-g", "25", "-keyint_min", "25",
+                "-sc_threshold", "0", "-c:a", "aac", "-b:a", "96k",
+                "-f", "mpegts", "srt://127.0.0.1:\(srtPort)?streamid=#!::r=srt/main,m=publish",
+            ], directory: directory, label: label)
+    }
+
+    struct Entry: Equatable {
+        let msn: UInt64
+        let uri: String
+        let duration: Double
+        /// EXT-X-PROGRAM-DATE-TIME in ms (the listed one, or the one before plus its EXTINF).
+        let programDateTime: Int64
+        let gap: Bool
+        let discontinuity: Bool
+    }
+
+    static func entries(_ http: HTTPClient) async throws -> [Entry] {
+        let answer = try await http.get("/live/srt/main/index.m3u8")
+        guard answer.status == 200 else { return [] }
+        let media = try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self))
+        var next: Int64 = 0
+        return media.segments.enumerated().map {
+            let start = $0.element.programDateTime?.millisecondsSince1970 ?? next
+            next = start + Int64(($0.element.duration * 1000).rounded())
+            return Entry(
+                msn: media.mediaSequence + UInt64($0.offset), uri: $0.element.uri, duration: $0.element.duration,
+                programDateTime: start, gap: $0.element.gap, discontinuity: $0.element.discontinuity)
+        }
+    }
+
+    static func status(_ http: HTTPClient) async throws -> (callers: Int, feed: String?) {
+        let answer = try await http.get("/admin/channels/srt")
+        guard answer.status == 200,
+            let object = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+        else { return (-1, nil) }
+        let callers = (object["srtCallers"] as? [[String: Any]])?.count ?? 0
+        let feed = (object["renditions"] as? [[String: Any]])?.first?["feed"] as? String
+        return (callers, feed)
+    }
+
+    @Test func aKilledSRTCallerIsListedAsGapAndABackupCallerResumesWithADiscontinuityWhileAReaderPlaysThrough()
+        async throws
+    {
+        let srtPort = try SRTProbe.freeUDPPort()
+        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: srtPort), label: "srt-outage") {
+            origin in
+            let http = HTTPClient(port: origin.port)
+            let primary = try Self.caller(srtPort: srtPort, directory: origin.directory, label: "ffmpeg-srt-primary")
+            var backup: ChildProcess?
+            var reader: ChildProcess?
+            defer {
+                primary.signal(SIGKILL)
+                backup?.signal(SIGKILL)
+                reader?.signal(SIGKILL)
+            }
+            try await waitUntil("the primary caller's segments are listed", timeout: .seconds(15)) {
+                try await Self.entries(http).filter { !$0.gap }.count >= 3
+            }
+            let recording = origin.directory.appendingPathComponent("reader.ts")
+            let readerStarted = ContinuousClock.now
+            reader = try FFmpeg.startRecorder(
+                url: "\(origin.baseURL)/live/srt/main/index.m3u8", seconds: 26, output: recording,
+                directory: origin.directory, label: "reader", logLevel: "warning")
+            try await Task.sleep(for: .seconds(4))
+            // Killed ~100 ms after a slot boundary (the listed PDTs give the grid): the slot's segment is cut short,
+            // a keyframe and a few frames, no audio PES yet, and the filler must still be made (it was not: every GAP
+            // URL answered 404 and the reader skipped the outage with "Failed to open segment").
+            let gridPoint = try #require(try await Self.entries(http).last).programDateTime
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let phase = ((now - gridPoint) % 2_000 + 2_000) % 2_000
+            try await Task.sleep(for: .milliseconds(2_000 - phase + 100))
+
+            // The outage: SIGKILL, no SRT shutdown reaches the origin.
+            let lastBefore = try #require(try await Self.entries(http).last(where: { !$0.gap })).msn
+            primary.signal(SIGKILL)
+            let killed = ContinuousClock.now
+            let killedWall = Int64(Date().timeIntervalSince1970 * 1000)
+            func since(_ start: ContinuousClock.Instant) -> Int {
+                Int((ContinuousClock.now - start).seconds * 1000)
+            }
+            var callerGoneMs = -1
+            var feedDroppedMs = -1
+            var firstGapMs = -1
+            var firstGap: Entry?
+            while since(killed) < 9_000, callerGoneMs < 0 || feedDroppedMs < 0 || firstGapMs < 0 {
+                let (callers, feed) = try await Self.status(http)
+                if callerGoneMs < 0, callers == 0 { callerGoneMs = since(killed) }
+                if feedDroppedMs < 0, feed == "dropped" { feedDroppedMs = since(killed) }
+                if firstGapMs < 0, let gap = try await Self.entries(http).first(where: { $0.gap && $0.msn > lastBefore }) {
+                    firstGapMs = since(killed)
+                    firstGap = gap
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(callerGoneMs >= 0, "the killed caller stayed in srtCallers for 9 s")
+            #expect(feedDroppedMs >= 0, "the rendition's feed never showed as dropped")
+            #expect(firstGapMs >= 0, "no GAP listed within 9 s of the kill")
+            // The caller went silent at the kill: with a 1 s idle timeout it is dropped within a few hundred ms of it.
+            #expect(callerGoneMs <= 2_500, "caller dropped \(callerGoneMs) ms after the kill")
+            // GAP from the next slot at the latest: the first GAP's slot starts within one slot of the kill (the PDT
+            // of the media is its arrival time, so the slot in progress can be the first GAP).
+            let gapAfterKill = (firstGap?.programDateTime ?? 0) - killedWall
+            #expect(gapAfterKill > -2_000 && gapAfterKill <= 2_000, "the first GAP's slot starts \(gapAfterKill) ms after the kill")
+            let metrics = String(decoding: try await http.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("hlsorigin_srt_feed_drops_total{reason=\"silent\"} 1\n"), "\(metrics.split(separator: "\n").filter { $0.contains("srt_feed_drops") })")
+
+            // ~10 s outage, then the backup encoder takes the rendition over.
+            let outage = Duration.seconds(10) - (ContinuousClock.now - killed)
+            if outage > .zero { try await Task.sleep(for: outage) }
+            let gapsListed = try await Self.entries(http).filter { $0.gap && $0.msn > lastBefore }.count
+            #expect(gapsListed >= 3, "\(gapsListed) GAP entries after 10 s of outage")
+            // Every GAP entry answers filler, never 404.
+            let outageEntries = try await Self.entries(http).filter { $0.msn > lastBefore }
+            let shortSegment = outageEntries.first { !$0.gap }
+            for entry in outageEntries where entry.gap {
+                let answer = try await http.get("/live/srt/main/\(entry.uri)")
+                #expect(answer.status == 200 && !answer.body.isEmpty, "GAP \(entry.uri) answered \(answer.status)")
+            }
+            backup = try Self.caller(srtPort: srtPort, directory: origin.directory, label: "ffmpeg-srt-backup")
+            let backupStarted = ContinuousClock.now
+            var resumed: Entry?
+            try await waitUntil("the backup caller's segments are listed", timeout: .seconds(12)) {
+                let listed = try await Self.entries(http)
+                guard let lastGap = listed.last(where: { $0.gap })?.msn,
+                    let first = listed.first(where: { !$0.gap && $0.msn > lastGap }),
+                    listed.contains(where: { !$0.gap && $0.msn > first.msn })
+                else { return false }
+                resumed = first
+                return true
+            }
+            let resumedMs = since(backupStarted)
+            let join = try #require(resumed)
+            #expect(join.discontinuity, "the backup's first segment (MSN \(join.msn)) carries no EXT-X-DISCONTINUITY")
+            let (callers, feed) = try await Self.status(http)
+            #expect(callers == 1 && feed == "live", "after the backup joined: \(callers) callers, feed \(feed ?? "nil")")
+
+            // The reader played through: it ends by itself (26 s read), no failed fetch, its recording spans the outage.
+            let readerStatus = await reader!.wait(timeout: .seconds(40))
+            let readerSeconds = (ContinuousClock.now - readerStarted).seconds
+            #expect(readerStatus == 0, "ffmpeg reader: status \(String(describing: readerStatus)): \(reader!.standardError)")
+            let failures = reader!.standardError.split(separator: "\n").filter {
+                $0.contains("HTTP error") || $0.contains("Failed to open segment") || $0.contains("Error")
+            }
+            #expect(failures.isEmpty, "ffmpeg reader logged:\n\(failures.joined(separator: "\n"))")
+            let (recorded, probeErrors) = try await FFmpeg.formatDuration(of: recording, in: origin.directory)
+            #expect(recorded >= 20, "the reader recorded \(recorded) s")
+            #expect(probeErrors.isEmpty, "ffprobe of the reader's recording: \(probeErrors)")
+            print(
+                "SRT outage: last segment before the kill MSN \(lastBefore); caller dropped from srtCallers "
+                    + "\(callerGoneMs) ms after SIGKILL (the slot's short segment: \(shortSegment.map { "MSN \($0.msn), \($0.duration) s" } ?? "none")), feed dropped at \(feedDroppedMs) ms, first GAP MSN \(firstGap?.msn ?? 0) "
+                    + "(its slot starts \(gapAfterKill) ms after the kill) "
+                    + "listed at \(firstGapMs) ms; \(gapsListed) GAPs at 10 s; backup's first segment MSN \(join.msn) "
+                    + "(discontinuity \(join.discontinuity)) listed \(resumedMs) ms after it started; reader exit "
+                    + "\(String(describing: readerStatus)) after \(String(format: "%.1f", readerSeconds)) s, recorded "
+                    + "\(String(format: "%.1f", recorded)) s")
+        }
+    }
+}
