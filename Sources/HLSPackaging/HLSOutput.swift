@@ -20,8 +20,8 @@ package final class HLSOutput: TimelineOutput {
     /// The snapshot of the last publish.
     package var latest: ChannelSnapshot { current.withLock { $0 } }
 
-    /// Renders `timeline` over the last snapshot and swaps the result in (two takes of the lock, none during the
-    /// render).
+    /// Renders `timeline` over the last snapshot and swaps the result in when its version is newer than the one held
+    /// (two takes of the lock, none during the render).
     /// - Returns: the snapshot replaced and the new one.
     @discardableResult
     package func render(
@@ -31,7 +31,9 @@ package final class HLSOutput: TimelineOutput {
         let next = HLSPackager.render(
             timeline, name: context.channel, previous: previous, nowMilliseconds: context.nowMilliseconds,
             markers: context.markers)
-        current.withLock { $0 = next }
+        // Swapped only over an older snapshot: a publisher that rendered from an older timeline never replaces a
+        // newer one (publishes are serialized today; this keeps `latest` monotonic if they ever are not).
+        current.withLock { if next.version > $0.version { $0 = next } }
         return (previous, next)
     }
 

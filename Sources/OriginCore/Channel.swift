@@ -52,7 +52,9 @@ public final class Channel: Sendable {
     /// state asks for: the journal write, then rendering and publishing the snapshot.
     ///
     /// Lock order (a lock may be taken while holding the ones before it, never the other way round):
-    /// `Origin.directory`, `TestSourceInput.feeds` and `TestSourceFeed.feeds`: each held alone, never taking another;
+    /// `Origin.directory` and `TestSourceInput.feeds`: each held alone, never taking another;
+    /// `TestSourceInput.following` -> `TestSourceInput.feeds`, and -> `Channel.state` (a new feed's slate);
+    /// `TestSourceFeed.streaming` -> `TestSourceFeed.feeds`, and -> `Channel.state` (through the push);
     /// `MarkerStore.writer` (held across the marker journal's fsync) -> `MarkerStore.visible`, `MarkerStore.failure`;
     /// `Channel.state` -> `MarkerStore.visible` (rendering reads the book) -> `HLSOutput.current`;
     /// `Channel.state` -> `Channel.journalNote`. `Channel.state` is never held while taking `MarkerStore.writer`.
@@ -568,14 +570,18 @@ public final class Channel: Sendable {
     /// Records a storage failure: logged as an error when it starts, shown in the channel status until a write
     /// succeeds again.
     func noteStorageFailure(_ message: String) {
-        if storageHealth.fail(message, nowMilliseconds: clock.nowMilliseconds()) { logger.error("durable store failing", metadata: ["reason": "\(message)"]) }
+        if storageHealth.fail(message, nowMilliseconds: clock.nowMilliseconds()) {
+            logger.error("durable store failing", metadata: ["reason": "\(message)"])
+        }
     }
 
     /// Called after a store write succeeded: a degraded store is healthy again. `indexOnly`: an index write
     /// succeeded, which says nothing about segment writes (index files are reserved ahead, so they still take
     /// records on a full disk): only an index write failure is cleared.
     private func clearStorageFailure(indexOnly: Bool = false) {
-        if let cleared = storageHealth.recover(only: indexOnly ? Self.indexFailurePrefix : nil) { logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"]) }
+        if let cleared = storageHealth.recover(only: indexOnly ? Self.indexFailurePrefix : nil) {
+            logger.notice("durable store writing again", metadata: ["previously": "\(cleared)"])
+        }
     }
 
     /// The store's part of the channel status; nil without a store.

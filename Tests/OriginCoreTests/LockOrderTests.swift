@@ -19,13 +19,9 @@ import Testing
     }
 
     @Test func recordingLocksComeBeforeTheChannelStateAndTheStoreFilesAfterIt() {
-        let recordingWriter = RankedMutex(1, rank: .recordingWriter)
-        let eviction = RankedMutex(2, rank: .recordingEviction)
-        let files = RankedMutex(3, rank: .channelStoreFiles)
-        let state = RankedMutex(4, rank: .channelState)
-        let sum = recordingWriter.withLock { w in eviction.withLock { e in files.withLock { f in w + e + f } } }
-        #expect(sum == 6)
-        #expect(state.withLock { s in files.withLock { f in s + f } } == 7)
+        #expect(LockRank.recordingWriter < .recordingEviction)
+        #expect(LockRank.recordingEviction < .channelState)
+        #expect(LockRank.channelState < .channelStoreFiles)
     }
 
     #if DEBUG
