@@ -1,4 +1,5 @@
 import HLSPlaylist
+import SCTE35
 
 /// A channel's `interstitials:` settings: how its ad breaks are also rendered as HLS Interstitials (8216bis Appendix
 /// D), and how many interstitials a DVR or recording playlist lists.
@@ -55,27 +56,22 @@ public struct InterstitialSettings: Sendable, Hashable {
         switch marker.source {
         case .inband:
             guard let type = marker.segmentationTypeId else { return marker.scte35Out != nil }
-            return breakStartSegmentationTypes.contains(type)
+            return SpliceCue.breakStartTypes.contains(type)
         case .api:
             return marker.scte35Out != nil || (marker.classAttribute == nil && marker.scte35In == nil)
         }
     }
 
-    /// segmentation_type_ids that start a break: break start, provider/distributor advertisement, placement
-    /// opportunity, overlay placement opportunity, promo and ad block starts (SCTE 35 table 23).
-    static let breakStartSegmentationTypes: Set<UInt8> = [
-        0x22, 0x30, 0x32, 0x34, 0x36, 0x38, 0x3A, 0x3C, 0x3E, 0x44, 0x46,
-    ]
-
     /// The interstitial date range of a break marker; nil without an asset or for a marker that is not a break.
     public func interstitial(for marker: Marker) -> DateRange? {
         guard let asset, Self.isBreak(marker) else { return nil }
         let start = marker.startDate.millisecondsSince1970
-        // The announced duration as first posted, so that the URI, once shown, never changes.
+        // Only the duration the break was opened with (as cue tags announce it): a cue-in that sets DURATION later
+        // never fills an empty {duration}, so the URI, once shown, never changes under the same ID.
         let request = marker.request
         let announced =
             request.duration ?? request.endDate.map { Double($0.millisecondsSince1970 - start) / 1000 }
-            ?? request.plannedDuration ?? marker.duration ?? marker.plannedDuration
+            ?? request.plannedDuration
         var dateRange = DateRange(
             id: marker.id + "/interstitial", classAttribute: DateRange.interstitialClass,
             startDate: marker.startDate, cue: cue, endDate: marker.endDate, duration: marker.duration,

@@ -58,6 +58,18 @@ struct InterstitialRenderingTests {
         #expect(before.duration == nil && after.duration == 15 && after.plannedDuration == 20)
     }
 
+    @Test("a break opened without a duration keeps an empty {duration} once the cue-in sets DURATION")
+    func openBreakDurationNeverFilledLater() throws {
+        var book = try Self.book([MarkerRequest(id: "open", startDate: date(1), scte35: .out)])
+        let settings = Self.settings(.list("https://ads.example/list?break={id}&dur={duration}"))
+        let before = try #require(settings.interstitial(for: book.markers["open"]!))
+        _ = try book.close(id: "open", patch: MarkerPatch(duration: 15), nowMilliseconds: markerT0 + 16_000)
+        let after = try #require(settings.interstitial(for: book.markers["open"]!))
+        #expect(before[interstitial: .assetList] == .quotedString("https://ads.example/list?break=open&dur="))
+        #expect(after[interstitial: .assetList] == before[interstitial: .assetList])
+        #expect(after.duration == 15)
+    }
+
     @Test("cue-ins, other classes and posted interstitials get no rendered interstitial; in-band cues only when asked")
     func whichMarkersAreBreaks() throws {
         let book = try Self.book([
