@@ -172,6 +172,7 @@ let package = Package(
             dependencies: [
                 "MicroHTTPD", "SharedBytes", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(name: "SharedBytesTests", dependencies: ["SharedBytes"]),
         .testTarget(
             name: "HLSPlaylistTests", dependencies: ["HLSPlaylist", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(
