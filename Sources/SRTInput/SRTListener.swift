@@ -155,10 +155,16 @@ public final class SRTListener: Sendable {
         }
     }
 
-    /// Why the channel or rendition cannot take a caller: unknown without auto-create (1404), or fed by the test
-    /// source (1403).
+    /// Why the channel or rendition cannot take a caller: unknown without auto-create (1404), fed by the test
+    /// source (1403), or a new channel or rendition past `limits.channels` / `limits.renditionsPerChannel` (1402:
+    /// admitted, it would hold a caller slot while every segment is refused).
     func resourceRefusal(_ id: StreamID) -> SRTRefusal? {
         let autoCreate = origin.configuration.ingest.autoCreate
+        if let limit = origin.creationRefusal(channel: id.channel, rendition: id.rendition) {
+            return SRTRefusal(
+                code: SRTRefusal.overload, message: limit.description,
+                reason: limit.reason == .channelLimit ? "channel_limit" : "rendition_limit")
+        }
         guard let channel = origin.channel(named: id.channel) else {
             return autoCreate
                 ? nil

@@ -183,6 +183,34 @@ struct SRTContributionTests {
         }
     }
 
+    @Test func aCallerPastTheChannelOrRenditionLimitIsRefusedInTheHandshake() async throws {
+        let srtPort = try SRTProbe.freeUDPPort()
+        let configuration = """
+            limits: { channels: 1, renditionsPerChannel: 1 }
+            ingest:
+              autoCreate: true
+              srt: { port: \(srtPort) }
+            channels:
+              - name: news
+                renditions: [{ name: video }]
+            """
+        try await OriginProcess.withRunning(configuration: configuration, label: "srt-limits") { origin in
+            // A new channel past limits.channels, a new rendition past renditionsPerChannel: refused, not admitted
+            // to hold a caller slot while every segment is refused.
+            #expect(SRTProbe.connect(port: srtPort, streamID: "other/video") == .rejected(1402))
+            #expect(SRTProbe.connect(port: srtPort, streamID: "news/audio") == .rejected(1402))
+            guard case .connected(let socket) = SRTProbe.connect(port: srtPort, streamID: "news/video") else {
+                Issue.record("the caller for the configured rendition was refused")
+                return
+            }
+            SRTProbe.close(socket)
+            let metrics = String(decoding: try await HTTPClient(port: origin.port).get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("hlsorigin_srt_refusals_total{reason=\"channel_limit\"} 1\n"))
+            #expect(metrics.contains("hlsorigin_srt_refusals_total{reason=\"rendition_limit\"} 1\n"))
+            #expect(origin.logTail(200).contains("audit.outcome=channel_limit"))
+        }
+    }
+
     static func configuration(srtPort: Int, passphrase: String? = nil) -> String {
         """
         ingest:
