@@ -43,6 +43,10 @@ public final class SRTListener: Sendable {
     private let state = Mutex(ListenerState())
     private let listeningSocket: SRTSOCKET
     private let stopping = Atomic<Bool>(false)
+    /// The listening socket was closed (by `runBlocking` at its end, or `deinit`): closed once.
+    private let listeningClosed = Atomic<Bool>(false)
+    /// How long `runBlocking` waits, once stopped, for the callers' threads to close their sessions.
+    static let stopWaitMilliseconds: Int64 = 5_000
     /// The port bound (the configured one, or the one the system chose for port 0).
     public let boundPort: Int
 
@@ -71,7 +75,14 @@ public final class SRTListener: Sendable {
         listeningSocket = socket
     }
 
-    deinit { srt_close(listeningSocket) }
+    deinit { closeListeningSocket() }
+
+    /// Closes the listening socket once (`runBlocking` and `deinit` both end it).
+    private func closeListeningSocket() {
+        guard listeningClosed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        srt_close(listeningSocket)
+    }
 
     /// Replaces the access rules (a configuration reload); callers already connected stay.
     public func update(rules newRules: SRTAccessRules) { rules.withLock { $0 = newRules } }
@@ -86,9 +97,19 @@ public final class SRTListener: Sendable {
 
     /// Accepts callers until `stop()`; returns once every caller's session is closed (reason `.shutdown`).
     public func runBlocking() {
-        let poll = srt_epoll_create()
-        var events = Int32(SRT_EPOLL_IN.rawValue | SRT_EPOLL_ERR.rawValue)
-        srt_epoll_add_usock(poll, listeningSocket, &events)
+        // Without a usable epoll the listener polls the non-blocking socket instead (every 50 ms).
+        var poll = srt_epoll_create()
+        if poll < 0 {
+            logger.error("SRT listener: srt_epoll_create failed: \(String(cString: srt_getlasterror_str())); polling")
+        } else {
+            var events = Int32(SRT_EPOLL_IN.rawValue | SRT_EPOLL_ERR.rawValue)
+            if srt_epoll_add_usock(poll, listeningSocket, &events) == SRT_ERROR {
+                logger.error(
+                    "SRT listener: srt_epoll_add_usock failed: \(String(cString: srt_getlasterror_str())); polling")
+                srt_epoll_release(poll)
+                poll = -1
+            }
+        }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
         srt_listen_callback(listeningSocket, srtListenCallback, opaque)
         logger.info(
@@ -98,9 +119,34 @@ public final class SRTListener: Sendable {
                 "srt.max_callers": "\(configuration.maxCallers)",
             ])
         var ready = [SRT_EPOLL_EVENT](repeating: SRT_EPOLL_EVENT(), count: 4)
+        var failed = false
         while !stopping.load(ordering: .acquiring) {
-            let count = srt_epoll_uwait(poll, &ready, Int32(ready.count), 200)
-            guard count > 0 else { continue }
+            if failed {
+                // The listening socket broke: no more callers; the connected ones go on until they end or stop.
+                usleep(200_000)
+                continue
+            }
+            if poll >= 0 {
+                let count = srt_epoll_uwait(poll, &ready, Int32(ready.count), 200)
+                guard count > 0 else { continue }
+                let broken = ready.prefix(Int(count)).contains {
+                    $0.fd == listeningSocket && $0.events & Int32(SRT_EPOLL_ERR.rawValue) != 0
+                }
+                if broken || Self.isBroken(listeningSocket) {
+                    // An error event stays set: waiting on it again would spin.
+                    logger.error("SRT listener: the listening socket failed; no more callers are accepted")
+                    srt_epoll_remove_usock(poll, listeningSocket)
+                    failed = true
+                    continue
+                }
+            } else {
+                usleep(50_000)
+                if Self.isBroken(listeningSocket) {
+                    logger.error("SRT listener: the listening socket failed; no more callers are accepted")
+                    failed = true
+                    continue
+                }
+            }
             while true {
                 var address = sockaddr_storage()
                 var length = Int32(MemoryLayout<sockaddr_storage>.size)
@@ -112,11 +158,28 @@ public final class SRTListener: Sendable {
                 startCaller(accepted, peer: peer)
             }
         }
-        srt_epoll_release(poll)
+        if poll >= 0 { srt_epoll_release(poll) }
         srt_listen_callback(listeningSocket, nil, nil)
-        srt_close(listeningSocket)
-        // Each caller thread notices `stopping` within its receive timeout and closes its session.
-        while state.withLock({ !$0.callers.isEmpty || $0.starting > 0 }) { usleep(20_000) }
+        closeListeningSocket()
+        // Each caller thread notices `stopping` within its receive timeout and closes its session; a session whose
+        // close is held (a stalled store) is not waited for past `stopWaitMilliseconds`.
+        let deadline = Self.nowMilliseconds() + Self.stopWaitMilliseconds
+        while state.withLock({ !$0.callers.isEmpty || $0.starting > 0 }) {
+            guard Self.nowMilliseconds() < deadline else {
+                let left = state.withLock { $0.callers.values.map { "\($0.status.channel)/\($0.status.rendition)" } }
+                logger.warning(
+                    "SRT listener stopped with callers still closing",
+                    metadata: ["srt.callers": "\(left.joined(separator: ", "))"])
+                break
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// The listening socket is no longer listening (broken, closed).
+    private static func isBroken(_ socket: SRTSOCKET) -> Bool {
+        let status = srt_getsockstate(socket)
+        return status == SRTS_BROKEN || status == SRTS_CLOSED || status == SRTS_NONEXIST
     }
 
     /// Asks `runBlocking()` to end.
