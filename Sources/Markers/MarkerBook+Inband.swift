@@ -115,8 +115,14 @@ extension MarkerBook {
         let cue = inband.cue
         let at = inband.spliceMilliseconds
         let sameEvent = { (marker: Marker) in marker.source == .inband && marker.spliceEventId == cue.eventId }
-        let open = markers.values.filter { sameEvent($0) && $0.scte35Out != nil && $0.scte35In == nil }
-            .sorted { ($0.startDate, $0.id) < ($1.startDate, $1.id) }
+        // Open: an out-point of the event with no cue-in yet, whose range has no end (END-DATE, DURATION) or ends
+        // after this cue (a cue-in: at it or after). An auto-return break that has ended is not open: the event id
+        // may start another break.
+        let open = markers.values.filter { marker in
+            guard sameEvent(marker), marker.scte35Out != nil, marker.scte35In == nil else { return false }
+            guard let end = marker.knownEndMilliseconds else { return true }
+            return end > at || (cue.kind == .in && end == at)
+        }.sorted { ($0.startDate, $0.id) < ($1.startDate, $1.id) }
         if cue.cancelled {
             guard let marker = open.last else { return .unchanged }
             if marker.startDate.millisecondsSince1970 > at {

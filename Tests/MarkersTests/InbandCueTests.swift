@@ -121,6 +121,31 @@ struct InbandCueTests {
         #expect(onTime.spliceMilliseconds == markerT0 + 2000)
     }
 
+    @Test("two auto-return breaks of one event id are both listed: an ended break is not open")
+    func autoReturnBreaksReuseTheirEventId() throws {
+        var book = MarkerBook()
+        // Event 40: a 10 s auto-return break at 3 s, then another at 63 s (encoders reuse the id).
+        let first = try #require(
+            try Self.cues(spliceInsertSection(eventId: 40, out: true, pts: 1_170_000, durationSeconds: 10)).first)
+        let second = try #require(
+            try Self.cues(
+                spliceInsertSection(eventId: 40, out: true, pts: 1_170_000 + 5_400_000, durationSeconds: 10),
+                segmentPTS: 900_000 + 5_400_000, at: markerT0 + 60_000
+            ).first)
+        #expect(book.apply(first, nowMilliseconds: markerT0) == .created(first.markerId))
+        #expect(book.apply(second, nowMilliseconds: markerT0 + 60_000) == .created(second.markerId))
+        #expect(book.markers.count == 2)
+        #expect(book.markers[second.markerId]?.startDate == date(63))
+        // The second's cue-in (sent though it auto-returns) closes the second, not nothing.
+        let cueIn = try #require(
+            try Self.cues(
+                spliceInsertSection(eventId: 40, out: false, pts: 1_170_000 + 6_300_000),
+                segmentPTS: 900_000 + 6_300_000, at: markerT0 + 70_000
+            ).first)
+        #expect(book.apply(cueIn, nowMilliseconds: markerT0 + 70_000) == .closed(second.markerId))
+        #expect(book.markers[first.markerId]?.scte35In == nil)
+    }
+
     @Test("a cue read from the newest listed segment never changes a line already listed, in any tag mode")
     func cueTagsLandOnSegmentsNotYetListed() throws {
         let sections = [
