@@ -64,6 +64,14 @@ extension MarkerBook {
     /// 90 kHz times to the millisecond PDTs, less than a frame at 100 fps.
     public static let cueToleranceMilliseconds: Int64 = 10
 
+    /// The index of the entry a break's CUE-OUT goes on: the first starting at or after `splice` (within
+    /// ``cueToleranceMilliseconds``); nil when none does, or when the splice is before the first entry's start
+    /// (a window starting mid-break). Shared by the cue tags and the status's placement error.
+    public static func cueEntryIndex(starts: [Int64], splice: Int64) -> Int? {
+        guard let index = starts.firstIndex(where: { $0 >= splice - cueToleranceMilliseconds }) else { return nil }
+        return index > 0 || starts[0] <= splice + cueToleranceMilliseconds ? index : nil
+    }
+
     /// The cue tags of the breaks (markers carrying SCTE35-OUT) on a rendition's listed entries, by MSN, derived only
     /// from the book and the entries' MSN and PDT (so every rendition and every origin of a group lists the same).
     ///

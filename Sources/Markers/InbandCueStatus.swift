@@ -25,8 +25,9 @@ public struct InbandCueStatus: Sendable, Codable, Hashable {
 }
 
 /// The error of placing out-points on segment boundaries: an out-point (START-DATE = the splice time) is placed on
-/// the first segment that starts at or after the splice, so the break starts late by the segment start minus the
-/// splice time (0 when the encoder put a segment boundary at the splice).
+/// the first segment that starts at or after the splice (``MarkerBook/cueEntryIndex(starts:splice:)``, 10 ms PDT
+/// rounding allowed), so the break starts late by the segment start minus the splice time (0 when the encoder put a
+/// segment boundary at the splice; a few ms below 0 within the rounding allowance).
 public struct CuePlacement: Sendable, Codable, Hashable {
     /// Out-points placed on a listed segment.
     public var markers: Int
@@ -47,14 +48,12 @@ extension MarkerBook {
     /// - Returns: nil when no in-band out-point falls inside the listed segments (or at the start of one).
     public func inbandPlacement(segments: [(start: Int64, duration: Int64)]) -> CuePlacement? {
         var placed: [(splice: Int64, error: Int64)] = []
+        let starts = segments.map(\.start)
         for marker in markers.values where marker.source == .inband && marker.scte35Out != nil {
             let splice = marker.startDate.millisecondsSince1970
-            guard let index = segments.firstIndex(where: { splice < $0.start + $0.duration }),
-                segments[index].start <= splice
-            else { continue }
-            let target = segments[index].start == splice ? index : index + 1
-            guard target < segments.count else { continue }
-            placed.append((splice, segments[target].start - splice))
+            // The segment the CUE-OUT is on (the same rule and rounding allowance as the cue tags).
+            guard let target = Self.cueEntryIndex(starts: starts, splice: splice) else { continue }
+            placed.append((splice, starts[target] - splice))
         }
         guard let newest = placed.max(by: { $0.splice < $1.splice }) else { return nil }
         return CuePlacement(

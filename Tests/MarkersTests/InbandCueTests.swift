@@ -320,6 +320,22 @@ struct InbandCueTests {
         #expect(placement.maxErrorMilliseconds == 1000)
     }
 
+    @Test("the status places an out-point on the segment its CUE-OUT is on, within the same PDT rounding allowance")
+    func placementMatchesTheCueTag() throws {
+        var book = MarkerBook()
+        // A splice 5 ms after the segment at +4 s starts (within the 10 ms rounding): CUE-OUT goes on that segment.
+        _ = book.apply(
+            try #require(try Self.cues(spliceInsertSection(eventId: 43, out: true, pts: 900_000 + 360_450)).first),
+            nowMilliseconds: 0)
+        let listed = entries(from: 0, count: 5, startSeconds: 0)
+        let overlay = book.overlay(entries: listed, cueTags: CueTagOptions(mode: .cue))
+        #expect(overlay.extraTags[2] == ["#EXT-X-CUE-OUT"])
+        let placement = try #require(
+            book.inbandPlacement(segments: listed.map { (start: $0.programDateTimeMilliseconds, duration: 2000) }))
+        #expect(placement.markers == 1)
+        #expect(placement.lastErrorMilliseconds == -5)
+    }
+
     @Test("a marker made from a cue keeps its source and segmentation type through the journal")
     func journalRoundTrip() throws {
         var book = MarkerBook()
