@@ -75,7 +75,7 @@ public struct InbandCue: Sendable, Hashable {
     /// type as well, since one section may carry a start and an end of the same event). The same stream gives the
     /// same IDs on every origin and on every push of a segment.
     public var markerId: String {
-        var id = "scte35-" + Self.hex(UInt64(cue.eventId), digits: 8) + "-" + Self.hex(splicePTS, digits: 9)
+        var id = MarkerBook.inbandIdPrefix + Self.hex(UInt64(cue.eventId), digits: 8) + "-" + Self.hex(splicePTS, digits: 9)
         if let type = cue.segmentationTypeId { id += "-" + Self.hex(UInt64(type), digits: 2) }
         return id
     }

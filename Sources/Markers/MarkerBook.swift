@@ -48,6 +48,14 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         -> (marker: Marker, created: Bool)
     {
         try Self.checkText(request.id, field: DateRangeAttribute.id.field, allowSlash: false)
+        // Reserved: `scte35-...` names the markers made from in-band cues (a posted one would silently block the
+        // stream's cue), `{id}/interstitial` the rendered interstitials (refused with any '/' above).
+        guard !request.id.hasPrefix(Self.inbandIdPrefix) else {
+            throw .invalid(
+                DateRangeAttribute.id.field,
+                "id '\(request.id)' starts with '\(Self.inbandIdPrefix)', reserved for markers read from the stream's "
+                    + "SCTE-35 cues ('{id}/interstitial' is reserved for rendered interstitials)")
+        }
         if let existing = markers[request.id] {
             guard existing.request == request else {
                 throw .conflict(
@@ -275,6 +283,9 @@ public struct MarkerBook: Sendable, Hashable, Codable {
         }
         return bytes
     }
+
+    /// The prefix of the IDs of markers made from in-band SCTE-35 cues (``InbandCue/markerId``); refused in posts.
+    public static let inbandIdPrefix = "scte35-"
 
     static func checkText(
         _ text: String, field: String, allowSlash: Bool, allowEmpty: Bool = false

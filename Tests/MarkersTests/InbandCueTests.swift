@@ -336,6 +336,26 @@ struct InbandCueTests {
         #expect(placement.lastErrorMilliseconds == -5)
     }
 
+    @Test("a posted marker cannot take a reserved id: scte35-... (in-band cues) or {id}/interstitial")
+    func reservedIdsAreRefused() throws {
+        var book = MarkerBook()
+        let cue = try #require(try Self.cues(spliceInsertSection(eventId: 44, out: true, pts: 1_170_000)).first)
+        for id in [cue.markerId, "brk/interstitial"] {
+            #expect(throws: MarkerError.self, "\(id)") {
+                try book.add(MarkerRequest(id: id, startDate: date(3), duration: 30), nowMilliseconds: markerT0)
+            }
+        }
+        do {
+            _ = try book.add(MarkerRequest(id: cue.markerId, startDate: date(3)), nowMilliseconds: markerT0)
+            Issue.record("the reserved id was taken")
+        } catch {
+            #expect(error.reason == .invalid)
+            #expect("\(error)".contains("'scte35-', reserved"), "\(error)")
+        }
+        // The stream's cue still makes its marker.
+        #expect(book.apply(cue, nowMilliseconds: markerT0) == .created(cue.markerId))
+    }
+
     @Test("a marker made from a cue keeps its source and segmentation type through the journal")
     func journalRoundTrip() throws {
         var book = MarkerBook()
