@@ -237,3 +237,13 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Import boundaries are compiler-checked (SE-0409, SE-0444): every import is internal unless written `package import`
+// or `public import`, so a target's public API says which modules it exposes; and a member (a method, property or
+// operator from an extension) can be used only in a file that imports its module. On for every Swift target.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"), .enableUpcomingFeature("MemberImportVisibility"),
+]
+for target in package.targets where target.type != .system && target.type != .binary && target.type != .plugin {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

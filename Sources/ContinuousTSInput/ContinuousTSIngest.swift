@@ -1,9 +1,9 @@
-import LiveTimeline
-import Logging
+public import LiveTimeline
+public import Logging
 import MediaProbe
-import OriginCore
+public import OriginCore
 import SharedBytes
-import TSSegmenter
+public import TSSegmenter
 import Synchronization
 
 /// Feeds continuous MPEG-TS streams to the origin (an SRT caller, a file, a test): one session per stream, its bytes

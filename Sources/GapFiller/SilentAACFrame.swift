@@ -1,4 +1,4 @@
-import MediaProbe
+public import MediaProbe
 
 /// One ADTS frame of AAC silence for a given configuration: a raw_data_block whose channel elements carry no
 /// spectral data (max_sfb 0), so every decoder outputs 1024 zero samples per channel.

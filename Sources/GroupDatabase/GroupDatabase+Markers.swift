@@ -1,6 +1,7 @@
 import Foundation
-import Markers
+public import Markers
 import PostgresNIO
+import Synchronization
 
 /// The marker books: one row per channel (`hlsorigin_marker_books`: the book as JSON and a version that grows with
 /// every change); a change replaces a book only over the version it read.

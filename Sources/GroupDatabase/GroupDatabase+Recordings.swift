@@ -1,5 +1,6 @@
-import Persistence
+public import Persistence
 import PostgresNIO
+import Synchronization
 
 /// The recordings: one row per recording (`hlsorigin_recordings`: the request as posted and resolved); a deletion
 /// keeps the row as a tombstone (`deleted_at`) so that an origin that was away when it happened drops the recording

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
-import Logging
+public import Logging
 import NIOCore
 import PostgresNIO
-import ServiceLifecycle
+public import ServiceLifecycle
 import SharedBytes
 import Synchronization
 

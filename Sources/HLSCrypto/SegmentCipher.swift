@@ -1,6 +1,6 @@
 import CLibCrypto
 import Crypto
-import SharedBytes
+public import SharedBytes
 import _CryptoExtras
 
 /// A channel's key secret: 32 random bytes from which every key period's AES-128 key is derived.

@@ -1,7 +1,7 @@
 import HLSPlaylist
-import LiveTimeline
+public import LiveTimeline
 import MediaProbe
-import SharedBytes
+public import SharedBytes
 
 /// What the HTTP layer serves for one rendition: an immutable value published after every change.
 public final class RenditionSnapshot: Sendable {

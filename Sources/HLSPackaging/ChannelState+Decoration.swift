@@ -1,5 +1,5 @@
-import HLSPlaylist
-import LiveTimeline
+package import HLSPlaylist
+package import LiveTimeline
 
 /// The encryption part of a channel's status.
 public struct EncryptionStatus: Sendable, Codable, Hashable {

@@ -1,6 +1,7 @@
 import HLSPlaylist
 import LiveTimeline
 import Markers
+import MediaProbe
 import SharedBytes
 
 extension ChannelState {

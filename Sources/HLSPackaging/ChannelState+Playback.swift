@@ -1,5 +1,5 @@
-import HLSPlaylist
-import LiveTimeline
+package import HLSPlaylist
+package import LiveTimeline
 
 /// Playback authorization in the playlists: the media playlists hand the viewer's token on to every segment, init
 /// section and key URI through an EXT-X-DEFINE variable, so they stay the same for every viewer (cacheable); the

@@ -1,6 +1,6 @@
-import HLSPlaylist
-import LiveTimeline
-import Markers
+package import HLSPlaylist
+package import LiveTimeline
+public import Markers
 import MediaProbe
 import SharedBytes
 

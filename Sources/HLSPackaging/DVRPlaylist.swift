@@ -1,7 +1,7 @@
-import LiveTimeline
-import HLSPlaylist
-import Markers
-import MediaProbe
+public import LiveTimeline
+public import HLSPlaylist
+public import Markers
+public import MediaProbe
 
 /// Where DVR playlists read a channel's records: the durable store, or an in-memory copy in tests.
 public protocol DVRRecordSource {

@@ -1,5 +1,5 @@
 import LiveTimeline
-import HLSPlaylist
+public import HLSPlaylist
 
 /// A time named by a DVR query argument (`start` or `end`).
 public enum DVRTime: Sendable, Hashable {

@@ -1,5 +1,5 @@
-import LiveTimeline
-import HLSPlaylist
+public import LiveTimeline
+public import HLSPlaylist
 
 /// The Low-Latency delivery directives of a media playlist request (`_HLS_msn`, `_HLS_part`, `_HLS_skip`; RFC
 /// 8216bis section 6.2.5), and what to do with them against a rendition's published state.

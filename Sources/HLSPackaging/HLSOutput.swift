@@ -1,4 +1,4 @@
-import LiveTimeline
+package import LiveTimeline
 import SharedBytes
 
 /// The HLS output of a channel: each publish renders the changed playlists (`HLSPackager.render`) into the next

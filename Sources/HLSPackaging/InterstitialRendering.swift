@@ -1,5 +1,5 @@
 import LiveTimeline
-import Markers
+package import Markers
 
 extension ChannelConfiguration {
     /// What the live and Low-Latency playlists list of interstitials: every one in the window (the window is the

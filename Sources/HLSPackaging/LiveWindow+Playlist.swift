@@ -1,5 +1,5 @@
-import HLSPlaylist
-import LiveTimeline
+public import HLSPlaylist
+public import LiveTimeline
 
 extension LiveWindow {
     /// The playlist value for the listed entries.

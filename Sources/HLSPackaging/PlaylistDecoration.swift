@@ -1,5 +1,5 @@
-import HLSPlaylist
-import LiveTimeline
+package import HLSPlaylist
+package import LiveTimeline
 
 /// What playback authorization and encryption add to a rendition's media (and I-frame) playlists: the same for every
 /// viewer, so the texts stay cacheable. Applied by `LiveWindow.playlist` / `iFramePlaylist` and the DVR renderer.

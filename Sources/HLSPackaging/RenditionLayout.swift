@@ -1,6 +1,6 @@
-import HLSPlaylist
-import LiveTimeline
-import MediaProbe
+public import HLSPlaylist
+public import LiveTimeline
+public import MediaProbe
 
 /// One `EXT-X-MEDIA` of the layout: a rendition's place in its group.
 public struct MediaGroupMember: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Markers
+public import Markers
 
 /// How long the live window is.
 public enum WindowLength: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import HLSPlaylist
+import SharedBytes
 
 /// A channel's AES-128 encryption as its state keeps it: the key secret and the key schedule (both durable in the
 /// key journal), and where keys are fetched.

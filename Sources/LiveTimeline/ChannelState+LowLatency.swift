@@ -1,6 +1,6 @@
 import HLSPlaylist
-import MediaProbe
-import SharedBytes
+package import MediaProbe
+package import SharedBytes
 
 // Low-Latency HLS in the ingest loop: a streamed push opens its slot at its first part, lists parts as they are
 // cut, and closes the segment (the same steps as `accept`) when its body ends. During an outage the tick lists GAP

@@ -1,6 +1,6 @@
 import HLSPlaylist
-import MediaProbe
-import SharedBytes
+package import MediaProbe
+package import SharedBytes
 
 /// The encoder's multivariant hint as a channel keeps it: the newest valid one, and what happened to hints so far.
 package struct MultivariantHintState: Sendable, Hashable {

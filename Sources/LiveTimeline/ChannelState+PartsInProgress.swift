@@ -1,3 +1,5 @@
+import MediaProbe
+
 /// What a Low-Latency rendition shows after its last listed segment: the parts of the segment in progress.
 package struct PartsInProgress {
     package let msn: UInt64

@@ -1,7 +1,7 @@
-import GapFiller
+package import GapFiller
 import HLSPlaylist
-import MediaProbe
-import SharedBytes
+package import MediaProbe
+package import SharedBytes
 
 /// A media sequence number on the channel's PDT timeline.
 package struct Slot: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import MediaProbe
+package import MediaProbe
 
 /// Why a push was refused: a reason callers can switch on (the HTTP layer maps it to a status) and a message that
 /// says what is wrong.

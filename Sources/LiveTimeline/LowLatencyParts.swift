@@ -1,5 +1,5 @@
-import MediaProbe
-import SharedBytes
+package import MediaProbe
+public import SharedBytes
 
 /// A part of a Low-Latency rendition: MSN and index within its segment (EXT-X-PART URI `{msn}.{part}.{ext}`).
 public struct PartPosition: Sendable, Hashable, Comparable, CustomStringConvertible {

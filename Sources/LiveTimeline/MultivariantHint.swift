@@ -1,4 +1,4 @@
-import HLSPlaylist
+public import HLSPlaylist
 
 /// What an encoder's multivariant playlist (`PUT /ingest/{channel}/master.m3u8`) says about the channel's groups,
 /// validated and normalized: never trusted as is. BANDWIDTH, CODECS, RESOLUTION and VERSION are dropped (the origin

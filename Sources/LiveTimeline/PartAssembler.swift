@@ -1,5 +1,5 @@
-import MediaProbe
-import SharedBytes
+package import MediaProbe
+package import SharedBytes
 
 /// The parts of one streamed push: body bytes in (any split), parts out; the finished segment is exactly the
 /// parts' bytes. One per push, used outside any lock.

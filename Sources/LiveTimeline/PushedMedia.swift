@@ -1,5 +1,5 @@
-import MediaProbe
-import SharedBytes
+package import MediaProbe
+package import SharedBytes
 
 /// A pushed media file after the probe: what the ingest loop takes. Every push is probed exactly once, before any
 /// lock is taken.

@@ -1,6 +1,6 @@
-import GapFiller
-import MediaProbe
-import SharedBytes
+package import GapFiller
+public import MediaProbe
+public import SharedBytes
 
 /// Whether a rendition's feed is delivering.
 public enum FeedState: Sendable, Hashable {

@@ -1,5 +1,5 @@
-import MediaProbe
-import SharedBytes
+public import MediaProbe
+public import SharedBytes
 
 /// Where a segment's bytes are in the durable store: a range of one chunk file of its rendition, and the CRC-32 of
 /// those bytes.

@@ -1,4 +1,4 @@
-import Markers
+package import Markers
 
 /// What a publish tells every output beside the timeline value.
 package struct TimelineOutputContext: Sendable {

@@ -1,5 +1,5 @@
 import MediaProbe
-import SharedBytes
+public import SharedBytes
 
 /// The WebVTT segments the origin serves: every one carries an `X-TIMESTAMP-MAP` so players line its cues up with
 /// the media timeline (RFC 8216 section 3.5). Pure: bytes in, bytes out.

@@ -1,6 +1,6 @@
-import Markers
-import MediaProbe
-import SharedBytes
+public import Markers
+public import MediaProbe
+public import SharedBytes
 
 /// One media sequence number of a rendition: a segment that arrived, or an EXT-X-GAP written for its slot.
 public struct WindowEntry: Sendable {

@@ -1,3 +1,5 @@
+import HLSPlaylist
+
 /// The channel status's account of the SCTE-35 cues read from the pushed stream (`inbandCues` in the admin API).
 public struct InbandCueStatus: Sendable, Codable, Hashable {
     /// The channel's `inbandCues` setting: `ignore`, `markers` or `interstitials`.

@@ -1,4 +1,4 @@
-import HLSPlaylist
+public import HLSPlaylist
 import SCTE35
 
 /// A channel's `interstitials:` settings: how its ad breaks are also rendered as HLS Interstitials (8216bis Appendix

@@ -1,4 +1,4 @@
-import HLSPlaylist
+public import HLSPlaylist
 
 /// Who made a marker.
 public enum MarkerSource: String, Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
 import HLSPlaylist
-import SCTE35
+public import SCTE35
 
 /// One SCTE-35 cue read from a pushed segment, placed on the channel's timeline.
 public struct InbandCue: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import HLSPlaylist
+public import HLSPlaylist
 
 /// A playlist entry as the overlay sees it: where it sits on the PDT timeline.
 public protocol MarkerOverlayEntry {

@@ -1,4 +1,4 @@
-import HLSPlaylist
+public import HLSPlaylist
 
 /// A value of a client attribute (`X-...`) as the admin API takes it: RFC 8216 allows quoted strings,
 /// hexadecimal sequences and decimal numbers.

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
 import Glibc
+import Logging
 import SharedBytes
 
 // The libmicrohttpd callbacks. They are file-scope functions (a C function pointer cannot capture anything); the

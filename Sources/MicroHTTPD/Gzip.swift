@@ -1,5 +1,5 @@
 import CZlib
-import SharedBytes
+public import SharedBytes
 
 /// gzip (RFC 1952) through zlib, for representations sent to clients that accept it.
 public enum Gzip {

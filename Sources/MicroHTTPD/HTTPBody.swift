@@ -1,4 +1,4 @@
-import SharedBytes
+public import SharedBytes
 
 /// The body of a response. Bytes are never copied: libmicrohttpd sends them from the `SharedBytes` memory, which
 /// stays alive until libmicrohttpd has destroyed the response, or from the file of a `FileRegion`.

@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import SharedBytes
+public import SharedBytes
 import Synchronization
 
 /// Bytes of a response body produced after the response started (`HTTPBody.stream`): sent chunked (HTTP/1.0:

@@ -1,4 +1,4 @@
-import SharedBytes
+public import SharedBytes
 
 /// What the server does with a request, decided by `HTTPRequestHandler.handle(_:)` once the head is in.
 public enum HTTPRequestAction: Sendable {

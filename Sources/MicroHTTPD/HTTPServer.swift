@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import CMicroHTTPDShims
 import Glibc
-import Logging
+public import Logging
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop, calling an

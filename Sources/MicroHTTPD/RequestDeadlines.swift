@@ -1,3 +1,4 @@
+import CMicroHTTPDShims
 import Glibc
 import Logging
 import Synchronization

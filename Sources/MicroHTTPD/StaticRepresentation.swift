@@ -1,4 +1,4 @@
-import SharedBytes
+public import SharedBytes
 
 /// Bytes that do not change under their validators (an ETag, optionally a modification time), in memory or in a file
 /// region, and the answer to a GET or HEAD of them: conditional requests (If-None-Match, If-Modified-Since -> 304),

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// The audit trail (logger label `hlsorigin.audit`): every admin action, every channel or rendition created, every

@@ -1,9 +1,10 @@
-import HLSPackaging
+public import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import Markers
 import MediaProbe
 import Persistence
+import SharedBytes
 import Synchronization
 
 /// Rendered DVR playlist blocks of every channel, least recently used out once over a byte budget.

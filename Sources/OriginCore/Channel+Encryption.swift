@@ -1,10 +1,10 @@
 import HLSCrypto
 import HLSPackaging
-import LiveTimeline
+public import LiveTimeline
 import Logging
 import MediaProbe
 import Persistence
-import SharedBytes
+public import SharedBytes
 import Synchronization
 
 /// A memoized ciphertext: one rendition's MSN, whole segment or I-frame range.

@@ -1,8 +1,10 @@
 import Glibc
 import LiveTimeline
+import Logging
 import Markers
 import MediaProbe
 import SharedBytes
+import Synchronization
 
 /// SCTE-35 cues read from the pushed MPEG-TS (`SegmentInfo.spliceSections`) become markers in the channel's book.
 ///

@@ -1,5 +1,8 @@
 import HLSPlaylist
-import Markers
+import LiveTimeline
+public import Markers
+import SharedBytes
+import Synchronization
 
 /// What a marker operation did.
 public struct MarkerResult: Sendable, Hashable {

@@ -4,8 +4,8 @@ import HLSPlaylist
 import LiveTimeline
 import Markers
 import MediaProbe
-import Persistence
-import SharedBytes
+public import Persistence
+public import SharedBytes
 
 /// Recordings (live-to-VOD) of a channel: their intervals pin the store's slots, their contents are taken from the
 /// store when they finish, and their VOD playlists are catch-up playlists of the DVR renderer.

@@ -1,5 +1,6 @@
 import Foundation
 import LiveTimeline
+import SharedBytes
 import Synchronization
 
 /// The one door every operation that changes a channel (a push, a part, a marker, a peer's repair, a tick, a hint, a

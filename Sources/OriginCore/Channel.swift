@@ -1,12 +1,12 @@
-import GapFiller
-import HLSPackaging
+public import GapFiller
+public import HLSPackaging
 import HLSPlaylist
-import LiveTimeline
-import Logging
+public import LiveTimeline
+package import Logging
 import Markers
 import MediaProbe
-import Persistence
-import SharedBytes
+package import Persistence
+public import SharedBytes
 import Synchronization
 
 /// What the origin did with an accepted push.

@@ -1,6 +1,6 @@
-import HLSPackaging
-import LiveTimeline
-import SharedBytes
+public import HLSPackaging
+public import LiveTimeline
+public import SharedBytes
 import Synchronization
 
 /// What a preload-hinted part request hears while the part is being cut (`Channel.watchPart`).

@@ -1,7 +1,7 @@
 import Foundation
-import Logging
-import Markers
-import Persistence
+public import Logging
+public import Markers
+public import Persistence
 import SharedBytes
 import Synchronization
 

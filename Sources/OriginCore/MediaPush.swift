@@ -1,5 +1,5 @@
-import LiveTimeline
-import SharedBytes
+public import LiveTimeline
+public import SharedBytes
 
 /// One push as the core takes it from any input (HTTP push, peer repair, a future SRT input): which channel and
 /// rendition, what it is, its bytes, and who sent it. Inputs turn their own conventions (ffmpeg's file names, a

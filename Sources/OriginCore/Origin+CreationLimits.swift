@@ -1,4 +1,4 @@
-import LiveTimeline
+public import LiveTimeline
 
 extension Origin {
     /// Why a stream for `channel`/`rendition` would create a channel or rendition the limits have no room for

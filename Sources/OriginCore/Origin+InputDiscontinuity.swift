@@ -1,3 +1,6 @@
+import LiveTimeline
+import SharedBytes
+
 extension Origin {
     /// The next segment of `channel`/`rendition` starts a discontinuity (EXT-X-DISCONTINUITY), whatever its
     /// timestamps say: for an input that knows its stream broke (a continuous input's new session after a close, a

@@ -1,4 +1,4 @@
-import Persistence
+public import Persistence
 
 /// Recordings (live-to-VOD): the admin API's and the `/vod` route's entry points.
 extension Origin {

@@ -2,6 +2,7 @@ import Foundation
 import LiveTimeline
 import Logging
 import Persistence
+import Synchronization
 
 /// What a reload changed (`Origin.reload`), by channel name.
 public struct ReloadReport: Sendable, Hashable, Codable {

@@ -1,12 +1,12 @@
 import Dispatch
 import Glibc
 import HLSPlaylist
-import LiveTimeline
-import Logging
-import Markers
-import MediaProbe
-import Persistence
-import SharedBytes
+public import LiveTimeline
+public import Logging
+public import Markers
+public import MediaProbe
+public import Persistence
+public import SharedBytes
 import Synchronization
 
 /// Settings of the origin core.

@@ -1,7 +1,7 @@
 import Foundation
 import HLSPlaylist
-import Logging
-import Persistence
+public import Logging
+public import Persistence
 import SharedBytes
 import Synchronization
 

@@ -1,6 +1,6 @@
 import Foundation
-import GapFiller
-import LiveTimeline
+public import GapFiller
+public import LiveTimeline
 
 /// Why a slate clip cannot be used.
 public struct SlateClipError: Error, Sendable, CustomStringConvertible {

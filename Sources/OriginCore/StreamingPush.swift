@@ -1,5 +1,5 @@
-import LiveTimeline
-import MediaProbe
+public import LiveTimeline
+public import MediaProbe
 import SharedBytes
 import Synchronization
 

@@ -1,6 +1,6 @@
 import HLSCrypto
 import LiveTimeline
-import Logging
+public import Logging
 import MicroHTTPD
 import OriginCore
 import Synchronization

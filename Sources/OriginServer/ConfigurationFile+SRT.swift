@@ -1,4 +1,4 @@
-import SRTInput
+public import SRTInput
 
 extension ConfigurationFile {
     /// `ingest.srt`: the SRT listener (docs/srt.md).

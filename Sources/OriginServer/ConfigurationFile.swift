@@ -1,9 +1,10 @@
-import Foundation
+public import Foundation
 import GroupDatabase
 import LiveTimeline
 import Markers
 import OriginCore
 import PeerRepair
+import Persistence
 import Yams
 
 /// The YAML configuration file (`config/default.yaml`). Unknown keys are errors, so a typo never goes unnoticed.

@@ -1,7 +1,7 @@
 import Foundation
-import Logging
-import MicroHTTPD
-import OriginCore
+public import Logging
+public import MicroHTTPD
+public import OriginCore
 import SRTInput
 import Synchronization
 

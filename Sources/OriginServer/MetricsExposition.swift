@@ -1,5 +1,6 @@
 import HLSPackaging
 import LiveTimeline
+import Markers
 import OriginCore
 import PeerRepair
 

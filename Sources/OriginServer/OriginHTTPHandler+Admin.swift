@@ -1,7 +1,9 @@
 import Foundation
+import Logging
 import MicroHTTPD
 import OriginCore
 import SharedBytes
+import TestSourceInput
 
 /// `/admin/...`: JSON status and operations, bearer token (or loopback clients only when no token is configured;
 /// the chain checks it for the whole group, `OriginRoutes`).

@@ -1,3 +1,4 @@
+import Logging
 import Markers
 import MicroHTTPD
 import OriginCore

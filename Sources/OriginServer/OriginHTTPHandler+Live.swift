@@ -1,6 +1,7 @@
 import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
+import MediaProbe
 import MicroHTTPD
 import OriginCore
 import SharedBytes

@@ -1,5 +1,6 @@
 import MicroHTTPD
 import OriginCore
+import SRTInput
 import SharedBytes
 
 /// `/status`: the operator's status page (HTML, CSS, JavaScript served from `StatusPageAssets`) and the JSON it

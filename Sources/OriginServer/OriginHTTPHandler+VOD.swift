@@ -1,3 +1,4 @@
+import LiveTimeline
 import MediaProbe
 import MicroHTTPD
 import OriginCore

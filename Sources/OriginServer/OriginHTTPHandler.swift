@@ -1,12 +1,13 @@
 import Foundation
 import HLSPlaylist
-import Logging
-import MicroHTTPD
-import OriginCore
-import PeerRepair
-import SRTInput
+import LiveTimeline
+public import Logging
+public import MicroHTTPD
+public import OriginCore
+public import PeerRepair
+public import SRTInput
 import SharedBytes
-import TestSourceInput
+public import TestSourceInput
 
 /// Routes every request of the origin: `/live` (players and CDNs), `/ingest` (encoders), `/admin` and `/status`
 /// (operators), `/healthz` and `/metrics`. Every answer, errors included, carries CORS headers; errors carry a short text or JSON

@@ -1,12 +1,12 @@
 import Foundation
 import GroupDatabase
-import Logging
-import MicroHTTPD
-import OriginCore
+public import Logging
+public import MicroHTTPD
+public import OriginCore
 import Persistence
 import PeerRepair
-import SRTInput
-import ServiceLifecycle
+public import SRTInput
+public import ServiceLifecycle
 import Synchronization
 import TestSourceInput
 import UnixSignals

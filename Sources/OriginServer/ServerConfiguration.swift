@@ -1,5 +1,5 @@
-import OriginCore
-import SRTInput
+public import OriginCore
+public import SRTInput
 
 /// Everything the server runs with: HTTP, data directory, tokens and the origin's channels.
 /// The command line maps into this; `ConfigurationFile` reads it from YAML.

@@ -1,5 +1,5 @@
 import Glibc
-import MicroHTTPD
+public import MicroHTTPD
 
 /// `server.tls`: an HTTPS listener beside the HTTP one (or instead of it, with `only`), serving the same routes.
 /// The certificate and key are read and checked when the configuration is loaded, so a file that is missing, not

@@ -1,5 +1,5 @@
 import Foundation
-import LiveTimeline
+public import LiveTimeline
 
 /// `GET /peer/{channel}/opening`: the opening a channel holds for the group's agreement, as peers read it
 /// (`PeerRepairer`): `{"msn": 424418401, "programDateTimeMilliseconds": 1795953601400}`; 404 when none is held.

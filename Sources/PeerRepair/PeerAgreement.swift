@@ -1,6 +1,7 @@
 import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
+import MediaProbe
 import OriginCore
 
 /// Whether this origin and one peer publish the same entries for a channel, as last checked.

@@ -1,6 +1,6 @@
-import NIOCore
+public import NIOCore
 import NIOHTTP1
-import NIOPosix
+public import NIOPosix
 import SharedBytes
 
 /// An `http://host:port/path` URL of a peer origin (plain HTTP: peers sit on the operator's own network).

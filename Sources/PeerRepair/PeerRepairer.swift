@@ -1,7 +1,7 @@
 import HLSPlaylist
 import LiveTimeline
-import Logging
-import OriginCore
+public import Logging
+public import OriginCore
 import SharedBytes
 import Synchronization
 

@@ -1,7 +1,7 @@
 import Glibc
-import LiveTimeline
+public import LiveTimeline
 import MediaProbe
-import SharedBytes
+public import SharedBytes
 import Synchronization
 
 /// One channel in the store: its slot records, its renditions (in creation order) and their segment records.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Glibc
 
 /// The one way the origin writes a file that must survive a crash (also `kill -9` or a power cut): the bytes go to

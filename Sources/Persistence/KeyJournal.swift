@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LiveTimeline
+package import LiveTimeline
 
 /// What a channel's key journal holds: the key secret every period key is derived from, and the key schedule.
 package struct KeyJournalRecord: Sendable, Hashable {

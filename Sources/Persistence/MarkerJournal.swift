@@ -1,5 +1,5 @@
 import Foundation
-import Markers
+public import Markers
 
 /// The on-disk copy of one channel's marker book: `{dataDirectory}/markers/{channel}.json`, rewritten atomically and
 /// durably on every change (`DurableFile`), so after a crash the file holds either the old or the new book.

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Markers
+public import Markers
 
 /// A recording (live-to-VOD) as kept on disk: `{dataDirectory}/recordings/{id}.json`, written through
 /// `DurableFile` before any answer, so after a crash the file holds the old or the new manifest.

@@ -1,7 +1,7 @@
 import Glibc
-import LiveTimeline
-import MediaProbe
-import SharedBytes
+public import LiveTimeline
+public import MediaProbe
+public import SharedBytes
 import Synchronization
 
 /// One rendition's bytes in the store: chunk files of segments back to back, and its fMP4 init sections.

@@ -1,5 +1,5 @@
 import Foundation
-import LiveTimeline
+public import LiveTimeline
 
 /// Why a journal could not be read.
 public struct JournalError: Error, Sendable, CustomStringConvertible {

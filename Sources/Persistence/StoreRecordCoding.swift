@@ -1,7 +1,7 @@
 import CZlib
-import LiveTimeline
+public import LiveTimeline
 import MediaProbe
-import SharedBytes
+public import SharedBytes
 
 /// What is at a record's position in an index file.
 public enum DecodedRecord<Record: Sendable & Hashable>: Sendable, Hashable {

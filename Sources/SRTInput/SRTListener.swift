@@ -1,8 +1,8 @@
 import CSRT
 import Foundation
 import LiveTimeline
-import Logging
-import OriginCore
+public import Logging
+public import OriginCore
 import ServiceLifecycle
 import Synchronization
 

@@ -1,5 +1,5 @@
 import MPEGTSWriter
-import MediaProbe
+public import MediaProbe
 
 /// Cuts a continuous MPEG-TS (an SRT caller, a file) into HLS segments on the channel's clock, as its bytes arrive,
 /// in any split. Pure: bytes and their arrival time in, segment bytes out; no lock, no I/O.

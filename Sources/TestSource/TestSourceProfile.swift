@@ -1,4 +1,4 @@
-import MediaProbe
+public import MediaProbe
 
 /// One rendition the built-in test source can produce: a resolution and bitrate backed by a pre-encoded fixture.
 ///

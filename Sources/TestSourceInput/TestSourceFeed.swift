@@ -1,7 +1,7 @@
 import GapFiller
 import LiveTimeline
-import Logging
-import OriginCore
+public import Logging
+public import OriginCore
 import SharedBytes
 import Synchronization
 import TestSource

@@ -1,7 +1,7 @@
-import LiveTimeline
-import Logging
-import OriginCore
-import ServiceLifecycle
+public import LiveTimeline
+public import Logging
+public import OriginCore
+public import ServiceLifecycle
 import Synchronization
 
 /// The built-in test source as an input beside HTTP push and peer repair: one `TestSourceFeed` per `.testSource`

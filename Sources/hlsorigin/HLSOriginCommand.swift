@@ -5,6 +5,7 @@ import GroupDatabase
 import Logging
 import OriginServer
 import ServiceLifecycle
+import UnixSignals
 
 /// `hlsorigin [--config FILE] [--host ADDR] [--port N] [--data-dir DIR]`: flags override the file.
 /// `hlsorigin validate URL`: the stream validator (``ValidateCommand``); without a subcommand the origin runs.

@@ -1,10 +1,13 @@
 import ContinuousTSInput
 import Foundation
+import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import Logging
 import MediaProbe
 import OriginCore
+import SharedBytes
+import TSSegmenter
 import TestSource
 import TestSupport
 import Testing

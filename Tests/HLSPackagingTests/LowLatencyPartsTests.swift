@@ -5,6 +5,7 @@ import SharedBytes
 import Testing
 
 @testable import LiveTimeline
+import TestSource
 
 /// Parts of streamed pushes in the ingest loop: listing, retention, GAP parts, failures, playlists.
 @Suite("Low-Latency parts in the ingest loop")

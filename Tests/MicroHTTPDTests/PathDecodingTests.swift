@@ -1,4 +1,5 @@
 import MicroHTTPD
+import SharedBytes
 import Testing
 
 @Suite struct PathDecodingTests {

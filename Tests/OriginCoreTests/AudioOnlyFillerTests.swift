@@ -1,4 +1,5 @@
 import GapFiller
+import HLSPackaging
 import HLSPlaylist
 import HTTPPushInput
 import LiveTimeline

@@ -1,8 +1,10 @@
+import HLSPackaging
 import HLSPlaylist
 import HTTPPushInput
 import LiveTimeline
 import OriginCore
 import SharedBytes
+import TestSource
 import Testing
 
 @Suite("Channel ingest loop")

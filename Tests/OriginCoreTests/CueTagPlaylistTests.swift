@@ -1,8 +1,10 @@
 import Foundation
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Markers
 import SharedBytes
+import TestSource
 import TestSupport
 import Testing
 

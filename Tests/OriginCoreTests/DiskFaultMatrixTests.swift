@@ -1,11 +1,13 @@
 import Foundation
 import Glibc
+import HLSPackaging
 import HTTPPushInput
 import LiveTimeline
 import Logging
 import OriginCore
 import Persistence
 import SharedBytes
+import Synchronization
 import TestSource
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSPackaging
 import HLSPlaylist
 import HTTPPushInput
 import LiveTimeline
@@ -7,6 +8,7 @@ import Logging
 import OriginCore
 import Persistence
 import SharedBytes
+import Synchronization
 import TestSource
 import TestSupport
 import Testing

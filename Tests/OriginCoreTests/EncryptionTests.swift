@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HLSCrypto
+import HLSPackaging
 import HLSPlaylist
 import HTTPPushInput
 import LiveTimeline

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSPackaging
 import HLSPlaylist
 import HTTPPushInput
 import LiveTimeline

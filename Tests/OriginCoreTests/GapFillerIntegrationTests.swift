@@ -1,4 +1,5 @@
 import Foundation
+import HLSPackaging
 import HLSPlaylist
 import HTTPPushInput
 import Logging

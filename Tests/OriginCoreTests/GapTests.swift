@@ -1,6 +1,8 @@
+import HLSPackaging
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
+import TestSource
 import Testing
 
 @testable import LiveTimeline

@@ -1,6 +1,7 @@
 import Foundation
 import HLSPackaging
 import HLSPlaylist
+import HTTPPushInput
 import LiveTimeline
 import Logging
 import Markers

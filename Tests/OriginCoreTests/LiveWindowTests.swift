@@ -1,4 +1,5 @@
 import HLSPlaylist
+import MediaProbe
 import SharedBytes
 import Testing
 

@@ -1,10 +1,12 @@
 import Foundation
 import Glibc
+import HLSPackaging
 import HTTPPushInput
 import LiveTimeline
 import Logging
 import Persistence
 import SharedBytes
+import Synchronization
 import TestSource
 import TestSourceInput
 import TestSupport

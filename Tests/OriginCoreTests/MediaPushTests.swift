@@ -3,6 +3,7 @@ import LiveTimeline
 import MediaProbe
 import OriginCore
 import SharedBytes
+import TestSource
 import Testing
 
 /// The core's one entry point for inputs takes media-level pushes: no file name reaches it; an input's naming rules

@@ -1,4 +1,5 @@
 import HLSPlaylist
+import LiveTimeline
 import SharedBytes
 import TestSource
 import Testing

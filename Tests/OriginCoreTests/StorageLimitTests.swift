@@ -1,4 +1,5 @@
 import Foundation
+import HLSPackaging
 import HTTPPushInput
 import LiveTimeline
 import Logging

@@ -1,3 +1,4 @@
+import HLSPackaging
 import HLSPlaylist
 import HTTPPushInput
 import LiveTimeline

@@ -6,6 +6,7 @@ import OriginCore
 import OriginServer
 import SharedBytes
 import Synchronization
+import TestSupport
 import Testing
 
 /// Log entries kept in memory, so tests read what the audit log says.

@@ -1,6 +1,8 @@
 import Foundation
 import LiveTimeline
 import OriginCore
+import OriginServer
+import TestSupport
 import Testing
 
 /// `/admin/...`, `/healthz` and `/metrics` over real HTTP.

@@ -1,4 +1,5 @@
 import LiveTimeline
+import OriginCore
 import OriginServer
 import Testing
 

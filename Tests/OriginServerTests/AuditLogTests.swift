@@ -1,6 +1,8 @@
 import Logging
+import MicroHTTPD
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
 /// The audit log keeps every admin action and creation, and refusals at a bounded rate per client address, so a

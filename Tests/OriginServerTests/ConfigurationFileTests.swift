@@ -1,5 +1,6 @@
 import Foundation
 import LiveTimeline
+import MicroHTTPD
 import OriginCore
 import OriginServer
 import Testing

@@ -1,3 +1,5 @@
+import OriginCore
+import TestSupport
 import Testing
 
 /// Content types and caching of the containers other than MPEG-TS, pushed from files of the repository

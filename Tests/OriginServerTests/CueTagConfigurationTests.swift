@@ -1,5 +1,6 @@
 import LiveTimeline
 import Markers
+import OriginCore
 import OriginServer
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import LiveTimeline
 import Logging
+import Markers
 import MicroHTTPD
 import OriginCore
 import Persistence

@@ -1,6 +1,8 @@
 import Foundation
+import HLSPackaging
 import LiveTimeline
 import OriginCore
+import OriginServer
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import HLSCrypto
+import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import MediaProbe

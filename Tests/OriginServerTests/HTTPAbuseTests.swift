@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import OriginCore
+import OriginServer
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import LiveTimeline
 import MediaProbe
+import OriginCore
 import TestSupport
 import Testing
 

@@ -1,3 +1,7 @@
+import LiveTimeline
+import OriginCore
+import OriginServer
+import TestSupport
 import Testing
 
 /// IMSC1 fragments (the committed fixture of scripts/make-imsc-fixture.py) pushed beside test-source video over HTTP.

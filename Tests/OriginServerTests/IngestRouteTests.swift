@@ -1,4 +1,7 @@
 import LiveTimeline
+import OriginCore
+import OriginServer
+import TestSupport
 import Testing
 
 /// `/ingest/...` over real HTTP: accepted pushes land in the window; refused ones get a 4xx with a clear message and

@@ -1,5 +1,7 @@
+import HLSPlaylist
 import LiveTimeline
 import Markers
+import OriginCore
 import Testing
 
 @testable import OriginServer

@@ -1,3 +1,5 @@
+import HLSPackaging
+import LiveTimeline
 import OriginCore
 import TestSupport
 import Testing

@@ -1,3 +1,7 @@
+import HLSPackaging
+import LiveTimeline
+import OriginCore
+import SharedBytes
 import TestSupport
 import Testing
 

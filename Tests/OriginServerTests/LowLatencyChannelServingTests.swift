@@ -1,4 +1,6 @@
+import Foundation
 import LiveTimeline
+import OriginCore
 import TestSupport
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
+import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
+import OriginCore
 import TestSource
 import TestSupport
 import Testing

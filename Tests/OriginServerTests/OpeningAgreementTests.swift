@@ -1,7 +1,9 @@
+import HLSPackaging
 import HLSPlaylist
 import Logging
 import MediaProbe
 import OriginCore
+import OriginServer
 import PeerRepair
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+import FoundationEssentials
 @testable import HLSPackaging
 import HLSPlaylist
 import Logging

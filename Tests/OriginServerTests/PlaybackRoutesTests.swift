@@ -3,6 +3,7 @@ import HLSCrypto
 import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
+import MediaProbe
 import MicroHTTPD
 import OriginCore
 import SharedBytes

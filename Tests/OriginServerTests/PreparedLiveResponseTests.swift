@@ -1,3 +1,5 @@
+import OriginCore
+import TestSupport
 import Testing
 
 @testable import OriginServer

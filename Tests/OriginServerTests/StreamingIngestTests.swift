@@ -1,6 +1,8 @@
 import Foundation
+import HLSPackaging
 import LiveTimeline
 import OriginServer
+import SharedBytes
 import TestSourceInput
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MicroHTTPD
 import OriginServer
 import TestSupport
 import Testing

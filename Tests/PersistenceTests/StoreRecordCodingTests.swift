@@ -1,6 +1,7 @@
 import LiveTimeline
 import MediaProbe
 import Persistence
+import SharedBytes
 import Testing
 
 @Suite("Store record coding")

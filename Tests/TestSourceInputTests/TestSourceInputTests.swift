@@ -1,9 +1,11 @@
 import Dispatch
+import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import Logging
 @testable import OriginCore
 @testable import TestSourceInput
+import SharedBytes
 import Synchronization
 import Testing
 

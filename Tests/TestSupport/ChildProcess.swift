@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Glibc
 
 /// A child process whose output goes to files (a chatty child can never fill a pipe and stall), awaited with a

@@ -1,4 +1,4 @@
-import Testing
+public import Testing
 
 extension Tag {
     /// Runs real processes (the release binary, ffmpeg, ffprobe, streamlink, Python) or real time for seconds.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A throwaway certificate authority made with the real `openssl` command in a test's directory, and the server
 /// certificates it signs (ECDSA P-256, valid for two days, for `localhost` and `127.0.0.1`). Each `openssl` run takes

@@ -1,4 +1,5 @@
 import MicroHTTPD
+import OriginCore
 import SharedBytes
 
 /// The origin's URL grammar (../shared/DESIGN.md), one line per route. A route names its methods, its pattern and

@@ -1,6 +1,6 @@
 import HLSPackaging
 import LiveTimeline
-import MicroHTTPD
+public import MicroHTTPD
 import OriginCore
 
 /// What a route's handler is given: the request, its captures, and what the chain resolved for the route's needs.
