@@ -17,6 +17,9 @@ public struct InbandCueStatus: Sendable, Codable, Hashable {
     /// Cue changes the marker book could not store (journal or shared book failing): the next rendition's copy of
     /// the cue tries again.
     public var bookFailures: Int = 0
+    /// Timed cues that came after their splice time (the splice fell before the end of the segment carrying them), so
+    /// they were placed at that segment's end instead (every rendition's copy counted, as `sectionsRead`).
+    public var lateCues: Int = 0
     /// Where the listed in-band out-points fall against the segments (CUE-OUT placement): see
     /// ``CuePlacement``; nil while no out-point is listed with the segment it is placed on.
     public var placement: CuePlacement?

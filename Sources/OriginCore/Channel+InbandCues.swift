@@ -90,6 +90,7 @@ extension Channel {
             status.sectionsRefused += refusals
             if let lastRefusal { status.lastRefusal = lastRefusal }
             if failed { status.bookFailures += 1 }
+            status.lateCues += cues.filter(\.late).count
             for outcome in outcomes {
                 switch outcome {
                 case .created: status.markersCreated += 1

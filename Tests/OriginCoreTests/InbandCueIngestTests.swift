@@ -55,6 +55,7 @@ struct InbandCueIngestTests {
         let status = try #require(channel.status().inbandCues)
         #expect(status.sectionsRead == 4)
         #expect(status.markersCreated == 2)
+        #expect(status.lateCues == 0)
         #expect(status.mode == "markers")
     }
 
