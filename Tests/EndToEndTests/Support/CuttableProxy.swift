@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestSupport
 
 /// A TCP proxy on loopback between a client (an encoder) and a server (an origin) whose path can be cut: while cut,
 /// every open connection is shut down and new ones are closed at once, as a failed network path looks to both ends.
@@ -18,7 +19,7 @@ final class CuttableProxy: Sendable {
 
     init(upstreamPort: Int) throws {
         self.upstreamPort = upstreamPort
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else { throw EndToEndError("proxy: socket() failed: errno \(errno)") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -92,7 +93,7 @@ final class CuttableProxy: Sendable {
     }
 
     private func connectUpstream() -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else { return nil }
         var address = Self.loopback(port: upstreamPort)
         let connected = withUnsafePointer(to: &address) {

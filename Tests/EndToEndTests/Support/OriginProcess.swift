@@ -95,7 +95,7 @@ final class OriginProcess: Sendable {
     /// A TCP port that is free on 127.0.0.1 right now (bound to port 0 and released), for an origin that must keep its
     /// port across a restart.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else { throw EndToEndError("socket() failed: errno \(errno)") }
         defer { close(fd) }
         var address = sockaddr_in()
