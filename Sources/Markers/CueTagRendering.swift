@@ -42,7 +42,7 @@ extension Marker {
     /// tags instead, except HLS Interstitials (CLASS com.apple.hls.interstitial), which players read as date ranges.
     func keepsDateRange(in mode: CueTagMode) -> Bool {
         guard mode == .cue else { return true }
-        return !(opensBreak || closesBreak) || dateRange.classAttribute == "com.apple.hls.interstitial"
+        return !(opensBreak || closesBreak) || dateRange.isInterstitial
     }
 
     /// The break duration the cue tags announce, in ms: what the marker's request said when it was made (DURATION,

@@ -47,16 +47,15 @@ extension MarkerBook {
         let windowEnd = last.endMilliseconds
         let ends = endsMilliseconds()
         for marker in sortedMarkers {
+            // Only markers in the window are rendered (interstitials build their attributes on every publish).
+            let start = marker.startDate.millisecondsSince1970
+            guard start < windowEnd, (ends[marker.id] ?? .max) >= windowStart else { continue }
             let keepsOwn = marker.keepsDateRange(in: cueTags.mode)
             let listed =
                 interstitials?.dateRanges(for: marker, keepsOwn: keepsOwn) ?? (keepsOwn ? [marker.dateRange] : [])
             guard !listed.isEmpty else { continue }
-            let start = marker.startDate.millisecondsSince1970
-            let end = ends[marker.id]
-            if start < windowEnd, (end ?? .max) >= windowStart {
-                let placed = start < windowStart ? first : entries.first { $0.endMilliseconds > start } ?? first
-                overlay.dateRanges[placed.msn, default: []].append(contentsOf: listed)
-            }
+            let placed = start < windowStart ? first : entries.first { $0.endMilliseconds > start } ?? first
+            overlay.dateRanges[placed.msn, default: []].append(contentsOf: listed)
         }
         overlay.extraTags = self.cueTags(entries: entries, options: cueTags, ends: ends)
         return overlay

@@ -51,7 +51,7 @@ enum TransportStreamProbe {
         }
         for (index, packet) in packets.enumerated() {
             guard let tracked = trackedPIDs.firstIndex(of: packet.pid) else {
-                if !spliceSections.pids.isEmpty, let cue = spliceSections.pids.firstIndex(of: packet.pid) {
+                if let cue = spliceSections.pids.firstIndex(of: packet.pid) {
                     spliceSections.consume(
                         UnsafeRawBufferPointer(rebasing: bytes[packet.payload]), unitStart: packet.payloadUnitStart,
                         index: cue)

@@ -814,8 +814,8 @@ public final class Channel: Sendable {
         var status = state.withLock { $0.status(name: name, nowMilliseconds: now, journalNote: note) }
         status.storage = storageStatus()
         status.encryption = encryptionStatus()
-        let cues = inbandCueStatus()
-        if cues.sectionsRead > 0 { status.inbandCues = cues }
+        // The placement reads the window: only for a channel whose stream carried cues.
+        if inbandCueStatistics.withLock({ $0.sectionsRead }) > 0 { status.inbandCues = inbandCueStatus() }
         return status
     }
 

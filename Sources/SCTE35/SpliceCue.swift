@@ -49,8 +49,7 @@ public struct SpliceCue: Sendable, Hashable {
         self.upid = upid
     }
 
-    /// `splice_command_type` of a splice_null and of a time_signal.
-    public static let spliceNullType: UInt8 = 0x00
+    /// `splice_command_type` of a time_signal.
     public static let timeSignalType: UInt8 = 0x06
     /// `splice_descriptor_tag` of a segmentation_descriptor, and its identifier `CUEI`.
     static let segmentationTag: UInt8 = 0x02

@@ -163,8 +163,11 @@ public struct TransportStreamSegmenter: Sendable {
 
     private mutating func takeEvents() -> [Event] {
         flushOutput()
-        defer { events.removeAll(keepingCapacity: true) }
-        return events
+        // Most calls have none: returning the empty array allocates nothing.
+        guard !events.isEmpty else { return [] }
+        let taken = events
+        events = []
+        return taken
     }
 
     private mutating func flushOutput() {
@@ -204,7 +207,7 @@ public struct TransportStreamSegmenter: Sendable {
                 flushHeld()
             }
         } else {
-            emit(packet, pid: info.pid, role: info.role)
+            emit(packet, pid: info.pid)
         }
     }
 
@@ -345,22 +348,24 @@ public struct TransportStreamSegmenter: Sendable {
         guard holding else { return }
         holding = false
         heldAudio = nil
-        let bytes = held
-        held.removeAll(keepingCapacity: true)
+        // Swapped out and back, so the held buffer keeps its capacity without a copy (emit never reads `held`).
+        var bytes: [UInt8] = []
+        swap(&bytes, &held)
         let size = 188
-        var offset = 0
-        while offset + size <= bytes.count {
-            bytes.withUnsafeBytes { buffer in
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset + size <= buffer.count {
                 let packet = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + size)])
-                let pid = Int(packet[1] & 0x1F) << 8 | Int(packet[2])
-                emit(packet, pid: pid, role: pid == 0 ? .programAssociation : .other)
+                emit(packet, pid: Int(packet[1] & 0x1F) << 8 | Int(packet[2]))
+                offset += size
             }
-            offset += size
         }
+        bytes.removeAll(keepingCapacity: true)
+        held = bytes
     }
 
     /// Appends a packet to the open segment (dropped when none is open).
-    private mutating func emit(_ packet: UnsafeRawBufferPointer, pid: Int, role: TransportStreamDemuxer.Role) {
+    private mutating func emit(_ packet: UnsafeRawBufferPointer, pid: Int) {
         guard open != nil else {
             status.bytesDropped += packet.count
             return
