@@ -29,12 +29,21 @@ struct SharedMarkerStoreTests {
             var saves = 0
             /// Loads wait while this is set: a database that holds every query (a slow or stalled server).
             var loadsHeld = false
+            /// While unreachable: the database comes back by itself after refusing this many more loads.
+            var reachableAfterRefusedLoads: Int?
         }
         let state = Mutex(State())
 
         func load(channel: String) throws(MarkerError) -> SharedMarkerBook? {
             while state.withLock({ $0.loadsHeld }) { usleep(1000) }
-            let (reachable, row) = state.withLock { ($0.reachable, $0.rows[channel]) }
+            let (reachable, row) = state.withLock { state in
+                let answer = (state.reachable, state.rows[channel])
+                if !state.reachable, let left = state.reachableAfterRefusedLoads {
+                    state.reachableAfterRefusedLoads = left - 1
+                    if left <= 1 { state.reachable = true }
+                }
+                return answer
+            }
             guard reachable else { throw MarkerError(.unavailable, field: nil, "marker database unavailable: down") }
             return row
         }
@@ -180,17 +189,22 @@ struct SharedMarkerStoreTests {
         }
     }
 
+    /// An origin with one channel `ch` (rendition `hi`) over `books`, for the cues read from pushes.
+    static func cueOrigin(_ books: Books, clock: ManualClock) throws -> Origin {
+        try Origin(
+            configuration: OriginConfiguration(channels: [
+                ChannelConfiguration(
+                    name: "ch", renditions: [RenditionConfiguration(name: "hi")], targetDuration: 2,
+                    window: .segments(20))
+            ]), clock: clock, logger: logger, sharedMarkers: books)
+    }
+
     @Test func aCueReadFromAPushIsStoredInTheSharedBookWithoutHoldingThePush() async throws {
         let books = Books()
         books.state.withLock { $0.loadsHeld = true }
         defer { books.state.withLock { $0.loadsHeld = false } }
         let clock = ManualClock()
-        let origin = try Origin(
-            configuration: OriginConfiguration(channels: [
-                ChannelConfiguration(
-                    name: "ch", renditions: [RenditionConfiguration(name: "hi")], targetDuration: 2,
-                    window: .segments(20))
-            ]), clock: clock, logger: Self.logger, sharedMarkers: books)
+        let origin = try Self.cueOrigin(books, clock: clock)
         let bytes = SharedBytes(try InbandCueIngestTests.segment())
         clock.advance(seconds: 1)
         let answered = Atomic<Bool>(false)
@@ -212,21 +226,18 @@ struct SharedMarkerStoreTests {
 
     @Test func aCueReadWhileTheSharedBookIsUnreachableIsStoredOnceItAnswersAgain() async throws {
         let books = Books()
-        books.state.withLock { $0.reachable = false }
+        // Unreachable for the channel's first read of the shared book and the cue's first attempt; the database
+        // comes back by itself then (no test timing decides whether the retries have run out meanwhile).
+        books.state.withLock {
+            $0.reachable = false
+            $0.reachableAfterRefusedLoads = 2
+        }
         let clock = ManualClock()
-        let origin = try Origin(
-            configuration: OriginConfiguration(channels: [
-                ChannelConfiguration(
-                    name: "ch", renditions: [RenditionConfiguration(name: "hi")], targetDuration: 2,
-                    window: .segments(20))
-            ]), clock: clock, logger: Self.logger, sharedMarkers: books)
+        let origin = try Self.cueOrigin(books, clock: clock)
         clock.advance(seconds: 1)
         _ = try origin.ingest(
             channel: "ch", rendition: "hi", fileName: "0.ts", body: SharedBytes(try InbandCueIngestTests.segment()))
         let channel = try #require(origin.channel(named: "ch"))
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(channel.allMarkers.isEmpty)
-        books.state.withLock { $0.reachable = true }
         try await waitUntil("the cues to reach the shared book once it answers again", timeout: .seconds(5)) {
             channel.marker(id: "scte35-00001001-0055dfa48") != nil
         }
