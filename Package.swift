@@ -130,7 +130,7 @@ let package = Package(
         .target(
             name: "SRTInput",
             dependencies: [
-                "CSRT", "LiveTimeline", "OriginCore", .product(name: "Logging", package: "swift-log"),
+                "CSRT", "HLSCrypto", "LiveTimeline", "OriginCore", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(

@@ -1,3 +1,5 @@
+import HLSCrypto
+
 /// Who may push over SRT: the ingest tokens of the configuration (docs/security.md) read for SRT callers.
 ///
 /// As for HTTP ingest, a channel/rendition no token grants takes loopback callers only. Where tokens grant it, the
@@ -41,7 +43,10 @@ public struct SRTAccessRules: Sendable, Hashable {
     public func decide(_ id: StreamID, loopback: Bool) -> Result<SRTAdmission, SRTRefusal> {
         let granted = grants(channel: id.channel, rendition: id.rendition)
         if let token = id.token {
-            let name = secrets.first { constantTimeEquals($0.value, token) }?.key
+            // Every token compared, none stopping at a match: the time says nothing about which one it is.
+            let tokens = secrets.sorted { $0.key < $1.key }
+            let matches = BearerSecret.matches(token.utf8, among: tokens.map { BearerSecret($0.value.utf8) })
+            let name = zip(tokens, matches).first { $0.1 }?.0.key
             guard let name else {
                 return .failure(SRTRefusal(code: SRTRefusal.unauthorized, message: "the token is not configured"))
             }
@@ -108,13 +113,4 @@ public struct SRTAccessRules: Sendable, Hashable {
 public struct SRTAdmission: Sendable, Hashable {
     public var credential: String
     public var passphrase: String?
-}
-
-/// Compares secrets in time that depends on their lengths only.
-func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let (x, y) = (Array(a.utf8), Array(b.utf8))
-    guard x.count == y.count else { return false }
-    var difference: UInt8 = 0
-    for index in x.indices { difference |= x[index] ^ y[index] }
-    return difference == 0
 }
