@@ -33,13 +33,21 @@ public final class RenditionSnapshot: Sendable {
     public let driftMilliseconds: Int64
     /// EXT-X-DISCONTINUITY-SEQUENCE of the playlist.
     public let discontinuitySequence: UInt64
+    /// Whether the rendition's probed tracks include video, audio, subtitles (CMSD's object type of its segments).
+    public let carriesVideo: Bool
+    public let carriesAudio: Bool
+    public let carriesSubtitles: Bool
 
     init(
         name: String, playlist: SharedBytes?, iFramePlaylist: SharedBytes? = nil, version: UInt64,
         modifiedMilliseconds: Int64, targetDuration: Int, entries: [WindowEntry], initSections: [Int: InitSection],
         currentInitVersion: Int?, lowLatency: LowLatencySnapshot? = nil, firstListedIndex: Int = 0,
-        driftMilliseconds: Int64 = 0, discontinuitySequence: UInt64 = 0
+        driftMilliseconds: Int64 = 0, discontinuitySequence: UInt64 = 0, carriesVideo: Bool = false,
+        carriesAudio: Bool = false, carriesSubtitles: Bool = false
     ) {
+        self.carriesVideo = carriesVideo
+        self.carriesAudio = carriesAudio
+        self.carriesSubtitles = carriesSubtitles
         self.discontinuitySequence = discontinuitySequence
         self.lowLatency = lowLatency
         self.firstListedIndex = firstListedIndex
@@ -78,8 +86,12 @@ public final class ChannelSnapshot: Sendable {
     public let version: UInt64
     /// The rendered multivariant playlist; nil until some rendition has media.
     public let multivariantPlaylist: SharedBytes?
-    /// Time the multivariant playlist last changed, ms since the epoch.
+    /// Time the multivariant playlist (or its steered form) last changed, ms since the epoch.
     public let multivariantModifiedMilliseconds: Int64
+    /// With Content Steering (`steering:`): the multivariant playlist with every variant and rendition listed per
+    /// pathway and EXT-X-CONTENT-STEERING, which the live route serves; `multivariantPlaylist` stays the plain one
+    /// (time-shift and recordings copy it). nil without steering.
+    public let steeredMultivariant: SharedBytes?
     /// Renditions by name.
     public let renditions: [String: RenditionSnapshot]
     /// The channel's AES-128 keys and schedule; nil for a channel that never encrypted. Read by the HTTP thread and
@@ -94,8 +106,9 @@ public final class ChannelSnapshot: Sendable {
     package init(
         name: String, version: UInt64, multivariantPlaylist: SharedBytes?, multivariantModifiedMilliseconds: Int64,
         renditions: [String: RenditionSnapshot], encryption: SnapshotEncryption? = nil, catchingUp: Bool = false,
-        memory: PackagingMemory = PackagingMemory()
+        memory: PackagingMemory = PackagingMemory(), steeredMultivariant: SharedBytes? = nil
     ) {
+        self.steeredMultivariant = steeredMultivariant
         self.catchingUp = catchingUp
         self.memory = memory
         self.name = name
@@ -112,6 +125,8 @@ public final class ChannelSnapshot: Sendable {
 package struct PackagingMemory: Sendable {
     /// The text of the last rendered multivariant playlist (its bytes and time change only when it does).
     var multivariantText: String?
+    /// The text of the last steered multivariant playlist (`ChannelSnapshot.steeredMultivariant`).
+    var steeredText: String?
     /// Low-Latency: the date range IDs each rendition's last render showed.
     var shownDateRanges: [String: Set<String>] = [:]
     /// Low-Latency: date range IDs that left the playlists, and when (ms), for `_HLS_skip=v2`.

@@ -47,9 +47,13 @@ package enum HLSPackager {
                 initSections: rendition.initSections, currentInitVersion: rendition.currentInitVersion,
                 lowLatency: lowLatency, firstListedIndex: rendition.window.retained.count,
                 driftMilliseconds: rendition.statistics.driftMilliseconds,
-                discontinuitySequence: rendition.window.discontinuitySequence)
+                discontinuitySequence: rendition.window.discontinuitySequence,
+                carriesVideo: rendition.tracks.contains { $0.kind == .video },
+                carriesAudio: rendition.tracks.contains { $0.kind == .audio },
+                carriesSubtitles: rendition.tracks.contains { $0.kind == .subtitles })
         }
-        let text = timeline.multivariant().map(timeline.playbackMultivariant)?.render()
+        let playlist = timeline.multivariant().map(timeline.playbackMultivariant)
+        let text = playlist?.render()
         var multivariantBytes = previous.multivariantPlaylist
         var multivariantModified = previous.multivariantModifiedMilliseconds
         if text != memory.multivariantText || (text != nil && multivariantBytes == nil) {
@@ -57,10 +61,18 @@ package enum HLSPackager {
             multivariantModified = now
             multivariantBytes = text.map { SharedBytes(string: $0) }
         }
+        let steeredText = playlist.flatMap { timeline.steeredMultivariant($0, channel: name) }?.render()
+        var steeredBytes = previous.steeredMultivariant
+        if steeredText != memory.steeredText || (steeredText != nil && steeredBytes == nil) {
+            memory.steeredText = steeredText
+            multivariantModified = now
+            steeredBytes = steeredText.map { SharedBytes(string: $0) }
+        }
         return ChannelSnapshot(
             name: name, version: previous.version + 1, multivariantPlaylist: multivariantBytes,
             multivariantModifiedMilliseconds: multivariantModified, renditions: snapshots,
-            encryption: timeline.snapshotEncryption(), catchingUp: timeline.isCatchingUp, memory: memory)
+            encryption: timeline.snapshotEncryption(), catchingUp: timeline.isCatchingUp, memory: memory,
+            steeredMultivariant: steeredBytes)
     }
 }
 
@@ -74,6 +86,20 @@ extension ChannelState {
                 return LayoutRendition(name: rendition.name, tracks: rendition.tracks, isSubtitles: isSubtitles)
             },
             audioOnlyVariant: configuration.audioOnlyVariant)
+    }
+
+    /// With `steering`: `playlist` listed once per pathway (``MultivariantPlaylist/steered(pathways:serverURI:)``),
+    /// its SERVER-URI `steering.json` beside the multivariant playlist, so that the first manifest comes from the
+    /// origin (or CDN) that served the playlist. Every Content Steering rule holds (asserted in debug builds).
+    package func steeredMultivariant(_ playlist: MultivariantPlaylist, channel: String) -> MultivariantPlaylist? {
+        guard let steering = configuration.steering, !steering.pathways.isEmpty else { return nil }
+        let steered = playlist.steered(
+            pathways: steering.pathways.map {
+                SteeringPathway(id: $0.id, uriPrefix: steering.uriPrefix($0, channel: channel))
+            },
+            serverURI: ContentSteeringConfiguration.manifestFile)
+        assert(steered.steeringViolations().isEmpty, "steered multivariant: \(steered.steeringViolations())")
+        return steered
     }
 
     /// The rendition's playlist with the channel's markers overlaid.

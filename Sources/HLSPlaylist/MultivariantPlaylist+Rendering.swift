@@ -12,12 +12,13 @@ extension MultivariantPlaylist {
     /// The playlist text; every line ends with `\n`.
     ///
     /// EXTM3U, VERSION (only when ``minimumVersion`` > 1), INDEPENDENT-SEGMENTS, DEFINEs, SESSION-KEYs (METHOD, URI,
-    /// IV as in EXT-X-KEY), then one EXT-X-MEDIA per
+    /// IV as in EXT-X-KEY), CONTENT-STEERING (SERVER-URI, PATHWAY-ID), then one EXT-X-MEDIA per
     /// rendition (TYPE, GROUP-ID, NAME, LANGUAGE, DEFAULT, AUTOSELECT, FORCED, CHANNELS, INSTREAM-ID,
     /// CHARACTERISTICS, URI; DEFAULT and AUTOSELECT always as YES/NO, FORCED only for SUBTITLES), then per variant
     /// EXT-X-STREAM-INF (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, FRAME-RATE with three decimals, AUDIO,
-    /// SUBTITLES, CLOSED-CAPTIONS as a quoted group or NONE; each only when set) and its URI line, then one
-    /// EXT-X-I-FRAME-STREAM-INF per I-frame stream (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, URI).
+    /// SUBTITLES, CLOSED-CAPTIONS as a quoted group or NONE, PATHWAY-ID; each only when set) and its URI line, then
+    /// one EXT-X-I-FRAME-STREAM-INF per I-frame stream (BANDWIDTH, AVERAGE-BANDWIDTH, CODECS, RESOLUTION, PATHWAY-ID,
+    /// URI).
     public func render() -> String {
         var text = "#EXTM3U\n"
         let version = minimumVersion
@@ -32,6 +33,11 @@ extension MultivariantPlaylist {
         }
         for sessionKey in sessionKeys {
             text += sessionKey.renderedSessionKeyTag + "\n"
+        }
+        if let contentSteering {
+            text += "#EXT-X-CONTENT-STEERING:SERVER-URI=" + AttributeList.quoted(contentSteering.serverURI)
+            if let pathway = contentSteering.pathwayID { text += ",PATHWAY-ID=" + AttributeList.quoted(pathway) }
+            text += "\n"
         }
         for rendition in renditions {
             text += rendition.renderedTag + "\n"
@@ -83,7 +89,9 @@ extension VariantStream {
         var text =
             "#EXT-X-STREAM-INF:"
             + streamAttributes(
-                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs, resolution: resolution)
+                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs,
+                supplementalCodecs: supplementalCodecs, resolution: resolution, videoRange: videoRange,
+                hdcpLevel: hdcpLevel, allowedCPC: allowedCPC)
         if let frameRate {
             text += ",FRAME-RATE=" + NumberFormatting.fixed3(frameRate)
         }
@@ -98,6 +106,9 @@ extension VariantStream {
         case .some(.none): text += ",CLOSED-CAPTIONS=NONE"
         case .some(.group(let group)): text += ",CLOSED-CAPTIONS=" + AttributeList.quoted(group)
         }
+        if let pathwayID {
+            text += ",PATHWAY-ID=" + AttributeList.quoted(pathwayID)
+        }
         return text
     }
 }
@@ -108,20 +119,32 @@ extension IFrameStream {
         var text =
             "#EXT-X-I-FRAME-STREAM-INF:"
             + streamAttributes(
-                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs, resolution: resolution)
+                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs,
+                supplementalCodecs: supplementalCodecs, resolution: resolution, videoRange: videoRange,
+                hdcpLevel: hdcpLevel, allowedCPC: allowedCPC)
+        if let pathwayID {
+            text += ",PATHWAY-ID=" + AttributeList.quoted(pathwayID)
+        }
         text += ",URI=" + AttributeList.quoted(uri)
         return text
     }
 }
 
-/// `BANDWIDTH=…[,AVERAGE-BANDWIDTH=…][,CODECS="…"][,RESOLUTION=WxH]`: the attributes EXT-X-STREAM-INF and
-/// EXT-X-I-FRAME-STREAM-INF begin with.
+/// `BANDWIDTH=…[,AVERAGE-BANDWIDTH=…][,CODECS="…"][,SUPPLEMENTAL-CODECS="…"][,RESOLUTION=WxH][,VIDEO-RANGE=…]
+/// [,HDCP-LEVEL=…][,ALLOWED-CPC="…"]`: the attributes EXT-X-STREAM-INF and EXT-X-I-FRAME-STREAM-INF begin with.
 private func streamAttributes(
-    bandwidth: Int, averageBandwidth: Int?, codecs: [String], resolution: Resolution?
+    bandwidth: Int, averageBandwidth: Int?, codecs: [String], supplementalCodecs: [String], resolution: Resolution?,
+    videoRange: HLSVideoRange?, hdcpLevel: HDCPLevel?, allowedCPC: AllowedCPC?
 ) -> String {
     var text = "BANDWIDTH=\(bandwidth)"
     if let averageBandwidth { text += ",AVERAGE-BANDWIDTH=\(averageBandwidth)" }
     if !codecs.isEmpty { text += ",CODECS=" + AttributeList.quoted(codecs.joined(separator: ",")) }
+    if !supplementalCodecs.isEmpty {
+        text += ",SUPPLEMENTAL-CODECS=" + AttributeList.quoted(supplementalCodecs.joined(separator: ","))
+    }
     if let resolution { text += ",RESOLUTION=\(resolution.width)x\(resolution.height)" }
+    if let videoRange { text += ",VIDEO-RANGE=" + videoRange.rawValue }
+    if let hdcpLevel { text += ",HDCP-LEVEL=" + hdcpLevel.rawValue }
+    if let allowedCPC { text += ",ALLOWED-CPC=" + AttributeList.quoted(allowedCPC.rendered) }
     return text
 }

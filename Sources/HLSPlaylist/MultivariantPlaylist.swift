@@ -18,12 +18,22 @@ public struct VariantStream: Sendable, Hashable {
     public var codecs: [String]
     public var resolution: Resolution?
     public var frameRate: Double?
+    /// SUPPLEMENTAL-CODECS entries (`dvh1.08.07/db1p`), rendered comma-separated in one quoted string; empty for none.
+    public var supplementalCodecs: [String] = []
+    /// VIDEO-RANGE; nil renders none (which a client reads as SDR).
+    public var videoRange: HLSVideoRange? = nil
+    /// HDCP-LEVEL; nil renders none.
+    public var hdcpLevel: HDCPLevel? = nil
+    /// ALLOWED-CPC; nil renders none.
+    public var allowedCPC: AllowedCPC? = nil
     /// GROUP-ID of the audio EXT-X-MEDIA group this variant uses.
     public var audioGroup: String?
     /// GROUP-ID of the subtitles EXT-X-MEDIA group this variant uses.
     public var subtitlesGroup: String?
     /// CLOSED-CAPTIONS: a group id or `NONE`; nil renders no attribute.
     public var closedCaptions: ClosedCaptionsReference?
+    /// PATHWAY-ID: the Content Steering pathway the variant belongs to (RFC 8216bis 4.4.6.2); nil renders none.
+    public var pathwayID: String? = nil
 
     public init(
         uri: String, bandwidth: Int, averageBandwidth: Int? = nil, codecs: [String] = [],
@@ -107,6 +117,16 @@ public struct IFrameStream: Sendable, Hashable {
     /// The video codec only.
     public var codecs: [String]
     public var resolution: Resolution?
+    /// SUPPLEMENTAL-CODECS of the video (`dvh1.08.07/db1p`); empty for none.
+    public var supplementalCodecs: [String] = []
+    /// VIDEO-RANGE; nil renders none.
+    public var videoRange: HLSVideoRange? = nil
+    /// HDCP-LEVEL; nil renders none.
+    public var hdcpLevel: HDCPLevel? = nil
+    /// ALLOWED-CPC; nil renders none.
+    public var allowedCPC: AllowedCPC? = nil
+    /// PATHWAY-ID: the Content Steering pathway the I-frame stream belongs to; nil renders none.
+    public var pathwayID: String? = nil
 
     public init(
         uri: String, bandwidth: Int, averageBandwidth: Int? = nil, codecs: [String] = [], resolution: Resolution? = nil
@@ -129,6 +149,8 @@ public struct MultivariantPlaylist: Sendable, Hashable {
     public var iFrameStreams: [IFrameStream] = []
     /// EXT-X-SESSION-KEY lines (never `.none`), rendered after the definitions: lets a client preload the key.
     public var sessionKeys: [EncryptionKey] = []
+    /// EXT-X-CONTENT-STEERING (RFC 8216bis 4.4.6.6); nil renders none.
+    public var contentSteering: ContentSteeringTag? = nil
 
     public init(
         independentSegments: Bool = false, definitions: [VariableDefinition] = [], renditions: [Rendition] = [],
@@ -138,5 +160,18 @@ public struct MultivariantPlaylist: Sendable, Hashable {
         self.definitions = definitions
         self.renditions = renditions
         self.variants = variants
+    }
+}
+
+/// EXT-X-CONTENT-STEERING: where the steering manifest is and which pathway to use until it is loaded.
+public struct ContentSteeringTag: Sendable, Hashable {
+    /// SERVER-URI: the steering manifest's URI (relative URIs resolve against the multivariant playlist's).
+    public var serverURI: String
+    /// PATHWAY-ID: the pathway a client applies until it has loaded the first steering manifest.
+    public var pathwayID: String?
+
+    public init(serverURI: String, pathwayID: String? = nil) {
+        self.serverURI = serverURI
+        self.pathwayID = pathwayID
     }
 }

@@ -170,6 +170,9 @@ public struct ChannelConfiguration: Sendable, Hashable {
     /// The channel is served by a redundancy group (`redundancy:`): slots are numbered and timed as every origin of
     /// the group does (`SharedTimeline`). Default: nil = a lone origin numbers from its own counter.
     public var sharedTimeline: SharedTimeline?
+    /// Content Steering across the group's pathways (`steering:`, docs/content-steering.md): the multivariant
+    /// playlist lists every variant per pathway and names the steering manifest. Default: nil = none.
+    public var steering: ContentSteeringConfiguration?
 
     /// Peers of the redundancy group can fill the slots this channel's feed missed: a pushed channel in the clear on
     /// a shared timeline (a peer's segment URL serves the pushed bytes; encrypted or token-protected channels serve

@@ -19,13 +19,14 @@ extension OriginHTTPHandler {
     /// `/live/{channel}/index.m3u8`: the multivariant playlist.
     func multivariant(_ context: RouteContext) -> HTTPRequestAction {
         let (channel, snapshot) = (context.channel, context.snapshot)
-        guard let playlist = snapshot.multivariantPlaylist else {
+        // With Content Steering, the form that lists every pathway (docs/content-steering.md).
+        guard let playlist = snapshot.steeredMultivariant ?? snapshot.multivariantPlaylist else {
             return .respond(.text(404, "channel '\(channel.name)' has no media yet\n"))
         }
         let modified = snapshot.multivariantModifiedMilliseconds
         return servePlaylist(
             context.request, responses: live.prepared.multivariant(of: snapshot, bytes: playlist),
-            modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge
+            modifiedMilliseconds: modified, maxAge: configuration.multivariantMaxAge, cmsd: context.cmsd
         ) { "\"\(instanceTag)-m\(modified)\"" }
     }
 
@@ -34,7 +35,7 @@ extension OriginHTTPHandler {
     func mediaPlaylist(_ context: RouteContext) -> HTTPRequestAction {
         let (request, channel, rendition) = (context.request, context.channel, context.rendition)
         if rendition.lowLatency != nil, !request.query.isEmpty,
-            let answer = lowLatencyPlaylist(request, channel: channel, rendition: rendition)
+            let answer = lowLatencyPlaylist(request, channel: channel, rendition: rendition, cmsd: context.cmsd)
         {
             return answer
         }
@@ -43,7 +44,8 @@ extension OriginHTTPHandler {
         }
         return servePlaylist(
             request, responses: live.prepared.playlist(channel: channel.name, of: rendition, bytes: playlist),
-            modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
+            modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2,
+            cmsd: context.cmsd
         ) { "\"\(instanceTag)-\(rendition.version)\"" }
     }
 
@@ -70,7 +72,7 @@ extension OriginHTTPHandler {
         if let (position, fileExtension) = Self.partName(file) {
             return livePart(
                 request, channel: channel, snapshot: snapshot, rendition: rendition, file: file, position: position,
-                fileExtension: fileExtension)
+                fileExtension: fileExtension, cmsd: context.cmsd)
         }
         // Only the canonical name `{msn}.{ext}`: no leading zeros, the rendition's extension.
         guard let (msn, fileExtension) = Self.segmentName(file) else {
@@ -103,7 +105,8 @@ extension OriginHTTPHandler {
             let prepared = live.prepared.segment(channel: channel.name, of: rendition, msn: msn, bytes: bytes) {
                 preparedImmutable(
                     served(bytes), contentType: Self.segmentContentType(entry, of: rendition),
-                    etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds)
+                    etag: "\"\(instanceTag)-\(msn)\"", modifiedMilliseconds: entry.endMilliseconds,
+                    cmsd: context.cmsd)
             }
             return .respondPrepared(prepared)
         }
@@ -167,13 +170,14 @@ extension OriginHTTPHandler {
 
     /// The prepared answer of an immutable resource (a segment, a part) to a plain GET.
     func preparedImmutable(
-        _ bytes: SharedBytes, contentType: String, etag: String, modifiedMilliseconds: Int64?
+        _ bytes: SharedBytes, contentType: String, etag: String, modifiedMilliseconds: Int64?, cmsd: String?
     ) -> PreparedResponse {
         PreparedResponse(
             Self.completed(
-                serveImmutable(
-                    Self.plainGet, bytes: bytes, contentType: contentType, etag: etag,
-                    modifiedMilliseconds: modifiedMilliseconds)))
+                Self.withCMSD(
+                    serveImmutable(
+                        Self.plainGet, bytes: bytes, contentType: contentType, etag: etag,
+                        modifiedMilliseconds: modifiedMilliseconds), cmsd)))
     }
 
     /// What a prepared response answers: a GET without conditions, with or without gzip.
@@ -183,7 +187,7 @@ extension OriginHTTPHandler {
     /// A playlist: the prepared answer of its version for a GET without If-None-Match, else built here.
     func servePlaylist(
         _ request: HTTPRequestHead, responses: PlaylistResponses, modifiedMilliseconds: Int64, maxAge: Int,
-        etag: () -> String
+        cmsd: String?, etag: () -> String
     ) -> HTTPRequestAction {
         guard StaticRepresentation.answersAsPlainGet(request, delivery: .compressible) else {
             return .respond(
@@ -195,9 +199,10 @@ extension OriginHTTPHandler {
         let form = responses.prepared(gzip: gzip) {
             PreparedResponse(
                 Self.completed(
-                    playlistResponse(
-                        gzip ? Self.gzipGet : Self.plainGet, responses: responses, etag: etag(),
-                        modifiedMilliseconds: modifiedMilliseconds, maxAge: maxAge)))
+                    Self.withCMSD(
+                        playlistResponse(
+                            gzip ? Self.gzipGet : Self.plainGet, responses: responses, etag: etag(),
+                            modifiedMilliseconds: modifiedMilliseconds, maxAge: maxAge), cmsd)))
         }
         return .respondPrepared(form)
     }

@@ -64,7 +64,8 @@ extension OriginHTTPHandler {
         guard playback.form == .importVariable, viewerToken,
             !request.query.contains(where: { $0.name == "start" || $0.name == "end" })
         else { return .pass }
-        guard let template = channel.snapshot.multivariantPlaylist else {
+        let snapshot = channel.snapshot
+        guard let template = snapshot.steeredMultivariant ?? snapshot.multivariantPlaylist else {
             return .answer(.text(404, "channel '\(channel.name)' has no media yet\n"))
         }
         return .answer(viewerMultivariant(template, request: request))

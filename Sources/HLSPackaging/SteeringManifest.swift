@@ -1,0 +1,122 @@
+public import LiveTimeline
+import HLSPlaylist
+
+/// The arguments a player adds to a steering manifest request (HLS Content Steering, "Steering Manifest Reload"):
+/// `_HLS_pathway` (the pathway it uses now) and `_HLS_throughput` (its measured throughput, bits per second).
+public struct SteeringQuery: Sendable, Hashable {
+    /// `_HLS_pathway`; nil when absent.
+    public var pathway: String?
+    /// `_HLS_throughput`; nil when absent.
+    public var throughput: UInt64?
+
+    public init(pathway: String? = nil, throughput: UInt64? = nil) {
+        self.pathway = pathway
+        self.throughput = throughput
+    }
+
+    /// The largest `_HLS_throughput` taken: 10 Tbit/s.
+    public static let maximumThroughput: UInt64 = 10_000_000_000_000
+
+    /// Reads the query; other arguments (a CDN's, CMCD) are ignored. Throws the 400 reason for a malformed one:
+    /// either argument twice or without a value, a pathway that is not a legal Pathway ID (`.` included: hls.js
+    /// sends it before it knows a pathway), a throughput that is not a decimal integer up to 10 Tbit/s.
+    public init(query: [(name: String, value: String?)]) throws(SteeringQueryError) {
+        var seen = Set<String>()
+        for (name, value) in query where name == "_HLS_pathway" || name == "_HLS_throughput" {
+            guard seen.insert(name).inserted else { throw SteeringQueryError("\(name) is given twice") }
+            guard let value, !value.isEmpty else { throw SteeringQueryError("\(name) has no value") }
+            if name == "_HLS_pathway" {
+                guard value.utf8.count <= 64, MultivariantPlaylist.isLegalPathwayID(value) else {
+                    throw SteeringQueryError(
+                        "_HLS_pathway must be a Pathway ID: 1 to 64 of A-Z a-z 0-9 . - _")
+                }
+                pathway = value
+            } else {
+                guard value.utf8.count <= 20, value.utf8.allSatisfy({ (48...57).contains($0) }),
+                    let number = UInt64(value), number <= Self.maximumThroughput
+                else {
+                    throw SteeringQueryError(
+                        "_HLS_throughput must be a decimal integer of bits per second, at most \(Self.maximumThroughput)")
+                }
+                throughput = number
+            }
+        }
+    }
+}
+
+/// Why a steering manifest request was refused (400): the text is the answer's body.
+public struct SteeringQueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A steering manifest (HLS Content Steering, VERSION 1): how long it holds, where to reload it, and the pathways
+/// in the order a player should prefer them.
+public struct SteeringManifest: Sendable, Hashable {
+    /// TTL, seconds.
+    public var ttlSeconds: Int
+    /// RELOAD-URI, absolute.
+    public var reloadURI: String
+    /// PATHWAY-PRIORITY.
+    public var pathwayPriority: [String]
+
+    public init(ttlSeconds: Int, reloadURI: String, pathwayPriority: [String]) {
+        self.ttlSeconds = ttlSeconds
+        self.reloadURI = reloadURI
+        self.pathwayPriority = pathwayPriority
+    }
+
+    /// The answer every origin of the group gives for the same health and the same query (a pure function of them).
+    ///
+    /// PATHWAY-PRIORITY: the healthy pathways first, then the stale, the failing and the down ones (so a pathway
+    /// whose origins are all unhealthy moves last but stays listed); within each, the configured order, except
+    /// that the player's own pathway (`_HLS_pathway`) leads the healthy ones, so that a player is never moved off a
+    /// healthy pathway (a pathway that comes back does not pull every player over at once).
+    ///
+    /// RELOAD-URI: the manifest on the first healthy pathway after the first one (else on the first), so that the
+    /// player's next reload goes to another origin or CDN than the one it plays from, which therefore cannot take
+    /// the steering server down with it.
+    /// - Parameter health: each pathway's health by ID; a pathway missing from it counts as healthy.
+    public static func answer(
+        _ steering: ContentSteeringConfiguration, channel: String, health: [String: PathwayHealth],
+        query: SteeringQuery
+    ) -> SteeringManifest {
+        let ranked = steering.pathways.enumerated().map { index, pathway in
+            let severity = health[pathway.id]?.severity ?? 0
+            let leads = severity == 0 && pathway.id == query.pathway ? 0 : 1
+            return (key: [severity, leads, index], pathway: pathway)
+        }
+        .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        let ordered = ranked.map(\.pathway)
+        let reload =
+            ordered.dropFirst().first { (health[$0.id]?.severity ?? 0) == 0 } ?? ordered.first
+        let reloadURI =
+            reload.map { steering.uriPrefix($0, channel: channel) + ContentSteeringConfiguration.manifestFile } ?? ""
+        return SteeringManifest(
+            ttlSeconds: steering.ttlSeconds, reloadURI: reloadURI, pathwayPriority: ordered.map(\.id))
+    }
+
+    /// The JSON document, its keys in a fixed order (`VERSION`, `TTL`, `RELOAD-URI`, `PATHWAY-PRIORITY`), no
+    /// spaces, ending in a line feed: the same bytes on every origin for the same manifest.
+    public func render() -> String {
+        var text = "{\"VERSION\":1,\"TTL\":\(ttlSeconds),\"RELOAD-URI\":" + Self.quoted(reloadURI)
+        text += ",\"PATHWAY-PRIORITY\":[" + pathwayPriority.map(Self.quoted).joined(separator: ",") + "]}\n"
+        return text
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
