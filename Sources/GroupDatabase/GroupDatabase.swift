@@ -121,7 +121,7 @@ public final class GroupDatabase: Service, Sendable {
     private let timeout: Duration
     let logger: Logger
     /// The connection pool; its `run()` runs in `run()`.
-    private let client: PostgresClient
+    let client: PostgresClient
     /// Why the pool's last connection attempt failed (nil once a call succeeded).
     private let lastConnectionError: LastConnectionError
     /// Serialises changes (one change statement at a time from this origin).
@@ -299,12 +299,13 @@ public final class GroupDatabase: Service, Sendable {
             """
         ]
         + announcing(table: "hlsorigin_recordings", column: "id", on: recordingChannel, name: "recording")
+        + [heartbeatTable]
         + [
             "COMMIT"
         ]
 
     /// Makes the tables and triggers unless done since the last failure.
-    private func ensureSchema() async throws {
+    func ensureSchema() async throws {
         guard !schemaReady.load(ordering: .acquiring) else { return }
         try await client.withConnection { connection in
             do {

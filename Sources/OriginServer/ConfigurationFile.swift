@@ -70,8 +70,11 @@ public enum ConfigurationFile {
         var redundancy: RedundancyModel?
         var tokens: [TokenModel]?
         var limits: LimitsModel?
+        /// Content Steering (`ConfigurationFile+Steering.swift`).
+        var steering: SteeringModel?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
+            case steering
             case server, ingest, admin, channels, logLevel, storage, database, redundancy, tokens, limits
         }
 
@@ -134,6 +137,15 @@ public enum ConfigurationFile {
                 configuration.origin.ingest.autoCreatedChannel.sharedTimeline = timeline
                 for index in configuration.origin.channels.indices {
                     configuration.origin.channels[index].sharedTimeline = timeline
+                }
+            }
+            if let steering, let settings = try steering.configuration(peers: configuration.peers, source: source) {
+                configuration.steering = settings
+                for (index, model) in (channels ?? []).enumerated() where model.steering ?? true {
+                    configuration.origin.channels[index].steering = settings
+                }
+                if ingest?.defaults?.steering ?? true {
+                    configuration.origin.ingest.autoCreatedChannel.steering = settings
                 }
             }
             if let limits { configuration.origin.limits = try limits.limits(source: source) }
@@ -346,11 +358,14 @@ public enum ConfigurationFile {
         var lowLatency: LowLatencyModel?
         /// Who may push into the channel (`ingest: {tokens, renditions}`); read by `FileModel.access`.
         var ingest: ChannelIngestModel?
+        /// false: the channel is not steered although `steering:` is set (default true).
+        var steering: Bool?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case name, source, targetDuration, segmentDuration, window, gracePeriod, gapResponse, renditions, outages
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
             case cueTags, oatcls
             case lowLatency, outage, slate, ingest, inbandCues, interstitials
+            case steering
         }
 
         /// `cueTags:`; the older `legacyCueTags: true` means `both` (DATERANGE and the CUE tags).

@@ -35,6 +35,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     /// address for the handler's refusals and the core's).
     var audit: AuditLog { origin.audit }
 
+    /// Content Steering's view of the group's health (`steering:`); its monitor is nil without steering.
+    public let steering = SteeringMonitorSlot()
     /// Slot repair from the redundancy group's peers (its statistics are in `/metrics`); nil without peers.
     let peerRepairer: PeerRepairer?
     /// The built-in test source (`POST /admin/channels/{channel}/outage` reaches its feeds); nil: none runs.

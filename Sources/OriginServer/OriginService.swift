@@ -31,6 +31,8 @@ public final class OriginService: Service, Sendable {
     private let database: GroupDatabase?
     /// Repairs slots this origin's feed missed from the peers of its redundancy group, when peers are configured.
     private let peerRepairer: PeerRepairer?
+    /// Content Steering's health monitor (`steering:`); nil without it.
+    private let steeringMonitor: SteeringHealthMonitor?
     /// Feeds the `.testSource` channels from the built-in generator.
     private let testSource: TestSourceInput
     /// Reload without restart: SIGHUP and `POST /admin/reload`.
@@ -110,6 +112,10 @@ public final class OriginService: Service, Sendable {
         if !peers.isEmpty {
             logger.info("slots this origin misses are repaired from its peers", metadata: ["peers": "\(peers)"])
         }
+        let steeringMonitor = configuration.steering.map { [origin, database, logger] steering in
+            SteeringHealthMonitor(origin: origin, steering: steering, database: database, logger: logger)
+        }
+        self.steeringMonitor = steeringMonitor
         let access = AccessControl(configuration)
         access.logSummary(logger)
         let srt = try SRTListener.make(configuration, origin: origin, access: access, logger: logger)
@@ -122,6 +128,7 @@ public final class OriginService: Service, Sendable {
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
             testSource: testSource, reloader: reloader, access: access, srt: srt, logger: logger)
         self.handler = handler
+        handler.steering.monitor = steeringMonitor
         httpServer =
             http.listeningSocket == nil ? nil : HTTPServer(configuration: http, handler: handler, logger: logger)
         httpsServer = https.map { HTTPServer(configuration: $0, handler: handler, logger: logger) }
@@ -199,8 +206,11 @@ public final class OriginService: Service, Sendable {
     /// beside the encoder's pushes, shut down first: the test source, peer repair (with peers) and the SRT listener
     /// (with `ingest.srt`; its callers' sessions are closed as a shutdown, not a feed drop).
     public var services: [any Service] {
-        [database as (any Service)?, self, testSource, peerRepairer as (any Service)?, srt as (any Service)?]
-            .compactMap { $0 }
+        [
+            database as (any Service)?, self, testSource, peerRepairer as (any Service)?, srt as (any Service)?,
+            steeringMonitor as (any Service)?,
+        ]
+        .compactMap { $0 }
     }
 
     /// How often markers and recordings are compared with the group's database in full (besides every

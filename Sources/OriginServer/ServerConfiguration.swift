@@ -1,3 +1,4 @@
+public import LiveTimeline
 public import OriginCore
 public import SRTInput
 
@@ -50,6 +51,9 @@ public struct ServerConfiguration: Sendable {
     /// Base URLs of the other origins of the redundancy group (`redundancy.peers`): slots this origin's feed missed
     /// are repaired from them (docs/redundancy.md). Default: none.
     public var peers: [String] = []
+    /// Content Steering across the group (`steering:`, docs/content-steering.md); nil: none. Each steered channel
+    /// carries it in its own configuration too.
+    public var steering: ContentSteeringConfiguration?
     /// Cache-Control max-age of the multivariant playlist, seconds. Default: 5.
     public var multivariantMaxAge: Int = 5
     /// Added to the system wall clock for everything the origin stamps (PDT, deadlines, marker times), in ms.

@@ -56,7 +56,10 @@ extension OriginHTTPHandler {
             routes: [
                 Route("peer.opening", [], "/peer/:channel/opening", needs: .reading) {
                     .respond($0.heldOpening(channel: $1["channel"]))
-                }
+                },
+                Route("peer.health", [], "/peer/health", needs: .reading) { handler, _ in
+                    .respond(handler.peerHealth())
+                },
             ]),
         health: RouteGroup(
             name: "healthz", preflight: nil, access: .open, readOnly: false, audited: false,
@@ -79,6 +82,10 @@ extension OriginHTTPHandler {
         ) { $0.multivariant($1) },
         Route("live.key", ["GET", "HEAD"], "/live/:channel/:file(key-*)", needs: [.channel, .playbackGate, .caughtUp]) {
             $0.keyFile($1.request, channel: $1.channel, file: $1["file"])
+        },
+        // Content Steering's manifest: the group's health, no media, so no playback gate (docs/content-steering.md).
+        Route("live.steering", ["GET", "HEAD"], "/live/:channel/steering.json", needs: [.channel]) {
+            .respond($0.steeringManifest($1))
         },
         Route("live.unknown", ["GET", "HEAD"], "/live/:channel/:file", needs: [.channel, .playbackGate, .caughtUp]) {
             _, context in .respond(.text(404, "unknown path in channel '\(context.channel.name)'\n"))

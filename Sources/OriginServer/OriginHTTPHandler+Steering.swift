@@ -1,0 +1,44 @@
+import Foundation
+import HLSPackaging
+import LiveTimeline
+import MicroHTTPD
+import OriginCore
+import SharedBytes
+
+/// Content Steering (docs/content-steering.md): the steering manifest players reload, and the health report the
+/// group's origins read from each other. Both answer from memory: the peers' health is gathered in the background
+/// (`SteeringHealthMonitor`), never on a libmicrohttpd thread.
+extension OriginHTTPHandler {
+    /// `GET /live/{channel}/steering.json[?_HLS_pathway=P&_HLS_throughput=T]`: the channel's steering manifest; 404
+    /// when the channel is not steered, 400 with the reason for a malformed argument.
+    func steeringManifest(_ context: RouteContext) -> HTTPResponse {
+        let channel = context.channel
+        guard let steering = channel.configuration.steering else {
+            return .text(404, "channel '\(channel.name)' is not steered (no steering: in the configuration)\n")
+        }
+        let query: SteeringQuery
+        do {
+            query = try SteeringQuery(query: context.request.query)
+        } catch {
+            return .text(400, "bad steering manifest request: \(error.description)\n")
+        }
+        let health = self.steering.monitor?.pathwayHealth(steering, channel: channel, name: channel.name) ?? [:]
+        let manifest = SteeringManifest.answer(steering, channel: channel.name, health: health, query: query)
+        return HTTPResponse(
+            status: 200,
+            headers: ["Content-Type": "application/json", "Cache-Control": "max-age=\(manifest.ttlSeconds)"],
+            body: .bytes(SharedBytes(string: manifest.render())))
+    }
+
+    /// `GET /peer/health`: this origin's own judgement of each of its channels (`OriginHealthReport`), which its
+    /// peers' steering monitors read every second.
+    func peerHealth() -> HTTPResponse {
+        let report = SteeringHealthMonitor.ownReport(origin: origin, selfURL: configuration.steering?.selfURL)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let body = (try? encoder.encode(report)) ?? Data("{}".utf8)
+        return HTTPResponse(
+            status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+            body: .bytes(SharedBytes(Array(body))))
+    }
+}

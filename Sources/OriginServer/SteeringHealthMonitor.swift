@@ -1,0 +1,199 @@
+import Foundation
+public import GroupDatabase
+public import HLSPackaging
+public import LiveTimeline
+public import Logging
+public import OriginCore
+public import PeerRepair
+public import ServiceLifecycle
+import Synchronization
+
+/// Gathers the redundancy group's health for Content Steering in the background (docs/content-steering.md,
+/// "Health"), so that the steering manifest route only reads a snapshot and never waits on a peer or the database:
+/// every second it reads each peer's `GET /peer/health` (the peer's own judgement of its channels) and, with a group
+/// database, writes this origin's heartbeat row and reads every origin's.
+public final class SteeringHealthMonitor: Service, Sendable {
+    private let origin: Origin
+    private let steering: ContentSteeringConfiguration
+    private let peers: [String]
+    private let fetcher: any PeerFetching
+    private let database: GroupDatabase?
+    private let logger: Logger
+    private let clock: any OriginClock
+
+    /// What was last read from each peer, by base URL: the report and when (this origin's clock, ms).
+    private struct Known: Sendable {
+        var http: (report: OriginHealthReport, atMilliseconds: Int64)?
+        /// The heartbeat row's report, its age by the database's clock, and when it was read (ms).
+        var database: (report: OriginHealthReport, ageMilliseconds: Int64, atMilliseconds: Int64)?
+        /// The health last logged for the peer, to log changes only.
+        var reachable: Bool?
+    }
+    private let known: Mutex<[String: Known]>
+
+    /// How often the group is read.
+    public static let interval: Duration = .seconds(1)
+    /// The longest a peer's answer or the database is waited for in one round.
+    static let requestTimeout: Duration = .milliseconds(800)
+
+    /// - Parameters:
+    ///   - steering: the group's pathways; the peers observed are the origins they name, this one (`selfURL`) apart.
+    ///   - database: the group database, for heartbeats; nil: peers are judged over HTTP alone.
+    public init(
+        origin: Origin, steering: ContentSteeringConfiguration, database: GroupDatabase?,
+        fetcher: any PeerFetching = PeerClient(), logger: Logger
+    ) {
+        self.origin = origin
+        self.clock = origin.clock
+        self.steering = steering
+        var peers: [String] = []
+        for pathway in steering.pathways {
+            for url in pathway.origins where url != steering.selfURL && !peers.contains(url) { peers.append(url) }
+        }
+        self.peers = peers
+        self.fetcher = fetcher
+        self.database = database
+        self.logger = logger
+        self.known = Mutex([:])
+    }
+
+    /// This origin's report of every channel it has, as `GET /peer/health` answers it.
+    public static func ownReport(origin: Origin, selfURL: String?) -> OriginHealthReport {
+        let now = origin.clock.nowMilliseconds()
+        var channels: [String: ChannelHealthReport] = [:]
+        for channel in origin.allChannels { channels[channel.name] = channel.steeringHealth(nowMilliseconds: now) }
+        return OriginHealthReport(origin: selfURL ?? "", channels: channels)
+    }
+
+    /// What this origin knows of each peer now (ages counted to now).
+    public func observations() -> [String: OriginObservation] {
+        let now = clock.nowMilliseconds()
+        return known.withLock { known in
+            var observations: [String: OriginObservation] = [:]
+            for peer in peers {
+                let entry = known[peer]
+                observations[peer] = OriginObservation(
+                    http: entry?.http.map { ($0.report, now - $0.atMilliseconds) },
+                    database: entry?.database.map { ($0.report, $0.ageMilliseconds + now - $0.atMilliseconds) },
+                    databaseConfigured: database != nil)
+            }
+            return observations
+        }
+    }
+
+    /// Each pathway's health for `channel` now, from this origin's own judgement and what it last read of the peers.
+    public func pathwayHealth(
+        _ steering: ContentSteeringConfiguration, channel: Channel?, name: String
+    ) -> [String: PathwayHealth] {
+        let own = channel?.steeringHealth(nowMilliseconds: clock.nowMilliseconds())
+        return steering.pathwayHealth(channel: name, own: own, peers: observations())
+    }
+
+    /// Reads the group every `interval` until cancelled or a graceful shutdown.
+    public func run() async {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.round()
+                try? await Task.sleep(for: Self.interval)
+            }
+        }
+    }
+
+    /// One round: every peer's report and the heartbeats, concurrently, each bounded by `requestTimeout`.
+    func round() async {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        await withTaskGroup(of: Void.self) { group in
+            for peer in peers {
+                group.addTask { await self.readPeer(peer) }
+            }
+            if let database {
+                let own = Self.ownReport(origin: origin, selfURL: steering.selfURL)
+                let text = (try? encoder.encode(own)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+                group.addTask { await self.beat(database, report: text) }
+            }
+        }
+    }
+
+    private func readPeer(_ peer: String) async {
+        guard let url = PeerURL(peer)?.with(path: "/peer/health") else { return }
+        var report: OriginHealthReport?
+        var failure = ""
+        do {
+            let response = try await fetcher.get(url, timeout: Self.requestTimeout, limit: 1 << 20)
+            if response.status == 200 {
+                report = try? JSONDecoder().decode(OriginHealthReport.self, from: Data(response.body))
+                if report == nil { failure = "its health report is not JSON" }
+            } else {
+                failure = "status \(response.status)"
+            }
+        } catch {
+            failure = "\(error)"
+        }
+        let now = clock.nowMilliseconds()
+        let changed = known.withLock { known -> Bool? in
+            var entry = known[peer] ?? Known()
+            if let report { entry.http = (report, now) }
+            let reachable = report != nil
+            defer {
+                entry.reachable = reachable
+                known[peer] = entry
+            }
+            return entry.reachable == reachable ? nil : reachable
+        }
+        if let changed {
+            if changed {
+                logger.info("steering: peer's health read", metadata: ["peer": "\(peer)"])
+            } else {
+                logger.warning("steering: cannot read the peer's health", metadata: ["peer": "\(peer)", "error": "\(failure)"])
+            }
+        }
+    }
+
+    private func beat(_ database: GroupDatabase, report: String) async {
+        let rows: [GroupDatabase.Heartbeat]
+        do {
+            rows = try await withThrowingTaskGroup(of: [GroupDatabase.Heartbeat]?.self) { group in
+                group.addTask { try await database.beat(origin: self.steering.selfURL ?? "", report: report) }
+                group.addTask {
+                    try await Task.sleep(for: Self.requestTimeout)
+                    return nil
+                }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                guard let first else { throw HeartbeatTimeout() }
+                return first
+            }
+        } catch {
+            logger.debug("steering: heartbeat not written", metadata: ["error": "\(error)"])
+            return
+        }
+        let now = clock.nowMilliseconds()
+        let decoder = JSONDecoder()
+        known.withLock { known in
+            for row in rows where peers.contains(row.origin) {
+                guard let report = try? decoder.decode(OriginHealthReport.self, from: Data(row.report.utf8)) else {
+                    continue
+                }
+                known[row.origin, default: Known()].database = (report, row.ageMilliseconds, now)
+            }
+        }
+    }
+}
+
+/// The group database gave no answer within the monitor's round.
+struct HeartbeatTimeout: Error, CustomStringConvertible {
+    var description: String { "no answer from the group database within the round's timeout" }
+}
+
+/// Where the HTTP handler finds the steering monitor: set once by `OriginService` when `steering:` is configured
+/// (nil otherwise; the steering manifest then counts every pathway healthy).
+public final class SteeringMonitorSlot: Sendable {
+    private let slot = Mutex<SteeringHealthMonitor?>(nil)
+    public init() {}
+    /// The monitor, if one runs.
+    public var monitor: SteeringHealthMonitor? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
+    }
+}
