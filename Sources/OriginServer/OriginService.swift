@@ -39,15 +39,19 @@ public final class OriginService: Service, Sendable {
     public let reloader: ConfigurationReloader
     /// The SRT input (`ingest.srt`); nil without it.
     public let srt: SRTListener?
+    /// Tells a supervisor (systemd, `Type=notify`) when the listeners listen, a SIGHUP reload runs, shutdown begins.
+    private let notifier: SystemdNotifier
 
     /// Builds the origin and the HTTP server from the configuration (nothing listens until `startListening()` or `run()`).
     /// - Parameter clock: the shared clock; default: the system clock shifted by `clockOffsetMilliseconds`.
     /// - Parameter source: re-reads the configuration for a reload (SIGHUP, `POST /admin/reload`): the file and the
     ///   command line's overrides; nil: reloads are refused.
+    /// - Parameter notifier: the supervisor's readiness socket (the command line passes `NOTIFY_SOCKET`'s).
     public init(
         configuration: ServerConfiguration, clock: (any OriginClock)? = nil,
-        source: (@Sendable () throws -> ServerConfiguration)? = nil, logger: Logger
+        source: (@Sendable () throws -> ServerConfiguration)? = nil, notifier: SystemdNotifier = .none, logger: Logger
     ) throws {
+        self.notifier = notifier
         let clock = clock ?? SystemClock(offsetMicroseconds: configuration.clockOffsetMilliseconds * 1000)
         self.logger = logger
         try DurableFile.makeDirectories(configuration.dataDirectory)
@@ -185,6 +189,8 @@ public final class OriginService: Service, Sendable {
             if let httpServer { metadata["port"] = "\(httpServer.boundPort)" }
             if let httpsServer { metadata["tls.port"] = "\(httpsServer.boundPort)" }
             logger.info("hlsorigin listening", metadata: metadata)
+            // Every listener is bound (the SRT one in `init`): a supervisor may start what depends on the origin.
+            notifier.ready(status: "listening" + (httpServer.map { " on port \($0.boundPort)" } ?? ""))
         }
     }
 
@@ -198,6 +204,7 @@ public final class OriginService: Service, Sendable {
         let loops = backgroundLoops
         await cancelWhenGracefulShutdown { await loops() }
         if Task.isShuttingDownGracefully { logger.info("signal received: shutting down") }
+        notifier.stopping()
         await stop()
     }
 
@@ -221,12 +228,17 @@ public final class OriginService: Service, Sendable {
     /// full comparison, until the task is cancelled.
     private var backgroundLoops: @Sendable () async -> Void {
         let hasDatabase = database != nil
-        return { [origin, handler, reloader] in
+        return { [origin, handler, reloader, notifier] in
             await withTaskGroup(of: Void.self) { loops in
                 loops.addTask { await origin.run() }
                 loops.addTask {
-                    // SIGHUP: reload without restart (the outcome is logged).
-                    for await _ in await UnixSignalsSequence(trapping: .sighup) { _ = reloader.reload() }
+                    // SIGHUP: reload without restart (the outcome is logged); a supervisor sees it as reloading
+                    // until it is applied or refused (`systemctl reload` waits for that).
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                        notifier.reloading()
+                        _ = reloader.reload()
+                        notifier.ready()
+                    }
                 }
                 loops.addTask { await handler.prunePreparedAnswers() }
                 if hasDatabase {

@@ -103,14 +103,19 @@ struct HLSOriginCommand: AsyncParsableCommand {
         let settings = try overrides.load()
 
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
+        // Under systemd with the journal on stderr: no timestamps (journald adds them), levels as priorities.
+        let journal = JournalLogHandler.stderrIsJournal()
         LoggingSystem.bootstrap { label in
+            if journal { return JournalLogHandler(logLevel: level, label: label) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "hlsorigin")
         signal(SIGPIPE, SIG_IGN)
-        let service = try OriginService(configuration: settings, source: overrides.load, logger: logger)
+        // NOTIFY_SOCKET (systemd `Type=notify`): READY=1 once listening, RELOADING=1 around SIGHUP, STOPPING=1.
+        let service = try OriginService(
+            configuration: settings, source: overrides.load, notifier: SystemdNotifier(), logger: logger)
         try service.startListening()
         // Print the bound ports on stdout so scripts and tests can find them (port 0 picks a free one): the HTTPS
         // line first, so that a reader waiting for the HTTP line finds both.
