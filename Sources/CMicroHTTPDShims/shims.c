@@ -305,6 +305,11 @@ static enum MHD_Result CMicroHTTPDShims_scan_header(
             return MHD_NO;
         }
     }
+    /* CMCD-Request, -Object, -Status, -Session (CTA-5004): the player reports something the handler reads. */
+    if (strncasecmp(key, "CMCD-", 5) == 0) {
+        scan->plain = 0;
+        return MHD_NO;
+    }
     if (strcasecmp(key, "Content-Length") == 0) {
         if (value == NULL || strcmp(value, "0") != 0) {
             scan->plain = 0;

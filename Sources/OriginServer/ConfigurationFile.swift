@@ -73,9 +73,10 @@ public enum ConfigurationFile {
         /// Content Steering (`ConfigurationFile+Steering.swift`).
         var steering: SteeringModel?
 
+        var delivery: DeliveryModel?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case steering
-            case server, ingest, admin, channels, logLevel, storage, database, redundancy, tokens, limits
+            case server, ingest, admin, channels, logLevel, storage, database, redundancy, tokens, limits, delivery
         }
 
         func configuration(
@@ -150,6 +151,7 @@ public enum ConfigurationFile {
             }
             if let limits { configuration.origin.limits = try limits.limits(source: source) }
             configuration.access = try access(source: source, environment: environment)
+            if let delivery { configuration.delivery = try delivery.configuration(source: source) }
             try validate(configuration, source: source)
             return configuration
         }

@@ -25,7 +25,8 @@ extension OriginHTTPHandler {
         return servePlaylist(
             request,
             responses: live.prepared.iFramePlaylist(channel: channel.name, of: rendition, bytes: playlist),
-            modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2
+            modifiedMilliseconds: rendition.modifiedMilliseconds, maxAge: rendition.targetDuration / 2,
+            cmsd: cmsd?.staticValue(.manifest, .live)  // what the chain chooses for this route
         ) { "\"\(instanceTag)-i\(rendition.version)\"" }
     }
 }

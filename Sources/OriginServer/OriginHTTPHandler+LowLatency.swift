@@ -19,7 +19,7 @@ extension OriginHTTPHandler {
     /// A media playlist request with delivery directives on a Low-Latency rendition; nil when the query has none
     /// (the regular answer). Directives on a regular rendition are ignored by the caller (not asked here).
     func lowLatencyPlaylist(
-        _ request: HTTPRequestHead, channel: Channel, rendition: RenditionSnapshot
+        _ request: HTTPRequestHead, channel: Channel, rendition: RenditionSnapshot, cmsd: String?
     ) -> HTTPRequestAction? {
         let directives: DeliveryDirectives
         do throws(DirectiveError) {
@@ -38,24 +38,29 @@ extension OriginHTTPHandler {
             else { return .respond(.text(404, "rendition '\(rendition.name)' has no media yet\n")) }
             return servePlaylist(
                 request, responses: form.responses, modifiedMilliseconds: rendition.modifiedMilliseconds,
-                maxAge: form.maxAge
+                maxAge: form.maxAge, cmsd: cmsd
             ) { form.etag }
         case .wait(let position, let wholeSegment, let skip):
             let targetMilliseconds = Int64(rendition.targetDuration) * 1000
             let deadline = origin.clock.nowMilliseconds() + 3 * targetMilliseconds
             let name = rendition.name
+            let arrival = origin.clock.nowMilliseconds()
             return .suspend { [self] responder in
                 channel.waitForPart(
                     rendition: name, until: position, wholeSegment: wholeSegment, deadlineMilliseconds: deadline
                 ) { [self] released in
                     if let released,
-                        let answer = lowLatencyRelease(request, channel: channel.name, rendition: released, skip: skip)
+                        let answer = lowLatencyRelease(
+                            request, channel: channel.name, rendition: released, skip: skip, cmsd: cmsd,
+                            heldMilliseconds: origin.clock.nowMilliseconds() - arrival)
                     {
                         metrics.count(status: answer.status)
                         responder.respond(answer)
                     } else {
                         responder.respond(
-                            finish(Self.blockingTimeout(position, wholeSegment: wholeSegment, rendition: name)))
+                            finish(
+                                Self.withCMSD(
+                                    Self.blockingTimeout(position, wholeSegment: wholeSegment, rendition: name), cmsd)))
                     }
                 }
             }
@@ -64,29 +69,57 @@ extension OriginHTTPHandler {
 
     /// The answer of a released blocking reload: for a GET without validators the prepared form, one libmicrohttpd
     /// response queued for every waiter it releases (a publish may release thousands at once); else built for the
-    /// request (headers complete).
+    /// request (headers complete). With CMSD the answer says how long it was held (`ht`, `rd`), rounded down to two
+    /// significant digits so that the waiters one publish releases share a few dozen prepared answers.
     private func lowLatencyRelease(
-        _ request: HTTPRequestHead, channel: String, rendition: RenditionSnapshot, skip: SkipRequest?
+        _ request: HTTPRequestHead, channel: String, rendition: RenditionSnapshot, skip: SkipRequest?,
+        cmsd staticValue: String?, heldMilliseconds: Int64
     ) -> HTTPResponder.Answer? {
         guard let form = lowLatencyForm(channel: channel, rendition: rendition, skip: skip, blocking: true) else {
             return nil
         }
         let modified = rendition.modifiedMilliseconds
+        let held = CMSDHeaders.roundedHeldTime(heldMilliseconds)
+        func withHeldTime(_ response: HTTPResponse) -> HTTPResponse {
+            guard let cmsd else { return response }
+            var response = response
+            response.headers.append(
+                name: CMSDHeaders.staticName, value: cmsd.heldStaticValue(.live, heldMilliseconds: held))
+            response.headers.append(
+                name: CMSDHeaders.dynamicName, value: cmsd.heldDynamicValue(heldMilliseconds: held))
+            return response
+        }
         guard StaticRepresentation.answersAsPlainGet(request, delivery: .compressible) else {
             return .response(
                 Self.completed(
-                    playlistResponse(
-                        request, responses: form.responses, etag: form.etag, modifiedMilliseconds: modified,
-                        maxAge: form.maxAge)))
+                    withHeldTime(
+                        playlistResponse(
+                            request, responses: form.responses, etag: form.etag, modifiedMilliseconds: modified,
+                            maxAge: form.maxAge))))
         }
         let gzip = ContentCoding.acceptsGzip(request)
+        if cmsd != nil,
+            let prepared = form.responses.preparedHeld(
+                gzip: gzip, heldMilliseconds: held,
+                make: {
+                    PreparedResponse(
+                        Self.completed(
+                            withHeldTime(
+                                playlistResponse(
+                                    gzip ? Self.gzipGet : Self.plainGet, responses: form.responses, etag: form.etag,
+                                    modifiedMilliseconds: modified, maxAge: form.maxAge))))
+                })
+        {
+            return .prepared(prepared)
+        }
         return .prepared(
             form.responses.prepared(gzip: gzip) {
                 PreparedResponse(
                     Self.completed(
-                        playlistResponse(
-                            gzip ? Self.gzipGet : Self.plainGet, responses: form.responses, etag: form.etag,
-                            modifiedMilliseconds: modified, maxAge: form.maxAge)))
+                        Self.withCMSD(
+                            playlistResponse(
+                                gzip ? Self.gzipGet : Self.plainGet, responses: form.responses, etag: form.etag,
+                                modifiedMilliseconds: modified, maxAge: form.maxAge), staticValue)))
             })
     }
 
@@ -154,7 +187,7 @@ extension OriginHTTPHandler {
     /// preload-hinted part (or the one after it) answered as it is cut; 404 for anything else.
     func livePart(
         _ request: HTTPRequestHead, channel: Channel, snapshot: ChannelSnapshot, rendition: RenditionSnapshot,
-        file: String, position: PartPosition, fileExtension: Substring
+        file: String, position: PartPosition, fileExtension: Substring, cmsd: String?
     ) -> HTTPRequestAction {
         let container =
             rendition.entries.last?.container
@@ -180,7 +213,8 @@ extension OriginHTTPHandler {
             }
             // A plain GET: one prepared answer per part, kept while the part answers (and per thread after it).
             let prepared = live.prepared.part(channel: channel.name, of: rendition, position: position, bytes: bytes) {
-                preparedImmutable(bytes, contentType: container.contentType, etag: etag, modifiedMilliseconds: nil)
+                preparedImmutable(
+                    bytes, contentType: container.contentType, etag: etag, modifiedMilliseconds: nil, cmsd: cmsd)
             }
             return .respondPrepared(prepared)
         }
@@ -196,11 +230,11 @@ extension OriginHTTPHandler {
             let answer = HintedPartAnswer(
                 handler: self, request: request, responder: responder, channel: channel, rendition: name,
                 position: position, file: file, contentType: container.contentType, etag: etag,
-                deadlineMilliseconds: deadline, streams: streams)
+                deadlineMilliseconds: deadline, streams: streams, cmsd: cmsd)
             if !channel.watchPart(
                 rendition: name, position: position, deadlineMilliseconds: deadline, observer: answer.hear)
             {
-                responder.respond(finish(Self.noPart(file, rendition: name)))
+                responder.respond(finish(Self.withCMSD(Self.noPart(file, rendition: name), cmsd)))
             }
         }
     }
@@ -228,14 +262,17 @@ final class HintedPartAnswer: Sendable {
     private let etag: String
     private let deadline: Int64
     private let streams: Bool
+    /// The answer's CMSD-Static value (nil: CMSD off).
+    private let cmsd: String?
     /// The body being streamed, once the first bytes came.
     private let stream = Mutex<HTTPBodyStream?>(nil)
 
     init(
         handler: OriginHTTPHandler, request: HTTPRequestHead, responder: HTTPResponder, channel: Channel,
         rendition: String, position: PartPosition, file: String, contentType: String, etag: String,
-        deadlineMilliseconds: Int64, streams: Bool
+        deadlineMilliseconds: Int64, streams: Bool, cmsd: String?
     ) {
+        self.cmsd = cmsd
         self.handler = handler
         self.request = request
         self.responder = responder
@@ -247,6 +284,11 @@ final class HintedPartAnswer: Sendable {
         self.etag = etag
         self.deadline = deadlineMilliseconds
         self.streams = streams
+    }
+
+    /// The handler's `finish` with this answer's CMSD.
+    private func finish(_ response: HTTPResponse) -> HTTPResponse {
+        handler.finish(OriginHTTPHandler.withCMSD(response, cmsd))
     }
 
     /// The observer given to `Channel.watchPart` (called in order, one call at a time).
@@ -264,7 +306,7 @@ final class HintedPartAnswer: Sendable {
                 let headers: HTTPHeaders = [
                     "Content-Type": contentType, "Cache-Control": OriginHTTPHandler.immutable, "ETag": etag,
                 ]
-                responder.respond(handler.finish(HTTPResponse(status: 200, headers: headers, body: .stream(stream))))
+                responder.respond(finish(HTTPResponse(status: 200, headers: headers, body: .stream(stream))))
             }
             stream.append(bytes)
         case .complete:
@@ -274,7 +316,7 @@ final class HintedPartAnswer: Sendable {
             }
             let part = channel.snapshot.renditions[rendition]?.lowLatency?.part(position)?.bytes
             responder.respond(
-                handler.finish(
+                finish(
                     part.map {
                         handler.serveImmutable(
                             request, bytes: $0, contentType: contentType, etag: etag, modifiedMilliseconds: nil)
@@ -288,9 +330,9 @@ final class HintedPartAnswer: Sendable {
                 var response = HTTPResponse.text(
                     503, "part \(position) of rendition '\(rendition)' did not come within 3 target durations\n")
                 response.headers.append(name: "Cache-Control", value: "no-store")
-                responder.respond(handler.finish(response))
+                responder.respond(finish(response))
             } else {
-                responder.respond(handler.finish(OriginHTTPHandler.noPart(file, rendition: rendition)))
+                responder.respond(finish(OriginHTTPHandler.noPart(file, rendition: rendition)))
             }
         }
     }

@@ -31,6 +31,10 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let access: AccessControl
     /// Pushes and admin requests refused for their credential or a limit, by route and reason.
     let refusals = RefusalCounts()
+    /// The CMSD values this origin sends (nil: `delivery.cmsd: false`).
+    let cmsd: CMSDHeaders?
+    /// CMCD read from players' requests, per channel.
+    let cmcd = CMCDStatistics()
     /// Admin actions and refusals, with who and from where: the origin's audit trail (one refusal rate per client
     /// address for the handler's refusals and the core's).
     var audit: AuditLog { origin.audit }
@@ -64,6 +68,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         self.metrics = metrics
         self.logger = logger
         self.instanceTag = String(UInt32.random(in: .min ... .max), radix: 36)
+        self.cmsd = configuration.delivery.cmsd ? CMSDHeaders(originID: configuration.delivery.originID) : nil
     }
 
     /// The `/metrics` page: request counts, refusals, repairs and the fast path's cache counts.
@@ -76,7 +81,9 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                     string: MetricsExposition.render(
                         origin: origin, requests: metrics, playbackRefusals: playbackRefusals, refusals: refusals,
                         peerRepairer: peerRepairer) + live.answers.exposition
-                        + (srt.map(MetricsExposition.render(srt:)) ?? ""))))
+                        + (srt.map(MetricsExposition.render(srt:)) ?? "")
+                        + cmcd.exposition(
+                            channels: origin.allChannels.map(\.name), now: origin.clock.nowMilliseconds()))))
     }
 
     /// `GET /peer/{channel}/opening`: the opening the channel holds for its redundancy group's agreement, as peers
@@ -158,10 +165,11 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
         "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag, Age, Date",
     ]
 
-    /// Adds the headers every answer carries and counts it (the chain does for the answers handlers return;
+    /// Adds the headers every answer carries (CMSD-Static `ot=o` unless the chain or the handler gave a more
+    /// precise one) and counts it (the chain does for the answers handlers return;
     /// answers given later through a responder call it themselves).
     func finish(_ response: HTTPResponse) -> HTTPResponse {
-        let response = Self.completed(response)
+        let response = Self.completed(Self.withCMSD(response, cmsd?.staticValue(.other, nil)))
         metrics.count(status: response.status)
         return response
     }

@@ -63,6 +63,8 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: String = "info"
     /// The SRT listener (`ingest.srt`, docs/srt.md); nil: no SRT input.
     public var srt: SRTConfiguration?
+    /// CMSD sent and CMCD read (`delivery:`, docs/cmsd-cmcd.md).
+    public var delivery = DeliveryConfiguration()
     /// Channels, ingest settings.
     public var origin = OriginConfiguration()
 

@@ -201,6 +201,31 @@ final class PlaylistResponses: Sendable {
         return plain.load() ?? plain.storeIfNil(make())
     }
 
+    /// The prepared answer of a released blocking reload held `heldMilliseconds` (already rounded: CMSD `ht`), by
+    /// gzip and held time; nil once `heldFormLimit` forms exist (the caller answers without the held time).
+    func preparedHeld(gzip: Bool, heldMilliseconds: Int64, make: () -> PreparedResponse) -> PreparedResponse? {
+        let key = HeldForm(gzip: gzip, heldMilliseconds: heldMilliseconds)
+        if let found = held.withLock({ $0[key] }) { return found }
+        guard held.withLock({ $0.count }) < Self.heldFormLimit else { return nil }
+        let made = make()
+        return held.withLock { forms in
+            if let raced = forms[key] { return raced }
+            guard forms.count < Self.heldFormLimit else { return nil }
+            forms[key] = made
+            return made
+        }
+    }
+
+    /// Most held-time forms of one playlist version (two significant digits up to 3 target durations: a few dozen).
+    static let heldFormLimit = 256
+
+    private struct HeldForm: Hashable {
+        let gzip: Bool
+        let heldMilliseconds: Int64
+    }
+
+    private let held = Mutex<[HeldForm: PreparedResponse]>([:])
+
     /// The gzip form of the bytes, or nil if zlib failed.
     var gzipped: SharedBytes? {
         let form = compressed.load() ?? compressed.storeIfNil(Gzip.compress(bytes) ?? bytes)

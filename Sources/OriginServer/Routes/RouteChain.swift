@@ -15,6 +15,9 @@ struct RouteContext: Sendable {
     fileprivate(set) var resolvedSnapshot: ChannelSnapshot?
     /// Set for routes that need `.rendition`.
     fileprivate(set) var resolvedRendition: RenditionSnapshot?
+    /// The answer's `CMSD-Static` value, chosen by the chain (nil: CMSD off); handlers put it into the answers they
+    /// prepare, the chain adds it to the others.
+    fileprivate(set) var cmsd: String?
 
     /// The channel of a route that needs `.channel`.
     var channel: Channel { resolvedChannel! }
@@ -74,15 +77,24 @@ extension OriginHTTPHandler {
         switch resolution {
         case .unknownGroup, .unknownPath:
             action = .respond(group.notFound())
+            action = Self.withCMSD(
+                action,
+                cmsdStatic(group: group, request: request, captures: nil, rendition: nil, timeShifted: false))
         case .route(_, let route, let captures, let methodAllowed):
             needs = route.needs
             var context = RouteContext(
                 request: request, captures: captures, requester: requester, resolvedChannel: channel)
-            switch prepare(route, group, methodAllowed: methodAllowed, &context) {
-            case .gateRefused(let refusal): return .respond(refusal)
+            let early = prepare(route, group, methodAllowed: methodAllowed, &context)
+            if let channel = context.resolvedChannel { noteCMCD(request, channel: channel) }
+            context.cmsd = cmsdStatic(
+                group: group, request: request, captures: captures, rendition: context.resolvedRendition,
+                timeShifted: route.needs.contains(.timeShift) && request.queryValue("start") != nil)
+            switch early {
+            case .gateRefused(let refusal): return .respond(Self.withCMSD(refusal, context.cmsd))
             case .answer(let answer): action = answer
             case nil: action = route.handler(self, context)
             }
+            action = Self.withCMSD(action, context.cmsd)
         }
         action = finish(action)
         if group.audited, let requester, request.method != "GET", request.method != "HEAD" {
@@ -172,6 +184,12 @@ extension OriginHTTPHandler {
             return .receiveBody(limit: limit) { [self] body in finish(complete(body)) }
         case .suspend, .streamBody, .receiveBodyThenSuspend: return action
         }
+    }
+
+    /// `action` with `CMSD-Static: value` if it answers now and carries none (prepared answers carry theirs).
+    static func withCMSD(_ action: HTTPRequestAction, _ value: String?) -> HTTPRequestAction {
+        guard let value, case .respond(let response) = action else { return action }
+        return .respond(withCMSD(response, value))
     }
 
     /// A response answered at once, finished (CORS, counted).
