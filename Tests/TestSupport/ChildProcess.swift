@@ -15,7 +15,10 @@ public final class ChildProcess: @unchecked Sendable {
     public let commandLine: String
 
     /// Starts `executable` with `arguments` in `directory`; output goes to `<directory>/<label>.out` and `.err`.
-    public init(executable: URL, arguments: [String], directory: URL, label: String) throws {
+    /// `environment` is added to (and overrides) this process's environment.
+    public init(
+        executable: URL, arguments: [String], directory: URL, label: String, environment: [String: String] = [:]
+    ) throws {
         standardOutputURL = directory.appendingPathComponent("\(label).out")
         standardErrorURL = directory.appendingPathComponent("\(label).err")
         _ = FileManager.default.createFile(atPath: standardOutputURL.path, contents: nil)
@@ -29,6 +32,9 @@ public final class ChildProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = directory
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out

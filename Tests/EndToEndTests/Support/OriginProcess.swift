@@ -49,7 +49,11 @@ final class OriginProcess: Sendable {
     ///   - port: the port to listen on; 0 lets the origin pick one.
     ///   - restarting: the directory of an earlier origin (killed or stopped): its data directory is used again, so
     ///     the new origin continues from the state journal; its log goes to `hlsorigin-<label>.err`.
-    init(configuration: String, label: String, port requestedPort: Int = 0, restarting: URL? = nil) async throws {
+    ///   - environment: variables added to the origin's environment (e.g. `NOTIFY_SOCKET`).
+    init(
+        configuration: String, label: String, port requestedPort: Int = 0, restarting: URL? = nil,
+        environment: [String: String] = [:]
+    ) async throws {
         let binary = try Self.binary()
         directory = try restarting ?? TemporaryDirectory.make("hlsorigin-e2e-\(label)")
         let configURL = directory.appendingPathComponent("config.yaml")
@@ -59,7 +63,7 @@ final class OriginProcess: Sendable {
         child = try ChildProcess(
             executable: binary,
             arguments: ["--config", configURL.path, "--port", "\(requestedPort)", "--data-dir", dataDirectory.path],
-            directory: directory, label: restarting == nil ? "hlsorigin" : "hlsorigin-\(label)")
+            directory: directory, label: restarting == nil ? "hlsorigin" : "hlsorigin-\(label)", environment: environment)
         let deadline = ContinuousClock.now + .seconds(15)
         var found: Int?
         while found == nil {
