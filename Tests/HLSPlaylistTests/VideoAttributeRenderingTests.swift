@@ -1,0 +1,58 @@
+import Testing
+
+@testable import HLSPlaylist
+
+@Suite("VIDEO-RANGE, SUPPLEMENTAL-CODECS, HDCP-LEVEL and ALLOWED-CPC")
+struct VideoAttributeRenderingTests {
+    @Test func variantAndIFrameStreamCarryTheVideoAttributes() throws {
+        var variant = VariantStream(
+            uri: "uhd/index.m3u8", bandwidth: 16_000_000, codecs: ["hvc1.2.4.L153.B0", "mp4a.40.2"],
+            resolution: Resolution(width: 3840, height: 2160), frameRate: 30000.0 / 1001)
+        variant.supplementalCodecs = ["dvh1.08.07/db1p"]
+        variant.videoRange = .pq
+        variant.hdcpLevel = .type1
+        variant.allowedCPC = try AllowedCPC("com.apple.streamingkeydelivery:AppleMain/Main,urn:uuid:edef8ba9:L1")
+        #expect(
+            variant.renderedTag
+                == "#EXT-X-STREAM-INF:BANDWIDTH=16000000,CODECS=\"hvc1.2.4.L153.B0,mp4a.40.2\","
+                + "SUPPLEMENTAL-CODECS=\"dvh1.08.07/db1p\",RESOLUTION=3840x2160,VIDEO-RANGE=PQ,HDCP-LEVEL=TYPE-1,"
+                + "ALLOWED-CPC=\"com.apple.streamingkeydelivery:AppleMain/Main,urn:uuid:edef8ba9:L1\","
+                + "FRAME-RATE=29.970")
+        var iFrames = IFrameStream(uri: "uhd/iframes.m3u8", bandwidth: 900_000, codecs: ["hvc1.2.4.L153.B0"])
+        iFrames.videoRange = .hlg
+        iFrames.hdcpLevel = HDCPLevel.none
+        #expect(
+            iFrames.renderedTag
+                == "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=900000,CODECS=\"hvc1.2.4.L153.B0\",VIDEO-RANGE=HLG,"
+                + "HDCP-LEVEL=NONE,URI=\"uhd/iframes.m3u8\"")
+    }
+
+    @Test func unsetAttributesRenderNothing() {
+        let variant = VariantStream(uri: "a/index.m3u8", bandwidth: 1, codecs: ["mp4a.40.2"])
+        #expect(variant.renderedTag == "#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"mp4a.40.2\"")
+    }
+
+    @Test(arguments: [
+        ("", "ALLOWED-CPC is empty"),
+        ("com.apple.streamingkeydelivery", "ALLOWED-CPC entry 'com.apple.streamingkeydelivery' has no KEYFORMAT:LABEL colon"),
+        (":Main", "ALLOWED-CPC entry ':Main' has an empty or invalid KEYFORMAT"),
+        ("key format:Main", "ALLOWED-CPC entry 'key format:Main' has an empty or invalid KEYFORMAT"),
+        ("com.x:Main/", "ALLOWED-CPC entry 'com.x:Main/': CPC labels are letters and digits, '/'-separated"),
+        ("com.x:Ma-in", "ALLOWED-CPC entry 'com.x:Ma-in': CPC labels are letters and digits, '/'-separated"),
+        ("com.x:Main,", "ALLOWED-CPC entry '' has no KEYFORMAT:LABEL colon"),
+        ("com.x:Ma\"in", "ALLOWED-CPC entry 'com.x:Ma\"in': CPC labels are letters and digits, '/'-separated"),
+    ])
+    func malformedAllowedCPCIsRefusedWithTheReason(value: String, message: String) {
+        #expect(throws: AllowedCPCError(message)) { try AllowedCPC(value) }
+    }
+
+    @Test func allowedCPCRoundTripsAndIsBounded() throws {
+        let value = "com.apple.streamingkeydelivery:AppleMain/Main,com.microsoft.playready:SL2000/SL3000"
+        let parsed = try AllowedCPC(value)
+        #expect(parsed.entries.count == 2)
+        #expect(parsed.entries[1].labels == ["SL2000", "SL3000"])
+        #expect(parsed.rendered == value)
+        let long = (0..<200).map { "k\($0):L" }.joined(separator: ",")
+        #expect(throws: AllowedCPCError.self) { try AllowedCPC(long) }
+    }
+}
