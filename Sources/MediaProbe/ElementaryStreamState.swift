@@ -17,6 +17,11 @@ struct ElementaryStreamState {
     var width: Int?
     var height: Int?
     var frameRate: Double?
+    /// Video: transfer_characteristics of the SPS VUI (nil when it states none), once an SPS was read.
+    var transferCharacteristics: UInt8?
+    var videoRange: VideoRange?
+    /// Video: the PMT's DOVI descriptor.
+    var dolbyVision: DolbyVisionConfiguration?
     var sampleRate: Int?
     var channelCount: Int?
 
@@ -102,6 +107,8 @@ struct ElementaryStreamState {
                     width = sps.width
                     height = sps.height
                     frameRate = sps.frameRate
+                    transferCharacteristics = sps.transferCharacteristics
+                    videoRange = sps.videoRange
                 }
             } else {
                 let type = NALUnits.hevcType(header)
@@ -113,6 +120,9 @@ struct ElementaryStreamState {
                     codec = sps.codec()
                     width = sps.width
                     height = sps.height
+                    frameRate = sps.frameRate
+                    transferCharacteristics = sps.transferCharacteristics
+                    videoRange = sps.videoRange
                 }
             }
         }
@@ -163,8 +173,17 @@ struct ElementaryStreamState {
     var trackInfo: TrackInfo {
         var rate = frameRate
         if kind == .video, rate == nil, let delta = typicalFrameDelta { rate = 90000 / Double(delta) }
+        let baseEntry = format == .hevc ? "hvc1" : "avc1"
+        // A Dolby Vision stream without a compatible base layer (profile 5) is named by its Dolby Vision codec.
+        let dolbyOnly = dolbyVision.flatMap { config in
+            config.compatibilityID == 0 && codec != nil
+                ? DolbyVisionConfiguration.sampleEntry(forBase: baseEntry).map(config.codec) : nil
+        }
         return TrackInfo(
-            kind: kind, codec: codec, width: width, height: height, frameRate: rate, sampleRate: sampleRate,
-            channelCount: channelCount, trackID: pid, timescale: 90000)
+            kind: kind, codec: dolbyOnly ?? codec, width: width, height: height, frameRate: rate,
+            sampleRate: sampleRate, channelCount: channelCount, trackID: pid, timescale: 90000, videoRange: videoRange,
+            supplementalCodec: kind == .video && codec != nil
+                ? dolbyVision?.supplementalCodec(
+                    baseSampleEntry: baseEntry, transferCharacteristics: transferCharacteristics) : nil)
     }
 }

@@ -86,6 +86,8 @@ enum FragmentedMP4InitProbe {
             info.height = height
         }
         let children = try entry.children(in: bytes, skip: 78)
+        var transfer: UInt8?
+        var spsRead = false
         switch entry.type {
         case "avc1", "avc3":
             guard let avcC = children.first("avcC") else { break }
@@ -103,13 +105,15 @@ enum FragmentedMP4InitProbe {
                 let parsed = sps.withUnsafeBytes { try? H264SequenceParameterSet(rbsp: NALUnits.rbsp($0)) }
                 if let parsed {
                     info.frameRate = parsed.frameRate
+                    transfer = parsed.transferCharacteristics
+                    spsRead = true
                     if info.width == nil {
                         info.width = parsed.width
                         info.height = parsed.height
                     }
                 }
             }
-        case "hvc1", "hev1":
+        case "hvc1", "hev1", "dvh1", "dvhe":
             guard let hvcC = children.first("hvcC") else { break }
             var config = hvcC.reader(bytes)
             try config.skip(1)
@@ -118,10 +122,62 @@ enum FragmentedMP4InitProbe {
             if config.remaining >= 9 {
                 try config.skip(8)  // min_spatial_segmentation ... avgFrameRate
                 nalUnitLengthSize = Int(try config.readUInt8() & 0x03) + 1
+                if let sps = try? hevcSPS(&config) {
+                    info.frameRate = sps.frameRate
+                    transfer = sps.transferCharacteristics
+                    spsRead = true
+                }
             }
         default:
             info.codec = entry.type
         }
+        // The container's colour description (colr nclx) states what the SPS does; it wins when both are there.
+        if let colr = children.first("colr"), let colrTransfer = try? colourTransfer(colr, bytes) {
+            transfer = colrTransfer
+            spsRead = true
+        }
+        if spsRead { info.videoRange = VideoRange(transferCharacteristics: transfer ?? 1) }
+        let dolby = children.first { ["dvcC", "dvvC", "dvwC"].contains($0.type) }
+        if let dolby, info.codec != nil {
+            var recordReader = dolby.reader(bytes)
+            let record = try recordReader.readArray(dolby.content.count)
+            if let config = try? DolbyVisionConfiguration(record: record) {
+                if entry.type.hasPrefix("dv") {
+                    info.codec = config.codec(sampleEntry: entry.type)  // Dolby Vision only (profile 5)
+                } else {
+                    info.supplementalCodec = config.supplementalCodec(
+                        baseSampleEntry: entry.type, transferCharacteristics: transfer)
+                }
+            }
+        }
+    }
+
+    /// The first SPS NAL unit of an hvcC's arrays (the reader stands at numOfArrays), parsed; nil when there is none.
+    private static func hevcSPS(_ config: inout ByteReader) throws(ProbeError) -> HEVCSequenceParameterSet? {
+        let arrays = try config.readUInt8()
+        for _ in 0..<arrays {
+            let type = try config.readUInt8() & 0x3F
+            let count = try config.readUInt16()
+            for _ in 0..<count {
+                let unit = try config.readArray(Int(try config.readUInt16()))
+                if type == NALUnits.hevcSPS {
+                    let rbsp = unit.withUnsafeBytes { NALUnits.rbsp($0) }
+                    return try HEVCSequenceParameterSet(rbsp: rbsp)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// transfer_characteristics of a `colr` box of colour type `nclx` (ISO/IEC 14496-12) or QuickTime's `nclc`;
+    /// nil for ICC profiles.
+    private static func colourTransfer(_ colr: MP4Box, _ bytes: UnsafeRawBufferPointer) throws(ProbeError) -> UInt8? {
+        var reader = colr.reader(bytes)
+        let colourType = try reader.readFourCC()
+        guard colourType == "nclx" || colourType == "nclc" else { return nil }
+        _ = try reader.readUInt16()  // colour_primaries
+        let transfer = try reader.readUInt16()
+        return transfer <= 255 ? UInt8(transfer) : nil
     }
 
     private static func readAudioEntry(

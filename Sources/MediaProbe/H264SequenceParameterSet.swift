@@ -7,8 +7,13 @@ struct H264SequenceParameterSet: Hashable {
     /// Display size: coded size minus the frame cropping rectangle.
     var width: Int
     var height: Int
-    /// time_scale / (2 * num_units_in_tick) when the VUI carries timing info.
+    /// time_scale / (2 * num_units_in_tick) when the VUI carries timing info (one tick is a field: two per
+    /// frame, for progressive and interlaced streams alike); nil when absent or outside (0, 1000].
     var frameRate: Double?
+    /// transfer_characteristics of the VUI's colour description, nil when it has none.
+    var transferCharacteristics: UInt8?
+    /// VIDEO-RANGE: from transfer_characteristics, SDR when the SPS states none.
+    var videoRange: VideoRange { VideoRange(transferCharacteristics: transferCharacteristics ?? 1) }
 
     /// RFC 6381 codec string, `avc1.PPCCLL` in lowercase hex like ffmpeg and Apple write it.
     func codec(sampleEntry: String = "avc1") -> String {
@@ -74,8 +79,9 @@ struct H264SequenceParameterSet: Hashable {
         guard (1...65536).contains(width), (1...65536).contains(height) else {
             throw ProbeError("H.264 SPS: implausible picture size \(width)x\(height)")
         }
-        frameRate = nil
-        if try bits.readFlag() { frameRate = try Self.readVUIFrameRate(&bits) }
+        let usability = try bits.readFlag() ? try Self.readVUI(&bits) : VideoUsability()
+        frameRate = usability.frameRate
+        transferCharacteristics = usability.transferCharacteristics
     }
 
     private static func skipScalingList(_ bits: inout BitReader, size: Int) throws(ProbeError) {
@@ -88,25 +94,21 @@ struct H264SequenceParameterSet: Hashable {
         }
     }
 
-    /// Reads the VUI up to timing_info and returns the frame rate it states, if any.
-    private static func readVUIFrameRate(_ bits: inout BitReader) throws(ProbeError) -> Double? {
-        if try bits.readFlag() {  // aspect_ratio_info_present_flag
-            if try bits.readBits(8) == 255 { try bits.skipBits(32) }  // Extended_SAR: sar_width, sar_height
-        }
-        if try bits.readFlag() { try bits.skipBits(1) }  // overscan_info_present -> overscan_appropriate
-        if try bits.readFlag() {  // video_signal_type_present_flag
-            try bits.skipBits(4)  // video_format, video_full_range_flag
-            if try bits.readFlag() { try bits.skipBits(24) }  // colour primaries, transfer, matrix
-        }
+    /// Reads the VUI up to timing_info: the colour description and the frame rate it states, if any.
+    private static func readVUI(_ bits: inout BitReader) throws(ProbeError) -> VideoUsability {
+        var usability = VideoUsability()
+        try VideoUsability.skipAspectAndOverscan(&bits)
+        usability.transferCharacteristics = try VideoUsability.readVideoSignalType(&bits)
         if try bits.readFlag() {  // chroma_loc_info_present_flag
             _ = try bits.readUE()
             _ = try bits.readUE()
         }
-        guard try bits.readFlag() else { return nil }  // timing_info_present_flag
+        guard try bits.readFlag() else { return usability }  // timing_info_present_flag
         let unitsInTick = try bits.readBits(32)
         let timeScale = try bits.readBits(32)
-        guard unitsInTick > 0, timeScale > 0 else { return nil }
-        return Double(timeScale) / (2 * Double(unitsInTick))
+        guard unitsInTick > 0, timeScale > 0 else { return usability }
+        usability.frameRate = VideoUsability.plausible(Double(timeScale) / (2 * Double(unitsInTick)))
+        return usability
     }
 }
 

@@ -7,6 +7,8 @@ struct ProgramTables {
         /// For DVB private data (0x06) that a descriptor marks as AC-3 or E-AC-3: the ATSC type it stands for
         /// (0x81 / 0x87); else `streamType`.
         var payloadType: UInt8
+        /// The DOVI video stream descriptor (tag 0xB0) of a video stream, when the PMT carries one.
+        var dolbyVision: DolbyVisionConfiguration? = nil
     }
 
     var pmtPID: Int
@@ -60,7 +62,10 @@ struct ProgramTables {
             let infoLength = Int(try reader.readUInt16() & 0x0FFF)
             let descriptors = try reader.readRange(infoLength)
             let dolby = streamType == 0x06 ? Self.dolbyStreamType(descriptors: descriptors, in: bytes) : nil
-            streams.append(Stream(pid: pid, streamType: streamType, payloadType: dolby ?? streamType))
+            streams.append(
+                Stream(
+                    pid: pid, streamType: streamType, payloadType: dolby ?? streamType,
+                    dolbyVision: Self.dolbyVision(descriptors: descriptors, in: bytes)))
         }
         return (pcrPID, streams)
     }
@@ -83,6 +88,24 @@ struct ProgramTables {
                 if identifier == "AC-3" { return 0x81 }
                 if identifier == "EAC3" { return 0x87 }
             default: break
+            }
+            offset = body + length
+        }
+        return nil
+    }
+
+    /// The DOVI video stream descriptor (0xB0, Dolby Vision streams within MPEG-2 TS) among a stream's descriptors;
+    /// nil when absent or malformed.
+    private static func dolbyVision(
+        descriptors: Range<Int>, in bytes: UnsafeRawBufferPointer
+    ) -> DolbyVisionConfiguration? {
+        var offset = descriptors.lowerBound
+        while offset + 2 <= descriptors.upperBound {
+            let length = Int(bytes[offset + 1])
+            let body = offset + 2
+            guard body + length <= descriptors.upperBound else { return nil }
+            if bytes[offset] == 0xB0 {
+                return try? DolbyVisionConfiguration(record: Array(bytes[body..<body + length]), transportStream: true)
             }
             offset = body + length
         }

@@ -69,11 +69,20 @@ public struct TrackInfo: Sendable, Hashable {
     public var trackID: Int
     /// fMP4 media timescale (90000 for MPEG-TS).
     public var timescale: Int64
+    /// Video: SDR, PQ or HLG from the SPS VUI colour description (H.264, HEVC) or the fMP4 `colr` (nclx) box; SDR
+    /// when the stream states no transfer characteristics; nil when not video or no parameter set was read.
+    public var videoRange: VideoRange?
+    /// Video: SUPPLEMENTAL-CODECS entry of a Dolby Vision stream whose base layer CODECS names (`dvh1.08.07/db1p`),
+    /// from the fMP4 `dvcC`/`dvvC` box or the MPEG-TS DOVI descriptor; nil when none.
+    public var supplementalCodec: String?
 
     public init(
         kind: TrackKind, codec: String? = nil, width: Int? = nil, height: Int? = nil, frameRate: Double? = nil,
-        sampleRate: Int? = nil, channelCount: Int? = nil, trackID: Int, timescale: Int64
+        sampleRate: Int? = nil, channelCount: Int? = nil, trackID: Int, timescale: Int64,
+        videoRange: VideoRange? = nil, supplementalCodec: String? = nil
     ) {
+        self.videoRange = videoRange
+        self.supplementalCodec = supplementalCodec
         self.kind = kind
         self.codec = codec
         self.width = width

@@ -16,7 +16,11 @@ enum TransportStreamProbe {
             packets.append(try TransportStreamPacket(bytes, at: index * size, index: index))
         }
         let tables = try ProgramTables(bytes, packets: packets)
-        var streams = tables.streams.map { ElementaryStreamState(pid: $0.pid, streamType: $0.payloadType) }
+        var streams = tables.streams.map { table in
+            var stream = ElementaryStreamState(pid: table.pid, streamType: table.payloadType)
+            stream.dolbyVision = table.dolbyVision
+            return stream
+        }
         // The PIDs whose PES packets are read, each with the first stream of that PID. A segment has a handful: a
         // linear search per packet is cheaper than hashing the PID of every packet.
         var trackedPIDs: [Int] = []

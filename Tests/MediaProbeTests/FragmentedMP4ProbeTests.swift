@@ -7,7 +7,8 @@ import Testing
 struct FragmentedMP4ProbeTests {
     static let h264Tracks = [
         TrackInfo(
-            kind: .video, codec: "avc1.64000b", width: 160, height: 90, frameRate: 30, trackID: 1, timescale: 15360),
+            kind: .video, codec: "avc1.64000b", width: 160, height: 90, frameRate: 30, trackID: 1, timescale: 15360,
+            videoRange: .sdr),
         TrackInfo(kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 2, trackID: 2, timescale: 48000),
     ]
 
@@ -23,7 +24,10 @@ struct FragmentedMP4ProbeTests {
         let info = try Fixture.initSection("fmp4-hevc-init.mp4")
         #expect(
             info.tracks == [
-                TrackInfo(kind: .video, codec: "hvc1.1.6.L30.90", width: 160, height: 90, trackID: 1, timescale: 15360),
+                // The hvcC's SPS states 30 fps in its VUI timing info and no colour description (SDR).
+                TrackInfo(
+                    kind: .video, codec: "hvc1.1.6.L30.90", width: 160, height: 90, frameRate: 30, trackID: 1,
+                    timescale: 15360, videoRange: .sdr),
                 TrackInfo(
                     kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 2, trackID: 2, timescale: 48000),
             ])
@@ -52,7 +56,7 @@ struct FragmentedMP4ProbeTests {
         #expect(info.startTime == MediaTime(ticks: 1024, timescale: 15360))
         #expect(info.duration == MediaTime(ticks: 30720, timescale: 15360))
         #expect(info.startsWithKeyframe)
-        // The init section has no frame rate for HEVC; the segment's sample duration (512 / 15360 s) gives it.
+        // The init section's SPS (VUI timing) gives the frame rate, as does the sample duration (512 / 15360 s).
         #expect(info.tracks.first?.frameRate == 30)
     }
 

@@ -1,0 +1,201 @@
+import Testing
+
+@testable import MediaProbe
+
+/// VIDEO-RANGE, FRAME-RATE and Dolby Vision facts (docs/media-probe.md). Fixtures: scripts/make-probe-fixtures
+/// section 13 (libx264/libx265 with ffmpeg's colour options); expected values as ffprobe reports them.
+@Suite("Video attributes: VUI colour and timing, colr, Dolby Vision")
+struct VideoAttributeTests {
+    static func video(_ name: String) throws -> TrackInfo {
+        try #require(MediaProbe.probeSegment(Fixture.bytes(name)).tracks.first { $0.kind == .video })
+    }
+
+    static func hevcSPS(_ name: String) throws -> HEVCSequenceParameterSet {
+        let bytes = try Fixture.bytes(name)
+        let sps = try #require(firstHEVCSPS(in: bytes))
+        return try HEVCSequenceParameterSet(rbsp: sps.withUnsafeBytes { NALUnits.rbsp($0) })
+    }
+
+    @Test func hevcVUIStatesPQAnd2997() throws {
+        let sps = try Self.hevcSPS("ts-hevc-pq-2997.ts")
+        #expect(sps.transferCharacteristics == 16)
+        #expect(sps.videoRange == .pq)
+        #expect(sps.frameRate == 30000.0 / 1001)
+        let track = try Self.video("ts-hevc-pq-2997.ts")
+        #expect(track.videoRange == .pq)
+        #expect(track.codec?.hasPrefix("hvc1.2.4.") == true)  // Main 10
+        #expect(track.frameRate == 30000.0 / 1001)
+    }
+
+    @Test func hevcVUIStatesHLGAnd50() throws {
+        let sps = try Self.hevcSPS("ts-hevc-hlg-50.ts")
+        #expect(sps.transferCharacteristics == 18)
+        #expect(sps.frameRate == 50)
+        #expect(try Self.video("ts-hevc-hlg-50.ts").videoRange == .hlg)
+    }
+
+    @Test func hevcWithoutColourDescriptionIsSDRWithItsVUIRate() throws {
+        let sps = try Self.hevcSPS("ts-hevc-aac.ts")
+        #expect(sps.transferCharacteristics == nil)
+        #expect(sps.frameRate == 30)
+        #expect(try Self.video("ts-hevc-aac.ts").videoRange == .sdr)
+    }
+
+    @Test func h264VUIStatesPQAnd25() throws {
+        let track = try Self.video("ts-h264-pq-25.ts")
+        #expect(track.videoRange == .pq)
+        #expect(track.frameRate == 25)
+    }
+
+    @Test func h264InterlacedCountsFramesNotFields() throws {
+        // time_scale 60000, num_units_in_tick 1001: one tick per field, so 29.97 frames per second.
+        let track = try Self.video("ts-h264-interlaced-2997.ts")
+        #expect(track.frameRate == 30000.0 / 1001)
+        #expect(track.height == 64)
+        #expect(track.videoRange == .sdr)  // BT.709 transfer (1)
+    }
+
+    @Test func h264WithoutColourDescriptionIsSDR() throws {
+        #expect(try Self.video("ts-h264-aac-0.ts").videoRange == .sdr)
+    }
+
+    @Test func fmp4HEVCInitReadsHvcCSPSAndColr() throws {
+        let info = try Fixture.initSection("fmp4-hevc-pq-init.mp4")
+        let video = try #require(info.tracks.first)
+        #expect(video.videoRange == .pq)
+        #expect(video.frameRate == 24)
+        #expect(video.supplementalCodec == nil)
+    }
+
+    @Test func fmp4ColrBoxWinsOverTheSPS() throws {
+        // colr nclx says HLG (18); the SPS was rewritten to BT.709 (1): the container's statement is taken.
+        let info = try Fixture.initSection("fmp4-h264-colr-hlg-init.mp4")
+        #expect(info.tracks.first?.videoRange == .hlg)
+        #expect(info.tracks.first?.frameRate == 30)
+    }
+
+    @Test func fmp4WithoutColourInformationIsSDR() throws {
+        #expect(try Fixture.initSection("fmp4-h264-aac-init.mp4").tracks.first?.videoRange == .sdr)
+        #expect(try Fixture.initSection("fmp4-hevc-init.mp4").tracks.first?.videoRange == .sdr)
+    }
+
+    @Test func transferCharacteristicsMapToRanges() {
+        #expect(VideoRange(transferCharacteristics: 16) == .pq)
+        #expect(VideoRange(transferCharacteristics: 18) == .hlg)
+        for sdr: UInt8 in [0, 1, 2, 6, 13, 14, 15, 255] { #expect(VideoRange(transferCharacteristics: sdr) == .sdr) }
+    }
+
+    /// A DOVIDecoderConfigurationRecord: version 1.0, the profile, level, rpu + bl present, the compatibility id.
+    static func doviRecord(profile: UInt8, level: UInt8, compatibility: UInt8) -> [UInt8] {
+        let bits = UInt16(profile) << 9 | UInt16(level) << 3 | 0b101
+        return [1, 0, UInt8(bits >> 8), UInt8(bits & 0xFF), compatibility << 4] + [UInt8](repeating: 0, count: 19)
+    }
+
+    @Test func dolbyVisionRecordGivesTheSupplementalCodec() throws {
+        let p81 = try DolbyVisionConfiguration(record: Self.doviRecord(profile: 8, level: 7, compatibility: 1))
+        #expect(p81 == DolbyVisionConfiguration(profile: 8, level: 7, compatibilityID: 1))
+        #expect(p81.supplementalCodec(baseSampleEntry: "hvc1", transferCharacteristics: 16) == "dvh1.08.07/db1p")
+        #expect(p81.supplementalCodec(baseSampleEntry: "hev1", transferCharacteristics: 16) == "dvhe.08.07/db1p")
+        let p84 = try DolbyVisionConfiguration(record: Self.doviRecord(profile: 8, level: 10, compatibility: 4))
+        #expect(p84.supplementalCodec(baseSampleEntry: "hvc1", transferCharacteristics: 18) == "dvh1.08.10/db4h")
+        #expect(p84.supplementalCodec(baseSampleEntry: "hvc1", transferCharacteristics: 14) == "dvh1.08.10/db4g")
+        let p10 = try DolbyVisionConfiguration(record: Self.doviRecord(profile: 10, level: 9, compatibility: 2))
+        #expect(p10.supplementalCodec(baseSampleEntry: "av01", transferCharacteristics: 1) == "dav1.10.09/db2g")
+        let p5 = try DolbyVisionConfiguration(record: Self.doviRecord(profile: 5, level: 6, compatibility: 0))
+        #expect(p5.supplementalCodec(baseSampleEntry: "hvc1", transferCharacteristics: nil) == nil)
+        #expect(p5.codec(sampleEntry: "dvh1") == "dvh1.05.06")
+        #expect(throws: ProbeError.self) { try DolbyVisionConfiguration(record: [1, 0, 0x10]) }
+        let version0 = [0] + Self.doviRecord(profile: 8, level: 7, compatibility: 1)
+        #expect(throws: ProbeError.self) { try DolbyVisionConfiguration(record: version0) }
+    }
+
+    @Test func fmp4DolbyVisionBoxAddsTheSupplementalCodec() throws {
+        // The HDR10 init section with a dvvC box (profile 8.1, level 7) added to its hvc1 sample entry.
+        let body = Self.doviRecord(profile: 8, level: 7, compatibility: 1)
+        let bytes = try Self.insertingBox(
+            "dvvC", body: body, into: ["moov", "trak", "mdia", "minf", "stbl", "stsd", "hvc1"],
+            of: Fixture.bytes("fmp4-hevc-pq-init.mp4"))
+        let video = try #require(MediaProbe.probeInitSection(bytes).tracks.first)
+        #expect(video.supplementalCodec == "dvh1.08.07/db1p")
+        #expect(video.codec?.hasPrefix("hvc1.2.4.") == true)
+        #expect(video.videoRange == .pq)
+    }
+
+    @Test func transportStreamDOVIDescriptorAddsTheSupplementalCodec() throws {
+        // A PMT with one HEVC stream (0x24, PID 0x100) carrying a DOVI video stream descriptor (0xB0).
+        let descriptor: [UInt8] = [0xB0, 5] + Array(Self.doviRecord(profile: 8, level: 6, compatibility: 1).prefix(5))
+        var section: [UInt8] = [0x02, 0, 0, 0x00, 0x01, 0xC1, 0, 0, 0xE1, 0x00, 0xF0, 0x00]
+        section += [0x24, 0xE1, 0x00, 0xF0, UInt8(descriptor.count)] + descriptor + [0, 0, 0, 0]
+        section[1] = 0xB0
+        section[2] = UInt8(section.count - 3)
+        let streams = try section.withUnsafeBytes { buffer throws(ProbeError) in
+            try ProgramTables.programMap(buffer, pmt: 0..<buffer.count).streams
+        }
+        #expect(streams.first?.dolbyVision == DolbyVisionConfiguration(profile: 8, level: 6, compatibilityID: 1))
+        var state = ElementaryStreamState(pid: 0x100, streamType: 0x24)
+        state.dolbyVision = streams.first?.dolbyVision
+        state.codec = "hvc1.2.4.L90.B0"
+        #expect(state.trackInfo.supplementalCodec == "dvh1.08.06/db1p")
+    }
+
+    @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
+        // Prefixes of real parameter sets end in every field of the SPS and its VUI: each must throw or parse,
+        // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
+        let hevc = try #require(firstHEVCSPS(in: Fixture.bytes("ts-hevc-pq-2997.ts")))
+        for length in 0..<hevc.count {
+            let rbsp = Array(hevc.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
+            _ = try? HEVCSequenceParameterSet(rbsp: rbsp)
+        }
+        let h264 = try #require(CodecStringTests.firstNAL(in: Fixture.bytes("ts-h264-pq-25.ts"), type: 7))
+        for length in 0..<h264.count {
+            let rbsp = Array(h264.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
+            _ = try? H264SequenceParameterSet(rbsp: rbsp)
+        }
+        // All ones: every exp-Golomb code is 0 and every flag set (scaling lists, PCM, long-term pictures...).
+        var hostile = Array(hevc.prefix(20))
+        hostile += [UInt8](repeating: 0xFF, count: 200)
+        _ = try? HEVCSequenceParameterSet(rbsp: hostile)
+        // Long runs of zeros: exp-Golomb codes longer than 32 bits throw.
+        _ = try? HEVCSequenceParameterSet(rbsp: Array(hevc.prefix(20)) + [UInt8](repeating: 0, count: 200))
+        let implausibleRate = VideoUsability.plausible(4_000_000_000)
+        #expect(implausibleRate == nil)
+    }
+
+    /// `bytes` with a box `type`/`body` appended to the children of the box at `path` (each step the first box of
+    /// that type, searched from the parent's content start), every ancestor's 32-bit size grown to match.
+    static func insertingBox(_ type: String, body: [UInt8], into path: [String], of bytes: [UInt8]) throws -> [UInt8] {
+        let box = withUnsafeBytes(of: UInt32(8 + body.count).bigEndian, Array.init) + Array(type.utf8) + body
+        var ancestors: [Int] = []
+        var searchFrom = 0
+        for step in path {
+            let needle = Array(step.utf8)
+            let at = try #require(
+                (searchFrom..<(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == needle }, "no \(step) box")
+            ancestors.append(at - 4)
+            searchFrom = at + 4
+        }
+        var output = bytes
+        let size = { (start: Int) in output[start..<(start + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+        let target = try #require(ancestors.last)
+        output.insert(contentsOf: box, at: target + Int(size(target)))
+        for start in ancestors {
+            let grown = withUnsafeBytes(of: (size(start) + UInt32(box.count)).bigEndian, Array.init)
+            output.replaceSubrange(start..<(start + 4), with: grown)
+        }
+        return output
+    }
+}
+
+/// The first HEVC SPS (NAL type 33) of a TS fixture's video PID 256, as Annex B bytes.
+func firstHEVCSPS(in ts: [UInt8]) -> [UInt8]? {
+    var payload: [UInt8] = []
+    for packet in stride(from: 0, to: min(ts.count, 188 * 8), by: 188)
+    where (Int(ts[packet + 1] & 0x1F) << 8 | Int(ts[packet + 2])) == 256 {
+        let start = ts[packet + 3] & 0x20 != 0 ? packet + 5 + Int(ts[packet + 4]) : packet + 4
+        payload += ts[start..<(packet + 188)]
+    }
+    return payload.withUnsafeBytes { buffer in
+        NALUnits.annexBUnits(in: buffer).first { NALUnits.hevcType(buffer[$0.lowerBound]) == NALUnits.hevcSPS }
+            .map { Array(UnsafeRawBufferPointer(rebasing: buffer[$0])) }
+    }
+}
