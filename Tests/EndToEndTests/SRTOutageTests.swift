@@ -5,10 +5,11 @@ import TestSupport
 import Testing
 
 /// The encoder outage over SRT (issue 31, part 3) with real processes: an ffmpeg SRT caller (`-re`, H.264 with a 1 s
-/// GOP for 2 s slots, AAC) feeds a channel while an ffmpeg reader plays its live playlist; the caller is killed with
+/// GOP for 2 s slots, AAC) feeds a channel while the players of the HTTP-push outage tests play its live playlist
+/// (ffmpeg's HLS reader, streamlink, GStreamer's playbin, hls.js in headless chromium); the caller is killed with
 /// SIGKILL (no SRT shutdown: the listener sees silence), the origin drops the caller and lists GAP (filler) from the
-/// next slot; ~10 s later a backup caller connects for the same rendition and the stream resumes with
-/// EXT-X-DISCONTINUITY; the reader plays through.
+/// next slot; 12 s later a backup caller connects for the same rendition and the stream resumes with
+/// EXT-X-DISCONTINUITY; every player plays through.
 @Suite(.tags(.endToEnd), .serialized)
 struct SRTOutageTests {
     static func configuration(srtPort: Int) -> String {
@@ -75,6 +76,50 @@ struct SRTOutageTests {
         return (callers, feed)
     }
 
+    /// How long each player plays: from before the kill to a few slots after the backup's return.
+    static let playSeconds = 28
+
+    /// streamlink, GStreamer's playbin and hls.js (started with the reader, before the kill) played through the
+    /// outage: each ends by itself without an error, and each shows pictures decoded after the backup's return.
+    /// Returns their figures for the test's output.
+    static func expectPlayersPlayedThrough(
+        streamlink: ChildProcess, streamlinkOutput: URL, gstreamer: ChildProcess,
+        browser: Task<BrowserPlayer.Report, any Error>, backupStarted: Double, directory: URL
+    ) async throws -> String {
+        // streamlink: every segment fetched (it ignores EXT-X-GAP and writes the filler out), the output decodes.
+        let streamlinkStatus = await streamlink.wait(timeout: .seconds(20))
+        let log = streamlink.standardOutput + streamlink.standardError
+        #expect(streamlinkStatus == 0, "streamlink: status \(String(describing: streamlinkStatus))\n\(log.suffix(3000))")
+        let failures = EndToEnd.StreamlinkTests.failures(log)
+        #expect(failures.isEmpty, "streamlink reported:\n\(failures.prefix(20).joined(separator: "\n"))")
+        let (frames, decodeErrors) = try await EndToEnd.StreamlinkTests.decode(streamlinkOutput, in: directory)
+        #expect(decodeErrors.isEmpty, "ffprobe decoding streamlink's output said: \(decodeErrors)")
+        #expect((frames["video"] ?? 0) >= 20 * 25, "streamlink's output decodes to \(frames)")
+        // GStreamer: no error, no end of stream, pictures after the backup's return.
+        let gstreamerStatus = await gstreamer.wait(timeout: .seconds(20))
+        let summary = try GStreamerPlayer.summary(of: gstreamer)
+        #expect(gstreamerStatus == 0, "GStreamer: status \(String(describing: gstreamerStatus))")
+        #expect(summary.errors.isEmpty, "GStreamer posted errors: \(summary.errors)")
+        #expect(!summary.eos, "GStreamer reached the end of the stream (a live stream has none)")
+        let gstreamerAfter = summary.videoFrames(after: backupStarted + 4)
+        #expect(gstreamerAfter > 0, "GStreamer decoded no picture after the backup's return: \(summary.samples)")
+        // hls.js: no player error, every request answered, playing after the backup's return.
+        let report = try await browser.value
+        let hlsjs = try #require(report.runs?.first)
+        #expect(hlsjs.error == nil && hlsjs.fatalErrors.isEmpty, "hls.js: \(hlsjs.account)")
+        let refused = (hlsjs.network?.failed ?? []).filter { $0.status != 404 }
+        #expect(refused.isEmpty, "hls.js requests refused or failed: \(refused.prefix(5))")
+        let played = hlsjs.summary?.all.played ?? 0
+        #expect(played >= Double(playSeconds) - 12, "hls.js played \(played) s: \(hlsjs.account)")
+        let samples = hlsjs.samples ?? []
+        let times = samples.filter { ($0.wallClock ?? 0) >= backupStarted + 4 }.compactMap(\.currentTime)
+        let advancedAfter = (times.max() ?? 0) - (times.min() ?? 0)
+        #expect(advancedAfter > 1, "hls.js did not play after the backup's return: \(hlsjs.account)")
+        return "streamlink \(frames), GStreamer \(summary.video) frames (\(gstreamerAfter) after the return, longest "
+            + "video stall \(String(format: "%.1f", summary.maxVideoStall)) s), hls.js played "
+            + "\(String(format: "%.1f", played)) s (\(String(format: "%.1f", advancedAfter)) s after the return)"
+    }
+
     @Test func aKilledSRTCallerIsListedAsGapAndABackupCallerResumesWithADiscontinuityWhileAReaderPlaysThrough()
         async throws
     {
@@ -85,19 +130,38 @@ struct SRTOutageTests {
             let primary = try Self.caller(srtPort: srtPort, directory: origin.directory, label: "ffmpeg-srt-primary")
             var backup: ChildProcess?
             var reader: ChildProcess?
+            var streamlink: ChildProcess?
+            var gstreamer: ChildProcess?
             defer {
                 primary.signal(SIGKILL)
                 backup?.signal(SIGKILL)
                 reader?.signal(SIGKILL)
+                streamlink?.signal(SIGKILL)
+                gstreamer?.signal(SIGKILL)
             }
             try await waitUntil("the primary caller's segments are listed", timeout: .seconds(15)) {
                 try await Self.entries(http).filter { !$0.gap }.count >= 3
             }
             let recording = origin.directory.appendingPathComponent("reader.ts")
             let readerStarted = ContinuousClock.now
+            let url = "\(origin.baseURL)/live/srt/main/index.m3u8"
             reader = try FFmpeg.startRecorder(
-                url: "\(origin.baseURL)/live/srt/main/index.m3u8", seconds: 26, output: recording,
-                directory: origin.directory, label: "reader", logLevel: "warning")
+                url: url, seconds: Self.playSeconds, output: recording, directory: origin.directory, label: "reader",
+                logLevel: "warning")
+            let streamlinkOutput = origin.directory.appendingPathComponent("streamlink.ts")
+            streamlink = try ChildProcess(
+                executable: try await EndToEnd.StreamlinkTests.streamlink(),
+                arguments: [
+                    "--loglevel", "debug", "--hls-live-edge", "3", "--stream-segmented-duration",
+                    "\(Self.playSeconds)", "--force", "-o", streamlinkOutput.path, url, "best",
+                ], directory: origin.directory, label: "streamlink")
+            gstreamer = try GStreamerPlayer.start(
+                url: url, seconds: Self.playSeconds, directory: origin.directory, label: "gstreamer")
+            let browser = Task {
+                try await BrowserPlayer.play(
+                    [BrowserPlayer.Run(player: .hlsjs, url: url, seconds: Double(Self.playSeconds), requests: true)],
+                    directory: origin.directory, label: "srt-outage-hlsjs")
+            }
             try await Task.sleep(for: .seconds(4))
             // Killed ~100 ms after a slot boundary (the listed PDTs give the grid): the slot's segment is cut short,
             // a keyframe and a few frames, no audio PES yet, and the filler must still be made (it was not: every GAP
@@ -141,11 +205,11 @@ struct SRTOutageTests {
             let metrics = String(decoding: try await http.get("/metrics").body, as: UTF8.self)
             #expect(metrics.contains("hlsorigin_srt_feed_drops_total{reason=\"silent\"} 1\n"), "\(metrics.split(separator: "\n").filter { $0.contains("srt_feed_drops") })")
 
-            // ~10 s outage, then the backup encoder takes the rendition over.
-            let outage = Duration.seconds(10) - (ContinuousClock.now - killed)
+            // A 12 s outage, then the backup encoder takes the rendition over.
+            let outage = Duration.seconds(12) - (ContinuousClock.now - killed)
             if outage > .zero { try await Task.sleep(for: outage) }
             let gapsListed = try await Self.entries(http).filter { $0.gap && $0.msn > lastBefore }.count
-            #expect(gapsListed >= 3, "\(gapsListed) GAP entries after 10 s of outage")
+            #expect(gapsListed >= 4, "\(gapsListed) GAP entries after 12 s of outage")
             // Every GAP entry answers filler, never 404.
             let outageEntries = try await Self.entries(http).filter { $0.msn > lastBefore }
             let shortSegment = outageEntries.first { !$0.gap }
@@ -155,6 +219,7 @@ struct SRTOutageTests {
             }
             backup = try Self.caller(srtPort: srtPort, directory: origin.directory, label: "ffmpeg-srt-backup")
             let backupStarted = ContinuousClock.now
+            let backupStartedWall = Date().timeIntervalSince1970
             var resumed: Entry?
             try await waitUntil("the backup caller's segments are listed", timeout: .seconds(12)) {
                 let listed = try await Self.entries(http)
@@ -171,7 +236,7 @@ struct SRTOutageTests {
             let (callers, feed) = try await Self.status(http)
             #expect(callers == 1 && feed == "live", "after the backup joined: \(callers) callers, feed \(feed ?? "nil")")
 
-            // The reader played through: it ends by itself (26 s read), no failed fetch, its recording spans the outage.
+            // The reader played through: it ends by itself, no failed fetch, its recording spans the outage.
             let readerStatus = await reader!.wait(timeout: .seconds(40))
             let readerSeconds = (ContinuousClock.now - readerStarted).seconds
             #expect(readerStatus == 0, "ffmpeg reader: status \(String(describing: readerStatus)): \(reader!.standardError)")
@@ -182,6 +247,9 @@ struct SRTOutageTests {
             let (recorded, probeErrors) = try await FFmpeg.formatDuration(of: recording, in: origin.directory)
             #expect(recorded >= 20, "the reader recorded \(recorded) s")
             #expect(probeErrors.isEmpty, "ffprobe of the reader's recording: \(probeErrors)")
+            let players = try await Self.expectPlayersPlayedThrough(
+                streamlink: streamlink!, streamlinkOutput: streamlinkOutput, gstreamer: gstreamer!, browser: browser,
+                backupStarted: backupStartedWall, directory: origin.directory)
             print(
                 "SRT outage: last segment before the kill MSN \(lastBefore); caller dropped from srtCallers "
                     + "\(callerGoneMs) ms after SIGKILL (the slot's short segment: \(shortSegment.map { "MSN \($0.msn), \($0.duration) s" } ?? "none")), feed dropped at \(feedDroppedMs) ms, first GAP MSN \(firstGap?.msn ?? 0) "
@@ -189,7 +257,7 @@ struct SRTOutageTests {
                     + "listed at \(firstGapMs) ms; \(gapsListed) GAPs at 10 s; backup's first segment MSN \(join.msn) "
                     + "(discontinuity \(join.discontinuity)) listed \(resumedMs) ms after it started; reader exit "
                     + "\(String(describing: readerStatus)) after \(String(format: "%.1f", readerSeconds)) s, recorded "
-                    + "\(String(format: "%.1f", recorded)) s")
+                    + "\(String(format: "%.1f", recorded)) s; \(players)")
         }
     }
 }

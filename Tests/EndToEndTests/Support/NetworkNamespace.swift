@@ -11,7 +11,9 @@ final class NetworkNamespace: Sendable {
     let hostAddress: String
     /// The namespace side's address (the remote client's).
     let remoteAddress: String
-    private let hostLink: String
+    /// The veth ends: on the host, and inside the namespace.
+    let hostLink: String
+    let namespaceLink: String
 
     /// Whether this process may make network namespaces (root, or CAP_NET_ADMIN and CAP_SYS_ADMIN): tried once.
     static let permitted: Bool = {
@@ -30,7 +32,7 @@ final class NetworkNamespace: Sendable {
         let tag = "\(getpid() % 10_000)\(Int.random(in: 10...99))"
         name = "hlso-\(tag)"
         hostLink = "vh\(tag)"
-        let namespaceLink = "vn\(tag)"
+        namespaceLink = "vn\(tag)"
         // 10.213.X.Y/30 with a random X and Y: .1 on the host side, .2 in the namespace.
         let base = "10.213.\(Int.random(in: 1...254)).\(Int.random(in: 0...62) * 4)"
         let prefix = base.split(separator: ".").dropLast().joined(separator: ".")

@@ -1,0 +1,99 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+extension EndToEndInBrowser {
+    /// Low-Latency HLS from an SRT caller (issue 31): ffmpeg pushes one continuous MPEG-TS over SRT (no segment muxer,
+    /// a keyframe every 2 s), the origin cuts the 2 s segments on its slot clock and the 0.4 s parts at access units as
+    /// the bytes arrive, and hls.js 1.6.15 in low-latency mode (headless chromium) plays it 1-2.5 s behind the live
+    /// edge, loading parts, the preload hint and blocking playlist reloads. Prints the latency measured.
+    @Suite("End to end: LL-HLS from an SRT caller", .tags(.endToEnd))
+    struct SRTLowLatencyBrowserTests {
+        static func configuration(srtPort: Int) -> String {
+            """
+            logLevel: info
+            ingest:
+              autoCreate: true
+              srt: { port: \(srtPort), latencyMilliseconds: 120, idleTimeoutMilliseconds: 2000 }
+            channels:
+              - name: \(LowLatencyStream.channel)
+                segmentDuration: 2
+                window: { segments: 10 }
+                lowLatency: { partTarget: \(LowLatencyStream.partTarget) }
+            """
+        }
+
+        /// The LL test's encoding (LowLatencyStream.startPush: 640x360, x264 zerolatency, a keyframe every 2 s, AAC)
+        /// sent as one continuous MPEG-TS to the SRT listener.
+        static func startCaller(srtPort: Int, directory: URL, label: String) throws -> ChildProcess {
+            let streamID = "#!::r=\(LowLatencyStream.channel)/\(LowLatencyStream.rendition),m=publish"
+            return try ChildProcess(
+                executable: try #require(ChildProcess.locate("ffmpeg")),
+                arguments: [
+                    "-nostdin", "-v", "error", "-re",
+                    "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                    "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
+                    "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "800k",
+                    "-c:a", "aac", "-b:a", "64k", "-ac", "2",
+                    "-f", "mpegts", "srt://127.0.0.1:\(srtPort)?streamid=\(streamID)&latency=120000",
+                ], directory: directory, label: label)
+        }
+
+        @Test("hls.js in low-latency mode plays an SRT caller's stream with hls.latency in 1-2.5 s")
+        func hlsjsPlaysAnSRTCallerWithinTheLatencyWindow() async throws {
+            let srtPort = try SRTProbe.freeUDPPort()
+            try await OriginProcess.withRunning(
+                configuration: Self.configuration(srtPort: srtPort), label: "srt-ll-hlsjs"
+            ) { origin in
+                let caller = try Self.startCaller(srtPort: srtPort, directory: origin.directory, label: "ffmpeg-srt-ll")
+                defer { caller.signal(SIGKILL) }
+                let client = HTTPClient(port: origin.port)
+                let first = try await LowLatencyStream.awaitParts(
+                    client: client, path: LowLatencyStream.mediaPath, parts: 3)
+                #expect(first.text.contains("#EXT-X-PART-INF:PART-TARGET="), "\(first.text)")
+                #expect(first.preloadHint != nil, "no EXT-X-PRELOAD-HINT:\n\(first.text)")
+                // The parts are cut at access units, not only at the keyframes (one every 2 s, five parts a
+                // segment): most parts do not start with one.
+                let partLines = first.text.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-PART:") }
+                #expect(
+                    partLines.contains { !$0.contains("INDEPENDENT=YES") },
+                    "every part is INDEPENDENT: not cut between keyframes\n\(first.text)")
+
+                let report = try await BrowserPlayer.play(
+                    [
+                        BrowserPlayer.Run(
+                            player: .hlsjs, url: origin.baseURL + LowLatencyStream.multivariantPath, seconds: 20,
+                            interval: 0.25, requests: true, catchUpRate: LowLatencyStream.catchUpRate,
+                            stallIncrease: 0)
+                    ], directory: origin.directory, label: "srt-ll-hlsjs")
+                let hlsjs = try #require(report.runs?.first)
+                #expect(hlsjs.error == nil, "\(hlsjs.account)")
+                #expect(hlsjs.fatalErrors.isEmpty, "hls.js fatal errors: \(hlsjs.fatalErrors) \(hlsjs.account)")
+                let played = hlsjs.summary?.all.played ?? 0
+                #expect(played >= 15, "hls.js played \(played) s of 20: \(hlsjs.account)")
+                let latency = hlsjs.latencies
+                #expect(
+                    latency.share(within: LowLatencyPlaybackTests.window) >= 0.8,
+                    "hls.latency \(latency); samples: \(latency.samples.map { String(format: "%.2f", $0) })")
+                // The PROGRAM-DATE-TIME of an SRT stream is the arrival of its media at the origin: the wall clock
+                // minus the date shown is how far behind the encoder's output the picture is.
+                let dates = hlsjs.dateLatencies
+                #expect(dates.median <= LowLatencyPlaybackTests.window.upperBound, "PDT lag \(dates)")
+                let urls = (hlsjs.network?.requests ?? []).map(\.url)
+                let refused = (hlsjs.network?.failed ?? []).filter { $0.status != 404 }
+                #expect(refused.isEmpty, "refused or failed: \(refused.map { "\($0.status) \($0.url)" })")
+                let kinds = urls.map(LowLatencyRequest.init(url:))
+                #expect(kinds.filter { $0 == .part }.count >= 20, "hls.js requests: \(LowLatencyRequest.tally(urls))")
+                #expect(
+                    kinds.contains(.blockingPlaylist) || kinds.contains(.deltaPlaylist),
+                    "hls.js never blocked: \(LowLatencyRequest.tally(urls))")
+                print(
+                    "low-latency hls.js from an SRT caller (\(report.browser ?? "?")): played "
+                        + "\(String(format: "%.1f", played)) s; hls.latency \(latency); PDT lag \(dates); requests: "
+                        + LowLatencyRequest.tally(urls))
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import HLSPlaylist
+import TestSupport
+import Testing
+
+/// Packet loss on the contribution path (issue 31): an ffmpeg SRT caller in a network namespace (a second host, as
+/// RemoteAccessTests makes it) pushes through a veth pair impaired in both directions with `tc netem` (2 % loss, 25 ms
+/// each way: 50 ms RTT) and an SRT latency of 400 ms (8 x the RTT); SRT's retransmission repairs the losses, so the
+/// playlist lists no EXT-X-GAP while the caller pushes and every segment decodes whole. The caller proves a token
+/// (its secret as the SRT passphrase): it is not on loopback.
+///
+/// Where the kernel has no netem qdisc (CONFIG_NET_SCH_NETEM off, as on the Firecracker kernel this was written on),
+/// the 2 % loss is made with nftables in the namespace instead (`numgen random`), without the delay, and the test says
+/// so as a known issue rather than passing as if netem had run.
+@Suite(.tags(.endToEnd), .serialized)
+struct SRTPacketLossTests {
+    static let secret = "lossy-path-passphrase-0123"
+
+    static func configuration(srtPort: Int) -> String {
+        """
+        logLevel: info
+        tokens:
+          - name: encoder-remote
+            secret: \(secret)
+        ingest:
+          autoCreate: false
+          srt: { port: \(srtPort), host: 0.0.0.0, latencyMilliseconds: 400, idleTimeoutMilliseconds: 2000 }
+        channels:
+          - name: lossy
+            segmentDuration: 2
+            window: { segments: 15 }
+            gapResponse: filler
+            renditions: [{ name: main }]
+            ingest: { tokens: [encoder-remote] }
+        """
+    }
+
+    /// How the path was impaired.
+    enum Impairment: Equatable {
+        /// `tc qdisc ... netem delay 25ms loss 2%` on both veth ends.
+        case netem
+        /// netem is missing: 2 % random drop of UDP both ways by nftables in the namespace; no delay.
+        case nftablesLossOnly(netemError: String)
+    }
+
+    /// Impairs the pair both ways: netem where the kernel has it, else loss alone with nftables.
+    static func impair(_ namespace: NetworkNamespace, in directory: URL) async throws -> Impairment {
+        let netem = ["qdisc", "add", "dev", namespace.hostLink, "root", "netem", "delay", "25ms", "loss", "2%"]
+        let host = try await ChildProcess.run("tc", netem, in: directory, timeout: .seconds(10))
+        if host.status == 0 {
+            var inside = netem
+            inside[3] = namespace.namespaceLink
+            let remote = try await namespace.run("tc", inside, in: directory, timeout: .seconds(10))
+            guard remote.status == 0 else { throw EndToEndError("tc in the namespace: \(remote.standardError)") }
+            return .netem
+        }
+        let rules: [[String]] = [
+            ["add", "table", "inet", "hlsoloss"],
+            ["add", "chain", "inet", "hlsoloss", "out", "{ type filter hook output priority 0 ; }"],
+            ["add", "chain", "inet", "hlsoloss", "in", "{ type filter hook input priority 0 ; }"],
+            ["add", "rule", "inet", "hlsoloss", "out", "meta", "l4proto", "udp", "numgen", "random", "mod", "100", "<",
+             "2", "drop"],
+            ["add", "rule", "inet", "hlsoloss", "in", "meta", "l4proto", "udp", "numgen", "random", "mod", "100", "<",
+             "2", "drop"],
+        ]
+        for rule in rules {
+            let output = try await namespace.run("nft", rule, in: directory, timeout: .seconds(10))
+            guard output.status == 0 else {
+                throw EndToEndError(
+                    "no netem (\(host.standardError.trimmingCharacters(in: .whitespacesAndNewlines))) and nft "
+                        + "\(rule.joined(separator: " ")) failed: \(output.standardError) (apt-get install nftables)")
+            }
+        }
+        return .nftablesLossOnly(netemError: host.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func srtRetransmissionCarriesTheFeedOverALossyPathWithNoGap() async throws {
+        guard NetworkNamespace.permitted else {
+            Issue.record("network namespaces need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN): the lossy path was not made")
+            return
+        }
+        let srtPort = try SRTProbe.freeUDPPort()
+        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: srtPort), label: "srt-loss") {
+            origin in
+            try await NetworkNamespace.with { namespace in
+                let impairment = try await Self.impair(namespace, in: origin.directory)
+                let streamID = "#!::r=lossy/main,m=publish,u=encoder-remote"
+                let caller = try ChildProcess(
+                    executable: try #require(ChildProcess.locate("ip")),
+                    arguments: [
+                        "netns", "exec", namespace.name, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "warning",
+                        "-re", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25", "-f", "lavfi", "-i",
+                        "sine=frequency=440:sample_rate=48000", "-t", "15", "-c:v", "libx264", "-preset", "veryfast",
+                        "-g", "25", "-keyint_min", "25", "-sc_threshold", "0", "-b:v", "1000k", "-c:a", "aac",
+                        "-b:a", "96k", "-f", "mpegts",
+                        "srt://\(namespace.hostAddress):\(srtPort)?streamid=\(streamID)&passphrase=\(Self.secret)"
+                            + "&pbkeylen=16&latency=400000",
+                    ], directory: origin.directory, label: "ffmpeg-srt-lossy")
+                defer { caller.signal(SIGKILL) }
+                let http = HTTPClient(port: origin.port)
+                // While the caller pushes: every playlist read, no GAP; the caller's SRT statistics kept.
+                var gapsSeen: Set<String> = []
+                var stats: [String: Any] = [:]
+                var reads = 0
+                while caller.isRunning {
+                    let playlist = try await http.get("/live/lossy/main/index.m3u8")
+                    if playlist.status == 200 {
+                        reads += 1
+                        let media = try MediaPlaylist.parse(String(decoding: playlist.body, as: UTF8.self))
+                        gapsSeen.formUnion(media.segments.filter(\.gap).map(\.uri))
+                    }
+                    let status = try await http.get("/admin/channels/lossy")
+                    if status.status == 200,
+                        let object = try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any],
+                        let first = (object["srtCallers"] as? [[String: Any]])?.first
+                    {
+                        stats = first
+                    }
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+                let exit = await caller.wait(timeout: .seconds(1))
+                #expect(exit == 0, "ffmpeg caller: \(String(describing: exit)) \(caller.standardError)")
+                #expect(reads >= 20, "the playlist was read \(reads) times while the caller pushed")
+                #expect(gapsSeen.isEmpty, "GAP listed while the caller pushed over the lossy path: \(gapsSeen.sorted())")
+                let lost = stats["lostPackets"] as? Int ?? -1
+                let retransmitted = stats["retransmittedPackets"] as? Int ?? -1
+                let dropped = stats["droppedPackets"] as? Int ?? -1
+                let received = stats["receivedPackets"] as? Int ?? -1
+                let rtt = stats["rttMilliseconds"] as? Double ?? -1
+                // The path did lose packets, SRT asked for them again and got them in time: none dropped for good.
+                #expect(lost > 0 && retransmitted > 0, "no loss or no retransmission seen: \(stats)")
+                #expect(dropped == 0, "\(dropped) packets dropped too late for the 400 ms latency: \(stats)")
+                if impairment == .netem { #expect(rtt >= 40, "RTT \(rtt) ms over a 50 ms path") }
+                try await SRTSegmentPlaybackTests.expectWholeDecodableSegments(
+                    http: http, origin: origin, path: "/live/lossy/main/", frameRate: 25, audioFramesPerSecond: 46.875)
+                print(
+                    "SRT over a lossy path (\(impairment == .netem ? "netem 2 % loss, 25 ms each way" : "nftables 2 % loss each way, no delay: netem unavailable")): "
+                        + "\(received) packets received, \(lost) lost, \(retransmitted) retransmitted, "
+                        + "\(dropped) dropped, RTT \(rtt) ms; playlist read \(reads) times, GAPs listed "
+                        + "\(gapsSeen.count)")
+                if case .nftablesLossOnly(let netemError) = impairment {
+                    withKnownIssue("tc netem is not available on this kernel: loss from nftables, no delay") {
+                        let account =
+                            "ran without netem (tc: \(netemError); CONFIG_NET_SCH_NETEM not set): the 2 % loss came "
+                            + "from nftables and the 25 ms delay each way was not applied"
+                        Issue.record(Comment(rawValue: account))
+                    }
+                }
+            }
+        }
+    }
+}
