@@ -1,6 +1,6 @@
 import MediaProbe
 
-/// Writes MPEG-TS: one program, PAT and PMT in one packet each, PES packets split into transport packets, PCR in
+/// Writes MPEG-TS: one program, PAT and PMT (each in as many packets as its section needs), PES packets split into transport packets, PCR in
 /// the adaptation field, and continuity counters that run on from one segment to the next, as in one endless stream.
 ///
 /// A value type: the owner (the test source generator, a gap filler) keeps one and mutates it as it writes packets.
@@ -14,11 +14,11 @@ import MediaProbe
 public struct TransportStreamMuxer: Sendable {
     /// Where a program's tables and streams go: the PSI sections written as they are, and the PIDs.
     public struct Layout: Sendable, Hashable {
-        /// The PAT section, table_id through CRC_32; must fit one packet.
+        /// The PAT section, table_id through CRC_32 (a long one spans packets).
         public var patSection: [UInt8]
         /// PID of the PMT.
         public var pmtPID: UInt16
-        /// The PMT section, table_id through CRC_32; must fit one packet.
+        /// The PMT section, table_id through CRC_32 (a long one spans packets).
         public var pmtSection: [UInt8]
         /// PID of the video elementary stream.
         public var videoPID: UInt16
@@ -83,7 +83,7 @@ public struct TransportStreamMuxer: Sendable {
         pendingDiscontinuity = [Self.patPID, layout.pmtPID, layout.videoPID, layout.audioPID]
     }
 
-    /// Appends one PAT packet and one PMT packet.
+    /// Appends the PAT and the PMT (one packet each unless a section is longer than a packet's payload).
     public mutating func writeProgramTables(into output: inout [UInt8]) {
         writeSection(layout.patSection, pid: Self.patPID, into: &output)
         writeSection(layout.pmtSection, pid: layout.pmtPID, into: &output)
@@ -130,6 +130,10 @@ public struct TransportStreamMuxer: Sendable {
         output += repeatElement(0xFF, count: 183 - 1 - 6)
     }
 
+    /// Counts a packet on `pid` written by someone else (a stream's own PAT or PMT copied after
+    /// ``writeProgramTables(into:)``): returns the continuity_counter it must carry to follow on.
+    public mutating func takeContinuityCounter(for pid: UInt16) -> UInt8 { nextContinuityCounter(for: pid) }
+
     // MARK: - Packets
 
     private mutating func nextContinuityCounter(for pid: UInt16) -> UInt8 {
@@ -138,20 +142,27 @@ public struct TransportStreamMuxer: Sendable {
         return counter
     }
 
-    /// One PSI section in one packet: pointer field 0, the section, 0xFF fill.
+    /// One PSI section: pointer field 0, the section (over as many packets as it needs), 0xFF fill.
     private mutating func writeSection(_ section: [UInt8], pid: UInt16, into output: inout [UInt8]) {
-        let discontinuity = pendingDiscontinuity.remove(pid) != nil
-        let start = output.count
-        let adaptationControl: UInt8 = discontinuity ? 0x30 : 0x10
-        output += Self.header(
-            pid: pid, payloadUnitStart: true, adaptationControl: adaptationControl,
-            continuityCounter: nextContinuityCounter(for: pid))
-        if discontinuity {
-            output += [1, 0x80]  // adaptation field: length 1, discontinuity_indicator
-        }
-        output.append(0)  // pointer_field
-        output += section
-        output += repeatElement(0xFF, count: start + Self.packetSize - output.count)
+        var offset = 0
+        var first = true
+        repeat {
+            let discontinuity = first && pendingDiscontinuity.remove(pid) != nil
+            let start = output.count
+            output += Self.header(
+                pid: pid, payloadUnitStart: first, adaptationControl: discontinuity ? 0x30 : 0x10,
+                continuityCounter: nextContinuityCounter(for: pid))
+            if discontinuity {
+                output += [1, 0x80]  // adaptation field: length 1, discontinuity_indicator
+            }
+            if first { output.append(0) }  // pointer_field
+            let room = start + Self.packetSize - output.count
+            let taken = min(room, section.count - offset)
+            output += section[offset..<(offset + taken)]
+            offset += taken
+            output += repeatElement(0xFF, count: start + Self.packetSize - output.count)
+            first = false
+        } while offset < section.count
     }
 
     /// Splits a PES packet into transport packets; the last one is padded with adaptation-field stuffing.

@@ -15,23 +15,39 @@ struct ProgramTables {
     var streams: [Stream]
     /// PID of the packets carrying the program's PCR.
     var pcrPID: Int
-    /// Byte ranges of the PAT and PMT sections (table_id ... CRC_32) inside the segment.
-    var patRange: Range<Int>
-    var pmtRange: Range<Int>
+    /// The PAT and PMT sections (table_id ... CRC_32) as sent, reassembled when they span packets.
+    var patSection: [UInt8]
+    var pmtSection: [UInt8]
 
     /// Finds the first program in the PAT and reads its PMT.
     init(_ bytes: UnsafeRawBufferPointer, packets: [TransportStreamPacket]) throws(ProbeError) {
         guard let pat = try Self.section(bytes, packets: packets, pid: 0, tableID: 0x00) else {
             throw ProbeError("MPEG-TS: no program association table (PID 0) found")
         }
-        patRange = pat
-        let pmtPID = try Self.programMapPID(bytes, pat: pat)
+        patSection = pat
+        let pmtPID = try Self.programMapPID(pat)
         self.pmtPID = pmtPID
         guard let pmt = try Self.section(bytes, packets: packets, pid: pmtPID, tableID: 0x02) else {
             throw ProbeError("MPEG-TS: no program map table found on PID \(pmtPID)")
         }
-        pmtRange = pmt
-        (pcrPID, streams) = try Self.programMap(bytes, pmt: pmt)
+        pmtSection = pmt
+        (pcrPID, streams) = try Self.programMap(pmt)
+    }
+
+    /// The PMT PID of the first program a PAT section (table_id ... CRC) lists.
+    static func programMapPID(_ section: [UInt8]) throws(ProbeError) -> Int {
+        let result = section.withUnsafeBytes { buffer in
+            Result { () throws(ProbeError) in try programMapPID(buffer, pat: 0..<buffer.count) }
+        }
+        return try result.get()
+    }
+
+    /// The PCR PID and the elementary streams a PMT section (table_id ... CRC) lists.
+    static func programMap(_ section: [UInt8]) throws(ProbeError) -> (pcrPID: Int, streams: [Stream]) {
+        let result = section.withUnsafeBytes { buffer in
+            Result { () throws(ProbeError) in try programMap(buffer, pmt: 0..<buffer.count) }
+        }
+        return try result.get()
     }
 
     /// The PMT PID of the first program a PAT section (table_id ... CRC) lists.
@@ -112,39 +128,30 @@ struct ProgramTables {
         return nil
     }
 
-    /// The byte range (table_id ... CRC) of the first section with `tableID` on `pid`. The section must lie in the
-    /// payload of the packet that starts it (PAT and PMT of HLS segments always do).
+    /// The first section with `tableID` on `pid` (table_id ... CRC), reassembled across packets, its CRC checked.
     private static func section(
         _ bytes: UnsafeRawBufferPointer, packets: [TransportStreamPacket], pid: Int, tableID: UInt8
-    ) throws(ProbeError) -> Range<Int>? {
-        for (index, packet) in packets.enumerated() where packet.pid == pid && packet.payloadUnitStart {
-            if let range = try sectionRange(bytes, payload: packet.payload, tableID: tableID, packet: index) {
-                return range
+    ) throws(ProbeError) -> [UInt8]? {
+        var assembler = PSISectionAssembler()
+        var found: [UInt8]?
+        for packet in packets where packet.pid == pid {
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[packet.payload])
+            assembler.consume(payload, unitStart: packet.payloadUnitStart) {
+                if found == nil, $0[0] == tableID { found = $0 }
+            }
+            if let found {
+                guard PSISectionAssembler.crcIsValid(found) else {
+                    throw ProbeError(
+                        "MPEG-TS: table 0x\(ADTSHeader.hex(tableID)) on PID \(pid): CRC_32 does not match the section")
+                }
+                guard found.count >= 12 else {
+                    throw ProbeError(
+                        "MPEG-TS: table 0x\(ADTSHeader.hex(tableID)) on PID \(pid): section_length "
+                            + "\(found.count - 3) is too short (at least 9)")
+                }
+                return found
             }
         }
         return nil
-    }
-
-    /// The byte range (table_id ... CRC) of the section with `tableID` that starts in the payload of a packet with
-    /// payload_unit_start_indicator set; nil when the payload is empty or starts another table. The section must end
-    /// in that payload.
-    static func sectionRange(
-        _ bytes: UnsafeRawBufferPointer, payload: Range<Int>, tableID: UInt8, packet index: Int
-    ) throws(ProbeError) -> Range<Int>? {
-        guard !payload.isEmpty else { return nil }
-        let pointer = Int(bytes[payload.lowerBound])
-        let start = payload.lowerBound + 1 + pointer
-        guard start + 3 <= payload.upperBound else {
-            throw ProbeError("MPEG-TS packet \(index): PSI pointer_field \(pointer) runs past the packet end")
-        }
-        guard bytes[start] == tableID else { return nil }
-        let sectionLength = Int(bytes[start + 1] & 0x0F) << 8 | Int(bytes[start + 2])
-        let end = start + 3 + sectionLength
-        guard sectionLength >= 9, end <= payload.upperBound else {
-            throw ProbeError(
-                "MPEG-TS packet \(index): table 0x\(ADTSHeader.hex(tableID)) section_length \(sectionLength) "
-                    + "does not fit the packet (sections spanning packets are not supported)")
-        }
-        return start..<end
     }
 }

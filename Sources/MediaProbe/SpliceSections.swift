@@ -17,8 +17,10 @@ struct SpliceSectionCollector {
     /// The PIDs read and how each carries its sections.
     private(set) var pids: [Int] = []
     private var carriage: [Carriage] = []
-    /// Bytes of the section (or PES) being assembled per PID; nil: waiting for a payload_unit_start.
+    /// Bytes of the PES being assembled per PID; nil: waiting for a payload_unit_start.
     private var pending: [[UInt8]?] = []
+    /// The sections being reassembled per PID (PSI carriage).
+    private var assemblers: [PSISectionAssembler] = []
     /// The sections found, in the order they ended.
     private(set) var sections: [[UInt8]] = []
 
@@ -42,6 +44,7 @@ struct SpliceSectionCollector {
             }
         }
         pending = Array(repeating: nil, count: pids.count)
+        assemblers = Array(repeating: PSISectionAssembler(), count: pids.count)
     }
 
     /// Takes one transport packet's payload on the PID at `index` of ``pids``.
@@ -59,50 +62,15 @@ struct SpliceSectionCollector {
                 pending[index]!.append(contentsOf: payload)
             }
         case .sections:
-            guard !payload.isEmpty else { return }
-            var start = 0
-            if unitStart {
-                // pointer_field: the bytes before the new section end the one being assembled.
-                let pointer = Int(payload[0])
-                guard 1 + pointer <= payload.count else {
-                    pending[index] = nil
-                    return
-                }
-                if pending[index] != nil {
-                    pending[index]!.append(contentsOf: payload[1..<(1 + pointer)])
-                    drain(index)
-                }
-                pending[index] = []
-                start = 1 + pointer
-            }
-            guard pending[index] != nil else { return }
-            pending[index]!.append(contentsOf: payload[start...])
-            drain(index)
+            var found: [[UInt8]] = []
+            assemblers[index].consume(payload, unitStart: unitStart) { if $0[0] == Self.tableId { found.append($0) } }
+            for section in found { keep(section) }
         }
     }
 
     /// Ends the segment: a PES still open is read (its packets all came); a section cut short is dropped.
     mutating func finish() {
         for index in pids.indices where carriage[index] == .pes { finishPES(index) }
-    }
-
-    /// Emits the whole sections at the start of the PID's buffer; stops at stuffing or a partial section.
-    private mutating func drain(_ index: Int) {
-        while let buffer = pending[index] {
-            guard let first = buffer.first else { return }
-            guard first != 0xFF else {
-                pending[index] = nil  // stuffing up to the next payload_unit_start
-                return
-            }
-            guard buffer.count >= 3 else { return }
-            let length = 3 + (Int(buffer[1] & 0x0F) << 8 | Int(buffer[2]))
-            guard buffer.count >= length else {
-                if buffer.count > Self.maximumSectionBytes { pending[index] = nil }
-                return
-            }
-            if first == Self.tableId { keep(Array(buffer[..<length])) }
-            pending[index] = Array(buffer[length...])
-        }
     }
 
     /// Reads a PES packet: stream_id 0xFC, its payload one section (a leading pointer_field is allowed).

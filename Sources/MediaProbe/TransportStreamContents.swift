@@ -56,9 +56,9 @@ public struct TransportStreamContents: Sendable {
             packets.append(packet)
         }
         let tables = try ProgramTables(bytes, packets: packets)
-        patSection = Array(bytes[tables.patRange])
+        patSection = tables.patSection
         pmtPID = tables.pmtPID
-        pmtSection = Array(bytes[tables.pmtRange])
+        pmtSection = tables.pmtSection
         pcrPID = tables.pcrPID
         streams = tables.streams.map { Stream(pid: $0.pid, streamType: $0.streamType) }
         lastContinuityCounters = counters

@@ -123,6 +123,9 @@ public struct TransportStreamDemuxer: Sendable {
     private var lastTimestamp: Int64?
     /// A PAT moved the PMT of a program already read: the next PMT is a program change.
     private var programReplaced = false
+    /// The PAT's and the PMT's sections being reassembled (a section may span packets).
+    private var patAssembler = PSISectionAssembler()
+    private var pmtAssembler = PSISectionAssembler()
 
     /// Bytes of a PES kept for its header and, video, up to its first slice; audio, whole (ADTS frames counted).
     static let maximumPESBytes = 1 << 20
@@ -201,6 +204,8 @@ public struct TransportStreamDemuxer: Sendable {
     /// The sync was lost: what was being assembled is incomplete.
     private mutating func lostSync() {
         pesActive = false
+        patAssembler.reset()
+        pmtAssembler.reset()
         for pid in continuity.indices { continuity[pid] = -1 }
     }
 
@@ -237,15 +242,23 @@ public struct TransportStreamDemuxer: Sendable {
         let payload = UnsafeRawBufferPointer(rebasing: packet[payloadStart..<TransportStreamPacket.size])
         let changesBefore = statistics.programChanges
         switch info.role {
-        case .programAssociation: if unitStart { readPAT(packet, payload: payloadStart..<TransportStreamPacket.size) }
+        case .programAssociation:
+            if broken { patAssembler.reset() }
+            var sections: [[UInt8]] = []
+            patAssembler.consume(payload, unitStart: unitStart) { sections.append($0) }
+            for section in sections { readPAT(section) }
         case .programMap:
-            if unitStart, readPMT(packet, payload: payloadStart..<TransportStreamPacket.size) {
+            if broken { pmtAssembler.reset() }
+            var sections: [[UInt8]] = []
+            pmtAssembler.consume(payload, unitStart: unitStart) { sections.append($0) }
+            for section in sections where readPMT(section) {
                 info.program = program
                 info.programChanged = statistics.programChanges > changesBefore
             }
         case .primary: readPrimary(payload, unitStart: unitStart, broken: broken, info: &info)
         case .elementary, .other: break
         }
+        statistics.malformed += patAssembler.takeDropped() + pmtAssembler.takeDropped()
         return info
     }
 
@@ -257,17 +270,24 @@ public struct TransportStreamDemuxer: Sendable {
         return .other
     }
 
-    private mutating func readPAT(_ packet: UnsafeRawBufferPointer, payload: Range<Int>) {
+    /// Whether a reassembled section is a current one of `tableID` whose CRC matches (else counted malformed).
+    private mutating func accepts(_ section: [UInt8], tableID: UInt8) -> Bool {
+        guard section[0] == tableID else { return false }
+        guard section.count >= 12, PSISectionAssembler.crcIsValid(section) else {
+            statistics.malformed += 1
+            return false
+        }
+        return section[5] & 1 != 0  // current_next_indicator: a "next" table is not in force yet
+    }
+
+    private mutating func readPAT(_ section: [UInt8]) {
+        guard accepts(section, tableID: 0x00), section != patSection else { return }
         do throws(ProbeError) {
-            guard let range = try ProgramTables.sectionRange(packet, payload: payload, tableID: 0x00, packet: 0) else {
-                return
-            }
-            let section = Array(packet[range])
-            guard section != patSection else { return }
-            let pid = try ProgramTables.programMapPID(packet, pat: range)
+            let pid = try ProgramTables.programMapPID(section)
             patSection = section
             if pid != pmtPID {
                 pmtPID = pid
+                pmtAssembler.reset()
                 if program != nil { programReplaced = true }
                 program = nil
                 setPrimary(nil)
@@ -277,15 +297,12 @@ public struct TransportStreamDemuxer: Sendable {
         }
     }
 
-    /// Reads a PMT; returns whether it defined the program (the first one, or a change).
-    private mutating func readPMT(_ packet: UnsafeRawBufferPointer, payload: Range<Int>) -> Bool {
+    /// Reads a PMT section; returns whether it defined the program (the first one, or a change).
+    private mutating func readPMT(_ section: [UInt8]) -> Bool {
+        guard let patSection, accepts(section, tableID: 0x02) else { return false }
+        if let program, program.pmtSection == section, program.patSection == patSection { return false }
         do throws(ProbeError) {
-            guard let patSection,
-                let range = try ProgramTables.sectionRange(packet, payload: payload, tableID: 0x02, packet: 0)
-            else { return false }
-            let section = Array(packet[range])
-            if let program, program.pmtSection == section, program.patSection == patSection { return false }
-            let (pcrPID, streams) = try ProgramTables.programMap(packet, pmt: range)
+            let (pcrPID, streams) = try ProgramTables.programMap(section)
             let version = Int(section[5] >> 1 & 0x1F)
             let next = Program(
                 pmtPID: pmtPID, pcrPID: pcrPID, version: version,

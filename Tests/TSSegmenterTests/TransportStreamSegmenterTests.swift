@@ -72,7 +72,7 @@ enum SegmenterFixture {
             case .ended(let end):
                 if let (start, bytes) = open { run.segments.append(CutSegment(start: start, bytes: bytes, end: end)) }
                 open = nil
-            case .keyframeIntervalTooLong(let message): run.warnings.append(message)
+            case .keyframeWarning(let message): run.warnings.append(message)
             }
         }
         return run
@@ -227,6 +227,43 @@ enum SegmenterFixture {
         #expect(run.segments.count >= 3)
     }
 
+    @Test func aPMTSpanningPacketsIsReassembledAndEachSegmentStartsWithIt() throws {
+        let pmt = SegmenterStreams.longProgramMap(dataStreams: 40)
+        #expect(pmt.count > 183)
+        let plain = try Fixture.stream(segments: 8)
+        let run = Fixture.run(SegmenterStreams.rewritingTables(plain, pmt: pmt))
+        #expect(run.segments.count >= 3)
+        #expect(run.segments.map(\.start.decodeTime) == Fixture.run(plain).segments.map(\.start.decodeTime))
+        #expect(run.status.demuxer.malformed == 0 && run.status.demuxer.programChanges == 0)
+        for segment in run.segments {
+            // Written again over two packets, and read back by the segment probe the origin stores it with.
+            let packets = try TransportStreamReader.packets(segment.bytes)
+            #expect(packets.prefix(3).map(\.pid) == [0, 0x1000, 0x1000] && !packets[2].payloadUnitStart)
+            let info = try Fixture.probe(segment)
+            #expect(info.startsWithKeyframe && info.startsWithPATAndPMT)
+            #expect(Set(info.tracks.map(\.kind)) == [.video, .audio, .data])
+        }
+    }
+
+    @Test func aPATSplitOverPacketsIsReassembled() throws {
+        // 1 + 16 bytes over three packets of at most 8.
+        let pat = ProgramSection.programAssociation(programNumber: 1, pmtPID: 0x1000)
+        let plain = try Fixture.stream(segments: 6)
+        let run = Fixture.run(SegmenterStreams.rewritingTables(plain, pat: pat, chunk: 8))
+        #expect(run.segments.count >= 2)
+        #expect(run.segments.map(\.start.decodeTime) == Fixture.run(plain).segments.map(\.start.decodeTime))
+        #expect(run.status.demuxer.malformed == 0)
+    }
+
+    @Test func programTablesWhoseCRCDoesNotMatchAreIgnoredAndCounted() throws {
+        var pmt = ProgramSection.programMap(
+            programNumber: 1, pcrPID: 0x0100, streams: [(0x1B, 0x0100), (0x0F, 0x0101)])
+        pmt[pmt.count - 1] ^= 0xFF
+        let run = Fixture.run(SegmenterStreams.rewritingTables(try Fixture.stream(segments: 4), pmt: pmt))
+        #expect(run.segments.isEmpty)
+        #expect(run.status.demuxer.malformed >= 4)
+    }
+
     @Test func aKeyframeIntervalLongerThanTheSegmentsSaysWhichGOPToUse() throws {
         // 1 s GOP, 0.5 s segments: segments can only end every second.
         let run = Fixture.run(try Fixture.stream(segments: 4), segmentMilliseconds: 500)
@@ -235,6 +272,23 @@ enum SegmenterFixture {
         #expect(warning.contains("every 1 s") && warning.contains("-g 12") && warning.contains("25 fps"))
         #expect(run.status.keyframeWarning == warning)
         #expect(Fixture.run(try Fixture.stream(segments: 4)).warnings.isEmpty)
+    }
+
+    @Test func aStreamWithoutIDRPicturesSaysNoKeyframeCameAndWhichGOPToUse() throws {
+        // An encoder with an open GOP (or intra refresh) sends I pictures that are not IDR: nothing can be cut.
+        let withoutIDR = SegmenterStreams.withoutIDR(try Fixture.stream(segments: 6))
+        let run = Fixture.run(withoutIDR)
+        #expect(run.segments.isEmpty)
+        #expect(run.warnings.count == 1)
+        let warning = try #require(run.warnings.first)
+        #expect(warning.hasPrefix("no keyframe (H.264 IDR, HEVC IRAP picture) in 4.04 s"), "\(warning)")
+        #expect(warning.contains("none is cut") && warning.contains("-g 50 (25 fps x 2 s"))
+        #expect(run.status.keyframeWarning == warning)
+        // IDR pictures again: cut, and the warning is down.
+        let healed = Fixture.run(
+            withoutIDR + (try Fixture.stream(segments: 6, startPTS: TestStreamGenerator.defaultStartPTS + 6 * 90_000)))
+        #expect(healed.segments.count >= 2)
+        #expect(healed.status.keyframeWarning == nil)
     }
 
     @Test func anAudioOnlyStreamIsCutAtThePESNearestEachBoundary() throws {
@@ -322,57 +376,93 @@ enum SegmenterStreams {
     /// `stream` with its video PID moved to `pid` and a PMT that says so (a stream change when it follows the
     /// original).
     static func movingVideo(to pid: UInt16, in stream: [UInt8]) -> [UInt8] {
-        let pmt = ProgramSection.programMap(
-            programNumber: 1, pcrPID: pid, streams: [(0x1B, pid), (0x0F, 0x0101)])
-        var bytes = stream
-        for offset in stride(from: 0, to: bytes.count, by: 188) {
-            let packetPID = UInt16(bytes[offset + 1] & 0x1F) << 8 | UInt16(bytes[offset + 2])
-            if packetPID == 0x0100 {
-                bytes[offset + 1] = bytes[offset + 1] & 0xE0 | UInt8(pid >> 8)
-                bytes[offset + 2] = UInt8(pid & 0xFF)
-            } else if packetPID == 0x1000 {
-                // pointer_field 0 then the section, padded with 0xFF.
-                let payload = [0] + pmt + [UInt8](repeating: 0xFF, count: 184 - 1 - pmt.count)
-                bytes.replaceSubrange((offset + 4)..<(offset + 188), with: payload)
-                bytes[offset + 3] = bytes[offset + 3] & 0xCF | 0x10  // payload only
-            }
-        }
-        return bytes
+        rewritingTables(
+            stream,
+            pmt: ProgramSection.programMap(programNumber: 1, pcrPID: pid, streams: [(0x1B, pid), (0x0F, 0x0101)]),
+            moving: [0x0100: pid])
     }
 
     /// `stream` with its PMT moved to `pid` and a PAT that says so (a stream change when it follows the original).
     static func movingPMT(to pid: UInt16, in stream: [UInt8]) -> [UInt8] {
-        let pat = ProgramSection.programAssociation(programNumber: 1, pmtPID: pid)
-        var bytes = stream
-        for offset in stride(from: 0, to: bytes.count, by: 188) {
-            let packetPID = UInt16(bytes[offset + 1] & 0x1F) << 8 | UInt16(bytes[offset + 2])
-            if packetPID == 0x1000 {
-                bytes[offset + 1] = bytes[offset + 1] & 0xE0 | UInt8(pid >> 8)
-                bytes[offset + 2] = UInt8(pid & 0xFF)
-            } else if packetPID == 0 {
-                let payload = [0] + pat + [UInt8](repeating: 0xFF, count: 184 - 1 - pat.count)
-                bytes.replaceSubrange((offset + 4)..<(offset + 188), with: payload)
-                bytes[offset + 3] = bytes[offset + 3] & 0xCF | 0x10
-            }
-        }
-        return bytes
+        rewritingTables(
+            stream, pat: ProgramSection.programAssociation(programNumber: 1, pmtPID: pid), moving: [0x1000: pid])
     }
 
     /// The test source's audio alone (AAC, 48 kHz, 4 frames per PES): its video packets dropped, a PMT that lists
     /// the audio alone.
     static func audioOnly(_ stream: [UInt8]) -> [UInt8] {
-        let pmt = ProgramSection.programMap(programNumber: 1, pcrPID: 0x0101, streams: [(0x0F, 0x0101)])
+        rewritingTables(
+            stream, pmt: ProgramSection.programMap(programNumber: 1, pcrPID: 0x0101, streams: [(0x0F, 0x0101)]),
+            dropping: [0x0100])
+    }
+
+    /// `stream` (the test source's layout: PAT, PMT on 0x1000) with each PAT and PMT packet replaced by `pat` /
+    /// `pmt` (nil: the section it carries), written over as many packets as it takes with at most `chunk` bytes of
+    /// pointer_field + section each (adaptation-field stuffing fills the rest), their continuity counters renumbered;
+    /// the PIDs in `moving` moved, those in `dropping` left out.
+    static func rewritingTables(
+        _ stream: [UInt8], pat: [UInt8]? = nil, pmt: [UInt8]? = nil, chunk: Int = 184,
+        moving: [UInt16: UInt16] = [:], dropping: Set<UInt16> = []
+    ) -> [UInt8] {
         var bytes: [UInt8] = []
+        var counters: [UInt16: UInt8] = [:]
         for offset in stride(from: 0, to: stream.count, by: 188) {
-            let pid = UInt16(stream[offset + 1] & 0x1F) << 8 | UInt16(stream[offset + 2])
-            if pid == 0x0100 { continue }
+            let original = UInt16(stream[offset + 1] & 0x1F) << 8 | UInt16(stream[offset + 2])
+            if dropping.contains(original) { continue }
+            let pid = moving[original] ?? original
             var packet = Array(stream[offset..<(offset + 188)])
-            if pid == 0x1000 {
-                packet.replaceSubrange(4..<188, with: [0] + pmt + [UInt8](repeating: 0xFF, count: 183 - pmt.count))
-                packet[3] = packet[3] & 0xCF | 0x10
+            packet[1] = packet[1] & 0xE0 | UInt8(pid >> 8)
+            packet[2] = UInt8(pid & 0xFF)
+            guard original == 0 || original == 0x1000 else {
+                bytes += packet
+                continue
             }
-            bytes += packet
+            // The section the packet carries (the test source's fit one packet after pointer_field 0).
+            let sectionStart = (packet[3] & 0x20 != 0 ? 5 + Int(packet[4]) : 4) + 1
+            let carried = packet[sectionStart..<(sectionStart + 3 + (Int(packet[sectionStart + 1] & 0x0F) << 8
+                | Int(packet[sectionStart + 2])))]
+            let section = (original == 0 ? pat : pmt) ?? Array(carried)
+            let payload = [0] + section
+            for start in stride(from: 0, to: payload.count, by: chunk) {
+                let piece = payload[start..<min(start + chunk, payload.count)]
+                let counter = counters[pid, default: 0]
+                counters[pid] = (counter + 1) & 0x0F
+                var written: [UInt8] = [0x47, (start == 0 ? 0x40 : 0) | UInt8(pid >> 8), UInt8(pid & 0xFF)]
+                if piece.count == 184 {
+                    written += [0x10 | counter]
+                } else {
+                    // Adaptation field: its length byte, flags 0, then stuffing up to the payload.
+                    let fieldLength = 184 - piece.count - 1
+                    written += [0x30 | counter, UInt8(fieldLength)]
+                    if fieldLength > 0 { written += [0x00] + [UInt8](repeating: 0xFF, count: fieldLength - 1) }
+                }
+                bytes += written + piece
+            }
         }
         return bytes
+    }
+
+    /// `stream` with its H.264 IDR slices turned into non-IDR slices (nal_unit_type 5 to 1): I pictures an encoder
+    /// with an open GOP sends, no random access point the segmenter may cut at.
+    static func withoutIDR(_ stream: [UInt8]) -> [UInt8] {
+        var bytes = stream
+        for offset in stride(from: 0, to: bytes.count, by: 188) {
+            let pid = UInt16(bytes[offset + 1] & 0x1F) << 8 | UInt16(bytes[offset + 2])
+            guard pid == 0x0100 else { continue }
+            for index in (offset + 4)..<(offset + 185) where bytes[index] == 0 && bytes[index + 1] == 0
+                && bytes[index + 2] == 1 && bytes[index + 3] & 0x1F == 5
+            {
+                bytes[index + 3] = bytes[index + 3] & 0xE0 | 1
+            }
+        }
+        return bytes
+    }
+
+    /// A PMT like the test source's (H.264 on 0x100 carrying the PCR, AAC on 0x101) listing `dataStreams` private
+    /// data streams more (PIDs 0x300...): longer than one packet from 36 on.
+    static func longProgramMap(dataStreams: Int) -> [UInt8] {
+        let extra = (0..<dataStreams).map { (streamType: UInt8(0x06), pid: UInt16(0x0300 + $0)) }
+        return ProgramSection.programMap(
+            programNumber: 1, pcrPID: 0x0100, streams: [(0x1B, 0x0100), (0x0F, 0x0101)] + extra)
     }
 }
