@@ -95,14 +95,16 @@ public final class ContinuousTSSession: Sendable {
         public var closed = false
     }
 
-    private struct State {
+    private struct State: ~Copyable {
         var segmenter: TransportStreamSegmenter
         var status: Status
-        /// Low-Latency: the open segment's push (nil when refused: the rest of that segment is dropped).
+        /// Low-Latency: the open segment's push (nil when none is open, or it was refused: the rest of that segment
+        /// is dropped).
         var push: StreamingPush?
-        /// Otherwise: the open segment's bytes.
-        var segment: [UInt8] = []
-        var segmentOpen = false
+        /// Otherwise: the open segment's bytes (nil when none is open), handed to the store without a copy.
+        var segment: ByteAccumulator?
+        /// The last segment's size: the next one's first allocation.
+        var lastSegmentBytes = 0
     }
 
     init(
@@ -155,11 +157,13 @@ public final class ContinuousTSSession: Sendable {
             case .started(let start):
                 // A new session, a timestamp jump or a stream change: a discontinuity even where the PTS continue.
                 if start.discontinuity { origin.markDiscontinuity(channel: channel, rendition: rendition) }
-                state.segmentOpen = true
-                state.segment.removeAll(keepingCapacity: true)
-                if lowLatency { state.push = beginPush(start, &state) }
+                if lowLatency {
+                    state.push = beginPush(start, &state)
+                } else {
+                    let expected = state.lastSegmentBytes
+                    state.segment = ByteAccumulator(initialCapacity: max(64 << 10, expected + expected / 16))
+                }
             case .bytes(let bytes):
-                guard state.segmentOpen else { continue }
                 if lowLatency {
                     guard let push = state.push else { continue }
                     let refusal = bytes.withUnsafeBytes { push.receive($0) }
@@ -167,11 +171,11 @@ public final class ContinuousTSSession: Sendable {
                         refused(refusal, &state)
                         state.push = nil
                     }
-                } else {
-                    state.segment.append(contentsOf: bytes)
+                } else if var segment = state.segment.take() {
+                    bytes.withUnsafeBytes { segment.append($0) }
+                    state.segment = consume segment
                 }
             case .ended(let end):
-                state.segmentOpen = false
                 if lowLatency {
                     guard let push = state.push else { continue }
                     state.push = nil
@@ -182,8 +186,9 @@ public final class ContinuousTSSession: Sendable {
                         refused(error, &state)
                     }
                 } else {
-                    let body = SharedBytes(state.segment)
-                    state.segment.removeAll(keepingCapacity: true)
+                    guard let segment = state.segment.take() else { continue }
+                    state.lastSegmentBytes = segment.count
+                    let body = segment.finish()
                     let push = MediaPush(
                         channel: channel, rendition: rendition, kind: .media, body: body,
                         label: "segment \(end.index) of the stream from \(peer)",
@@ -195,7 +200,7 @@ public final class ContinuousTSSession: Sendable {
                         refused(error, &state)
                     }
                 }
-            case .keyframeIntervalTooLong(let message):
+            case .keyframeWarning(let message):
                 logger.warning("\(message)")
             }
         }

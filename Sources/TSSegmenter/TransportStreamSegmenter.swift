@@ -62,8 +62,9 @@ public struct TransportStreamSegmenter: Sendable {
         /// The next bytes of the open segment (whole packets).
         case bytes([UInt8])
         case ended(SegmentEnd)
-        /// The encoder's keyframe interval does not fit the segment duration: what to set (logged once per change).
-        case keyframeIntervalTooLong(String)
+        /// The encoder's keyframes do not fit the segment duration (their interval is longer than a segment, or
+        /// none came for two segment durations): what to set, to be logged (once per change).
+        case keyframeWarning(String)
     }
 
     /// What the status page shows.
@@ -77,7 +78,8 @@ public struct TransportStreamSegmenter: Sendable {
         /// The latest keyframe interval (90 kHz ticks) and the frame duration seen.
         public var keyframeIntervalTicks: Int64?
         public var frameDurationTicks: Int64?
-        /// Set while the keyframe interval is longer than the segment duration: says which `-g` to use.
+        /// Set while the keyframe interval is longer than the segment duration, or while no keyframe came for two
+        /// segment durations (an encoder sending no IDR: open GOP, intra refresh): says which `-g` to use.
         public var keyframeWarning: String?
     }
 
@@ -101,10 +103,14 @@ public struct TransportStreamSegmenter: Sendable {
     /// Output not yet handed out as a `.bytes` event.
     private var output: [UInt8] = []
     private var events: [Event] = []
-    /// Continuity counters of the PAT and PMT within the open segment.
-    private var tableCounters: (pat: UInt8, pmt: UInt8) = (0, 0)
+    /// What wrote the open segment's PAT and PMT: it numbers the stream's later PAT/PMT packets on from them.
+    private var tableWriter: TransportStreamMuxer?
     private var lastDecodeTime: Int64?
     private var lastKeyframeTime: Int64?
+    /// Video: the first access unit's decode time while no keyframe came yet (since the start or a jump).
+    private var firstVideoTime: Int64?
+    /// The no-keyframe warning is up (cleared by the next keyframe).
+    private var missingKeyframeWarned = false
     /// Audio: the duration of the last PES (ticks).
     private var audioPESTicks: Int64?
     /// Audio: the PES whose packets are held (until the next PES starts), and whether the segment ends before it.
@@ -221,14 +227,21 @@ public struct TransportStreamSegmenter: Sendable {
             // Anchored again on the new timeline at once: the media after the jump is kept.
             if let time { anchor(at: time) } else { anchorMilliseconds = nil }
             lastKeyframeTime = nil
+            firstVideoTime = nil
         }
         if let time {
             if let last = lastDecodeTime, time > last, program?.primary?.kind == .video {
                 status.frameDurationTicks = time - last
             }
             if unit.randomAccess, program?.primary?.kind == .video {
+                if missingKeyframeWarned {
+                    missingKeyframeWarned = false
+                    status.keyframeWarning = nil
+                }
                 if let previous = lastKeyframeTime, time > previous { noteKeyframeInterval(time - previous) }
                 lastKeyframeTime = time
+            } else if program?.primary?.kind == .video {
+                noteMissingKeyframe(at: time)
             }
         }
         defer { if let time { lastDecodeTime = time } }
@@ -307,7 +320,7 @@ public struct TransportStreamSegmenter: Sendable {
         let before = output.count
         muxer.writeProgramTables(into: &output)
         openBytes += output.count - before
-        tableCounters = (1, 1)
+        tableWriter = muxer
     }
 
     /// Puts the stream's timestamps on the wall clock: the access unit at `time` arrived now.
@@ -374,15 +387,9 @@ public struct TransportStreamSegmenter: Sendable {
         output.append(contentsOf: packet)
         openBytes += packet.count
         // The segment's own PAT/PMT came first: the stream's later ones continue their counters.
-        if pid == 0 || pid == program?.pmtPID {
-            let counter: UInt8
-            if pid == 0 {
-                counter = tableCounters.pat
-                tableCounters.pat = (counter + 1) & 0x0F
-            } else {
-                counter = tableCounters.pmt
-                tableCounters.pmt = (counter + 1) & 0x0F
-            }
+        if pid == 0 || pid == program?.pmtPID,
+            let counter = tableWriter?.takeContinuityCounter(for: UInt16(truncatingIfNeeded: pid))
+        {
             output[start + 3] = output[start + 3] & 0xF0 | counter
         }
         if openBytes > configuration.maximumSegmentBytes {
@@ -401,19 +408,44 @@ public struct TransportStreamSegmenter: Sendable {
         }
         let seconds = Double(ticks) / 90_000
         let target = Double(configuration.segmentDurationMilliseconds) / 1000
-        var advice = "a keyframe interval of at most \(Self.format(target)) s"
-        if let frame = status.frameDurationTicks, frame > 0 {
-            let frames = max(Int64(1), slot / frame)
-            advice =
-                "-g \(frames) (\(Self.format(90_000 / Double(frame))) fps x \(Self.format(target)) s; with x264 also "
-                + "-keyint_min \(frames) -sc_threshold 0)"
-        }
         let warning =
             "keyframes come every \(Self.format(seconds)) s, longer than the \(Self.format(target)) s segments: "
-            + "segments end only at keyframes and run long; set the encoder's keyframe interval: \(advice)"
+            + "segments end only at keyframes and run long; set the encoder's keyframe interval: \(gopAdvice())"
         let changed = status.keyframeWarning == nil
         status.keyframeWarning = warning
-        if changed { events.append(.keyframeIntervalTooLong(warning)) }
+        if changed { events.append(.keyframeWarning(warning)) }
+    }
+
+    /// A video access unit that is not a keyframe: warns once no keyframe came for two segment durations (an
+    /// encoder whose GOP is open, or that refreshes by intra slices, sends I pictures that are no IDR).
+    private mutating func noteMissingKeyframe(at time: Int64) {
+        guard let since = lastKeyframeTime ?? firstVideoTime else {
+            firstVideoTime = time
+            return
+        }
+        let (waited, overflow) = time.subtractingReportingOverflow(since)
+        let limit = 2 &* configuration.segmentDurationMilliseconds &* 90
+        guard !overflow, waited > limit, !missingKeyframeWarned else { return }
+        missingKeyframeWarned = true
+        let warning =
+            "no keyframe (H.264 IDR, HEVC IRAP picture) in \(Self.format(Double(waited) / 90_000)) s of the stream: "
+            + "segments start and end only at keyframes, so \(open == nil ? "none is cut" : "the segment runs on")"
+            + "; set the encoder to a closed GOP with an IDR every segment (no open GOP, no intra refresh): "
+            + gopAdvice()
+        status.keyframeWarning = warning
+        events.append(.keyframeWarning(warning))
+    }
+
+    /// What to set the encoder's keyframe interval to: `-g` with the frame rate seen, else in seconds.
+    private func gopAdvice() -> String {
+        let slot = configuration.segmentDurationMilliseconds &* 90
+        let target = Double(configuration.segmentDurationMilliseconds) / 1000
+        guard let frame = status.frameDurationTicks, frame > 0 else {
+            return "a keyframe interval of at most \(Self.format(target)) s"
+        }
+        let frames = max(Int64(1), slot / frame)
+        return "-g \(frames) (\(Self.format(90_000 / Double(frame))) fps x \(Self.format(target)) s; with x264 also "
+            + "-keyint_min \(frames) -sc_threshold 0)"
     }
 
     private static func format(_ value: Double) -> String {
