@@ -61,7 +61,8 @@ public struct TransportStreamDemuxer: Sendable {
         public var role: Role
         /// payload_unit_start_indicator.
         public var unitStart: Bool
-        /// This packet's PMT differs from the one before (new version, new PIDs or types): a stream change.
+        /// This packet's PMT changes the program's streams (new PIDs or types, or a PAT moved the PMT): a stream
+        /// change. A new version listing the same streams only updates `program`.
         public var programChanged = false
         /// The program as of this packet, on the packets that define it (the first PMT, a change).
         public var program: Program?
@@ -312,6 +313,12 @@ public struct TransportStreamDemuxer: Sendable {
                         kind: ElementaryStreamState(pid: $0.pid, streamType: $0.payloadType).kind)
                 },
                 patSection: patSection, pmtSection: section)
+            // A new version listing the same streams (a descriptor, a language changed) is no stream change: the
+            // program's sections are updated, nothing is cut.
+            if let program, !programReplaced, program.streams == next.streams, program.pcrPID == next.pcrPID {
+                self.program = next
+                return true
+            }
             if program != nil || programReplaced { statistics.programChanges += 1 }
             programReplaced = false
             program = next

@@ -212,6 +212,41 @@ enum SegmenterFixture {
         #expect(try Fixture.probe(run.segments[index]).startsWithKeyframe)
     }
 
+    @Test func aPMTVersionBumpListingTheSameStreamsCutsNothingAndTheNextSegmentCarriesIt() throws {
+        // An encoder sends PMT version 1 (a descriptor changed) 4 s in: the same PIDs and types, no stream change.
+        var bumped = ProgramSection.programMap(
+            programNumber: 1, pcrPID: 0x0100, streams: [(0x1B, 0x0100), (0x0F, 0x0101)])
+        bumped[5] = 0xC3  // version_number 1, current
+        bumped.replaceSubrange((bumped.count - 4)..., with: withUnsafeBytes(
+            of: ProgramSection.crc32(Array(bumped.dropLast(4))).bigEndian, Array.init))
+        let first = try Fixture.stream(segments: 4)
+        let second = SegmenterStreams.rewritingTables(
+            try Fixture.stream(segments: 6, startPTS: TestStreamGenerator.defaultStartPTS + 4 * 90_000), pmt: bumped)
+        let run = Fixture.run(first + second)
+        #expect(run.status.demuxer.programChanges == 0 && run.status.demuxer.malformed == 0)
+        #expect(!run.segments.contains { $0.start.discontinuity })
+        #expect(run.segments.dropLast().allSatisfy { $0.end.durationTicks == 180_000 })
+        #expect(run.segments.count == Fixture.run(try Fixture.stream(segments: 10)).segments.count)
+        let last = try #require(run.segments.last)
+        #expect(try TransportStreamReader.section(in: TransportStreamReader.packets(last.bytes)[1]) == bumped)
+    }
+
+    @Test func aDiscontinuityIndicatorExcusesCountersRestartingWhileTheTimestampsContinue() throws {
+        // The encoder's muxer restarts 4 s in (counters from 0, discontinuity_indicator set) on the same clock.
+        let stream = try Fixture.stream(
+            segments: 8, restartAfter: 4, restartPTS: TestStreamGenerator.defaultStartPTS + 4 * 90_000)
+        let run = Fixture.run(stream)
+        #expect(run.status.demuxer.continuityErrors == 0 && run.status.demuxer.timestampJumps == 0)
+        #expect(!run.segments.contains { $0.start.discontinuity })
+        #expect(run.segments.dropLast().allSatisfy { $0.end.durationTicks == 180_000 })
+        // The same restart without the indicator: every PID's counter jump is an error.
+        var unflagged = stream
+        for offset in stride(from: 0, to: unflagged.count, by: 188) where unflagged[offset + 3] & 0x20 != 0 {
+            if unflagged[offset + 4] > 0 { unflagged[offset + 5] &= 0x7F }
+        }
+        #expect(Fixture.run(unflagged).status.demuxer.continuityErrors >= 2)
+    }
+
     @Test func garbageAndLostPacketsAreCountedAndTheStreamResyncs() throws {
         var stream = try Fixture.stream(segments: 8)
         // 100 bytes of junk in the middle of the 3rd second and a packet dropped in the 6th.
@@ -291,25 +326,40 @@ enum SegmenterFixture {
         #expect(healed.status.keyframeWarning == nil)
     }
 
-    @Test func anAudioOnlyStreamIsCutAtThePESNearestEachBoundary() throws {
+    @Test func anAudioOnlyStreamIsCutAtTheAACFrameNearestEachBoundaryAndDecodesAlone() throws {
+        // The test source's PES carry 4 AAC frames (1920 ticks each at 48 kHz): boundaries fall inside them.
         let stream = SegmenterStreams.audioOnly(try Fixture.stream(segments: 9))
         let run = Fixture.run(stream)
         #expect(run.segments.count >= 4)
-        // The PES starts of the stream (the test source's last PES of each second is shorter).
-        let starts = try TransportStreamReader.packets(stream).filter { $0.pid == 0x0101 && $0.payloadUnitStart }
-            .map { packet -> Int64 in
-                let p = packet.payload
-                return Int64(p[9] >> 1 & 7) << 30 | Int64(p[10]) << 22 | Int64(p[11] >> 1) << 15
-                    | Int64(p[12]) << 7 | Int64(p[13] >> 1)
-            }
+        let frames = try Self.audioFrameStarts(stream)
         for segment in run.segments.dropFirst() {
             // The boundary this segment follows: PTS 1.5 s + k x 2 s (ticks 135 000 + k x 180 000), the nearest.
             let k = (segment.start.decodeTime - 135_000 + 90_000) / 180_000
             let boundary = 135_000 + k * 180_000
-            let nearest = starts.min { abs($0 - boundary) < abs($1 - boundary) }
+            let nearest = frames.min { abs($0 - boundary) < abs($1 - boundary) }
             #expect(segment.start.decodeTime == nearest, "boundary \(boundary)")
+        }
+        #expect(run.status.audioSplits >= 1)
+        var cut: [Int64] = []
+        for segment in run.segments {
             let info = try Fixture.probe(segment)
             #expect(info.tracks.map(\.kind) == [.audio] && info.startsWithPATAndPMT)
+            #expect(info.startTime.ticks == segment.start.decodeTime)
+            // Whole frames, the audio PID's counters following on from the segment's start.
+            cut += try Self.audioFrameStarts(segment.bytes)
+            let counters = try TransportStreamReader.packets(segment.bytes).filter { $0.pid == 0x0101 && $0.hasPayload }
+                .map(\.continuityCounter)
+            #expect(counters == counters.indices.map { UInt8($0 % 16) })
+        }
+        // No frame lost or repeated from the first segment's start on.
+        #expect(cut == frames.filter { $0 >= run.segments[0].start.decodeTime })
+    }
+
+    /// The PTS of every AAC frame on PID 0x101 (a PES's PTS, then 1024 samples at 48 kHz per frame).
+    static func audioFrameStarts(_ bytes: [UInt8]) throws -> [Int64] {
+        let units = try TransportStreamReader.pesUnits(TransportStreamReader.packets(bytes), pid: 0x0101)
+        return try units.flatMap { unit in
+            try TransportStreamReader.adtsFrameLengths(unit.payload).indices.map { unit.pts! + Int64($0) * 1920 }
         }
     }
 
@@ -330,6 +380,21 @@ enum SegmenterFixture {
             // ffprobe prints the stream under its program and alone: the same line twice.
             let lines = Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
             #expect(lines == ["h264,\(frames)"], "\(name): \(output.standardOutput)")
+        }
+        // Audio-only segments, PES split between frames: every AAC frame decodes, none lost or repeated.
+        let audio = Fixture.run(SegmenterStreams.audioOnly(try Fixture.stream(segments: 9)))
+        #expect(audio.status.audioSplits >= 1)
+        for segment in audio.segments {
+            let name = "audio-\(segment.start.index).ts"
+            try Data(segment.bytes).write(to: directory.appendingPathComponent(name))
+            let output = try ChildProcess.runBlocking(
+                "ffprobe",
+                ["-v", "error", "-count_frames", "-select_streams", "a:0", "-show_entries",
+                 "stream=codec_name,nb_read_frames", "-of", "csv=p=0", name], in: directory, timeout: .seconds(30))
+            #expect(output.status == 0 && output.standardError.isEmpty, "\(name): \(output.standardError)")
+            let frames = try Self.audioFrameStarts(segment.bytes).count
+            let lines = Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+            #expect(lines == ["aac,\(frames)"], "\(name): \(output.standardOutput)")
         }
     }
 }
@@ -368,6 +433,17 @@ struct EncodedStreamSegmenterTests {
                 #expect(lines == ["hevc,50"], "\(name): \(lines)")
             }
         }
+        // The same HEVC after 4 s of the H.264 test source on the same PIDs (the PMT's stream_type 0x1B becomes
+        // 0x24): a codec change, cut at the HEVC stream's first IRAP picture with a discontinuity.
+        let switched = SegmenterFixture.run(try SegmenterFixture.stream(segments: 4) + stream)
+        let change = try #require(switched.segments.firstIndex { $0.start.discontinuity })
+        #expect(change > 0 && switched.status.demuxer.programChanges == 1)
+        func videoCodec(_ segment: CutSegment) throws -> String? {
+            try SegmenterFixture.probe(segment).tracks.first { $0.kind == .video }?.codec
+        }
+        #expect(try videoCodec(switched.segments[change - 1])?.hasPrefix("avc1") == true)
+        #expect(try videoCodec(switched.segments[change])?.hasPrefix("hvc1") == true)
+        #expect(try SegmenterFixture.probe(switched.segments[change]).startsWithKeyframe)
     }
 }
 
