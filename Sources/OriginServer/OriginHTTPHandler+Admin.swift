@@ -74,9 +74,22 @@ extension OriginHTTPHandler {
         }
     }
 
-    private struct OutageRequest: Decodable {
-        var seconds: Double
-        var renditions: [String]?
+    /// The body of `POST .../outage`, strict like every admin body: an object with `seconds` (a number) and
+    /// `renditions` (strings, optional), nothing else; `null` is a field left out. nil when it is not that.
+    static func outageRequest(_ body: SharedBytes) -> (seconds: Double, renditions: [String])? {
+        guard case .object(let all)? = try? JSONDecoder().decode(JSONValue.self, from: Data(body.array)) else {
+            return nil
+        }
+        let object = all.filter { $0.value != .null }
+        guard object.keys.allSatisfy({ ["seconds", "renditions"].contains($0) }), case .number(let seconds)? = object["seconds"]
+        else { return nil }
+        switch object["renditions"] {
+        case nil: return (seconds, [])
+        case .array(let values):
+            let names = values.compactMap { value -> String? in if case .string(let name) = value { name } else { nil } }
+            return names.count == values.count ? (seconds, names) : nil
+        default: return nil
+        }
     }
 
     func outage(_ channelName: String, _ body: SharedBytes) -> HTTPResponse {
@@ -86,17 +99,16 @@ extension OriginHTTPHandler {
         guard let feed = testSource?.feed(channel: channelName) else {
             return json(409, ["error": "channel '\(channelName)' is not fed by the built-in test source"])
         }
-        let request: OutageRequest
-        do {
-            request = try JSONDecoder().decode(OutageRequest.self, from: Data(body.array))
-        } catch {
-            return json(400, ["error": "invalid JSON body: expected {\"seconds\": 10, \"renditions\": [\"...\"]}"])
+        guard let request = Self.outageRequest(body) else {
+            return json(
+                400,
+                ["error": "invalid JSON body: expected {\"seconds\": 10, \"renditions\": [\"...\"]} (no other field)"])
         }
         guard request.seconds > 0, request.seconds <= 86400 else {
             return json(400, ["error": "seconds must be > 0 and <= 86400"])
         }
         do {
-            let affected = try feed.dropFeed(seconds: request.seconds, renditions: request.renditions ?? [])
+            let affected = try feed.dropFeed(seconds: request.seconds, renditions: request.renditions)
             struct Answer: Encodable {
                 let channel: String
                 let renditions: [String]

@@ -118,9 +118,6 @@ extension OriginHTTPHandler {
 
     // MARK: - Admin
 
-    private struct TokenRequest: Decodable {
-        var ttlSeconds: Int64?
-    }
 
     /// `POST /admin/channels/{channel}/tokens` `{"ttlSeconds": 3600}`: 201 with a token, its expiry and the
     /// multivariant URL that carries it (for tests and simple setups; backends compute tokens themselves with the
@@ -134,10 +131,15 @@ extension OriginHTTPHandler {
         }
         var ttl = min(3600, playback.maxTokenSeconds)
         if body.count > 0 {
-            do {
-                ttl = try JSONDecoder().decode(TokenRequest.self, from: Data(body.array)).ttlSeconds ?? ttl
-            } catch {
-                return json(400, ["error": "invalid JSON body: expected {\"ttlSeconds\": 3600}"])
+            // Strict like every admin body: an object whose only field is a whole number of seconds (null: left out).
+            let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body.array))
+            guard case .object(let object)? = value, object.keys.allSatisfy({ $0 == "ttlSeconds" }) else {
+                return json(400, ["error": "invalid JSON body: expected {\"ttlSeconds\": 3600} (no other field)"])
+            }
+            switch object["ttlSeconds"] {
+            case nil, .null?: break
+            case .number(let seconds)? where seconds == seconds.rounded() && abs(seconds) < 1e15: ttl = Int64(seconds)
+            default: return json(400, ["error": "ttlSeconds must be a whole number of seconds", "field": "ttlSeconds"])
             }
         }
         guard ttl > 0, ttl <= playback.maxTokenSeconds else {

@@ -7,6 +7,7 @@ import OriginServer
 import TestSource
 import TestSourceInput
 import TestSupport
+import Testing
 
 /// What `OriginService` runs, built in the test so time stands still between steps: an `Origin` on a
 /// `ManualClock`, the `OriginHTTPHandler` and an `HTTPServer` on 127.0.0.1, port 0. Nothing ticks on its own:
@@ -77,7 +78,15 @@ final class OriginTestStack {
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
         chunkSize: Int? = nil
     ) throws -> RawHTTPResponse {
-        try connect().request(method, target, headers: headers, body: body, chunkSize: chunkSize)
+        let response = try connect().request(method, target, headers: headers, body: body, chunkSize: chunkSize)
+        // Every admin answer a route test gets must be one the OpenAPI description allows (AdminOpenAPITests).
+        if target.hasPrefix("/admin/") || target.hasPrefix("/status/") {
+            let problems = AdminOpenAPIValidator.shared.problems(
+                method: method, target: target, status: response.status, contentType: response.header("Content-Type"),
+                body: response.body)
+            for problem in problems ?? [] { Issue.record("openapi/admin.json: \(problem)") }
+        }
+        return response
     }
 
     /// GET on a fresh connection.

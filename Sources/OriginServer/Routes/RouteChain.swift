@@ -37,9 +37,10 @@ struct RouteContext: Sendable {
 extension OriginHTTPHandler {
     public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         guard let segments = request.decodedPathSegments() else {
-            return finished(
-                .text(
-                    400, "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment\n"))
+            let reason = "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment"
+            // The admin API answers JSON, also for a path it cannot read (openapi/admin.json).
+            if request.path.hasPrefix("/admin/") { return finished(Self.jsonAnswer(400, ["error": reason])) }
+            return finished(.text(400, reason + "\n"))
         }
         guard !segments.isEmpty else { return finished(.text(404, "not found: try /live/{channel}/index.m3u8\n")) }
         return dispatch(request, Self.routes.resolve(method: request.method, segments))
@@ -54,7 +55,13 @@ extension OriginHTTPHandler {
         case .unknownGroup: return finished(.text(404, "not found\n"))
         case .unknownPath(let known), .route(let known, _, _, _): group = known
         }
-        if request.method == "OPTIONS", let methods = group.preflight { return finished(preflight(methods: methods)) }
+        if request.method == "OPTIONS", let methods = group.preflight {
+            // A route that names its methods allows those (`Allow` says what the target takes, RFC 9110 10.2.1).
+            if case .route(_, let route, _, _) = resolution, !route.methods.isEmpty {
+                return finished(preflight(methods: route.allowed))
+            }
+            return finished(preflight(methods: methods))
+        }
         var requester: Requester?
         switch group.access {
         case .open: break
