@@ -119,6 +119,7 @@ public final class ConfigurationReloader: Sendable {
         check("multivariantMaxAge", \.multivariantMaxAge)
         check("clockOffset", \.clockOffsetMilliseconds)
         check("logLevel", \.logLevel)
+        check("delivery", \.delivery)  // CMSD and CMCD are set up with the handler
         // The certificate and key files are read again at every reload; the listener itself changes only at a start.
         check("server.tls", \.tls.isSome)
         if old.tls != nil, new.tls != nil {

@@ -162,7 +162,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     /// Headers on every answer, also those MicroHTTPD builds itself (configure `HTTPServerConfiguration.standardHeaders`).
     public static let standardHeaders: HTTPHeaders = [
         "Access-Control-Allow-Origin": "*",
-        "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag, Age, Date",
+        // CMSD (CTA-5006) is for players too: a cross-origin player reads only the headers listed here.
+        "Access-Control-Expose-Headers": "Content-Length, Content-Range, ETag, Age, Date, CMSD-Static, CMSD-Dynamic",
     ]
 
     /// Adds the headers every answer carries (CMSD-Static `ot=o` unless the chain or the handler gave a more
@@ -200,7 +201,10 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
             status: 204,
             headers: [
                 "Access-Control-Allow-Methods": methods,
-                "Access-Control-Allow-Headers": "Range, Authorization, Content-Type, If-None-Match, If-Modified-Since",
+                // CMCD-*: a player sending CMCD (CTA-5004) as headers, cross-origin, asks first.
+                "Access-Control-Allow-Headers":
+                    "Range, Authorization, Content-Type, If-None-Match, If-Modified-Since, "
+                    + "CMCD-Request, CMCD-Object, CMCD-Status, CMCD-Session",
                 "Access-Control-Max-Age": "86400", "Allow": methods, "Cache-Control": "public, max-age=86400",
             ])
     }

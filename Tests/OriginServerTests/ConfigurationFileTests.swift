@@ -399,8 +399,8 @@ struct StrictConfigurationKeysTests {
         (
             "serverx: 1",
             "serverx", "serverx",
-            ["admin", "channels", "database", "ingest", "limits", "logLevel", "redundancy", "server", "storage",
-             "tokens"]
+            ["admin", "channels", "database", "delivery", "ingest", "limits", "logLevel", "redundancy", "server",
+             "storage", "tokens"]
         ),
         (
             "server: {hots: x}",

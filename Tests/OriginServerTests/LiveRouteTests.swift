@@ -88,7 +88,9 @@ struct LiveRouteTests {
             #expect(response.header("Access-Control-Allow-Origin") == "*", "status \(response.status)")
             #expect(response.headerValues("Access-Control-Allow-Origin").count == 1)
         }
-        #expect(ok.header("Access-Control-Expose-Headers") == "Content-Length, Content-Range, ETag, Age, Date")
+        #expect(
+            ok.header("Access-Control-Expose-Headers")
+                == "Content-Length, Content-Range, ETag, Age, Date, CMSD-Static, CMSD-Dynamic")
     }
 
     @Test func preflightAnswers204WithTheAllowedMethods() throws {
@@ -105,6 +107,7 @@ struct LiveRouteTests {
         #expect(preflight.header("Allow") == "GET, HEAD, OPTIONS")
         let allowedHeaders = try #require(preflight.header("Access-Control-Allow-Headers"))
         #expect(allowedHeaders.contains("Range"))
+        #expect(allowedHeaders.contains("CMCD-Request, CMCD-Object, CMCD-Status, CMCD-Session"))
         #expect(preflight.header("Access-Control-Max-Age") == "86400")
 
         let ingestPreflight = try stack.request("OPTIONS", "/ingest/ch/360p/segment.ts")

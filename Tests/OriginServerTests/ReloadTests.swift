@@ -223,6 +223,7 @@ struct ReloadTests {
             ("clockOffsetMilliseconds", { $0.clockOffsetMilliseconds += 1 }),
             ("logLevel", { $0.logLevel = "debug" }),
             ("srt", { $0.srt = SRTConfiguration(port: 9000) }),
+            ("delivery", { $0.delivery.cmsd = false }),
         ]
         // Applied by the reload itself: the origin's settings (`Origin.reload`, which names `dataDir` and the store's
         // layout as restart-only), the tokens (`AccessControl`), and the TLS certificate (its listener's settings

@@ -93,6 +93,16 @@ let vjs = null;
 const players = {
     async hlsjs() {
         const module = await import("./assets/hls.js");
+        // ?cmcd=query|headers: hls.js sends CMCD (CTA-5004). The wrapper takes no configuration: reach the class
+        // through a throwaway instance and put `cmcd` into its default configuration before the real one is made.
+        const cmcd = params.get("cmcd");
+        if (cmcd === "query" || cmcd === "headers") {
+            const probe = module.t(document.createElement("video"), source);
+            const Hls = probe.constructor;
+            probe.destroy();
+            Hls.DefaultConfig = { ...Hls.DefaultConfig, cmcd: { useHeaders: cmcd === "headers" } };
+            note("hls", `CMCD ${cmcd}`);
+        }
         hls = module.t(video, source, () => {
             note("hls", "MANIFEST_PARSED");
             video.play().catch((e) => error(`play(): ${e}`));

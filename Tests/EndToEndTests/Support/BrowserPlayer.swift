@@ -35,6 +35,8 @@ enum BrowserPlayer {
         /// hls.js: seconds its latency target grows by at each stall (`liveSyncOnStallIncrease`; nil: hls.js's
         /// default 1 s, up to one target duration).
         var stallIncrease: Double?
+        /// hls.js sends CMCD (CTA-5004): `query` (the `CMCD` argument) or `headers` (`CMCD-*`); nil: none.
+        var cmcd: String?
     }
 
     /// What `play.py` printed.
