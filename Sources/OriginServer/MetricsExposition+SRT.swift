@@ -33,8 +33,8 @@ extension MetricsExposition {
             "hlsorigin_srt_rtt_seconds", "gauge", "Round-trip time to the SRT caller.",
             perCaller { "\($0.rttMilliseconds / 1000)" })
         family(
-            "hlsorigin_srt_receive_rate_bits_per_second", "gauge", "What the SRT caller sent over the last second.",
-            perCaller { "\($0.bitsPerSecond)" })
+            "hlsorigin_srt_receive_rate_bytes_per_second", "gauge",
+            "What the SRT caller sent over the last second, in bytes per second.", perCaller { "\($0.bitsPerSecond / 8)" })
         family(
             "hlsorigin_srt_received_bytes_total", "counter", "Bytes received from the SRT caller (this connection).",
             perCaller { "\($0.receivedBytes)" })

@@ -16,6 +16,10 @@ enum MetricsExposition {
             for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
         }
         let statuses = origin.allChannels.map { $0.status() }
+        /// Milliseconds as Prometheus' base unit, seconds (NaN when unknown).
+        func seconds(_ milliseconds: Int64?) -> String {
+            milliseconds.map { "\(Double($0) / 1000)" } ?? "NaN"
+        }
         func perRendition(_ value: (RenditionStatus) -> String) -> [(String, String)] {
             statuses.flatMap { channel in
                 channel.renditions.map { ("{channel=\"\(channel.name)\",rendition=\"\($0.name)\"}", value($0)) }
@@ -90,12 +94,12 @@ enum MetricsExposition {
             "hlsorigin_live_edge_msn", "gauge", "Media sequence number of the newest entry.",
             perRendition { "\($0.liveEdgeMSN.map { "\($0)" } ?? "NaN")" })
         family(
-            "hlsorigin_live_edge_lag_milliseconds", "gauge", "Shared clock minus the end of the newest entry.",
-            perRendition { "\($0.liveEdgeLagMilliseconds.map { "\($0)" } ?? "NaN")" })
+            "hlsorigin_live_edge_lag_seconds", "gauge", "Shared clock minus the end of the newest entry.",
+            perRendition { seconds($0.liveEdgeLagMilliseconds) })
         family(
-            "hlsorigin_drift_milliseconds", "gauge",
+            "hlsorigin_drift_seconds", "gauge",
             "Arrival time minus the end of the newest segment on the PDT timeline.",
-            perRendition { "\($0.driftMilliseconds)" })
+            perRendition { seconds($0.driftMilliseconds) })
         family(
             "hlsorigin_feed_live", "gauge", "1 while the rendition's feed delivers, 0 otherwise.",
             perRendition { $0.feed == "live" ? "1" : "0" })
@@ -103,8 +107,9 @@ enum MetricsExposition {
             "hlsorigin_window_segments", "gauge", "Entries listed in the media playlist.",
             perRendition { "\($0.windowSegments)" })
         family(
-            "hlsorigin_peak_bitrate_bits", "gauge", "Highest segment bit rate seen (BANDWIDTH).",
-            perRendition { "\($0.peakBitrate)" })
+            "hlsorigin_peak_rate_bytes_per_second", "gauge",
+            "Highest segment rate seen, in bytes per second (the playlist's BANDWIDTH is 8 times this, in bits).",
+            perRendition { "\(Double($0.peakBitrate) / 8)" })
         let encrypted = statuses.compactMap { status in status.encryption.map { (status.name, $0) } }
         if !encrypted.isEmpty {
             family(
