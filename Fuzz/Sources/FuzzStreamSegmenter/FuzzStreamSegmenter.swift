@@ -1,12 +1,23 @@
-import TSSegmenter
 import FuzzSupport
+import MediaProbe
+import TSSegmenter
 
 /// The continuous MPEG-TS segmenter (`TransportStreamSegmenter`, over `TransportStreamDemuxer`). Input: a segment
 /// duration byte (0.1 to 25.6 s), a seed for how the stream is split, then the stream. Fed whole and in pieces: the
-/// same segments, each starting with a PAT and made of whole packets; garbage never traps.
+/// same segments, each starting with a PAT and made of whole packets; garbage never traps. The stream is also read
+/// as one PES by `AudioPESFrames` (what the segmenter splits an audio PES with): frames back to back inside it.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 2 else { return 0 }
+    let pes = Array(UnsafeBufferPointer(start: data + 2, count: size - 2))
+    if let audio = AudioPESFrames(pes: pes) {
+        for (frame, next) in zip(audio.frames, audio.frames.dropFirst())
+        where frame.range.upperBound != next.range.lowerBound {
+            fatalError("ADTS frames of a PES not back to back")
+        }
+        let inside = audio.frames.allSatisfy { $0.range.upperBound <= pes.count && $0.samples > 0 }
+        guard audio.sampleRate > 0, inside else { fatalError("an ADTS frame past the PES end or with no samples") }
+    }
     let configuration = TransportStreamSegmenter.Configuration(
         segmentDurationMilliseconds: 100 * (Int64(data[0]) + 1), toleranceMilliseconds: 500,
         maximumSegmentBytes: 1 << 20)
@@ -53,7 +64,7 @@ func segments(_ events: [TransportStreamSegmenter.Event]) -> [[UInt8]] {
             }
             result.append(bytes)
             open = nil
-        case .keyframeIntervalTooLong: break
+        case .keyframeWarning: break
         }
     }
     return result
