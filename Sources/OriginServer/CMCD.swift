@@ -143,7 +143,7 @@ struct FixedHistogram: Sendable {
 /// CMCD counted per channel for `/metrics`: requests carrying it, distinct sessions (`sid`) seen in the last
 /// `sessionWindowMilliseconds` (at most `maximumSessions` remembered per channel: beyond that new ones are counted
 /// in `hlsorigin_cmcd_sessions_untracked_total` until old ones expire), starvation events (`bs`), and histograms of
-/// buffer length (`bl`, seconds) and measured throughput (`mtp`, bits per second). Channels are only those the
+/// buffer length (`bl`, seconds) and measured throughput (`mtp`, bytes per second). Channels are only those the
 /// origin has (a request names an existing channel before it is counted), so labels stay bounded.
 final class CMCDStatistics: Sendable {
     static let sessionWindowMilliseconds: Int64 = 300_000
@@ -236,11 +236,11 @@ final class CMCDStatistics: Sendable {
                 "Buffer length players reported with their requests (CMCD bl)."
             ) { $1.bufferLength.lines("hlsorigin_cmcd_buffer_length_seconds", labels: $0, format: Self.seconds) }
             + family(
-                "hlsorigin_cmcd_measured_throughput_bits_per_second", "histogram",
-                "Throughput players measured (CMCD mtp)."
+                "hlsorigin_cmcd_measured_throughput_bytes_per_second", "histogram",
+                "Throughput players measured (CMCD mtp, kbit/s: 125 bytes per second each)."
             ) {
                 $1.throughput.lines(
-                    "hlsorigin_cmcd_measured_throughput_bits_per_second", labels: $0, format: Self.bitsPerSecond)
+                    "hlsorigin_cmcd_measured_throughput_bytes_per_second", labels: $0, format: Self.bytesPerSecond)
             }
     }
 
@@ -254,9 +254,9 @@ final class CMCDStatistics: Sendable {
         return "\(whole).\(digits)"
     }
 
-    /// kbit/s as bit/s (saturating).
-    static func bitsPerSecond(_ kbps: Int64) -> String {
-        let (product, overflow) = kbps.multipliedReportingOverflow(by: 1000)
+    /// kbit/s as bytes per second (Prometheus's base unit; saturating).
+    static func bytesPerSecond(_ kbps: Int64) -> String {
+        let (product, overflow) = kbps.multipliedReportingOverflow(by: 125)
         return overflow ? "\(Int64.max)" : "\(product)"
     }
 }

@@ -53,7 +53,7 @@ extension EndToEndInBrowser {
                 let requests = value("hlsorigin_cmcd_requests_total{channel=\"tv\"}") ?? 0
                 let buffers = value("hlsorigin_cmcd_buffer_length_seconds_count{channel=\"tv\"}") ?? 0
                 let bufferSum = value("hlsorigin_cmcd_buffer_length_seconds_sum{channel=\"tv\"}") ?? 0
-                let throughputs = value("hlsorigin_cmcd_measured_throughput_bits_per_second_count{channel=\"tv\"}") ?? 0
+                let throughputs = value("hlsorigin_cmcd_measured_throughput_bytes_per_second_count{channel=\"tv\"}") ?? 0
                 #expect(sessions == 2, "one session per player: \(metrics)")
                 #expect(requests >= 10 && buffers >= 4 && bufferSum > 0 && throughputs >= 2, "\(metrics)")
                 let answer = try await client.get("/live/tv/360p/index.m3u8")

@@ -193,8 +193,8 @@ struct CMSDCMCDCodecTests {
         #expect(CMCDStatistics.seconds(1500) == "1.5")
         #expect(CMCDStatistics.seconds(60000) == "60")
         #expect(CMCDStatistics.seconds(1005) == "1.005")
-        #expect(CMCDStatistics.bitsPerSecond(25400) == "25400000")
-        #expect(CMCDStatistics.bitsPerSecond(.max) == "\(Int64.max)")
+        #expect(CMCDStatistics.bytesPerSecond(25400) == "3175000")
+        #expect(CMCDStatistics.bytesPerSecond(.max) == "\(Int64.max)")
     }
 
     @Test func sessionsAreCountedOncePerIdWithinBoundedMemory() {
