@@ -78,6 +78,20 @@ enum SegmenterFixture {
         return run
     }
 
+    /// What ffprobe decodes of `segment` (written as `name` in `directory`): `codec,frames` of the `streams` it
+    /// selects, each line once (ffprobe prints a stream under its program and alone); it must decode without error.
+    static func decodedFrames(
+        _ segment: CutSegment, named name: String, streams: String, in directory: URL
+    ) throws -> Set<Substring> {
+        try Data(segment.bytes).write(to: directory.appendingPathComponent(name))
+        let output = try ChildProcess.runBlocking(
+            "ffprobe",
+            ["-v", "error", "-count_frames", "-select_streams", streams, "-show_entries",
+             "stream=codec_name,nb_read_frames", "-of", "csv=p=0", name], in: directory, timeout: .seconds(30))
+        #expect(output.status == 0 && output.standardError.isEmpty, "\(name): \(output.standardError)")
+        return Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+    }
+
     static func probe(_ segment: CutSegment) throws -> SegmentInfo {
         try segment.bytes.withUnsafeBytes { try MediaProbe.probeSegment($0, initSection: nil) }
     }
@@ -369,32 +383,17 @@ enum SegmenterFixture {
         let directory = try TemporaryDirectory.make("segmenter")
         defer { try? FileManager.default.removeItem(at: directory) }
         for segment in run.segments {
-            let name = "\(segment.start.index).ts"
-            try Data(segment.bytes).write(to: directory.appendingPathComponent(name))
-            let output = try ChildProcess.runBlocking(
-                "ffprobe",
-                ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                 "stream=codec_name,nb_read_frames", "-of", "csv=p=0", name], in: directory, timeout: .seconds(30))
-            #expect(output.status == 0 && output.standardError.isEmpty, "\(name): \(output.standardError)")
-            let frames = Int64(segment.end.durationTicks / 3600)
-            // ffprobe prints the stream under its program and alone: the same line twice.
-            let lines = Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
-            #expect(lines == ["h264,\(frames)"], "\(name): \(output.standardOutput)")
+            let lines = try SegmenterFixture.decodedFrames(
+                segment, named: "\(segment.start.index).ts", streams: "v:0", in: directory)
+            #expect(lines == ["h264,\(segment.end.durationTicks / 3600)"], "\(segment.start.index).ts")
         }
         // Audio-only segments, PES split between frames: every AAC frame decodes, none lost or repeated.
         let audio = Fixture.run(SegmenterStreams.audioOnly(try Fixture.stream(segments: 9)))
         #expect(audio.status.audioSplits >= 1)
         for segment in audio.segments {
-            let name = "audio-\(segment.start.index).ts"
-            try Data(segment.bytes).write(to: directory.appendingPathComponent(name))
-            let output = try ChildProcess.runBlocking(
-                "ffprobe",
-                ["-v", "error", "-count_frames", "-select_streams", "a:0", "-show_entries",
-                 "stream=codec_name,nb_read_frames", "-of", "csv=p=0", name], in: directory, timeout: .seconds(30))
-            #expect(output.status == 0 && output.standardError.isEmpty, "\(name): \(output.standardError)")
-            let frames = try Self.audioFrameStarts(segment.bytes).count
-            let lines = Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
-            #expect(lines == ["aac,\(frames)"], "\(name): \(output.standardOutput)")
+            let lines = try SegmenterFixture.decodedFrames(
+                segment, named: "audio-\(segment.start.index).ts", streams: "a:0", in: directory)
+            #expect(lines == ["aac,\(try Self.audioFrameStarts(segment.bytes).count)"], "audio-\(segment.start.index)")
         }
     }
 }
@@ -422,13 +421,7 @@ struct EncodedStreamSegmenterTests {
             let info = try SegmenterFixture.probe(segment)
             #expect(info.startsWithKeyframe && info.tracks.first { $0.kind == .video }?.codec?.hasPrefix("hvc1") == true)
             let name = "cut-\(segment.start.index).ts"
-            try Data(segment.bytes).write(to: directory.appendingPathComponent(name))
-            let output = try ChildProcess.runBlocking(
-                "ffprobe",
-                ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                 "stream=codec_name,nb_read_frames", "-of", "csv=p=0", name], in: directory, timeout: .seconds(30))
-            #expect(output.status == 0 && output.standardError.isEmpty, "\(name): \(output.standardError)")
-            let lines = Set(output.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+            let lines = try SegmenterFixture.decodedFrames(segment, named: name, streams: "v:0", in: directory)
             if segment.end.index != run.segments.last?.end.index {
                 #expect(lines == ["hevc,50"], "\(name): \(lines)")
             }
