@@ -8,12 +8,14 @@ import ServiceLifecycle
 import UnixSignals
 
 /// `hlsorigin [--config FILE] [--host ADDR] [--port N] [--data-dir DIR]`: flags override the file.
-/// `hlsorigin validate URL`: the stream validator (``ValidateCommand``); without a subcommand the origin runs.
+/// `hlsorigin validate URL`: the stream validator (``ValidateCommand``); `hlsorigin check-config FILE`: the
+/// configuration checked without starting (``CheckConfigCommand``); without a subcommand the origin runs.
+/// `--generate-completion-script bash|zsh|fish` prints a shell completion script (ArgumentParser's).
 @main
 struct HLSOriginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hlsorigin", abstract: "A live HLS origin: encoders push segments, players pull a live window.",
-        subcommands: [ValidateCommand.self])
+        subcommands: [ValidateCommand.self, CheckConfigCommand.self])
 
     /// ArgumentParser's `main`, except that a usage error of `hlsorigin validate` exits with status 2 (its documented
     /// status) instead of ArgumentParser's 64.
@@ -50,6 +52,16 @@ struct HLSOriginCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
+
+    @Option(
+        name: .customLong("log-format"),
+        help: "text (default) or json: one JSON object per line (time, level, label, message, metadata).")
+    var logFormat: LogFormat = .text
+
+    /// How log lines are written (standard error).
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
 
     func validate() throws {
         if let port, !ServerConfiguration.validPorts.contains(port) {
@@ -105,7 +117,13 @@ struct HLSOriginCommand: AsyncParsableCommand {
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         // Under systemd with the journal on stderr: no timestamps (journald adds them), levels as priorities.
         let journal = JournalLogHandler.stderrIsJournal()
+        let json = logFormat == .json
         LoggingSystem.bootstrap { label in
+            if json {
+                var handler = JSONLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
             if journal { return JournalLogHandler(logLevel: level, label: label) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
