@@ -53,6 +53,8 @@ public struct TransportStreamCutter: SegmentCutter {
     /// Bytes of the whole packets read so far.
     private var packetsEnd = 0
     private var pmtPID = -1
+    /// The PAT, then the PMT, being reassembled (only until both are read).
+    private var tables = PSISectionAssembler()
     /// The PID whose access units are cut at; -1 until the PMT is read.
     private var accessUnitPID = -1
     private var accessUnitIsVideo = false
@@ -145,10 +147,10 @@ public struct TransportStreamCutter: SegmentCutter {
         packetsEnd += TransportStreamPacket.size
 
         let isTable = pid == 0 || pid == pmtPID || pid == 0x11
-        if pid == 0, unitStart, pmtPID < 0 {
-            readProgramAssociation(payload)
-        } else if pid == pmtPID, unitStart, accessUnitPID < 0 {
-            readProgramMap(payload)
+        if pid == 0, pmtPID < 0 {
+            readProgramAssociation(payload, unitStart: unitStart)
+        } else if pid == pmtPID, accessUnitPID < 0 {
+            readProgramMap(payload, unitStart: unitStart)
         } else if pid == accessUnitPID {
             if unitStart {
                 // The access unit before had no IDR/IRAP slice where one was looked for.
@@ -271,49 +273,37 @@ public struct TransportStreamCutter: SegmentCutter {
         return 0
     }
 
-    /// The first section of a packet's PSI payload: its bytes after table_id and section_length, without CRC.
-    private static func section(_ payload: UnsafeRawBufferPointer, tableID: UInt8) -> Range<Int>? {
-        guard payload.count > 0 else { return nil }
-        let start = 1 + Int(payload[0])
-        guard start + 3 <= payload.count, payload[start] == tableID else { return nil }
-        let length = Int(payload[start + 1] & 0x0F) << 8 | Int(payload[start + 2])
-        let end = start + 3 + length - 4
-        guard length >= 9, end <= payload.count else { return nil }
-        return (start + 8)..<end
-    }
-
-    private mutating func readProgramAssociation(_ payload: UnsafeRawBufferPointer) {
-        guard let programs = Self.section(payload, tableID: 0x00) else { return }
-        var offset = programs.lowerBound
-        while offset + 4 <= programs.upperBound {
-            let program = Int(payload[offset]) << 8 | Int(payload[offset + 1])
-            if program != 0 {
-                pmtPID = Int(payload[offset + 2] & 0x1F) << 8 | Int(payload[offset + 3])
-                return
-            }
-            offset += 4
+    /// The PAT's packets until it is read (its section may span packets): the first program's PMT PID.
+    private mutating func readProgramAssociation(_ payload: UnsafeRawBufferPointer, unitStart: Bool) {
+        var found: Int?
+        tables.consume(payload, unitStart: unitStart) { section in
+            // No CRC check: the segment probe checks it when the push ends; the cutter only finds the PIDs.
+            guard found == nil, section[0] == 0x00 else { return }
+            found = try? ProgramTables.programMapPID(section)
+        }
+        if let found {
+            pmtPID = found
+            tables.reset()
         }
     }
 
-    private mutating func readProgramMap(_ payload: UnsafeRawBufferPointer) {
-        guard let body = Self.section(payload, tableID: 0x02), body.count >= 4 else { return }
-        var offset =
-            body.lowerBound + 4 + (Int(payload[body.lowerBound + 2] & 0x0F) << 8 | Int(payload[body.lowerBound + 3]))
-        var audioPID = -1
-        while offset + 5 <= body.upperBound {
-            let streamType = payload[offset]
-            let pid = Int(payload[offset + 1] & 0x1F) << 8 | Int(payload[offset + 2])
-            let infoLength = Int(payload[offset + 3] & 0x0F) << 8 | Int(payload[offset + 4])
-            if streamType == 0x1B || streamType == 0x24 {
-                accessUnitPID = pid
-                accessUnitIsVideo = true
-                hevc = streamType == 0x24
-                return
-            }
-            if audioPID < 0, [0x0F, 0x03, 0x04, 0x11, 0x81, 0x87, 0x06].contains(streamType) { audioPID = pid }
-            offset += 5 + infoLength
+    /// The PMT's packets until it is read: the first video stream, else the first audio stream, is cut at.
+    private mutating func readProgramMap(_ payload: UnsafeRawBufferPointer, unitStart: Bool) {
+        var streams: [ProgramTables.Stream]?
+        tables.consume(payload, unitStart: unitStart) { section in
+            guard streams == nil, section[0] == 0x02 else { return }
+            streams = try? ProgramTables.programMap(section).streams
         }
-        accessUnitPID = audioPID
+        guard let streams else { return }
+        tables.reset()
+        if let video = streams.first(where: { $0.streamType == 0x1B || $0.streamType == 0x24 }) {
+            accessUnitPID = video.pid
+            accessUnitIsVideo = true
+            hevc = video.streamType == 0x24
+            return
+        }
+        let audioTypes: [UInt8] = [0x0F, 0x03, 0x04, 0x11, 0x81, 0x87, 0x06]
+        accessUnitPID = streams.first { audioTypes.contains($0.streamType) }?.pid ?? -1
     }
 }
 

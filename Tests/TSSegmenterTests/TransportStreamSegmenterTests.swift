@@ -294,6 +294,20 @@ enum SegmenterFixture {
         }
     }
 
+    @Test func lowLatencyPartsAreCutInASegmentWhosePMTSpansPackets() throws {
+        // An LL channel's parts are cut as a segment's bytes arrive: the part cutter must read a PMT over two packets.
+        let plain = try Fixture.stream(segments: 5)
+        let long = Fixture.run(SegmenterStreams.rewritingTables(plain, pmt: SegmenterStreams.longProgramMap(dataStreams: 40)))
+        let short = Fixture.run(plain)
+        func parts(_ segment: CutSegment) throws -> [Int64] {
+            var cutter = TransportStreamCutter(partTarget: MediaTime(ticks: 45_000, timescale: 90_000))
+            return try segment.bytes.withUnsafeBytes { try cutter.consume($0) }.map(\.decodeTime)
+        }
+        let segment = try #require(long.segments.first)
+        #expect(try parts(segment).count >= 4)
+        #expect(try parts(segment) == parts(try #require(short.segments.first)))
+    }
+
     @Test func aPATSplitOverPacketsIsReassembled() throws {
         // 1 + 16 bytes over three packets of at most 8.
         let pat = ProgramSection.programAssociation(programNumber: 1, pmtPID: 0x1000)
