@@ -129,12 +129,30 @@ extension ChannelState {
     private func iFrameStreams(_ renditions: [RenditionState], _ stated: [String: StatedRates]) -> [IFrameStream] {
         renditions.filter(hasIFramePlaylist).map { rendition in
             let video = rendition.tracks.first { $0.kind == .video }
-            return IFrameStream(
+            var stream = IFrameStream(
                 uri: "\(rendition.name)/iframes.m3u8", bandwidth: max(stated[rendition.name]?.iFramePeak ?? 0, 1),
                 averageBandwidth: max(stated[rendition.name]?.iFrameAverage ?? 0, 1),
                 codecs: rendition.tracks.filter { $0.kind == .video }.compactMap(\.codec),
                 resolution: video.flatMap(Self.resolution))
+            let attributes = withVideoAttributes(VariantStream(uri: "", bandwidth: 1), video: video)
+            stream.supplementalCodecs = attributes.supplementalCodecs
+            stream.videoRange = attributes.videoRange
+            stream.hdcpLevel = attributes.hdcpLevel
+            stream.allowedCPC = attributes.allowedCPC
+            return stream
         }
+    }
+
+    /// `variant` with the attributes of its video track: VIDEO-RANGE and SUPPLEMENTAL-CODECS as probed, HDCP-LEVEL
+    /// and ALLOWED-CPC as the channel configures them; unchanged without video (audio-only variants).
+    private func withVideoAttributes(_ variant: VariantStream, video: TrackInfo?) -> VariantStream {
+        guard let video else { return variant }
+        var variant = variant
+        variant.videoRange = video.videoRange.flatMap { HLSVideoRange(rawValue: $0.rawValue) }
+        variant.supplementalCodecs = video.supplementalCodec.map { [$0] } ?? []
+        variant.hdcpLevel = configuration.hdcpLevel
+        variant.allowedCPC = configuration.allowedCPC
+        return variant
     }
 
     /// The multivariant playlist of the renditions that delivered media: grouped by the rendition layout (video
@@ -228,14 +246,16 @@ extension ChannelState {
         let variants = started.map { rendition -> VariantStream in
             let video = rendition.tracks.first { $0.kind == .video }
             let rates = stated[rendition.name] ?? StatedRates()
-            return VariantStream(
-                uri: "\(rendition.name)/index.m3u8",
-                bandwidth: max(rates.peak, 1),
-                averageBandwidth: max(rates.average, 1),
-                codecs: rendition.tracks.compactMap(\.codec),
-                resolution: video.flatMap(Self.resolution),
-                frameRate: video?.frameRate,
-                closedCaptions: captions.isEmpty ? nil : .group(Self.closedCaptionsGroup))
+            return withVideoAttributes(
+                VariantStream(
+                    uri: "\(rendition.name)/index.m3u8",
+                    bandwidth: max(rates.peak, 1),
+                    averageBandwidth: max(rates.average, 1),
+                    codecs: rendition.tracks.compactMap(\.codec),
+                    resolution: video.flatMap(Self.resolution),
+                    frameRate: video?.frameRate,
+                    closedCaptions: captions.isEmpty ? nil : .group(Self.closedCaptionsGroup)),
+                video: video)
         }
         var playlist = MultivariantPlaylist(
             independentSegments: started.allSatisfy(\.allSegmentsIndependent), renditions: captionRenditions(captions),
@@ -293,13 +313,15 @@ extension ChannelState {
                     let videoCodecs = video.tracks.filter { $0.kind == .video || $0.kind == .audio }.compactMap(
                         \.codec)
                     variants.append(
-                        VariantStream(
-                            uri: "\(video.name)/index.m3u8", bandwidth: max(peak, 1),
-                            averageBandwidth: max(average, 1),
-                            codecs: videoCodecs + audioCodecs(audio)
-                                + (subtitles?.isIMSC == true ? ["stpp.ttml.im1t"] : []),
-                            resolution: track.flatMap(Self.resolution), frameRate: track?.frameRate,
-                            audioGroup: audio?.id, subtitlesGroup: subtitles?.id, closedCaptions: closedCaptions))
+                        withVideoAttributes(
+                            VariantStream(
+                                uri: "\(video.name)/index.m3u8", bandwidth: max(peak, 1),
+                                averageBandwidth: max(average, 1),
+                                codecs: videoCodecs + audioCodecs(audio)
+                                    + (subtitles?.isIMSC == true ? ["stpp.ttml.im1t"] : []),
+                                resolution: track.flatMap(Self.resolution), frameRate: track?.frameRate,
+                                audioGroup: audio?.id, subtitlesGroup: subtitles?.id, closedCaptions: closedCaptions),
+                            video: track))
                 }
             }
         }

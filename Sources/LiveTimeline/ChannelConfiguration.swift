@@ -1,3 +1,4 @@
+public import HLSPlaylist
 public import Markers
 
 /// How long the live window is.
@@ -153,6 +154,10 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var dvr: DVRConfiguration?
     /// Also offer each audio group's default rendition as an audio-only variant (audio-only clients). Default: false.
     public var audioOnlyVariant: Bool = false
+    /// HDCP-LEVEL of the channel's video variants and I-frame streams (`hdcpLevel:`). Default: nil = none.
+    public var hdcpLevel: HDCPLevel?
+    /// ALLOWED-CPC of the channel's video variants and I-frame streams (`allowedCPC:`). Default: nil = none.
+    public var allowedCPC: AllowedCPC?
     /// How long a slot waits for subtitle renditions after every media (audio/video) rendition filled it; after it
     /// a subtitle rendition that missed the slot gets an empty cue segment. Default: nil = min(TD/2, 1 s).
     public var followerWaitMilliseconds: Int64?

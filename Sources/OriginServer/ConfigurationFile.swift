@@ -1,5 +1,6 @@
 public import Foundation
 import GroupDatabase
+import HLSPlaylist
 import LiveTimeline
 import Markers
 import OriginCore
@@ -355,6 +356,10 @@ public enum ConfigurationFile {
         var audioOnlyVariant: Bool?
         var followerWaitMilliseconds: Int64?
         var iFramePlaylists: Bool?
+        /// HDCP-LEVEL: TYPE-0, TYPE-1 or NONE.
+        var hdcpLevel: String?
+        /// ALLOWED-CPC: `KEYFORMAT:LABEL/LABEL,...`.
+        var allowedCPC: String?
         var playback: PlaybackModel?
         var encryption: EncryptionModel?
         var lowLatency: LowLatencyModel?
@@ -367,6 +372,7 @@ public enum ConfigurationFile {
             case legacyCueTags, dvr, audioOnlyVariant, followerWaitMilliseconds, iFramePlaylists, playback, encryption
             case cueTags, oatcls
             case lowLatency, outage, slate, ingest, inbandCues, interstitials
+            case hdcpLevel, allowedCPC
             case steering
         }
 
@@ -461,6 +467,18 @@ public enum ConfigurationFile {
             }
             let label = "\(file): \(name.isEmpty ? "ingest.defaults" : "channel '\(name)'")"
             channel.iFramePlaylists = iFramePlaylists ?? true
+            if let hdcpLevel {
+                guard let level = HDCPLevel(rawValue: hdcpLevel) else {
+                    let known = HDCPLevel.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw ConfigurationError("\(label): hdcpLevel '\(hdcpLevel)' is not one of \(known)")
+                }
+                channel.hdcpLevel = level
+            }
+            if let allowedCPC {
+                do { channel.allowedCPC = try AllowedCPC(allowedCPC) } catch {
+                    throw ConfigurationError("\(label): \(error)")
+                }
+            }
             channel.interstitials = try interstitials?.settings(label: label) ?? InterstitialSettings()
             if channel.inbandCues == .interstitials, channel.interstitials.asset == nil {
                 throw ConfigurationError(

@@ -390,7 +390,7 @@ struct IFramePlaylistTests {
             #expect(
                 multivariant.contains(
                     "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=\(peak),AVERAGE-BANDWIDTH=\(average),CODECS=\"\(codec)\","
-                        + "RESOLUTION=\(resolution),URI=\"\(name)/iframes.m3u8\"\n"), "\(multivariant)")
+                        + "RESOLUTION=\(resolution),VIDEO-RANGE=SDR,URI=\"\(name)/iframes.m3u8\"\n"), "\(multivariant)")
         }
         #expect(multivariant.hasSuffix("URI=\"180p/iframes.m3u8\"\n"), "after the variants, in rendition order")
     }

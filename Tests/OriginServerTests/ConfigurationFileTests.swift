@@ -423,9 +423,9 @@ struct StrictConfigurationKeysTests {
         (
             "ingest: {defaults: {windw: 1}}",
             "ingest.defaults.windw", "windw",
-            ["audioOnlyVariant", "cueTags", "dvr", "encryption", "followerWaitMilliseconds", "gapResponse",
-             "gracePeriod", "iFramePlaylists", "inbandCues", "ingest", "interstitials", "legacyCueTags", "lowLatency",
-             "name", "oatcls", "outage",
+            ["allowedCPC", "audioOnlyVariant", "cueTags", "dvr", "encryption", "followerWaitMilliseconds",
+             "gapResponse", "gracePeriod", "hdcpLevel", "iFramePlaylists", "inbandCues", "ingest", "interstitials",
+             "legacyCueTags", "lowLatency", "name", "oatcls", "outage",
              "outages", "playback",
              "renditions", "segmentDuration", "slate", "source", "targetDuration", "window"]
         ),

@@ -69,8 +69,8 @@ struct IFramePlaylistRouteTests {
         let text = try stack.get("/live/ch/index.m3u8").text
         let lines = text.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") }
         #expect(lines.count == 2)
-        #expect(lines.first?.hasSuffix("CODECS=\"avc1.4d401e\",RESOLUTION=640x360,URI=\"360p/iframes.m3u8\"") == true)
-        #expect(lines.last?.hasSuffix("CODECS=\"avc1.4d400c\",RESOLUTION=320x180,URI=\"180p/iframes.m3u8\"") == true)
+        #expect(lines.first?.hasSuffix("CODECS=\"avc1.4d401e\",RESOLUTION=640x360,VIDEO-RANGE=SDR,URI=\"360p/iframes.m3u8\"") == true)
+        #expect(lines.last?.hasSuffix("CODECS=\"avc1.4d400c\",RESOLUTION=320x180,VIDEO-RANGE=SDR,URI=\"180p/iframes.m3u8\"") == true)
         // HLS rules 36 (and 30/33, which hold trivially without tokens or keys) over what a client fetches.
         let multivariant = try MultivariantPlaylist.parse(text)
         var targets: [String: MediaPlaylist] = [:]
