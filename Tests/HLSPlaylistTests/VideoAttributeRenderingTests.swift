@@ -34,7 +34,10 @@ struct VideoAttributeRenderingTests {
 
     @Test(arguments: [
         ("", "ALLOWED-CPC is empty"),
-        ("com.apple.streamingkeydelivery", "ALLOWED-CPC entry 'com.apple.streamingkeydelivery' has no KEYFORMAT:LABEL colon"),
+        (
+            "com.apple.streamingkeydelivery",
+            "ALLOWED-CPC entry 'com.apple.streamingkeydelivery' has no KEYFORMAT:LABEL colon"
+        ),
         (":Main", "ALLOWED-CPC entry ':Main' has an empty or invalid KEYFORMAT"),
         ("key format:Main", "ALLOWED-CPC entry 'key format:Main' has an empty or invalid KEYFORMAT"),
         ("com.x:Main/", "ALLOWED-CPC entry 'com.x:Main/': CPC labels are letters and digits, '/'-separated"),
