@@ -30,13 +30,7 @@ extension EndToEndInBrowser {
             let streamID = "#!::r=\(LowLatencyStream.channel)/\(LowLatencyStream.rendition),m=publish"
             return try ChildProcess(
                 executable: try #require(ChildProcess.locate("ffmpeg")),
-                arguments: [
-                    "-nostdin", "-v", "error", "-re",
-                    "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-                    "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
-                    "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "800k",
-                    "-c:a", "aac", "-b:a", "64k", "-ac", "2",
+                arguments: LowLatencyStream.encoding + [
                     "-f", "mpegts", "srt://127.0.0.1:\(srtPort)?streamid=\(streamID)&latency=120000",
                 ], directory: directory, label: label)
         }

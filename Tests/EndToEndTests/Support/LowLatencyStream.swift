@@ -34,6 +34,17 @@ enum LowLatencyStream {
     /// The media playlist's path.
     static var mediaPath: String { "/live/\(channel)/\(rendition)/index.m3u8" }
 
+    /// ffmpeg's input and encoding for the LL tests: a 640x360 test pattern and a sine tone in real time (`-re`),
+    /// H.264 (x264 zerolatency) with a keyframe every 2 s, AAC; the output format and URL follow.
+    static let encoding = [
+        "-nostdin", "-v", "error", "-re",
+        "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
+        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+        "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
+        "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "800k",
+        "-c:a", "aac", "-b:a", "64k", "-ac", "2",
+    ]
+
     /// Starts the documented LL push: a 640x360 test pattern and a sine tone encoded in real time (`-re`), H.264 with
     /// a keyframe every 2 s, AAC, cut by ffmpeg's segment muxer into 2 s MPEG-TS segments, each POSTed while it is
     /// encoded, the segment list pushed after each one.
@@ -42,13 +53,7 @@ enum LowLatencyStream {
         let ingest = "http://127.0.0.1:\(port)/ingest/\(channel)/\(rendition)"
         return try ChildProcess(
             executable: ffmpeg,
-            arguments: [
-                "-nostdin", "-v", "error", "-re",
-                "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25",
-                "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-                "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-pix_fmt", "yuv420p",
-                "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "800k",
-                "-c:a", "aac", "-b:a", "64k", "-ac", "2",
+            arguments: encoding + [
                 "-f", "segment", "-segment_format", "mpegts", "-segment_time", "2",
                 "-segment_list", "\(ingest)/index.m3u8", "-segment_list_type", "m3u8",
                 "\(ingest)/%d.ts",
