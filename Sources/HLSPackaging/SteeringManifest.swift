@@ -73,9 +73,11 @@ public struct SteeringManifest: Sendable, Hashable {
     /// that the player's own pathway (`_HLS_pathway`) leads the healthy ones, so that a player is never moved off a
     /// healthy pathway (a pathway that comes back does not pull every player over at once).
     ///
-    /// RELOAD-URI: the manifest on the first healthy pathway after the first one (else on the first), so that the
-    /// player's next reload goes to another origin or CDN than the one it plays from, which therefore cannot take
-    /// the steering server down with it.
+    /// RELOAD-URI (a player keeps reloading it, failed or not, so it must outlive the pathway in use): on the
+    /// player's own pathway when that is healthy but not the first healthy one in the configured order (the player
+    /// moved there by itself, so it reaches it, and may have fled the first because it failed before the group saw
+    /// it); otherwise on the first healthy pathway after the one it is sent to, so that the failure of the pathway
+    /// it plays from does not take its steering server with it; with no other healthy pathway, on the first.
     /// - Parameter health: each pathway's health by ID; a pathway missing from it counts as healthy.
     public static func answer(
         _ steering: ContentSteeringConfiguration, channel: String, health: [String: PathwayHealth],
@@ -88,8 +90,11 @@ public struct SteeringManifest: Sendable, Hashable {
         }
         .sorted { $0.key.lexicographicallyPrecedes($1.key) }
         let ordered = ranked.map(\.pathway)
+        let healthy = steering.pathways.filter { (health[$0.id]?.severity ?? 0) == 0 }
+        let own = healthy.first { $0.id == query.pathway }
         let reload =
-            ordered.dropFirst().first { (health[$0.id]?.severity ?? 0) == 0 } ?? ordered.first
+            own.flatMap { $0.id == healthy.first?.id ? nil : $0 }
+            ?? healthy.first { $0.id != ordered.first?.id } ?? ordered.first
         let reloadURI =
             reload.map { steering.uriPrefix($0, channel: channel) + ContentSteeringConfiguration.manifestFile } ?? ""
         return SteeringManifest(

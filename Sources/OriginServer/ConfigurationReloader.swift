@@ -116,6 +116,8 @@ public final class ConfigurationReloader: Sendable {
         check("server.connectionMemoryKiB", \.connectionMemoryKiB)
         check("database.url", \.databaseURL)
         check("redundancy.peers", \.peers)
+        // The channels' pathways follow a reload; the health monitor (self, the peers it reads) is set up at a start.
+        check("steering", \.steering)
         check("multivariantMaxAge", \.multivariantMaxAge)
         check("clockOffset", \.clockOffsetMilliseconds)
         check("logLevel", \.logLevel)

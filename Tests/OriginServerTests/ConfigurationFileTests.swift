@@ -399,7 +399,7 @@ struct StrictConfigurationKeysTests {
         (
             "serverx: 1",
             "serverx", "serverx",
-            ["admin", "channels", "database", "delivery", "ingest", "limits", "logLevel", "redundancy", "server",
+            ["admin", "channels", "database", "delivery", "ingest", "limits", "logLevel", "redundancy", "server", "steering",
              "storage", "tokens"]
         ),
         (
@@ -427,7 +427,7 @@ struct StrictConfigurationKeysTests {
              "gapResponse", "gracePeriod", "hdcpLevel", "iFramePlaylists", "inbandCues", "ingest", "interstitials",
              "legacyCueTags", "lowLatency", "name", "oatcls", "outage",
              "outages", "playback",
-             "renditions", "segmentDuration", "slate", "source", "targetDuration", "window"]
+             "renditions", "segmentDuration", "slate", "source", "steering", "targetDuration", "window"]
         ),
         (
             "channels: [{name: a, renditions: [{nam: b}]}]",

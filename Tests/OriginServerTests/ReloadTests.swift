@@ -219,6 +219,7 @@ struct ReloadTests {
             ("connectionMemoryKiB", { $0.connectionMemoryKiB += 1 }),
             ("databaseURL", { $0.databaseURL = "postgres://db/other" }),
             ("peers", { $0.peers = ["http://10.0.0.9:8080"] }),
+            ("steering", { $0.steering = ContentSteeringConfiguration(pathways: [.init(id: "a", baseURI: "http://a")]) }),
             ("multivariantMaxAge", { $0.multivariantMaxAge += 1 }),
             ("clockOffsetMilliseconds", { $0.clockOffsetMilliseconds += 1 }),
             ("logLevel", { $0.logLevel = "debug" }),

@@ -1,0 +1,166 @@
+import Foundation
+import LiveTimeline
+import Testing
+
+@testable import HLSPackaging
+
+@Suite("Steering manifest")
+struct SteeringManifestTests {
+    static let steering = ContentSteeringConfiguration(
+        pathways: [
+            .init(id: "a", baseURI: "http://10.0.0.1:8080", origins: ["http://10.0.0.1:8080"]),
+            .init(id: "b", baseURI: "http://10.0.0.2:8080", origins: ["http://10.0.0.2:8080"]),
+            .init(id: "cdn", baseURI: "https://cdn.example/hls"),
+        ], ttlSeconds: 4, selfURL: "http://10.0.0.1:8080")
+
+    static func answer(_ health: [String: PathwayHealth], pathway: String? = nil) -> SteeringManifest {
+        SteeringManifest.answer(steering, channel: "news", health: health, query: SteeringQuery(pathway: pathway))
+    }
+
+    @Test func healthyPathwaysKeepTheirOrderAndTheReloadGoesToTheNextHealthyOne() {
+        let manifest = Self.answer([:])
+        #expect(manifest.pathwayPriority == ["a", "b", "cdn"])
+        #expect(manifest.reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
+        #expect(manifest.ttlSeconds == 4)
+    }
+
+    @Test func unhealthyPathwaysMoveLastBySeverityThenConfiguredOrder() {
+        let manifest = Self.answer(["a": .down("gone"), "b": .stale("late"), "cdn": .healthy])
+        #expect(manifest.pathwayPriority == ["cdn", "b", "a"])
+        // No healthy pathway after the first: the reload stays on the first.
+        #expect(manifest.reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        #expect(Self.answer(["a": .failing("catching up"), "b": .stale("late")]).pathwayPriority == ["cdn", "b", "a"])
+        #expect(Self.answer(["a": .stale("x"), "b": .failing("y"), "cdn": .down("z")]).pathwayPriority == ["a", "b", "cdn"])
+    }
+
+    @Test func thePlayersPathwayLeadsOnlyWhileItIsHealthy() {
+        #expect(Self.answer([:], pathway: "cdn").pathwayPriority == ["cdn", "a", "b"])
+        // The player moved to cdn by itself (it fled a, perhaps before the group saw a fail): it reloads from cdn.
+        #expect(Self.answer([:], pathway: "cdn").reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        // On the first pathway: the reload goes elsewhere, so that a's failure leaves the player a steering server.
+        #expect(Self.answer([:], pathway: "a").reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
+        #expect(Self.answer(["a": .down("x")], pathway: "b").reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        #expect(Self.answer(["a": .down("x"), "cdn": .stale("y")], pathway: "b").reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
+        #expect(Self.answer(["cdn": .down("x")], pathway: "cdn").pathwayPriority == ["a", "b", "cdn"])
+        // A pathway ID the channel does not have (hls.js sends "." before it knows one) changes nothing.
+        #expect(Self.answer([:], pathway: ".").pathwayPriority == ["a", "b", "cdn"])
+    }
+
+    @Test func theDocumentIsVersion1JSONWithTheFourKeys() throws {
+        let text = Self.answer(["a": .down("gone")], pathway: "b").render()
+        #expect(
+            text
+                == #"{"VERSION":1,"TTL":4,"RELOAD-URI":"https://cdn.example/hls/live/news/steering.json","PATHWAY-PRIORITY":["b","cdn","a"]}"#
+                + "\n")
+        let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["VERSION", "TTL", "RELOAD-URI", "PATHWAY-PRIORITY"])
+        #expect(object["VERSION"] as? Int == 1)
+        #expect(object["TTL"] as? Int == 4)
+        #expect(object["PATHWAY-PRIORITY"] as? [String] == ["b", "cdn", "a"])
+        #expect(SteeringManifest.quoted("a\"b\\c\u{1}") == #""a\"b\\c\u0001""#)
+    }
+
+    @Test func theQueryIsReadStrictly() throws {
+        let query = try SteeringQuery(query: [
+            ("_HLS_pathway", "cdn"), ("_HLS_throughput", "5200000"), ("CMCD", "br=800"), ("flag", nil),
+        ])
+        #expect(query == SteeringQuery(pathway: "cdn", throughput: 5_200_000))
+        #expect(try SteeringQuery(query: []) == SteeringQuery())
+        #expect(try SteeringQuery(query: [("_HLS_pathway", ".")]).pathway == ".")
+        let refused: [([(name: String, value: String?)], String)] = [
+            ([("_HLS_pathway", "a"), ("_HLS_pathway", "b")], "_HLS_pathway is given twice"),
+            ([("_HLS_pathway", nil)], "_HLS_pathway has no value"),
+            ([("_HLS_throughput", "")], "_HLS_throughput has no value"),
+            ([("_HLS_pathway", "a b")], "_HLS_pathway must be a Pathway ID"),
+            ([("_HLS_pathway", String(repeating: "a", count: 65))], "_HLS_pathway must be a Pathway ID"),
+            ([("_HLS_throughput", "-1")], "_HLS_throughput must be a decimal integer"),
+            ([("_HLS_throughput", "1e6")], "_HLS_throughput must be a decimal integer"),
+            ([("_HLS_throughput", "99999999999999999999")], "_HLS_throughput must be a decimal integer"),
+            ([("_HLS_throughput", "10000000000001")], "_HLS_throughput must be a decimal integer"),
+        ]
+        for (arguments, reason) in refused {
+            #expect {
+                try SteeringQuery(query: arguments)
+            } throws: { error in
+                (error as? SteeringQueryError)?.description.hasPrefix(reason) == true
+            }
+        }
+    }
+
+    @Test func aChannelIsStaleAfterOneAndAHalfTargetDurationsWithoutANewSlot() {
+        func judge(_ since: Int64?, catchingUp: Bool = false, storage: String? = nil) -> String {
+            ChannelHealthReport.judge(
+                sinceNewestSlotMilliseconds: since, targetDurationMilliseconds: 2000, catchingUp: catchingUp,
+                storageFailure: storage
+            ).state
+        }
+        #expect(judge(3000) == "healthy")
+        #expect(judge(3001) == "stale")
+        #expect(judge(nil) == "failing")
+        #expect(judge(100, catchingUp: true) == "failing")
+        #expect(judge(100, storage: "ENOSPC") == "failing")
+    }
+
+    static let peerReport = OriginHealthReport(
+        origin: "http://10.0.0.2:8080", channels: ["news": ChannelHealthReport(state: "stale", reason: "late")])
+
+    @Test func aPeerIsDownOnlyWithoutAFreshReportOverHTTPOrInTheDatabase() {
+        let lifetime = ChannelHealthReport.lifetimeMilliseconds
+        // Reached over HTTP: its own judgement.
+        #expect(OriginObservation(http: (Self.peerReport, 900)).health(channel: "news") == .stale("late"))
+        // Not reached for longer than the lifetime, no database: down.
+        let unreachable = OriginObservation(http: (Self.peerReport, lifetime + 1))
+        #expect(unreachable.health(channel: "news").severity == 3)
+        #expect(OriginObservation().health(channel: "news").severity == 3)
+        // Not reached, but its heartbeat in the database is fresh: its report there counts, not down.
+        let beating = OriginObservation(
+            http: (Self.peerReport, lifetime + 1), database: (Self.peerReport, 1200), databaseConfigured: true)
+        #expect(beating.health(channel: "news") == .stale("late"))
+        // Neither: down, and the reason says both were looked at.
+        let gone = OriginObservation(
+            http: (Self.peerReport, lifetime + 1), database: (Self.peerReport, lifetime + 1), databaseConfigured: true)
+        #expect(gone.health(channel: "news").reason?.contains("no heartbeat in the group database") == true)
+        // The freshest report wins; a channel it does not report is failing there.
+        let fresher = OriginHealthReport(origin: "b", channels: ["news": ChannelHealthReport(state: "healthy")])
+        #expect(
+            OriginObservation(http: (Self.peerReport, 2000), database: (fresher, 100), databaseConfigured: true)
+                .health(channel: "news") == .healthy)
+        #expect(OriginObservation(http: (Self.peerReport, 10)).health(channel: "sport").severity == 2)
+    }
+
+    @Test func aPathwayIsAsHealthyAsTheBestOfItsOrigins() {
+        var steering = Self.steering
+        steering.pathways[2].origins = ["http://10.0.0.1:8080", "http://10.0.0.2:8080"]
+        let health = steering.pathwayHealth(
+            channel: "news", own: ChannelHealthReport(state: "healthy"),
+            peers: ["http://10.0.0.2:8080": OriginObservation()])
+        #expect(health["a"] == .healthy)
+        #expect(health["b"]?.severity == 3)
+        #expect(health["cdn"] == .healthy)
+        let unchecked = Self.steering.pathwayHealth(channel: "news", own: nil, peers: [:])
+        #expect(unchecked["cdn"] == nil)
+        #expect(unchecked["a"]?.severity == 2)
+    }
+
+    @Test func twoOriginsWithTheSameKnowledgeAnswerTheSameBytes() {
+        // Origin A judges itself and reads B's report; B judges itself and reads A's. Same reports, same answer.
+        let reportA = OriginHealthReport(
+            origin: "http://10.0.0.1:8080", channels: ["news": ChannelHealthReport(state: "healthy")])
+        let reportB = Self.peerReport
+        var onB = Self.steering
+        onB.selfURL = "http://10.0.0.2:8080"
+        let healthOnA = Self.steering.pathwayHealth(
+            channel: "news", own: reportA.channels["news"],
+            peers: ["http://10.0.0.2:8080": OriginObservation(http: (reportB, 500))])
+        let healthOnB = onB.pathwayHealth(
+            channel: "news", own: reportB.channels["news"],
+            peers: ["http://10.0.0.1:8080": OriginObservation(http: (reportA, 700))])
+        #expect(healthOnA == healthOnB)
+        for pathway in [nil, "a", "b", "cdn"] {
+            let query = SteeringQuery(pathway: pathway, throughput: 1_000_000)
+            #expect(
+                SteeringManifest.answer(Self.steering, channel: "news", health: healthOnA, query: query).render()
+                    == SteeringManifest.answer(onB, channel: "news", health: healthOnB, query: query).render())
+        }
+    }
+}
