@@ -177,6 +177,14 @@ struct CMSDCMCDCodecTests {
         #expect(CMCDReport(Self.request(query: [("cmcd", "bl=1")])) == nil, "the argument name is CMCD")
     }
 
+    @Test func theLoggedCMCDHoldsOnlyCheckedValues() throws {
+        let report = try #require(
+            CMCDReport(
+                Self.request(query: [("CMCD", #"bl=1200,bs,sid="s-1",mtp="x",zz=9,ot=av"#)], headers: ["CMCD-Status": "bs,rtp=(1 2)"])))
+        let logged = report.logMetadata.mapValues { "\($0)" }
+        #expect(logged == ["cmcd.bl": "1200", "cmcd.bs": "true", "cmcd.sid": "s-1", "cmcd.ot": "av"])
+    }
+
     @Test func histogramsAreCumulativeInBaseUnits() {
         var histogram = FixedHistogram(bounds: [100, 1000])
         for value: Int64 in [50, 100, 500, 5000, .max] { histogram.observe(value) }
