@@ -55,6 +55,20 @@ extension EndToEndInBrowser {
                     partLines.contains { !$0.contains("INDEPENDENT=YES") },
                     "every part is INDEPENDENT: not cut between keyframes\n\(first.text)")
 
+                // The hinted part, asked for before it exists, is answered from the caller's bytes as they arrive:
+                // the answer is the whole part (TS packets), complete once the part is (up to a part target later).
+                let hinted = try await LowLatencyStream.awaitParts(
+                    client: client, path: LowLatencyStream.mediaPath, parts: 4)
+                let hint = try #require(hinted.preloadHint)
+                let asked = ContinuousClock.now
+                let part = try await client.get("/live/\(LowLatencyStream.channel)/\(LowLatencyStream.rendition)/\(hint)")
+                let waited = (ContinuousClock.now - asked).seconds
+                #expect(part.status == 200, "the preload hint \(hint) answered \(part.status)")
+                #expect(
+                    part.body.count >= 188 && part.body.count % 188 == 0 && part.body.first == 0x47,
+                    "the preload hint's answer is not whole TS packets: \(part.body.count) bytes")
+                #expect(waited < 2, "the preload hint \(hint) was answered after \(waited) s")
+
                 let report = try await BrowserPlayer.play(
                     [
                         BrowserPlayer.Run(
@@ -84,7 +98,8 @@ extension EndToEndInBrowser {
                     kinds.contains(.blockingPlaylist) || kinds.contains(.deltaPlaylist),
                     "hls.js never blocked: \(LowLatencyRequest.tally(urls))")
                 print(
-                    "low-latency hls.js from an SRT caller (\(report.browser ?? "?")): played "
+                    "low-latency hls.js from an SRT caller (\(report.browser ?? "?")): preload hint answered in "
+                        + "\(String(format: "%.2f", waited)) s (\(part.body.count) bytes); played "
                         + "\(String(format: "%.1f", played)) s; hls.latency \(latency); PDT lag \(dates); requests: "
                         + LowLatencyRequest.tally(urls))
             }
