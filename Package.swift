@@ -130,7 +130,8 @@ let package = Package(
         .target(
             name: "SRTInput",
             dependencies: [
-                "CSRT", "HLSCrypto", "LiveTimeline", "OriginCore", .product(name: "Logging", package: "swift-log"),
+                "CSRT", "HLSCrypto", "LiveTimeline", "OriginCore", "SharedBytes",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(
@@ -166,7 +167,7 @@ let package = Package(
 
         // What the test targets share: a raw-socket HTTP/1.1 client, a child-process runner with a deadline,
         // bounded waits, the `.endToEnd` tag, an MPEG-TS reader.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CSRT"], path: "Tests/TestSupport"),
         .testTarget(
             name: "MicroHTTPDTests",
             dependencies: [
@@ -215,7 +216,7 @@ let package = Package(
             name: "OriginServerTests",
             dependencies: [
                 "OriginServer", "MicroHTTPD", "OriginCore", "TestSource", "HLSPlaylist", "CZlib", "TestSupport",
-                "HLSCrypto", "HLSPackaging", "PeerRepair", "TestSourceInput", "SRTInput",
+                "HLSCrypto", "HLSPackaging", "PeerRepair", "TestSourceInput", "SRTInput", "ContinuousTSInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -231,7 +232,11 @@ let package = Package(
                 "ContinuousTSInput", "TSSegmenter", "MediaProbe", "TestSource", "TestSupport", "OriginCore",
                 "LiveTimeline", "HLSPlaylist", "SharedBytes", .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "SRTInputTests", dependencies: ["SRTInput"]),
+        .testTarget(
+            name: "SRTInputTests",
+            dependencies: [
+                "SRTInput", "OriginCore", "LiveTimeline", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "StreamValidatorTests", dependencies: ["StreamValidator", "HLSPlaylist", "TestSource"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CSRT", "HLSPlaylist", "TestSupport"]),
     ],

@@ -83,6 +83,8 @@ public final class ContinuousTSSession: Sendable {
     /// status request must not wait for a stalled store.
     private let published: Mutex<Status>
     private let closed: @Sendable (ContinuousTSSession) -> Void
+    /// When the stream last carried media (a primary access unit), on the origin's clock; the open time before.
+    private let lastMediaMilliseconds: Atomic<Int64>
 
     /// What the channel status shows of a session.
     public struct Status: Sendable, Hashable, Codable {
@@ -105,6 +107,8 @@ public final class ContinuousTSSession: Sendable {
         var segment: ByteAccumulator?
         /// The last segment's size: the next one's first allocation.
         var lastSegmentBytes = 0
+        /// When the status was last copied to `published`.
+        var publishedAt: Int64?
     }
 
     init(
@@ -120,6 +124,14 @@ public final class ContinuousTSSession: Sendable {
         self.logger = logger
         state = Mutex(State(segmenter: segmenter, status: Status(segmenter: segmenter.status)))
         published = Mutex(Status(segmenter: segmenter.status))
+        lastMediaMilliseconds = Atomic(origin.clock.nowMilliseconds())
+    }
+
+    /// How long the stream has carried no media: no access unit of its primary stream since (or since the session
+    /// opened). Null packets, tables and other PIDs are not media: a CBR encoder whose source died keeps sending
+    /// them, and the input drops such a caller once this passes its idle timeout.
+    public var silentMilliseconds: Int64 {
+        max(0, origin.clock.nowMilliseconds() - lastMediaMilliseconds.load(ordering: .relaxed))
     }
 
     /// The status as of the last bytes handled; never waits for a segment being stored.
@@ -131,22 +143,38 @@ public final class ContinuousTSSession: Sendable {
         state.withLock { state in
             guard !state.status.closed else { return }
             state.status.bytesReceived += bytes.count
+            let units = state.segmenter.status.accessUnits
             let events = state.segmenter.consume(bytes, arrivalMilliseconds: now)
+            if state.segmenter.status.accessUnits != units { lastMediaMilliseconds.store(now, ordering: .relaxed) }
             handle(events, &state)
-            publish(state.status)
+            // The copy is made when a segment started or ended, else at most every `publishMilliseconds`: not
+            // on every SRT payload (seven packets).
+            if !events.isEmpty || state.publishedAt.map({ now - $0 >= Self.publishMilliseconds }) ?? true {
+                state.publishedAt = now
+                publish(state.status)
+            }
         }
     }
 
+    /// How stale the status's byte and packet counters may be.
+    static let publishMilliseconds: Int64 = 250
+
     /// The stream ended (`reason` is logged): the open segment ends with what it has. A later session for the same
     /// rendition starts with a discontinuity.
-    public func close(reason: String) {
-        state.withLock { state in
-            guard !state.status.closed else { return }
+    /// - Parameter feedDrop: the encoder is gone (a disconnect, silence), not the origin shutting down: the
+    ///   rendition's feed shows `dropped` at once, not when the next slot closes with a GAP.
+    public func close(reason: String, feedDrop: Bool = true) {
+        let first = state.withLock { state in
+            guard !state.status.closed else { return false }
             let events = state.segmenter.finish()
             handle(events, &state)
             state.status.closed = true
             publish(state.status)
+            return true
         }
+        guard first else { return }
+        // After the last segment is stored (storing it makes the feed live again).
+        if feedDrop { origin.markFeedDropped(channel: channel, rendition: rendition) }
         closed(self)
         logger.info("continuous MPEG-TS stream closed: \(reason)")
     }

@@ -1,3 +1,5 @@
+import SharedBytes
+
 /// The request line and headers of one request, as received.
 public struct HTTPRequestHead: Sendable {
     /// The method as sent, e.g. "GET".
@@ -44,11 +46,7 @@ public struct HTTPRequestHead: Sendable {
 
     /// Whether the client connected from a loopback address: 127.0.0.0/8, ::1 or an IPv4-mapped ::ffff:127.x.x.x.
     public var isLoopback: Bool {
-        guard let address = remoteAddress?.lowercased() else { return false }
-        if address == "::1" { return true }
-        if address.hasPrefix("127.") { return true }
-        if address.hasPrefix("::ffff:127.") { return true }
-        return false
+        remoteAddress.map(LoopbackAddress.contains) ?? false
     }
 
     /// Percent-decodes each "/"-separated segment of `path` strictly.

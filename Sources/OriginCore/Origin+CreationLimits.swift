@@ -7,11 +7,20 @@ extension Origin {
     public func creationRefusal(channel name: String, rendition: String) -> IngestError? {
         let configuration = self.configuration
         guard configuration.ingest.autoCreate else { return nil }
-        let limits = configuration.limits
-        if let existing = self.channel(named: name) {
-            guard existing.configuration.source == .push, !existing.hasRendition(rendition),
-                existing.renditionCount >= limits.renditionsPerChannel
-            else { return nil }
+        let existing = self.channel(named: name)
+        if let existing, existing.configuration.source != .push { return nil }
+        return creationRefusal(channel: name, existing: existing, rendition: rendition, limits: configuration.limits)
+    }
+
+    /// The limits check itself: a push refused before its media is probed, an SRT caller in its handshake (the
+    /// creation checks again, exactly).
+    func creationRefusal(
+        channel name: String, existing: Channel?, rendition: String, limits: OriginLimits
+    ) -> IngestError? {
+        if let existing {
+            guard existing.renditionCount >= limits.renditionsPerChannel, !existing.hasRendition(rendition) else {
+                return nil
+            }
             return .renditionLimit(name, rendition, limit: limits.renditionsPerChannel)
         }
         let full = directory.read { $0.byName.count + $0.reserved.count >= limits.channels }

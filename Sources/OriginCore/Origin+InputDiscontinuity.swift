@@ -8,12 +8,25 @@ extension Origin {
     public func markDiscontinuity(channel: String, rendition: String) {
         self.channel(named: channel)?.markDiscontinuity(rendition: rendition)
     }
+
+    /// The feed of `channel`/`rendition` dropped now (an SRT caller disconnected or went silent): the channel status
+    /// says `dropped` at once; the next slot is a GAP unless a segment comes, as for any feed.
+    public func markFeedDropped(channel: String, rendition: String) {
+        self.channel(named: channel)?.markFeedDropped(rendition: rendition)
+    }
 }
 
 extension Channel {
     func markDiscontinuity(rendition: String) {
         through(otherwise: (), forward: { $0.markDiscontinuity(rendition: rendition) }) {
             _ = state.withLock { $0.markInputDiscontinuity(rendition: rendition) }
+        }
+    }
+
+    func markFeedDropped(rendition: String) {
+        let now = clock.nowMilliseconds()
+        through(otherwise: (), forward: { $0.markFeedDropped(rendition: rendition) }) {
+            _ = state.withLock { $0.markFeedDropped(rendition: rendition, nowMilliseconds: now) }
         }
     }
 }

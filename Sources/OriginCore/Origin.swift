@@ -222,8 +222,11 @@ public final class Origin: Sendable {
         }
         if checkBeforeCreating {
             // Cheap checks first: a client pushing new names past a limit costs no probe.
-            try refuseCreationPastLimits(
+            if let refusal = creationRefusal(
                 channel: channelName, existing: existing, rendition: rendition, limits: limits)
+            {
+                throw refusal
+            }
         }
         var probed: Result<PushedMedia, IngestError>?
         if checkBeforeCreating {
@@ -352,21 +355,6 @@ public final class Origin: Sendable {
             }
         }
         return channel
-    }
-
-    /// Refuses a push that would create a channel or rendition the limits have no room for, before its media is
-    /// probed (the creation itself checks again, exactly).
-    private func refuseCreationPastLimits(
-        channel name: String, existing: Channel?, rendition: String, limits: OriginLimits
-    ) throws(IngestError) {
-        if let existing {
-            guard existing.renditionCount >= limits.renditionsPerChannel, !existing.hasRendition(rendition) else {
-                return
-            }
-            throw .renditionLimit(name, rendition, limit: limits.renditionsPerChannel)
-        }
-        let full = directory.read { $0.byName.count + $0.reserved.count >= limits.channels }
-        if full { throw .channelLimit(name, limit: limits.channels) }
     }
 
     /// Creates a channel for a push within `limits.channels` and `limits.autoCreationsPerMinute`: the name is

@@ -84,15 +84,7 @@ struct AccessPolicy: Sendable {
     /// The policy of a server configuration: its named tokens, plus `adminToken` and `ingestToken` (named
     /// `admin` and `ingest`) granting the admin API and every channel.
     init(_ configuration: ServerConfiguration) {
-        var access = configuration.access
-        if let token = configuration.adminToken {
-            access.tokens.append(NamedToken(name: AccessConfiguration.legacyAdminName, secret: token))
-            access.admin.append(AccessConfiguration.legacyAdminName)
-        }
-        if let token = configuration.ingestToken {
-            access.tokens.append(NamedToken(name: AccessConfiguration.legacyIngestName, secret: token))
-            access.ingest.append(AccessConfiguration.legacyIngestName)
-        }
+        let access = configuration.accessWithLegacyTokens
         names = access.tokens.map(\.name)
         secrets = access.tokens.map { BearerSecret($0.secret.utf8) }
         admin = Set(access.admin)
@@ -231,4 +223,21 @@ final class RefusalCounts: Sendable {
 extension RefusalReason {
     /// A refusal for the credential (not a limit).
     var isAccess: Bool { self == .unauthorized || self == .forbiddenRemote || self == .wrongToken }
+}
+
+extension ServerConfiguration {
+    /// `access` with the older single settings folded in: `adminToken` as the token `admin` granting the admin API,
+    /// `ingestToken` as the token `ingest` granting every channel. What HTTP requests and SRT callers are judged by.
+    var accessWithLegacyTokens: AccessConfiguration {
+        var access = self.access
+        if let token = adminToken {
+            access.tokens.append(NamedToken(name: AccessConfiguration.legacyAdminName, secret: token))
+            access.admin.append(AccessConfiguration.legacyAdminName)
+        }
+        if let token = ingestToken {
+            access.tokens.append(NamedToken(name: AccessConfiguration.legacyIngestName, secret: token))
+            access.ingest.append(AccessConfiguration.legacyIngestName)
+        }
+        return access
+    }
 }

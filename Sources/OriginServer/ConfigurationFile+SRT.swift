@@ -43,11 +43,7 @@ extension SRTAccessRules {
     public init(configuration: ServerConfiguration) { self.init(configuration) }
 
     init(_ configuration: ServerConfiguration) {
-        var access = configuration.access
-        if let token = configuration.ingestToken {
-            access.tokens.append(NamedToken(name: AccessConfiguration.legacyIngestName, secret: token))
-            access.ingest.append(AccessConfiguration.legacyIngestName)
-        }
+        let access = configuration.accessWithLegacyTokens
         self.init(
             secrets: Dictionary(access.tokens.map { ($0.name, $0.secret) }, uniquingKeysWith: { first, _ in first }),
             ingest: Set(access.ingest), channels: access.channels.mapValues(Set.init),

@@ -1,3 +1,4 @@
+import ContinuousTSInput
 import MicroHTTPD
 import OriginCore
 import SRTInput
@@ -30,10 +31,12 @@ extension OriginHTTPHandler {
     /// Every channel's timeline now (`StatusTimeline`): one document for the page's one request per poll.
     func timelineJSON() -> String {
         let callers = srt?.callers ?? []
+        let segmenter = srtStreams
         let channels = origin.allChannels.map { channel in
             StatusTimeline.ChannelView(
                 snapshot: channel.snapshot, markers: channel.allMarkers,
-                srtCallers: callers.filter { $0.channel == channel.name })
+                srtCallers: callers.filter { $0.channel == channel.name },
+                srtStreams: segmenter?.sessions(channel: channel.name) ?? [:])
         }
         return StatusTimeline.json(nowMilliseconds: origin.clock.nowMilliseconds(), channels: channels)
     }

@@ -20,24 +20,25 @@ final class SegmenterSession: ContinuousStreamSession {
 
     func receive(_ bytes: UnsafeRawBufferPointer) { session.receive(bytes) }
 
-    func close(reason: ContinuousStreamEnd) { session.close(reason: reason.description) }
-}
+    var silentMilliseconds: Int64 { session.silentMilliseconds }
 
-extension SegmenterSink {
-    init(origin: Origin, logger: Logger) { self.init(ingest: ContinuousTSIngest(origin: origin, logger: logger)) }
+    func close(reason: ContinuousStreamEnd) {
+        session.close(reason: reason.description, feedDrop: reason != .shutdown)
+    }
 }
 
 extension SRTListener {
-    /// The listener of `configuration.srt` feeding `origin` through the segmenter, its access following `access`
-    /// (reloads included); nil without `ingest.srt`.
+    /// The listener of `configuration.srt` feeding `origin` through the segmenter (returned beside it: its sessions
+    /// are in the channel status), its access following `access` (reloads included); nil without `ingest.srt`.
     static func make(
         _ configuration: ServerConfiguration, origin: Origin, access: AccessControl, logger: Logger
-    ) throws -> SRTListener? {
+    ) throws -> (listener: SRTListener, segmenter: ContinuousTSIngest)? {
         guard let settings = configuration.srt else { return nil }
+        let segmenter = ContinuousTSIngest(origin: origin, logger: logger)
         let listener = try SRTListener(
             configuration: settings, rules: SRTAccessRules(configuration), origin: origin,
-            sink: SegmenterSink(origin: origin, logger: logger), logger: logger)
+            sink: SegmenterSink(ingest: segmenter), logger: logger)
         access.follow { [weak listener] configuration in listener?.update(rules: SRTAccessRules(configuration)) }
-        return listener
+        return (listener, segmenter)
     }
 }

@@ -271,11 +271,18 @@ enum StatusPageAssets {
                 if (gaps) badges.push(`<span class="badge bad">GAP ×${gaps}</span>`);
                 if (discontinuities.size) badges.push(`<span class="badge disc">discontinuity ×${discontinuities.size}</span>`);
                 if (view.data.markers.length) badges.push(`<span class="badge flagged">markers ×${view.data.markers.length}</span>`);
-                // SRT callers (docs/srt.md): peer, RTT, bitrate, losses, per rendition.
-                const srt = (view.data.srtCallers || []).map((c) =>
-                  `SRT ${c.rendition} ← ${c.peer} RTT ${c.rttMilliseconds.toFixed(1)} ms ` +
-                  `${(c.bitsPerSecond / 1e6).toFixed(2)} Mbit/s lost ${c.lostPackets} ` +
-                  `retrans ${c.retransmittedPackets} dropped ${c.droppedPackets} buffer ${c.receiveBufferMilliseconds} ms`);
+                // SRT callers (docs/srt.md): peer, RTT, bitrate, losses, per rendition; then what the segmenter
+                // made of the caller's stream (srtStreams): segments, refusals, the keyframe warning.
+                const streams = view.data.srtStreams || {};
+                const srt = (view.data.srtCallers || []).map((c) => {
+                  const s = streams[c.rendition];
+                  return `SRT ${c.rendition} ← ${c.peer} RTT ${c.rttMilliseconds.toFixed(1)} ms ` +
+                    `${(c.bitsPerSecond / 1e6).toFixed(2)} Mbit/s lost ${c.lostPackets} ` +
+                    `retrans ${c.retransmittedPackets} dropped ${c.droppedPackets} buffer ${c.receiveBufferMilliseconds} ms` +
+                    (s ? ` · cut ${s.segmentsAccepted} segments` + (s.segmentsRefused ? `, ${s.segmentsRefused} refused` : '') +
+                      (s.segmenter.demuxer.continuityErrors ? `, CC errors ${s.segmenter.demuxer.continuityErrors}` : '') +
+                      (s.segmenter.keyframeWarning ? ` · ⚠ ${s.segmenter.keyframeWarning}` : '') : '');
+                });
                 const head = badges.join(' ') + '|' + view.data.targetDuration + '|' + view.data.renditions.length +
                   '|' + srt.join('|');
                 if (head !== view.head) {

@@ -1,3 +1,4 @@
+import ContinuousTSInput
 import Foundation
 import HLSPackaging
 import HLSPlaylist
@@ -33,6 +34,9 @@ enum StatusTimeline {
         let markers: [Marker]
         /// The channel's SRT callers (`ingest.srt`), shown with their statistics.
         var srtCallers: [SRTCallerStatus] = []
+        /// The segmenter's session of each SRT caller, by rendition: segments accepted and refused, the keyframe
+        /// warning, the demuxer's counters.
+        var srtStreams: [String: ContinuousTSSession.Status] = [:]
     }
 
     /// The document for `channels` at `now` (shared-clock ms since the epoch).
@@ -66,6 +70,9 @@ enum StatusTimeline {
         out += "]"
         if !channel.srtCallers.isEmpty, let data = try? JSONEncoder().encode(channel.srtCallers) {
             out += ",\"srtCallers\":" + String(decoding: data, as: UTF8.self)
+        }
+        if !channel.srtStreams.isEmpty, let data = try? JSONEncoder().encode(channel.srtStreams) {
+            out += ",\"srtStreams\":" + String(decoding: data, as: UTF8.self)
         }
         out += "}"
     }

@@ -16,6 +16,10 @@ public protocol ContinuousStreamSession: AnyObject, Sendable {
     /// The next bytes of the caller's MPEG-TS (SRT live mode: usually 7 packets, 1316 bytes, per call), in arrival
     /// order. The buffer is valid only during the call.
     func receive(_ bytes: UnsafeRawBufferPointer)
+    /// How long the stream has carried no media (no access unit of its media stream, whatever else arrives: a CBR
+    /// encoder whose source died keeps sending null packets and tables). The listener drops the caller once this
+    /// passes `idleTimeoutMilliseconds`.
+    var silentMilliseconds: Int64 { get }
     /// The feed ended: the caller disconnected, was silent longer than `ingest.srt.idleTimeout`, or the origin is
     /// shutting down. A feed drop is immediate: the next slot is a GAP unless a new caller resumes it (with a
     /// discontinuity). Called once; no `receive` follows.

@@ -4,6 +4,7 @@ import LiveTimeline
 public import Logging
 public import OriginCore
 import ServiceLifecycle
+import SharedBytes
 import Synchronization
 
 /// `ingest.srt`: the SRT listener's settings (docs/srt.md).
@@ -45,12 +46,17 @@ public final class SRTListener: Sendable {
     private let stopping = Atomic<Bool>(false)
     /// The listening socket was closed (by `runBlocking` at its end, or `deinit`): closed once.
     private let listeningClosed = Atomic<Bool>(false)
+    /// Signalled when a caller's thread ends: `runBlocking` waits on it, once stopped, for the callers.
+    private let callersEnded = NSCondition()
     /// How long `runBlocking` waits, once stopped, for the callers' threads to close their sessions.
     static let stopWaitMilliseconds: Int64 = 5_000
     /// The port bound (the configured one, or the one the system chose for port 0).
     public let boundPort: Int
 
-    /// Binds the listening socket (so a taken port fails at startup); nothing is accepted before `run()`.
+    /// Binds the listening socket (so a taken port fails at startup) and listens, the listen callback installed
+    /// first: a caller that comes before `run()` is judged in its handshake like any other (it waits in the backlog
+    /// to be accepted). Without the callback in place, libsrt admitted every caller in that moment, whatever its
+    /// stream id.
     public init(
         configuration: SRTConfiguration, rules: SRTAccessRules, origin: Origin, sink: any ContinuousStreamSink,
         logger: Logger
@@ -66,13 +72,19 @@ public final class SRTListener: Sendable {
         do {
             try Self.setInt(socket, SRTO_RCVLATENCY, Int32(configuration.latencyMilliseconds))
             try Self.setInt(socket, SRTO_RCVSYN, 0)
+            // libsrt lets SRT sockets of one process share a UDP port (SRTO_REUSEADDR, on by default): off, so a
+            // port another listener holds fails here instead of splitting its callers (another process's port
+            // already fails: libsrt does not set SO_REUSEADDR on its UDP socket).
+            try Self.setInt(socket, SRTO_REUSEADDR, 0)
             boundPort = try Self.bind(socket, host: configuration.host, port: configuration.port)
-            guard srt_listen(socket, 64) != SRT_ERROR else { throw SRTError.last("srt_listen") }
         } catch {
             srt_close(socket)
             throw error
         }
         listeningSocket = socket
+        // From here `deinit` closes the socket.
+        srt_listen_callback(socket, srtListenCallback, Unmanaged.passUnretained(self).toOpaque())
+        guard srt_listen(socket, 64) != SRT_ERROR else { throw SRTError.last("srt_listen") }
     }
 
     deinit { closeListeningSocket() }
@@ -81,6 +93,7 @@ public final class SRTListener: Sendable {
     private func closeListeningSocket() {
         guard listeningClosed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
+        srt_listen_callback(listeningSocket, nil, nil)
         srt_close(listeningSocket)
     }
 
@@ -110,8 +123,6 @@ public final class SRTListener: Sendable {
                 poll = -1
             }
         }
-        let opaque = Unmanaged.passUnretained(self).toOpaque()
-        srt_listen_callback(listeningSocket, srtListenCallback, opaque)
         logger.info(
             "SRT listener ready",
             metadata: [
@@ -159,21 +170,30 @@ public final class SRTListener: Sendable {
             }
         }
         if poll >= 0 { srt_epoll_release(poll) }
-        srt_listen_callback(listeningSocket, nil, nil)
         closeListeningSocket()
         // Each caller thread notices `stopping` within its receive timeout and closes its session; a session whose
         // close is held (a stalled store) is not waited for past `stopWaitMilliseconds`.
-        let deadline = Self.nowMilliseconds() + Self.stopWaitMilliseconds
+        let deadline = Date(timeIntervalSinceNow: Double(Self.stopWaitMilliseconds) / 1000)
+        callersEnded.lock()
+        defer { callersEnded.unlock() }
         while state.withLock({ !$0.callers.isEmpty || $0.starting > 0 }) {
-            guard Self.nowMilliseconds() < deadline else {
+            guard callersEnded.wait(until: deadline) else {
                 let left = state.withLock { $0.callers.values.map { "\($0.status.channel)/\($0.status.rendition)" } }
                 logger.warning(
                     "SRT listener stopped with callers still closing",
                     metadata: ["srt.callers": "\(left.joined(separator: ", "))"])
                 break
             }
-            usleep(20_000)
         }
+    }
+
+    /// Updates the state where a caller's thread ends (or a caller fails to start), and wakes `runBlocking`'s wait
+    /// for the callers at a stop.
+    private func callerEnded(_ update: (inout sending ListenerState) -> Void) {
+        state.withLock { update(&$0) }
+        callersEnded.lock()
+        callersEnded.broadcast()
+        callersEnded.unlock()
     }
 
     /// The listening socket is no longer listening (broken, closed).
@@ -214,6 +234,18 @@ public final class SRTListener: Sendable {
                     return refusal
                 }
             }
+            // The key exchange comes after this callback: a caller whose passphrase does not match is refused by
+            // libsrt, which reports it only in its log (`SRTHandshakeFailures`).
+            let now = Self.nowMilliseconds()
+            state.withLock { state in
+                state.handshakes = state.handshakes.filter {
+                    now - $0.value.sinceMilliseconds < SRTHandshakeFailures.watchMilliseconds
+                }
+                state.handshakes[socket] = PendingHandshake(
+                    streamID: streamID, requester: requester, encrypted: admission.passphrase != nil,
+                    sinceMilliseconds: now)
+            }
+            SRTHandshakeFailures.watch(socket, for: self)
             return nil
         }
     }
@@ -250,19 +282,46 @@ public final class SRTListener: Sendable {
     }
 
     /// Refuses a rendition that has a caller (1409) and a caller past `maxCallers` (1402).
-    private func reserve(_ id: StreamID) -> SRTRefusal? {
-        state.withLock { state in
-            if state.callers.values.contains(where: { $0.status.channel == id.channel && $0.status.rendition == id.rendition }) {
-                return SRTRefusal(
-                    code: SRTRefusal.conflict,
-                    message: "\(id.channel)/\(id.rendition) has a caller; a second one is taken once the first drops")
-            }
-            guard state.callers.count + state.starting < configuration.maxCallers else {
-                return SRTRefusal(
-                    code: SRTRefusal.overload, message: "\(configuration.maxCallers) callers are connected (maxCallers)")
-            }
-            return nil
+    private func reserve(_ id: StreamID) -> SRTRefusal? { state.withLock { room(for: id, in: $0) } }
+
+    /// Why `state` has no room for a caller of `id`: its rendition has a caller (1409), or `maxCallers` callers
+    /// are connected or starting (1402). Checked in the handshake and again at the accept (two callers admitted
+    /// at once).
+    private func room(for id: StreamID, in state: ListenerState) -> SRTRefusal? {
+        if state.callers.values.contains(where: { $0.status.channel == id.channel && $0.status.rendition == id.rendition }) {
+            return SRTRefusal(
+                code: SRTRefusal.conflict,
+                message: "\(id.channel)/\(id.rendition) has a caller; a second one is taken once the first drops")
         }
+        guard state.callers.count + state.starting < configuration.maxCallers else {
+            return SRTRefusal(
+                code: SRTRefusal.overload, message: "\(configuration.maxCallers) callers are connected (maxCallers)")
+        }
+        return nil
+    }
+
+    /// libsrt refused a caller this listener admitted, in the key exchange after the listen callback: a wrong
+    /// passphrase (`SRT_REJ_BADSECRET`), or encryption on one side only (`SRT_REJ_UNSECURE`). Audited, rate-limited
+    /// and counted as the callback's refusals are.
+    func handshakeFailed(socket: SRTSOCKET, code: Int32) {
+        guard let pending = state.withLock({ $0.handshakes.removeValue(forKey: socket) }) else { return }
+        let refusal: SRTRefusal =
+            switch code {
+            case Int32(SRT_REJ_BADSECRET.rawValue):
+                SRTRefusal(
+                    code: code, message: "the caller's passphrase does not match (SRT_REJ_BADSECRET)",
+                    reason: "bad_passphrase")
+            case Int32(SRT_REJ_UNSECURE.rawValue):
+                SRTRefusal(
+                    code: code,
+                    message: pending.encrypted
+                        ? "the caller sent no passphrase; one is required (SRT_REJ_UNSECURE)"
+                        : "the caller encrypts; this stream takes no passphrase (SRT_REJ_UNSECURE)",
+                    reason: "unsecure")
+            default:
+                SRTRefusal(code: code, message: "the handshake failed after the stream id was admitted", reason: "handshake")
+            }
+        refuse(refusal, streamID: pending.streamID, requester: pending.requester)
     }
 
     private func refuse(_ refusal: SRTRefusal, streamID: String, requester: Requester) {
@@ -288,6 +347,8 @@ public final class SRTListener: Sendable {
     // MARK: - Callers
 
     private func startCaller(_ socket: SRTSOCKET, peer: SocketAddress) {
+        SRTHandshakeFailures.forget(socket)
+        state.withLock { _ = $0.handshakes.removeValue(forKey: socket) }
         let streamID = Self.streamID(of: socket)
         guard case .success(let id) = StreamID.parse(streamID) else {
             srt_close(socket)
@@ -302,18 +363,16 @@ public final class SRTListener: Sendable {
             return
         }
         // The handshake checked the rendition; two callers admitted at once for one rendition: the second closes.
-        let serial: Int? = state.withLock { state in
-            guard
-                !state.callers.values.contains(where: {
-                    $0.status.channel == id.channel && $0.status.rendition == id.rendition
-                }), state.callers.count + state.starting < configuration.maxCallers
-            else { return nil }
+        let admitted: Result<Int, SRTRefusal> = state.withLock { state in
+            if let refusal = room(for: id, in: state) {
+                state.counters.refusals[refusal.reason, default: 0] += 1
+                return .failure(refusal)
+            }
             state.starting += 1
             state.serial += 1
-            return state.serial
+            return .success(state.serial)
         }
-        guard let serial else {
-            state.withLock { $0.counters.refusals["conflict", default: 0] += 1 }
+        guard case .success(let serial) = admitted else {
             srt_close(socket)
             return
         }
@@ -329,7 +388,7 @@ public final class SRTListener: Sendable {
         do {
             session = try sink.open(channel: id.channel, rendition: id.rendition, peer: peer.description)
         } catch {
-            state.withLock {
+            callerEnded {
                 $0.starting -= 1
                 $0.counters.refusals["sink", default: 0] += 1
             }
@@ -360,7 +419,6 @@ public final class SRTListener: Sendable {
         _ = try? Self.setInt(socket, SRTO_RCVSYN, 1)
         _ = try? Self.setInt(socket, SRTO_RCVTIMEO, 100)
         let idle = Int64(configuration.idleTimeoutMilliseconds)
-        var lastReceived = now
         var lastStats = now
         var retransmitted: Int64 = 0
         var buffer = [UInt8](repeating: 0, count: 1500)
@@ -369,9 +427,7 @@ public final class SRTListener: Sendable {
             let received = buffer.withUnsafeMutableBytes { bytes in
                 srt_recvmsg(socket, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
             }
-            let clock = Self.nowMilliseconds()
             if received > 0 {
-                lastReceived = clock
                 buffer.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<Int(received)])) }
             } else if received == SRT_ERROR {
                 // Blocking mode: SRTO_RCVTIMEO ends a wait with SRT_ETIMEOUT (SRT_EASYNCRCV in some versions).
@@ -385,15 +441,19 @@ public final class SRTListener: Sendable {
                 reason = .shutdown
                 break
             }
-            if clock - lastReceived > idle {
-                reason = .silent(milliseconds: Int(clock - lastReceived))
+            // Silence is measured on media (the session's access units), not on bytes: null packets and tables
+            // from an encoder whose source died keep the connection busy but feed nothing.
+            let silent = session.silentMilliseconds
+            if silent > idle {
+                reason = .silent(milliseconds: Int(silent))
                 break
             }
+            let clock = Self.nowMilliseconds()
             if clock - lastStats >= 1_000 {
                 var perf = SRT_TRACEBSTATS()
                 if srt_bstats(socket, &perf, 1) != SRT_ERROR {
                     retransmitted += Int64(perf.pktRcvRetrans)
-                    status.update(perf, retransmitted: retransmitted, silentMilliseconds: clock - lastReceived)
+                    status.update(perf, retransmitted: retransmitted, silentMilliseconds: silent)
                     state.withLock { $0.callers[socket]?.status = status }
                 }
                 lastStats = clock
@@ -401,7 +461,7 @@ public final class SRTListener: Sendable {
         }
         srt_close(socket)
         session.close(reason: reason)
-        state.withLock { state in
+        callerEnded { state in
             state.callers[socket] = nil
             if reason != .shutdown { state.counters.drops[reason.label, default: 0] += 1 }
         }
@@ -430,32 +490,22 @@ public final class SRTListener: Sendable {
         }
     }
 
+    /// Binds `socket` to `host` (an IPv4 or IPv6 address) and `port` (0: the system picks); returns the port bound.
     private static func bind(_ socket: SRTSOCKET, host: String, port: Int) throws -> Int {
-        var storage = sockaddr_storage()
-        var length: Int32
-        if host.contains(":") {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = in_port_t(UInt16(port).bigEndian)
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw SRTError("bad host '\(host)'") }
-            withUnsafeMutableBytes(of: &storage) { target in withUnsafeBytes(of: address) { target.copyMemory(from: $0) } }
-            length = Int32(MemoryLayout<sockaddr_in6>.size)
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw SRTError("bad host '\(host)'") }
-            withUnsafeMutableBytes(of: &storage) { target in withUnsafeBytes(of: address) { target.copyMemory(from: $0) } }
-            length = Int32(MemoryLayout<sockaddr_in>.size)
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else {
+            throw SRTError("bad host '\(host)'")
         }
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_bind(socket, $0, length) }
+        defer { freeaddrinfo(found) }
+        guard srt_bind(socket, address.pointee.ai_addr, Int32(address.pointee.ai_addrlen)) != SRT_ERROR else {
+            throw SRTError.last("srt_bind \(host):\(port)")
         }
-        guard bound != SRT_ERROR else { throw SRTError.last("srt_bind \(host):\(port)") }
         var local = sockaddr_storage()
-        var localLength = Int32(MemoryLayout<sockaddr_storage>.size)
+        var length = Int32(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_getsockname(socket, $0, &localLength) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { srt_getsockname(socket, $0, &length) }
         }
         return SocketAddress(local).port
     }
@@ -553,8 +603,19 @@ private struct CallerEntry {
     var status: SRTCallerStatus
 }
 
+/// A caller the listen callback admitted, until it is accepted or libsrt refuses it in the key exchange.
+private struct PendingHandshake {
+    var streamID: String
+    var requester: Requester
+    /// The callback set a passphrase on its socket.
+    var encrypted: Bool
+    var sinceMilliseconds: Int64
+}
+
 private struct ListenerState {
     var callers: [SRTSOCKET: CallerEntry] = [:]
+    /// Admitted in the handshake, not yet accepted (`SRTHandshakeFailures`).
+    var handshakes: [SRTSOCKET: PendingHandshake] = [:]
     /// Callers accepted whose session is being opened.
     var starting = 0
     var serial = 0
@@ -587,10 +648,8 @@ struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// 127.0.0.0/8, ::1 and IPv4-mapped loopback.
-    var isLoopback: Bool {
-        host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.")
-    }
+    /// 127.0.0.0/8, ::1 and IPv4-mapped loopback (the rule of HTTP ingest).
+    var isLoopback: Bool { LoopbackAddress.contains(host) }
 
     var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
@@ -606,8 +665,10 @@ struct SRTError: Error, CustomStringConvertible {
 enum SRTLibrary {
     private static let started: Void = {
         srt_startup()
-        // libsrt logs to stderr at `error` and above by default; its notices are the caller's business.
-        srt_setloglevel(LOG_CRIT)
+        // libsrt's log goes to `srtLogHandler`: at warning level for the line that reports a caller refused in the
+        // key exchange (`SRTHandshakeFailures`); of the rest only critical lines are written (to stderr).
+        srt_setloghandler(nil, srtLogHandler)
+        srt_setloglevel(LOG_WARNING)
     }()
 
     static func start() { _ = started }

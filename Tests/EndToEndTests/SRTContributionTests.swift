@@ -1,4 +1,3 @@
-import CSRT
 import Foundation
 import HLSPlaylist
 import Testing
@@ -14,9 +13,9 @@ struct SRTContributionTests {
     /// while it pushes, a second caller for the rendition is refused with 1409, and the playlist lists the segments
     /// the origin cut.
     @Test func ffmpegCallerFeedsTheChannelAndItsStatisticsAreShown() async throws {
-        let srtPort = try SRTProbe.freeUDPPort()
-        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: srtPort), label: "srt-ffmpeg") {
+        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: 0), label: "srt-ffmpeg") {
             origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             let http = HTTPClient(port: origin.port)
             let push = try ChildProcess(
                 executable: try #require(ChildProcess.locate("ffmpeg")),
@@ -82,11 +81,11 @@ struct SRTContributionTests {
     /// srt-live-transmit relays a TS file (paced by ffmpeg -re, as a contribution link would carry it) with the plain
     /// `channel/rendition` stream id, encrypted with the listener's passphrase (AES-256).
     @Test func srtLiveTransmitRelaysAFileIntoTheChannel() async throws {
-        let srtPort = try SRTProbe.freeUDPPort()
         let passphrase = "listener-passphrase-1"
         try await OriginProcess.withRunning(
-            configuration: Self.configuration(srtPort: srtPort, passphrase: passphrase), label: "srt-relay"
+            configuration: Self.configuration(srtPort: 0, passphrase: passphrase), label: "srt-relay"
         ) { origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             let clip = origin.directory.appendingPathComponent("clip.ts")
             _ = try await ChildProcess.run(
                 "ffmpeg",
@@ -114,21 +113,20 @@ struct SRTContributionTests {
             }
             #expect(origin.logTail(200).contains("SRT caller connected"))
             // Without the passphrase, the caller is refused by SRT itself.
-            #expect(SRTProbe.connect(port: srtPort, streamID: "relay/main") == .rejected(Int32(SRT_REJ_UNSECURE.rawValue)))
+            #expect(SRTProbe.connect(port: srtPort, streamID: "relay/main") == .rejected(SRTProbe.unsecure))
         }
     }
 
     /// Refused callers are told why in the handshake (the access-control reject codes), audited and counted; a
     /// silent caller is dropped after the idle timeout.
     @Test func refusedCallersAreToldWhyInTheHandshake() async throws {
-        let srtPort = try SRTProbe.freeUDPPort()
         let configuration = """
             tokens:
               - name: encoder-news
                 secret: news-passphrase-0123
             ingest:
               autoCreate: false
-              srt: { port: \(srtPort), idleTimeoutMilliseconds: 500 }
+              srt: { port: 0, idleTimeoutMilliseconds: 500 }
             channels:
               - name: news
                 renditions: [{ name: video }]
@@ -137,6 +135,7 @@ struct SRTContributionTests {
                 renditions: [{ name: video }]
             """
         try await OriginProcess.withRunning(configuration: configuration, label: "srt-refusals") { origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             #expect(SRTProbe.connect(port: srtPort, streamID: "#!::r=nochannel/video,m=publish") == .rejected(1404))
             #expect(SRTProbe.connect(port: srtPort, streamID: "#!::r=news/video,m=request") == .rejected(1405))
             #expect(SRTProbe.connect(port: srtPort, streamID: "#!::r=news,m=publish") == .rejected(1400))
@@ -148,7 +147,7 @@ struct SRTContributionTests {
             // news takes only encoder-news's passphrase.
             #expect(
                 SRTProbe.connect(port: srtPort, streamID: "news/video", passphrase: "wrong-passphrase")
-                    == .rejected(Int32(SRT_REJ_BADSECRET.rawValue)))
+                    == .rejected(SRTProbe.badSecret))
             // ffmpeg, a real encoder, is refused too (it prints no reason: "Input/output error").
             let refusedFFmpeg = try await ChildProcess.run(
                 "ffmpeg",
@@ -157,7 +156,8 @@ struct SRTContributionTests {
                     "libx264", "-f", "mpegts", "srt://127.0.0.1:\(srtPort)?streamid=#!::r=nochannel/video,m=publish",
                 ], in: origin.directory, timeout: .seconds(20))
             #expect(refusedFFmpeg.status != 0)
-            // The token's secret as the passphrase: admitted. Then silent: dropped after 500 ms.
+            // The token's secret as the passphrase: admitted. Then it sends null packets only (a CBR encoder whose
+            // source died): no media, so it is silent and dropped after 500 ms.
             guard
                 case .connected(let socket) = SRTProbe.connect(
                     port: srtPort, streamID: "#!::r=news/video,m=publish,u=encoder-news",
@@ -167,34 +167,40 @@ struct SRTContributionTests {
                 return
             }
             defer { SRTProbe.close(socket) }
+            let nulls = Task.detached { SRTProbe.sendNullPackets(socket, payloads: 250) }
             let http = HTTPClient(port: origin.port)
             try await waitUntil("the silent caller is dropped", timeout: .seconds(5)) {
                 String(decoding: try await http.get("/metrics").body, as: UTF8.self)
                     .contains("hlsorigin_srt_feed_drops_total{reason=\"silent\"} 1\n")
             }
+            // The origin closed it while it still sent: sends fail before the 5 s of null packets are through.
+            #expect(await nulls.value == false)
             let metrics = String(decoding: try await http.get("/metrics").body, as: UTF8.self)
             for reason in ["unknown_channel", "bad_mode", "bad_request", "unauthorized", "wrong_token"] {
                 #expect(metrics.contains("hlsorigin_srt_refusals_total{reason=\"\(reason)\"} "), "\(reason)")
             }
+            // The wrong passphrase failed SRT's key exchange, after the stream id was admitted: audited too.
+            #expect(metrics.contains("hlsorigin_srt_refusals_total{reason=\"bad_passphrase\"} 1\n"))
             let log = origin.logTail(400)
             #expect(log.contains("SRT caller refused"))
             #expect(log.contains("audit.outcome=unknown_channel"))
+            #expect(log.contains("audit.outcome=bad_passphrase"))
             #expect(!log.contains("not-a-token"), "a secret from a stream id reached the log")
         }
     }
 
     @Test func aCallerPastTheChannelOrRenditionLimitIsRefusedInTheHandshake() async throws {
-        let srtPort = try SRTProbe.freeUDPPort()
         let configuration = """
             limits: { channels: 1, renditionsPerChannel: 1 }
             ingest:
               autoCreate: true
-              srt: { port: \(srtPort) }
+              srt: { port: 0 }
             channels:
               - name: news
                 renditions: [{ name: video }]
             """
         try await OriginProcess.withRunning(configuration: configuration, label: "srt-limits") { origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             // A new channel past limits.channels, a new rendition past renditionsPerChannel: refused, not admitted
             // to hold a caller slot while every segment is refused.
             #expect(SRTProbe.connect(port: srtPort, streamID: "other/video") == .rejected(1402))
@@ -224,54 +230,18 @@ struct SRTContributionTests {
     }
 }
 
-/// A libsrt caller of the test's own: connects with a stream id (and a passphrase) and reports the reject reason.
-enum SRTProbe {
-    enum Outcome: Equatable {
-        case connected(SRTSOCKET)
-        case rejected(Int32)
-    }
-
-    static func connect(port: Int, streamID: String, passphrase: String? = nil) -> Outcome {
-        srt_startup()
-        let socket = srt_create_socket()
-        _ = streamID.withCString { srt_setsockflag(socket, SRTO_STREAMID, $0, Int32(strlen($0))) }
-        if let passphrase {
-            _ = passphrase.withCString { srt_setsockflag(socket, SRTO_PASSPHRASE, $0, Int32(strlen($0))) }
+extension SRTProbe {
+    /// The SRT port of an origin started with `ingest.srt.port: 0`, read from its `SRT listener ready` log line
+    /// (`srt.port=`): the origin binds the port itself, so two origins of parallel tests never race for one.
+    static func port(of origin: OriginProcess) async throws -> Int {
+        var port: Int?
+        try await waitUntil("the SRT listener's port in the log", timeout: .seconds(10)) {
+            port = origin.child.standardError.split(separator: "\n").lazy.compactMap { line -> Int? in
+                guard line.contains("SRT listener ready"), let key = line.range(of: "srt.port=") else { return nil }
+                return Int(line[key.upperBound...].prefix { $0.isNumber })
+            }.first
+            return port != nil
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                srt_connect(socket, $0, Int32(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result != SRT_ERROR else {
-            let reason = srt_getrejectreason(socket)
-            srt_close(socket)
-            return .rejected(reason)
-        }
-        return .connected(socket)
-    }
-
-    static func close(_ socket: SRTSOCKET) { srt_close(socket) }
-
-    /// A UDP port free on 127.0.0.1 right now.
-    static func freeUDPPort() throws -> Int {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-        defer { Glibc.close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw TestFailure("bind() failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return try #require(port)
     }
 }

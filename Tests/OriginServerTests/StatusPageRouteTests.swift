@@ -1,7 +1,11 @@
+import ContinuousTSInput
 import Foundation
 import HLSPlaylist
 import LiveTimeline
+import Logging
 import OriginCore
+import SharedBytes
+import TestSource
 import TestSupport
 import Testing
 
@@ -170,6 +174,33 @@ struct StatusPageRouteTests {
         #expect(byId["ad-2"]?["scte35"] as? [String] == ["out", "in"])
         #expect(byId["note"]?["scte35"] as? [String] == [])
         #expect((byId["note"]?["end"] as? NSNumber)?.int64Value == startMilliseconds + 1000)
+    }
+
+    /// An SRT caller's stream as the segmenter sees it (`srtStreams`: segments, refusals, the demuxer's counters)
+    /// is in the page's document beside the callers, and the page shows it.
+    @Test func srtStreamsAreInTheTimelineForThePage() throws {
+        let stack = try OriginTestStack()
+        try stack.slots(2)
+        let ingest = ContinuousTSIngest(
+            origin: stack.origin, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
+        let bytes = generator.nextSegment().bytes
+        bytes.withUnsafeBytes { session.receive($0) }
+        let channel = try #require(stack.origin.channel(named: "ch"))
+        let json = StatusTimeline.json(
+            nowMilliseconds: stack.clock.nowMilliseconds(),
+            channels: [
+                StatusTimeline.ChannelView(
+                    snapshot: channel.snapshot, markers: [], srtStreams: ingest.sessions(channel: "ch"))
+            ])
+        let timeline = try Timeline(Array(json.utf8))
+        let streams = try #require(try timeline.channel("ch")["srtStreams"] as? [String: [String: Any]])
+        let stream = try #require(streams["360p"])
+        #expect(stream["bytesReceived"] as? Int == bytes.count)
+        let segmenter = try #require(stream["segmenter"] as? [String: Any])
+        #expect((segmenter["demuxer"] as? [String: Any])?["packets"] as? Int == bytes.count / 188)
+        #expect(String(decoding: StatusPageAssets.javaScript.array, as: UTF8.self).contains("view.data.srtStreams"))
     }
 
     @Test func withATokenConfiguredTheStatusPageAndItsJSONNeedIt() throws {
