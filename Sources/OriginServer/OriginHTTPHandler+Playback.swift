@@ -169,7 +169,7 @@ extension OriginHTTPHandler {
             status: channel.status(),
             peers: peerRepairer.map { $0.agreements(channel: channel.configuration.name) },
             srtCallers: srt.map { listener in listener.callers.filter { $0.channel == channel.name } },
-            srtStreams: srt.flatMap { ($0.sink as? SegmenterSink)?.ingest.sessions(channel: channel.name) },
+            srtStreams: srtStreams?.sessions(channel: channel.name),
             playback: channel.configuration.playback.map { playback in
                 PlaybackStatus(
                     form: playback.form.rawValue, refused: playbackRefusals.counts(channel: channel.name))

@@ -1,3 +1,4 @@
+public import ContinuousTSInput
 import Foundation
 import HLSPlaylist
 import LiveTimeline
@@ -49,6 +50,8 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     let reloader: ConfigurationReloader?
     /// The SRT input (`ingest.srt`): its callers are in the channel status and `/metrics`; nil: none.
     let srt: SRTListener?
+    /// The segmenter the SRT input feeds: its sessions (by rendition) are in the channel status; nil: no SRT input.
+    let srtStreams: ContinuousTSIngest?
 
     /// Creates the handler.
     /// - Parameters:
@@ -56,9 +59,10 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
     public init(
         origin: Origin, configuration: ServerConfiguration, metrics: RequestMetrics, peerRepairer: PeerRepairer? = nil,
         testSource: TestSourceInput? = nil, reloader: ConfigurationReloader? = nil, access: AccessControl? = nil,
-        srt: SRTListener? = nil, logger: Logger
+        srt: SRTListener? = nil, srtStreams: ContinuousTSIngest? = nil, logger: Logger
     ) {
         self.srt = srt
+        self.srtStreams = srtStreams
         self.origin = origin
         self.access = access ?? AccessControl(configuration)
         self.peerRepairer = peerRepairer

@@ -123,14 +123,15 @@ public final class OriginService: Service, Sendable {
         let access = AccessControl(configuration)
         access.logSummary(logger)
         let srt = try SRTListener.make(configuration, origin: origin, access: access, logger: logger)
-        self.srt = srt
+        self.srt = srt?.listener
         let reloader = ConfigurationReloader(
             origin: origin, running: configuration, source: source, access: access,
             tlsCredentials: https?.tls?.credentials, logger: logger)
         self.reloader = reloader
         let handler = OriginHTTPHandler(
             origin: origin, configuration: configuration, metrics: RequestMetrics(), peerRepairer: repairer,
-            testSource: testSource, reloader: reloader, access: access, srt: srt, logger: logger)
+            testSource: testSource, reloader: reloader, access: access, srt: srt?.listener,
+            srtStreams: srt?.segmenter, logger: logger)
         self.handler = handler
         handler.steering.monitor = steeringMonitor
         httpServer =
