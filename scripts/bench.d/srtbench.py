@@ -109,7 +109,7 @@ class Origin:
         os.makedirs(self.dir, exist_ok=True)
         lines = ["server: { connectionLimit: 1000 }", "logLevel: warning",
                  "ingest:", "  autoCreate: false",
-                 f"  srt: {{ port: {srt_port}, host: 127.0.0.1, latencyMilliseconds: 120, maxCallers: 64, "
+                 f"  srt: {{ port: {srt_port}, host: 127.0.0.1, latencyMilliseconds: 120, maxCallers: 128, "
                  "idleTimeoutMilliseconds: 2000 }", "channels:"]
         for c in channels:
             lines += [f"  - name: {c}", "    segmentDuration: 2", "    window: { segments: 6 }"]
@@ -147,6 +147,12 @@ class Origin:
             if line.startswith(name + "{") or line.startswith(name + " "):
                 total += float(line.rsplit(" ", 1)[1])
         return total
+
+
+def machine_busy():
+    """(busy, total) jiffies of all cores, from /proc/stat."""
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return sum(fields) - fields[3] - fields[4], sum(fields)
 
 
 def caller(file, port, streamid, latency_us=120000):
@@ -288,11 +294,16 @@ def figure10(args, file, mbps):
             players.append(p)
         time.sleep(1)
         before = [(p.msn, p.gaps, p.errors) for p in players]
+        callers = [p.pid for p in procs if p is not origin.process]
         d0, c0, t0 = origin.metric("hlsorigin_srt_dropped_packets_total"), cpu_ticks([origin.process.pid]), \
             time.monotonic()
+        f0, m0 = cpu_ticks(callers), machine_busy()
         time.sleep(args.step_window)
         d1, c1, t1 = origin.metric("hlsorigin_srt_dropped_packets_total"), cpu_ticks([origin.process.pid]), \
             time.monotonic()
+        f1, m1 = cpu_ticks(callers), machine_busy()
+        callers_cpu = (f1 - f0) / HZ / (t1 - t0) * 100
+        busy = (m1[0] - m0[0]) / max(m1[1] - m0[1], 1) * 100
         after = [(p.msn, p.gaps, p.errors) for p in players]
         expected = int(args.step_window / 2) - 1
         advanced = [a[0] - b[0] for a, b in zip(after, before)]
@@ -303,11 +314,12 @@ def figure10(args, file, mbps):
         ok = gaps == 0 and late == 0 and d1 == d0 and errors == 0
         log(f"10. {count} callers: CPU {cpu:.0f} %, segments listed per channel {min(advanced)}-{max(advanced)} "
             f"(>= {expected} expected), GAPs {gaps}, SRT drops {d1 - d0:.0f}, player errors {errors}: "
-            f"{'keeps up' if ok else 'falls behind'}")
+            f"{'keeps up' if ok else 'falls behind'}; the ffmpeg callers {callers_cpu:.0f} %, machine busy {busy:.0f} %")
         rows.append({"row": f"10. {count} x {mbps:.1f} Mbit/s SRT callers + {count} players, {args.step_window} s: "
-                            f"origin CPU, segments listed per channel (min-max, >= {expected} on time), GAPs, "
-                            f"SRT drops, player errors",
+                            f"origin CPU (% of a core), segments listed per channel (min-max, >= {expected} on "
+                            f"time), GAPs, SRT drops, player errors; the callers' CPU, the 2 cores busy",
                      "hlsorigin": f"{cpu:.0f} %, {min(advanced)}-{max(advanced)}, {gaps}, {d1 - d0:.0f}, {errors}",
+                     "nginx": f"callers {callers_cpu:.0f} %, busy {busy:.0f} %",
                      "runs": 1, "errors": "" if ok else "behind"})
         if not ok:
             break
@@ -369,9 +381,9 @@ def video_pes(data):
 
 
 def sender(file, udp_port, sent, seconds):
-    """Paces the TS by video DTS (loops with a PTS offset is not needed: one pass of the 20 s file, repeated with the
-    timestamps as they are would jump; `seconds` of it are sent) and records per video PTS the send time of that
-    frame's last TS packet."""
+    """Sends the first `seconds` of the TS (one pass, no loop: a loop would jump the timestamps) to UDP, paced by
+    video DTS, 7 TS packets a datagram, a frame's tail flushed before the next frame starts; records per video PTS
+    the wall-clock time its last TS packet was sent."""
     data = open(file, "rb").read()
     video, _ = video_pes(data)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -496,7 +508,7 @@ def main():
     ap.add_argument("--warmup", type=float, default=4)
     ap.add_argument("--steps", default="2,4,8,12,16")
     ap.add_argument("--step-window", type=float, default=16)
-    ap.add_argument("--ll-seconds", type=float, default=18)
+    ap.add_argument("--ll-seconds", type=float, default=18, help="at most the source's 20 s")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     only = args.only.split(",")
