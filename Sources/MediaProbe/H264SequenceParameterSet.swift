@@ -99,15 +99,9 @@ struct H264SequenceParameterSet: Hashable {
         var usability = VideoUsability()
         try VideoUsability.skipAspectAndOverscan(&bits)
         usability.transferCharacteristics = try VideoUsability.readVideoSignalType(&bits)
-        if try bits.readFlag() {  // chroma_loc_info_present_flag
-            _ = try bits.readUE()
-            _ = try bits.readUE()
-        }
-        guard try bits.readFlag() else { return usability }  // timing_info_present_flag
-        let unitsInTick = try bits.readBits(32)
-        let timeScale = try bits.readBits(32)
-        guard unitsInTick > 0, timeScale > 0 else { return usability }
-        usability.frameRate = VideoUsability.plausible(Double(timeScale) / (2 * Double(unitsInTick)))
+        try VideoUsability.skipChromaLocation(&bits)
+        // A tick is a field: two per frame.
+        usability.frameRate = try VideoUsability.readTicksPerSecond(&bits).flatMap { VideoUsability.plausible($0 / 2) }
         return usability
     }
 }

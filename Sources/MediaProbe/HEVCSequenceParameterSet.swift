@@ -99,22 +99,16 @@ struct HEVCSequenceParameterSet: Hashable {
         var usability = VideoUsability()
         try VideoUsability.skipAspectAndOverscan(&bits)
         usability.transferCharacteristics = try VideoUsability.readVideoSignalType(&bits)
-        if try bits.readFlag() {  // chroma_loc_info_present_flag
-            _ = try bits.readUE()
-            _ = try bits.readUE()
-        }
+        try VideoUsability.skipChromaLocation(&bits)
         try bits.skipBits(1)  // neutral_chroma_indication_flag
         let fieldSequence = try bits.readFlag()
         try bits.skipBits(1)  // frame_field_info_present_flag
         if try bits.readFlag() {  // default_display_window_flag
             for _ in 0..<4 { _ = try bits.readUE() }
         }
-        guard try bits.readFlag() else { return usability }  // vui_timing_info_present_flag
-        let unitsInTick = try bits.readBits(32)
-        let timeScale = try bits.readBits(32)
-        guard unitsInTick > 0, timeScale > 0 else { return usability }
-        usability.frameRate = VideoUsability.plausible(
-            Double(timeScale) / Double(unitsInTick) / (fieldSequence ? 2 : 1))
+        usability.frameRate = try VideoUsability.readTicksPerSecond(&bits).flatMap {
+            VideoUsability.plausible($0 / (fieldSequence ? 2 : 1))
+        }
         return usability
     }
 

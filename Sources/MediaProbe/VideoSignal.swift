@@ -40,6 +40,23 @@ struct VideoUsability: Hashable {
         return transfer
     }
 
+    /// Skips chroma_loc_info (same in H.264 and HEVC).
+    static func skipChromaLocation(_ bits: inout BitReader) throws(ProbeError) {
+        guard try bits.readFlag() else { return }  // chroma_loc_info_present_flag
+        _ = try bits.readUE()  // chroma_sample_loc_type_top_field
+        _ = try bits.readUE()  // chroma_sample_loc_type_bottom_field
+    }
+
+    /// Reads timing_info_present_flag, num_units_in_tick and time_scale: ticks per second (`time_scale /
+    /// num_units_in_tick`), nil when absent or either is 0.
+    static func readTicksPerSecond(_ bits: inout BitReader) throws(ProbeError) -> Double? {
+        guard try bits.readFlag() else { return nil }
+        let unitsInTick = try bits.readBits(32)
+        let timeScale = try bits.readBits(32)
+        guard unitsInTick > 0, timeScale > 0 else { return nil }
+        return Double(timeScale) / Double(unitsInTick)
+    }
+
     /// Skips aspect_ratio_info and overscan_info, the VUI's first fields (same in H.264 and HEVC).
     static func skipAspectAndOverscan(_ bits: inout BitReader) throws(ProbeError) {
         if try bits.readFlag() {  // aspect_ratio_info_present_flag

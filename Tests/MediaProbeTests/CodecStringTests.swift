@@ -73,8 +73,9 @@ struct CodecStringTests {
         #expect(MediaTime(ticks: .min, timescale: 1).microseconds == .min)
     }
 
-    /// The first Annex B NAL unit of `type` in the first packets' payload bytes (TS headers skipped crudely).
-    static func firstNAL(in ts: [UInt8], type: UInt8) -> [UInt8]? {
+    /// The first Annex B NAL unit of `type` (H.264, or HEVC when `hevc`) in the first packets' payload bytes of PID 256
+    /// (TS headers skipped crudely).
+    static func firstNAL(in ts: [UInt8], type: UInt8, hevc: Bool = false) -> [UInt8]? {
         var payload: [UInt8] = []
         for packet in stride(from: 0, to: min(ts.count, 188 * 8), by: 188)
         where (Int(ts[packet + 1] & 0x1F) << 8 | Int(ts[packet + 2])) == 256 {
@@ -82,8 +83,10 @@ struct CodecStringTests {
             payload += ts[start..<(packet + 188)]
         }
         return payload.withUnsafeBytes { buffer in
-            NALUnits.annexBUnits(in: buffer).first { buffer[$0.lowerBound] & 0x1F == type }
-                .map { Array(UnsafeRawBufferPointer(rebasing: buffer[$0])) }
+            let unit = NALUnits.annexBUnits(in: buffer).first {
+                (hevc ? NALUnits.hevcType(buffer[$0.lowerBound]) : buffer[$0.lowerBound] & 0x1F) == type
+            }
+            return unit.map { Array(UnsafeRawBufferPointer(rebasing: buffer[$0])) }
         }
     }
 }

@@ -12,7 +12,7 @@ struct VideoAttributeTests {
 
     static func hevcSPS(_ name: String) throws -> HEVCSequenceParameterSet {
         let bytes = try Fixture.bytes(name)
-        let sps = try #require(firstHEVCSPS(in: bytes))
+        let sps = try #require(CodecStringTests.firstNAL(in: bytes, type: NALUnits.hevcSPS, hevc: true))
         return try HEVCSequenceParameterSet(rbsp: sps.withUnsafeBytes { NALUnits.rbsp($0) })
     }
 
@@ -141,7 +141,8 @@ struct VideoAttributeTests {
     @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
         // Prefixes of real parameter sets end in every field of the SPS and its VUI: each must throw or parse,
         // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
-        let hevc = try #require(firstHEVCSPS(in: Fixture.bytes("ts-hevc-pq-2997.ts")))
+        let hevcTS = try Fixture.bytes("ts-hevc-pq-2997.ts")
+        let hevc = try #require(CodecStringTests.firstNAL(in: hevcTS, type: NALUnits.hevcSPS, hevc: true))
         for length in 0..<hevc.count {
             let rbsp = Array(hevc.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
             _ = try? HEVCSequenceParameterSet(rbsp: rbsp)
@@ -183,19 +184,5 @@ struct VideoAttributeTests {
             output.replaceSubrange(start..<(start + 4), with: grown)
         }
         return output
-    }
-}
-
-/// The first HEVC SPS (NAL type 33) of a TS fixture's video PID 256, as Annex B bytes.
-func firstHEVCSPS(in ts: [UInt8]) -> [UInt8]? {
-    var payload: [UInt8] = []
-    for packet in stride(from: 0, to: min(ts.count, 188 * 8), by: 188)
-    where (Int(ts[packet + 1] & 0x1F) << 8 | Int(ts[packet + 2])) == 256 {
-        let start = ts[packet + 3] & 0x20 != 0 ? packet + 5 + Int(ts[packet + 4]) : packet + 4
-        payload += ts[start..<(packet + 188)]
-    }
-    return payload.withUnsafeBytes { buffer in
-        NALUnits.annexBUnits(in: buffer).first { NALUnits.hevcType(buffer[$0.lowerBound]) == NALUnits.hevcSPS }
-            .map { Array(UnsafeRawBufferPointer(rebasing: buffer[$0])) }
     }
 }
