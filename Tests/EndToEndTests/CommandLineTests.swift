@@ -61,6 +61,25 @@ extension EndToEnd {
             }
         }
 
+        /// docs/man/hlsorigin.1 (scripts/man-page) names every option and subcommand the binary's help names.
+        @Test func manPageNamesEveryOptionOfTheHelp() throws {
+            let directory = try Self.directory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let page = try String(
+                contentsOf: OriginProcess.packageRoot.appendingPathComponent("docs/man/hlsorigin.1"), encoding: .utf8)
+            for arguments in [["--help"], ["check-config", "--help"], ["validate", "--help"]] {
+                let help = try Self.run(arguments, in: directory)
+                #expect(help.status == 0)
+                let words = help.standardOutput.split(whereSeparator: { " ,\n[]<>".contains($0) })
+                    .filter { $0.hasPrefix("--") && $0.count > 2 }.map { String($0.dropFirst(2)) }
+                #expect(!words.isEmpty)
+                for word in words where !page.contains("Fl -\(word)") {
+                    Issue.record("docs/man/hlsorigin.1 lacks --\(word) (\(arguments)): run scripts/man-page")
+                }
+            }
+            #expect(page.contains("check-config") && page.contains("validate"))
+        }
+
         @Test func jsonLogFormatWritesOneObjectPerLine() async throws {
             let directory = try Self.directory()
             defer { try? FileManager.default.removeItem(at: directory) }
