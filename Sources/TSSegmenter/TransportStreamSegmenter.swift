@@ -9,9 +9,10 @@ public import MediaProbe
 /// `toleranceMilliseconds`, as `SharedTimeline` anchors a pushed feed. Slot boundaries are the wall times
 /// 2000-01-01T00:00:00Z + k x segment duration (the grid the redundancy group numbers MSNs on), i.e. the PTS
 /// `(boundary - anchor) x 90`. A segment ends at the first video keyframe (H.264 IDR, HEVC IRAP) whose DTS is at or
-/// after the first boundary after the segment's start; an audio-only stream ends at the PES whose start is nearest
-/// the boundary. Two origins fed the same stream, whose clocks and arrival agree within much less than the
-/// tolerance, compute the same anchor and so cut at the same PTS, whichever joined the stream first.
+/// after the first boundary after the segment's start; an audio-only stream ends at the AAC frame whose start is
+/// nearest the boundary (a PES carrying several is split there). Two origins fed the same stream, whose clocks and
+/// arrival agree within much less than the tolerance, compute the same anchor and so cut at the same PTS, whichever
+/// joined the stream first.
 ///
 /// **What a segment is.** It starts with the stream's PAT and PMT (written again by `TransportStreamMuxer`, their
 /// continuity counters renumbered within the segment) then the keyframe's packets: decodable alone. The bytes before
@@ -75,6 +76,8 @@ public struct TransportStreamSegmenter: Sendable {
         public var bytesDropped = 0
         /// Segments ended at the byte bound with no keyframe.
         public var forcedCuts = 0
+        /// Audio-only: PES packets split between two ADTS frames to cut at the frame nearest a boundary.
+        public var audioSplits = 0
         /// The latest keyframe interval (90 kHz ticks) and the frame duration seen.
         public var keyframeIntervalTicks: Int64?
         public var frameDurationTicks: Int64?
@@ -293,6 +296,7 @@ public struct TransportStreamSegmenter: Sendable {
         if !cut {
             let following = next ?? time &+ (audioPESTicks ?? 0)
             if following >= nextBoundary {
+                if time < nextBoundary, splitHeldAudio(startingAt: time, program: program) { return }
                 if nextBoundary &- time < following &- nextBoundary { cut = true } else { cutAtHeldAudio = true }
             }
         }
@@ -302,6 +306,75 @@ public struct TransportStreamSegmenter: Sendable {
         startSegment(at: time, program: program)
         // Cut just before the boundary: the next one is the boundary after it.
         nextBoundary = boundary(after: max(time, passed))
+    }
+
+    /// Audio: the boundary falls inside the held PES (starting at `time`). When an ADTS frame inside it starts
+    /// nearer the boundary than the PES's start and end, the PES is split there: its first frames end the segment
+    /// as a PES of their own, the rest start the next one in a PES whose PTS is that frame's, so each segment starts
+    /// at the frame nearest the boundary and decodes alone. Returns false when the PES is not split (the nearest
+    /// frame start is the PES's start or end, or its payload is not whole ADTS frames).
+    private mutating func splitHeldAudio(
+        startingAt time: Int64, program: TransportStreamDemuxer.Program
+    ) -> Bool {
+        guard let primary = program.primary?.pid else { return false }
+        // The held packets: the PES's, and others (tables, null packets) that came between them.
+        var pes: [UInt8] = []
+        var others: [(range: Range<Int>, pid: Int)] = []
+        for offset in stride(from: 0, to: held.count - 187, by: 188) {
+            let pid = Int(held[offset + 1] & 0x1F) << 8 | Int(held[offset + 2])
+            guard pid == primary else {
+                others.append((offset..<(offset + 188), pid))
+                continue
+            }
+            let control = held[offset + 3] >> 4 & 3
+            guard control & 1 != 0 else { continue }
+            let start = control & 2 != 0 ? offset + 5 + Int(held[offset + 4]) : offset + 4
+            guard start <= offset + 188 else { return false }
+            pes.append(contentsOf: held[start..<(offset + 188)])
+        }
+        guard let audio = AudioPESFrames(pes: pes) else { return false }
+        // Frame k starts `samples before it` later; the nearest start to the boundary, the PES's end included.
+        var starts: [Int64] = []
+        var samples: Int64 = 0
+        for frame in audio.frames {
+            starts.append(time &+ samples &* 90_000 / Int64(audio.sampleRate))
+            samples &+= Int64(frame.samples)
+        }
+        starts.append(time &+ samples &* 90_000 / Int64(audio.sampleRate))
+        let target = nextBoundary
+        guard
+            let nearest = starts.indices.min(by: { abs(starts[$0] &- target) < abs(starts[$1] &- target) }),
+            nearest > 0, nearest < audio.frames.count
+        else { return false }
+        let split = starts[nearest]
+        let before = audio.frames[..<nearest].map { Array(pes[$0.range]) }
+        let after = audio.frames[nearest...].map { Array(pes[$0.range]) }
+        var bytes: [UInt8] = []
+        swap(&bytes, &held)
+        holding = false
+        heldAudio = nil
+        bytes.withUnsafeBytes { buffer in
+            for other in others { emit(UnsafeRawBufferPointer(rebasing: buffer[other.range]), pid: other.pid) }
+        }
+        bytes.removeAll(keepingCapacity: true)
+        held = bytes
+        writeAudio(before, pts: time)
+        endSegment(nextDecodeTime: split)
+        startSegment(at: split, program: program)
+        writeAudio(after, pts: split)
+        nextBoundary = boundary(after: max(split, target))
+        status.audioSplits += 1
+        return true
+    }
+
+    /// Appends a PES of `frames` on the primary PID to the open segment, written by its table writer (which numbers
+    /// the PID's packets in an audio-only segment).
+    private mutating func writeAudio(_ frames: [[UInt8]], pts: Int64) {
+        guard open != nil, var writer = tableWriter else { return }
+        let before = output.count
+        writer.writeAudio(frames, pts: pts, into: &output)
+        tableWriter = writer
+        openBytes += output.count - before
     }
 
     private mutating func startSegment(at time: Int64, program: TransportStreamDemuxer.Program) {
@@ -390,8 +463,10 @@ public struct TransportStreamSegmenter: Sendable {
         let start = output.count
         output.append(contentsOf: packet)
         openBytes += packet.count
-        // The segment's own PAT/PMT came first: the stream's later ones continue their counters.
-        if pid == 0 || pid == program?.pmtPID,
+        // The segment's own PAT/PMT came first: the stream's later ones continue their counters. An audio-only
+        // segment's audio packets too (a PES split between frames is written again: the counters follow it).
+        let audioOnly = program?.primary?.kind == .audio && pid == program?.primary?.pid && packet[3] & 0x10 != 0
+        if pid == 0 || pid == program?.pmtPID || audioOnly,
             let counter = tableWriter?.takeContinuityCounter(for: UInt16(truncatingIfNeeded: pid))
         {
             output[start + 3] = output[start + 3] & 0xF0 | counter
