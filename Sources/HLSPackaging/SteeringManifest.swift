@@ -1,5 +1,5 @@
-public import LiveTimeline
 import HLSPlaylist
+public import LiveTimeline
 
 /// The arguments a player adds to a steering manifest request (HLS Content Steering, "Steering Manifest Reload"):
 /// `_HLS_pathway` (the pathway it uses now) and `_HLS_throughput` (its measured throughput, bits per second).
@@ -36,7 +36,8 @@ public struct SteeringQuery: Sendable, Hashable {
                     let number = UInt64(value), number <= Self.maximumThroughput
                 else {
                     throw SteeringQueryError(
-                        "_HLS_throughput must be a decimal integer of bits per second, at most \(Self.maximumThroughput)")
+                        "_HLS_throughput must be a decimal integer of bits per second, at most \(Self.maximumThroughput)"
+                    )
                 }
                 throughput = number
             }

@@ -145,7 +145,8 @@ public final class SteeringHealthMonitor: Service, Sendable {
             if changed {
                 logger.info("steering: peer's health read", metadata: ["peer": "\(peer)"])
             } else {
-                logger.warning("steering: cannot read the peer's health", metadata: ["peer": "\(peer)", "error": "\(failure)"])
+                logger.warning(
+                    "steering: cannot read the peer's health", metadata: ["peer": "\(peer)", "error": "\(failure)"])
             }
         }
     }

@@ -55,7 +55,8 @@ extension EndToEndInBrowser {
                 port: ports[1])
             processes.add(second)
             let encoder = try FFmpeg.startTeePush(
-                ports: ports, channel: channel, renditions: [rendition], directory: first.directory, label: "ffmpeg-tee")
+                ports: ports, channel: channel, renditions: [rendition], directory: first.directory, label: "ffmpeg-tee"
+            )
             processes.add(encoder)
             for port in ports {
                 let client = HTTPClient(port: port)
@@ -143,8 +144,9 @@ extension EndToEndInBrowser {
                 + String(format: "%.2f s", started - killedAt) + "): last media request on origin-a "
                 + at(lastOnA) + "; survivor steers origin-a last " + at(demotedAt) + "; steering reloads "
                 + steeringLoads.filter { $0.wall > killedAt - 4 }.map { at($0.wall) + " \($0.status)" }
-                    .joined(separator: ", ")
-                + " (\(failedReloads.count) failed); first media request on origin-b " + at(switchedAt) + "; playback moving again " + at(resumedAt) + "; played "
+                .joined(separator: ", ")
+                + " (\(failedReloads.count) failed); first media request on origin-b " + at(switchedAt)
+                + "; playback moving again " + at(resumedAt) + "; played "
                 + String(format: "%.1f s", playedAfterKill) + " after the kill"
             print(timeline)
             for load in steeringLoads where load.wall > killedAt - 4 {
@@ -167,10 +169,13 @@ extension EndToEndInBrowser {
                 "steering reloads after the kill: \(timeline)")
             #expect(failedReloads.isEmpty, "steering reloads failed: \(failedReloads.map(\.url))")
             #expect(playedAfterKill >= playSeconds - secondsBeforeKill - 6, "\(timeline)")
-            let fatal = (hlsjs.state?.events ?? []).filter { $0.kind == "hls-error" && ($0.detail ?? "").hasPrefix("FATAL") }
+            let fatal = (hlsjs.state?.events ?? []).filter {
+                $0.kind == "hls-error" && ($0.detail ?? "").hasPrefix("FATAL")
+            }
             #expect(fatal.isEmpty, "hls.js fatal errors: \(fatal.map { $0.detail ?? "" })")
             let discontinuities = Set((hlsjs.state?.initPTS ?? []).map(\.cc))
-            #expect(discontinuities.count <= 1, "hls.js saw discontinuities (cc \(discontinuities.sorted())): \(timeline)")
+            #expect(
+                discontinuities.count <= 1, "hls.js saw discontinuities (cc \(discontinuities.sorted())): \(timeline)")
             encoder.signal(SIGKILL)
             let status = await second.stop()
             #expect(status == 0, "the surviving origin did not exit cleanly: \(second.logTail())")

@@ -30,7 +30,8 @@ struct SteeringManifestTests {
         // No healthy pathway after the first: the reload stays on the first.
         #expect(manifest.reloadURI == "https://cdn.example/hls/live/news/steering.json")
         #expect(Self.answer(["a": .failing("catching up"), "b": .stale("late")]).pathwayPriority == ["cdn", "b", "a"])
-        #expect(Self.answer(["a": .stale("x"), "b": .failing("y"), "cdn": .down("z")]).pathwayPriority == ["a", "b", "cdn"])
+        #expect(
+            Self.answer(["a": .stale("x"), "b": .failing("y"), "cdn": .down("z")]).pathwayPriority == ["a", "b", "cdn"])
     }
 
     @Test func thePlayersPathwayLeadsOnlyWhileItIsHealthy() {
@@ -39,8 +40,11 @@ struct SteeringManifestTests {
         #expect(Self.answer([:], pathway: "cdn").reloadURI == "https://cdn.example/hls/live/news/steering.json")
         // On the first pathway: the reload goes elsewhere, so that a's failure leaves the player a steering server.
         #expect(Self.answer([:], pathway: "a").reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
-        #expect(Self.answer(["a": .down("x")], pathway: "b").reloadURI == "https://cdn.example/hls/live/news/steering.json")
-        #expect(Self.answer(["a": .down("x"), "cdn": .stale("y")], pathway: "b").reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
+        #expect(
+            Self.answer(["a": .down("x")], pathway: "b").reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        #expect(
+            Self.answer(["a": .down("x"), "cdn": .stale("y")], pathway: "b").reloadURI
+                == "http://10.0.0.2:8080/live/news/steering.json")
         #expect(Self.answer(["cdn": .down("x")], pathway: "cdn").pathwayPriority == ["a", "b", "cdn"])
         // A pathway ID the channel does not have (hls.js sends "." before it knows one) changes nothing.
         #expect(Self.answer([:], pathway: ".").pathwayPriority == ["a", "b", "cdn"])

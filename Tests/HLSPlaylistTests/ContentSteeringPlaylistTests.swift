@@ -69,7 +69,10 @@ struct ContentSteeringPlaylistTests {
         #expect(shared.steeringViolations().contains { $0.contains("'aac-origin-a' is referenced from pathways") })
         var unknown = steered
         unknown.contentSteering?.pathwayID = "elsewhere"
-        #expect(unknown.steeringViolations() == ["EXT-X-CONTENT-STEERING names PATHWAY-ID 'elsewhere', which no variant has"])
+        #expect(
+            unknown.steeringViolations() == [
+                "EXT-X-CONTENT-STEERING names PATHWAY-ID 'elsewhere', which no variant has"
+            ])
         var illegal = steered
         illegal.variants[1].pathwayID = "cdn b"
         illegal.iFrameStreams[1].pathwayID = "cdn b"

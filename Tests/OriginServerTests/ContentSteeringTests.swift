@@ -58,11 +58,22 @@ struct ContentSteeringTests {
         ("id: cdn,", "id: origin-a,", "steering.pathways[2].id 'origin-a' is given twice"),
         ("https://cdn.example/hls", "https://cdn.example/hls?x=1", "may hold no query"),
         ("https://cdn.example/hls", "ftp://cdn.example", "must start with http:// or https://"),
-        ("https://cdn.example/hls", "http://10.0.0.2:8080", "steering.pathways[2].uri 'http://10.0.0.2:8080' is another pathway's"),
-        ("origins: [http://10.0.0.1:8080, http://10.0.0.2:8080]", "origins: [http://10.0.0.9:8080]",
-            "'http://10.0.0.9:8080' is neither steering.self nor one of redundancy.peers"),
-        ("self: http://10.0.0.1:8080/", "self: http://10.0.0.2:8080", "steering.self: 'http://10.0.0.2:8080' is one of redundancy.peers"),
-        ("self: http://10.0.0.1:8080/", "self: https://10.0.0.1", "steering.self: 'https://10.0.0.1' is not an http://host[:port] URL"),
+        (
+            "https://cdn.example/hls", "http://10.0.0.2:8080",
+            "steering.pathways[2].uri 'http://10.0.0.2:8080' is another pathway's"
+        ),
+        (
+            "origins: [http://10.0.0.1:8080, http://10.0.0.2:8080]", "origins: [http://10.0.0.9:8080]",
+            "'http://10.0.0.9:8080' is neither steering.self nor one of redundancy.peers"
+        ),
+        (
+            "self: http://10.0.0.1:8080/", "self: http://10.0.0.2:8080",
+            "steering.self: 'http://10.0.0.2:8080' is one of redundancy.peers"
+        ),
+        (
+            "self: http://10.0.0.1:8080/", "self: https://10.0.0.1",
+            "steering.self: 'https://10.0.0.1' is not an http://host[:port] URL"
+        ),
         ("ttl: 6", "ttl: 6\n  colour: red", "colour"),
     ])
     func aBadSteeringBlockIsRefusedWithItsReason(original: String, replacement: String, reason: String) {
@@ -105,7 +116,9 @@ struct ContentSteeringTests {
         return harness
     }
 
-    static func get(_ harness: RouteTableTests.Harness, _ path: String, _ query: [(String, String?)] = []) throws
+    static func get(
+        _ harness: RouteTableTests.Harness, _ path: String, _ query: [(String, String?)] = []
+    ) throws
         -> HTTPResponse
     {
         let head = HTTPRequestHead(
