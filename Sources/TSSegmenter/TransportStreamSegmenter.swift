@@ -495,15 +495,18 @@ public struct TransportStreamSegmenter: Sendable {
         if changed { events.append(.keyframeWarning(warning)) }
     }
 
-    /// A video access unit that is not a keyframe: warns once no keyframe came for two segment durations (an
-    /// encoder whose GOP is open, or that refreshes by intra slices, sends I pictures that are no IDR).
+    /// A video access unit that is not a keyframe: warns once no keyframe came for two segment durations (or two
+    /// keyframe intervals) (an encoder whose GOP is open, or that refreshes by intra slices, sends I pictures that
+    /// are no IDR).
     private mutating func noteMissingKeyframe(at time: Int64) {
         guard let since = lastKeyframeTime ?? firstVideoTime else {
             firstVideoTime = time
             return
         }
         let (waited, overflow) = time.subtractingReportingOverflow(since)
-        let limit = 2 &* configuration.segmentDurationMilliseconds &* 90
+        // Two segment durations, or two keyframe intervals once one is known: a steady long GOP has its own warning
+        // (logged once), not this one at every GOP.
+        let limit = 2 &* max(configuration.segmentDurationMilliseconds &* 90, status.keyframeIntervalTicks ?? 0)
         guard !overflow, waited > limit, !missingKeyframeWarned else { return }
         missingKeyframeWarned = true
         let warning =

@@ -333,6 +333,11 @@ enum SegmenterFixture {
         #expect(run.warnings.count == 1)
         let warning = try #require(run.warnings.first)
         #expect(warning.contains("every 1 s") && warning.contains("-g 12") && warning.contains("25 fps"))
+        // A steady 4 s GOP with 1 s segments: the interval warning once, not a no-keyframe warning at every GOP.
+        let longGOP = Fixture.run(SegmenterStreams.withoutIDR(try Fixture.stream(segments: 16), keepingEvery: 4),
+            segmentMilliseconds: 1000)
+        #expect(longGOP.warnings.count == 2 && longGOP.warnings.last?.hasPrefix("keyframes come every 4 s") == true,
+            "\(longGOP.warnings)")
         #expect(run.status.keyframeWarning == warning)
         #expect(Fixture.run(try Fixture.stream(segments: 4)).warnings.isEmpty)
     }
@@ -527,11 +532,17 @@ enum SegmenterStreams {
 
     /// `stream` with its H.264 IDR slices turned into non-IDR slices (nal_unit_type 5 to 1): I pictures an encoder
     /// with an open GOP sends, no random access point the segmenter may cut at.
-    static func withoutIDR(_ stream: [UInt8]) -> [UInt8] {
+    /// With `keepingEvery` n, every n-th IDR is kept (the test source has one a second: a GOP of n seconds).
+    static func withoutIDR(_ stream: [UInt8], keepingEvery: Int? = nil) -> [UInt8] {
         var bytes = stream
+        var idr = 0
         for offset in stride(from: 0, to: bytes.count, by: 188) {
             let pid = UInt16(bytes[offset + 1] & 0x1F) << 8 | UInt16(bytes[offset + 2])
             guard pid == 0x0100 else { continue }
+            if bytes[offset + 1] & 0x40 != 0, bytes[offset + 3] & 0x20 != 0, bytes[offset + 5] & 0x40 != 0 {
+                idr += 1  // random_access_indicator: the test source's IDR access units
+            }
+            if let keepingEvery, idr % keepingEvery == 1 { continue }
             for index in (offset + 4)..<(offset + 185) where bytes[index] == 0 && bytes[index + 1] == 0
                 && bytes[index + 2] == 1 && bytes[index + 3] & 0x1F == 5
             {
