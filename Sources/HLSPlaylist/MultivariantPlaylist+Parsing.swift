@@ -123,6 +123,8 @@ extension MultivariantPlaylist {
         }
         variant.resolution = try Self.resolution(attributes)
         variant.frameRate = try attributes.decimal("FRAME-RATE")
+        let video = try videoAttributes(attributes, variables: variables)
+        (variant.supplementalCodecs, variant.videoRange, variant.hdcpLevel, variant.allowedCPC) = video
         variant.audioGroup = try attributes.quoted("AUDIO", variables: variables)
         variant.subtitlesGroup = try attributes.quoted("SUBTITLES", variables: variables)
         if let raw = attributes.values["CLOSED-CAPTIONS"] {
@@ -159,7 +161,38 @@ extension MultivariantPlaylist {
             stream.codecs = codecs.split(separator: ",").map { String($0.trimmingSpaces) }
         }
         stream.resolution = try resolution(attributes)
+        let video = try videoAttributes(attributes, variables: variables)
+        (stream.supplementalCodecs, stream.videoRange, stream.hdcpLevel, stream.allowedCPC) = video
         return stream
+    }
+
+    /// SUPPLEMENTAL-CODECS, VIDEO-RANGE, HDCP-LEVEL and ALLOWED-CPC, as both stream tags carry them; an unknown
+    /// enumerated value or a malformed ALLOWED-CPC is an error naming the attribute.
+    fileprivate static func videoAttributes(
+        _ attributes: TagAttributes, variables: VariableTable
+    ) throws(PlaylistParseError) -> ([String], HLSVideoRange?, HDCPLevel?, AllowedCPC?) {
+        let supplemental = try attributes.quoted("SUPPLEMENTAL-CODECS", variables: variables).map {
+            $0.split(separator: ",").map { String($0.trimmingSpaces) }
+        }
+        var range: HLSVideoRange?
+        if let raw = try attributes.enumerated("VIDEO-RANGE") {
+            guard let value = HLSVideoRange(rawValue: raw) else {
+                throw attributes.error("VIDEO-RANGE must be SDR, HLG or PQ, not \(raw)")
+            }
+            range = value
+        }
+        var hdcp: HDCPLevel?
+        if let raw = try attributes.enumerated("HDCP-LEVEL") {
+            guard let value = HDCPLevel(rawValue: raw) else {
+                throw attributes.error("HDCP-LEVEL must be TYPE-0, TYPE-1 or NONE, not \(raw)")
+            }
+            hdcp = value
+        }
+        var cpc: AllowedCPC?
+        if let raw = try attributes.quoted("ALLOWED-CPC", variables: variables) {
+            do { cpc = try AllowedCPC(raw) } catch { throw attributes.error(error.message) }
+        }
+        return (supplemental ?? [], range, hdcp, cpc)
     }
 }
 

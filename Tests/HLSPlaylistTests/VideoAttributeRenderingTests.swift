@@ -27,6 +27,31 @@ struct VideoAttributeRenderingTests {
                 + "HDCP-LEVEL=NONE,URI=\"uhd/iframes.m3u8\"")
     }
 
+    @Test func theAttributesParseBackAndBadValuesAreNamed() throws {
+        var variant = VariantStream(uri: "uhd/index.m3u8", bandwidth: 9_000_000, codecs: ["hvc1.2.4.L150.B0"])
+        variant.supplementalCodecs = ["dvh1.08.07/db4h"]
+        variant.videoRange = .hlg
+        variant.hdcpLevel = .type0
+        variant.allowedCPC = try AllowedCPC("com.apple.streamingkeydelivery:AppleMain")
+        var iFrames = IFrameStream(uri: "uhd/iframes.m3u8", bandwidth: 500_000, codecs: ["hvc1.2.4.L150.B0"])
+        iFrames.videoRange = .pq
+        var playlist = MultivariantPlaylist(variants: [variant])
+        playlist.iFrameStreams = [iFrames]
+        let parsed = try MultivariantPlaylist.parse(playlist.render())
+        #expect(parsed.variants == [variant])
+        #expect(parsed.iFrameStreams == [iFrames])
+        for (line, attribute) in [
+            ("VIDEO-RANGE=HDR", "VIDEO-RANGE"), ("HDCP-LEVEL=TYPE-2", "HDCP-LEVEL"),
+            ("ALLOWED-CPC=\"x\"", "ALLOWED-CPC"),
+        ] {
+            let text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,\(line)\na/index.m3u8\n"
+            #expect(throws: PlaylistParseError.self) { try MultivariantPlaylist.parse(text) }
+            do { _ = try MultivariantPlaylist.parse(text) } catch {
+                #expect(error.message.contains(attribute), "\(error)")
+            }
+        }
+    }
+
     @Test func unsetAttributesRenderNothing() {
         let variant = VariantStream(uri: "a/index.m3u8", bandwidth: 1, codecs: ["mp4a.40.2"])
         #expect(variant.renderedTag == "#EXT-X-STREAM-INF:BANDWIDTH=1,CODECS=\"mp4a.40.2\"")
