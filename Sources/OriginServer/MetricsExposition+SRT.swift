@@ -6,8 +6,7 @@ extension MetricsExposition {
     static func render(srt listener: SRTListener) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+            Self.family(name, type, help, samples, to: &out)
         }
         let counters = listener.counters
         family(
@@ -16,7 +15,8 @@ extension MetricsExposition {
         family(
             "hlsorigin_srt_refusals_total", "counter",
             "SRT callers refused in the handshake, by reason (bad_request, bad_mode, forbidden_remote, wrong_token, "
-                + "unauthorized, unknown_channel, unknown_rendition, conflict, overload, ...).",
+                + "unauthorized, unknown_channel, unknown_rendition, conflict, overload, bad_passphrase, unsecure, "
+                + "...).",
             counters.refusals.sorted { $0.key < $1.key }.map { ("{reason=\"\($0.key)\"}", "\($0.value)") })
         family(
             "hlsorigin_srt_feed_drops_total", "counter",

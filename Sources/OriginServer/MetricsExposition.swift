@@ -6,14 +6,21 @@ import PeerRepair
 
 /// `/metrics` in the Prometheus text format (version 0.0.4).
 enum MetricsExposition {
+    /// One metric family: its HELP and TYPE lines, then a sample per (labels, value).
+    static func family(
+        _ name: String, _ type: String, _ help: String, _ samples: [(String, String)], to out: inout String
+    ) {
+        out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+    }
+
     static func render(
         origin: Origin, requests: RequestMetrics, playbackRefusals: PlaybackRefusals = PlaybackRefusals(),
         refusals: RefusalCounts = RefusalCounts(), peerRepairer: PeerRepairer? = nil
     ) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+            Self.family(name, type, help, samples, to: &out)
         }
         let statuses = origin.allChannels.map { $0.status() }
         /// Milliseconds as Prometheus' base unit, seconds (NaN when unknown).
