@@ -66,21 +66,10 @@ public struct JSONLogHandler: LogHandler {
         }
     }
 
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
+    /// `text` as a JSON string (the status timeline's escaping: quotes, backslashes, control characters).
     static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029:
-                out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out = ""
+        StatusTimeline.appendString(text, to: &out)
+        return out
     }
 }
