@@ -17,13 +17,21 @@ import Testing
         try #require(origin.channel(named: "ch")?.status().renditions.first { $0.name == "360p" }).feed
     }
 
-    @Test func aClosedStreamIsAFeedDropAtOnceAndTheNextSlotIsAGap() throws {
+    /// An origin on the manual clock and a session fed `seconds` of the test source (1 s GOPs, 2 s slots).
+    func streaming(
+        seconds: Int
+    ) throws -> (clock: ManualClock, origin: Origin, session: ContinuousTSSession, generator: TestStreamGenerator) {
         let clock = ManualClock()
         let origin = try support.makeOrigin(clock: clock)
         let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
         var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
         let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
-        support.feed(session, &generator, seconds: 7, clock: clock, origin: origin)
+        support.feed(session, &generator, seconds: seconds, clock: clock, origin: origin)
+        return (clock, origin, session, generator)
+    }
+
+    @Test func aClosedStreamIsAFeedDropAtOnceAndTheNextSlotIsAGap() throws {
+        let (clock, origin, session, _) = try streaming(seconds: 7)
         #expect(try feedState(origin) == "live")
         // The caller disconnects: no slot has closed since, and the status already says the feed dropped.
         session.close(reason: "disconnected")
@@ -42,24 +50,14 @@ import Testing
     }
 
     @Test func anOriginShuttingDownIsNotAFeedDrop() throws {
-        let clock = ManualClock()
-        let origin = try support.makeOrigin(clock: clock)
-        let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
-        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
-        let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
-        support.feed(session, &generator, seconds: 5, clock: clock, origin: origin)
+        let (_, origin, session, _) = try streaming(seconds: 5)
         session.close(reason: "shutdown", feedDrop: false)
         #expect(try feedState(origin) == "live")
     }
 
     /// A CBR encoder whose source died keeps sending null packets and its PAT/PMT: bytes, but no media.
     @Test func nullPacketsAndTablesAreSilenceAndMediaEndsIt() throws {
-        let clock = ManualClock()
-        let origin = try support.makeOrigin(clock: clock)
-        let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
-        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
-        let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
-        support.feed(session, &generator, seconds: 3, clock: clock, origin: origin)
+        var (clock, origin, session, generator) = try streaming(seconds: 3)
         #expect(session.silentMilliseconds < 500)
         let tables = Self.tables(of: generator.nextSegment().bytes)
         #expect(tables.count == 2 * 188)
