@@ -1,5 +1,7 @@
 import Foundation
 import HLSPlaylist
+import TestSupport
+import Testing
 
 @testable import OriginServer
 
@@ -16,6 +18,16 @@ struct AdminOpenAPIValidator {
     init(text: String = AdminOpenAPIDocument.text) {
         // The embedded document is checked to be JSON by AdminOpenAPITests; a broken one fails every admin answer.
         document = (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .null
+    }
+
+    /// Records a test issue for every way an answer to a route test's request breaks the description (requests
+    /// under `/admin/` and `/status/`; the route tests' stacks call it on every answer).
+    static func record(_ method: String, _ target: String, _ response: RawHTTPResponse) {
+        guard target.hasPrefix("/admin/") || target.hasPrefix("/status/") else { return }
+        let problems = shared.problems(
+            method: method, target: target, status: response.status, contentType: response.header("Content-Type"),
+            body: response.body)
+        for problem in problems ?? [] { Issue.record("openapi/admin.json: \(problem)") }
     }
 
     /// The description's paths.

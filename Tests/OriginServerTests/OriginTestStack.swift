@@ -7,7 +7,6 @@ import OriginServer
 import TestSource
 import TestSourceInput
 import TestSupport
-import Testing
 
 /// What `OriginService` runs, built in the test so time stands still between steps: an `Origin` on a
 /// `ManualClock`, the `OriginHTTPHandler` and an `HTTPServer` on 127.0.0.1, port 0. Nothing ticks on its own:
@@ -80,12 +79,7 @@ final class OriginTestStack {
     ) throws -> RawHTTPResponse {
         let response = try connect().request(method, target, headers: headers, body: body, chunkSize: chunkSize)
         // Every admin answer a route test gets must be one the OpenAPI description allows (AdminOpenAPITests).
-        if target.hasPrefix("/admin/") || target.hasPrefix("/status/") {
-            let problems = AdminOpenAPIValidator.shared.problems(
-                method: method, target: target, status: response.status, contentType: response.header("Content-Type"),
-                body: response.body)
-            for problem in problems ?? [] { Issue.record("openapi/admin.json: \(problem)") }
-        }
+        AdminOpenAPIValidator.record(method, target, response)
         return response
     }
 

@@ -60,7 +60,9 @@ final class RecordingStack {
     deinit { server.stop() }
 
     func request(_ method: String, _ target: String, body: String? = nil) throws -> RawHTTPResponse {
-        try RawHTTPConnection(port: port).request(method, target, body: body.map { Array($0.utf8) })
+        let response = try RawHTTPConnection(port: port).request(method, target, body: body.map { Array($0.utf8) })
+        AdminOpenAPIValidator.record(method, target, response)  // every admin answer as described
+        return response
     }
 
     func get(_ target: String) throws -> RawHTTPResponse { try request("GET", target) }
