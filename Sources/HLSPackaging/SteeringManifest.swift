@@ -74,11 +74,11 @@ public struct SteeringManifest: Sendable, Hashable {
     /// that the player's own pathway (`_HLS_pathway`) leads the healthy ones, so that a player is never moved off a
     /// healthy pathway (a pathway that comes back does not pull every player over at once).
     ///
-    /// RELOAD-URI (a player keeps reloading it, failed or not, so it must outlive the pathway in use): on the
-    /// player's own pathway when that is healthy but not the first healthy one in the configured order (the player
-    /// moved there by itself, so it reaches it, and may have fled the first because it failed before the group saw
-    /// it); otherwise on the first healthy pathway after the one it is sent to, so that the failure of the pathway
-    /// it plays from does not take its steering server with it; with no other healthy pathway, on the first.
+    /// RELOAD-URI (a player keeps reloading it, and hls.js keeps the last one even after a reload failed, so it must
+    /// outlive the pathway in use): on `reloadBaseURI` when configured (a URI every origin answers the same);
+    /// otherwise on the first healthy pathway other than the one the player is sent to stream from (the first of
+    /// PATHWAY-PRIORITY), so that the failure of the pathway it plays from does not take its steering server with
+    /// it; only with no other healthy pathway, on the one it streams from.
     /// - Parameter health: each pathway's health by ID; a pathway missing from it counts as healthy.
     public static func answer(
         _ steering: ContentSteeringConfiguration, channel: String, health: [String: PathwayHealth],
@@ -92,12 +92,15 @@ public struct SteeringManifest: Sendable, Hashable {
         .sorted { $0.key.lexicographicallyPrecedes($1.key) }
         let ordered = ranked.map(\.pathway)
         let healthy = steering.pathways.filter { (health[$0.id]?.severity ?? 0) == 0 }
-        let own = healthy.first { $0.id == query.pathway }
-        let reload =
-            own.flatMap { $0.id == healthy.first?.id ? nil : $0 }
-            ?? healthy.first { $0.id != ordered.first?.id } ?? ordered.first
-        let reloadURI =
-            reload.map { steering.uriPrefix($0, channel: channel) + ContentSteeringConfiguration.manifestFile } ?? ""
+        let reloadURI: String
+        if let base = steering.reloadBaseURI {
+            reloadURI = base + "/live/" + channel + "/" + ContentSteeringConfiguration.manifestFile
+        } else {
+            let reload = healthy.first { $0.id != ordered.first?.id } ?? ordered.first
+            reloadURI =
+                reload.map { steering.uriPrefix($0, channel: channel) + ContentSteeringConfiguration.manifestFile }
+                ?? ""
+        }
         return SteeringManifest(
             ttlSeconds: steering.ttlSeconds, reloadURI: reloadURI, pathwayPriority: ordered.map(\.id))
     }

@@ -25,11 +25,16 @@ public struct ContentSteeringConfiguration: Sendable, Hashable {
     public var ttlSeconds: Int
     /// This origin's own base URL, as its peers name it in `redundancy.peers`; nil when no pathway names origins.
     public var selfURL: String?
+    /// `steering.reloadBase`: a base URI every origin of the group answers the same (the nginx tier, a CDN in front
+    /// of all of them), without a trailing `/`; when set, every RELOAD-URI is on it. nil: the RELOAD-URI names a
+    /// pathway (`SteeringManifest.answer`).
+    public var reloadBaseURI: String?
 
-    public init(pathways: [Pathway], ttlSeconds: Int = 10, selfURL: String? = nil) {
+    public init(pathways: [Pathway], ttlSeconds: Int = 10, selfURL: String? = nil, reloadBaseURI: String? = nil) {
         self.pathways = pathways
         self.ttlSeconds = ttlSeconds
         self.selfURL = selfURL
+        self.reloadBaseURI = reloadBaseURI
     }
 
     /// The steering manifest's path under a pathway's base URI, and the SERVER-URI relative to the multivariant

@@ -14,7 +14,10 @@ extension ConfigurationFile {
         /// Seconds between a player's reloads of the steering manifest (default 10).
         var ttl: Int?
         var pathways: [PathwayModel]?
-        enum CodingKeys: String, CodingKey, CaseIterable { case enabled, selfURL = "self", ttl, pathways }
+        /// A base URI every origin of the group answers the same (the nginx tier, a CDN in front of all of them):
+        /// when set, every steering manifest's RELOAD-URI is on it rather than on a pathway.
+        var reloadBase: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case enabled, selfURL = "self", ttl, pathways, reloadBase }
 
         /// The TTLs taken, seconds: a reload at least every second, at most every hour.
         static let ttlRange = 1...3600
@@ -62,8 +65,12 @@ extension ConfigurationFile {
                 }
                 converted.append(.init(id: pathway.id, baseURI: base, origins: origins))
             }
+            let reloadBaseURI = try reloadBase.map { text in
+                try Self.baseURI(text, fail: { fail("reloadBase '\(text)' \($0)") })
+            }
             guard enabled ?? true else { return nil }
-            return ContentSteeringConfiguration(pathways: converted, ttlSeconds: ttl, selfURL: own)
+            return ContentSteeringConfiguration(
+                pathways: converted, ttlSeconds: ttl, selfURL: own, reloadBaseURI: reloadBaseURI)
         }
 
         /// `http(s)://host[:port][/path]` without a trailing `/`, query, fragment, user info, quotes, spaces or

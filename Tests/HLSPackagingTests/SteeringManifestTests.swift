@@ -36,8 +36,8 @@ struct SteeringManifestTests {
 
     @Test func thePlayersPathwayLeadsOnlyWhileItIsHealthy() {
         #expect(Self.answer([:], pathway: "cdn").pathwayPriority == ["cdn", "a", "b"])
-        // The player moved to cdn by itself (it fled a, perhaps before the group saw a fail): it reloads from cdn.
-        #expect(Self.answer([:], pathway: "cdn").reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        // The player streams from cdn: its reload goes to another healthy pathway, a.
+        #expect(Self.answer([:], pathway: "cdn").reloadURI == "http://10.0.0.1:8080/live/news/steering.json")
         // On the first pathway: the reload goes elsewhere, so that a's failure leaves the player a steering server.
         #expect(Self.answer([:], pathway: "a").reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
         #expect(
@@ -48,6 +48,31 @@ struct SteeringManifestTests {
         #expect(Self.answer(["cdn": .down("x")], pathway: "cdn").pathwayPriority == ["a", "b", "cdn"])
         // A pathway ID the channel does not have (hls.js sends "." before it knows one) changes nothing.
         #expect(Self.answer([:], pathway: ".").pathwayPriority == ["a", "b", "cdn"])
+    }
+
+    @Test func aPlayerThatFailedOverReloadsFromAnotherPathwayOnceTheFirstRecovers() {
+        // The player fled a for b while a was down: it streams from b, its reload goes to cdn.
+        let during = Self.answer(["a": .down("gone")], pathway: "b")
+        #expect(during.pathwayPriority == ["b", "cdn", "a"])
+        #expect(during.reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        // a recovers: the player stays on b, and its steering server is not b (b's death must not strand it).
+        let after = Self.answer([:], pathway: "b")
+        #expect(after.pathwayPriority == ["b", "a", "cdn"])
+        #expect(after.reloadURI == "http://10.0.0.1:8080/live/news/steering.json")
+        // Only b healthy: the reload stays on b, the one steering server left.
+        #expect(
+            Self.answer(["a": .down("x"), "cdn": .down("y")], pathway: "b").reloadURI
+                == "http://10.0.0.2:8080/live/news/steering.json")
+    }
+
+    @Test func aConfiguredReloadBaseIsEveryRELOADURI() {
+        var steering = Self.steering
+        steering.reloadBaseURI = "https://edge.example"
+        for (health, pathway) in [([:], "b"), (["a": PathwayHealth.down("x")], "b"), ([:], nil)] as [([String: PathwayHealth], String?)] {
+            let manifest = SteeringManifest.answer(
+                steering, channel: "news", health: health, query: SteeringQuery(pathway: pathway))
+            #expect(manifest.reloadURI == "https://edge.example/live/news/steering.json")
+        }
     }
 
     @Test func theDocumentIsVersion1JSONWithTheFourKeys() throws {

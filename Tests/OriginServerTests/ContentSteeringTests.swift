@@ -50,6 +50,11 @@ struct ContentSteeringTests {
             Self.group.replacingOccurrences(of: "ttl: 6", with: "ttl: 6\n  enabled: false") + "channels: [{name: n}]",
             environment: [:])
         #expect(off.steering == nil && off.origin.channels[0].steering == nil)
+        #expect(steering.reloadBaseURI == nil)
+        let withBase = try ConfigurationFile.parse(
+            Self.group.replacingOccurrences(of: "ttl: 6", with: "ttl: 6\n  reloadBase: https://edge.example/hls/")
+                + "channels: [{name: n}]", environment: [:])
+        #expect(withBase.steering?.reloadBaseURI == "https://edge.example/hls")
     }
 
     @Test(arguments: [
@@ -75,6 +80,7 @@ struct ContentSteeringTests {
             "steering.self: 'https://10.0.0.1' is not an http://host[:port] URL"
         ),
         ("ttl: 6", "ttl: 6\n  colour: red", "colour"),
+        ("ttl: 6", "ttl: 6\n  reloadBase: edge.example", "steering.reloadBase 'edge.example' must start with http://"),
     ])
     func aBadSteeringBlockIsRefusedWithItsReason(original: String, replacement: String, reason: String) {
         let text = Self.group.replacingOccurrences(of: original, with: replacement)
@@ -157,7 +163,7 @@ struct ContentSteeringTests {
         #expect(answer.headers["Cache-Control"] == "max-age=3")
         #expect(
             answer.text
-                == #"{"VERSION":1,"TTL":3,"RELOAD-URI":"http://10.0.0.2:8080/live/ch/steering.json","PATHWAY-PRIORITY":["origin-b","origin-a"]}"#
+                == #"{"VERSION":1,"TTL":3,"RELOAD-URI":"http://10.0.0.1:8080/live/ch/steering.json","PATHWAY-PRIORITY":["origin-b","origin-a"]}"#
                 + "\n")
         let bad = try Self.get(harness, "/live/ch/steering.json", [("_HLS_throughput", "fast")])
         #expect(bad.status == 400)
