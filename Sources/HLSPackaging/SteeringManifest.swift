@@ -17,30 +17,32 @@ public struct SteeringQuery: Sendable, Hashable {
     /// The largest `_HLS_throughput` taken: 10 Tbit/s.
     public static let maximumThroughput: UInt64 = 10_000_000_000_000
 
-    /// Reads the query; other arguments (a CDN's, CMCD) are ignored. Throws the 400 reason for a malformed one:
-    /// either argument twice or without a value, a pathway that is not a legal Pathway ID (`.` included: hls.js
-    /// sends it before it knows a pathway), a throughput that is not a decimal integer up to 10 Tbit/s.
+    /// Reads the query; other arguments (a CDN's, CMCD) are ignored. Throws the 400 reason for a malformed
+    /// `_HLS_pathway`: given twice or without a value, or not a legal Pathway ID (`.` included: hls.js sends it
+    /// before it knows a pathway). `_HLS_throughput` is advisory and never refused: one that is not a single decimal
+    /// integer up to 10 Tbit/s is ignored (hls.js sends `estimate|0`, negative above 2.147 Gbit/s, and a 400 would
+    /// end its steering for good).
     public init(query: [(name: String, value: String?)]) throws(SteeringQueryError) {
-        var seen = Set<String>()
+        var pathwaySeen = false
+        var throughputs: [String?] = []
         for (name, value) in query where name == "_HLS_pathway" || name == "_HLS_throughput" {
-            guard seen.insert(name).inserted else { throw SteeringQueryError("\(name) is given twice") }
-            guard let value, !value.isEmpty else { throw SteeringQueryError("\(name) has no value") }
-            if name == "_HLS_pathway" {
-                guard value.utf8.count <= 64, MultivariantPlaylist.isLegalPathwayID(value) else {
-                    throw SteeringQueryError(
-                        "_HLS_pathway must be a Pathway ID: 1 to 64 of A-Z a-z 0-9 . - _")
-                }
-                pathway = value
-            } else {
-                guard value.utf8.count <= 20, value.utf8.allSatisfy({ (48...57).contains($0) }),
-                    let number = UInt64(value), number <= Self.maximumThroughput
-                else {
-                    throw SteeringQueryError(
-                        "_HLS_throughput must be a decimal integer of bits per second, at most \(Self.maximumThroughput)"
-                    )
-                }
-                throughput = number
+            if name == "_HLS_throughput" {
+                throughputs.append(value)
+                continue
             }
+            guard !pathwaySeen else { throw SteeringQueryError("_HLS_pathway is given twice") }
+            pathwaySeen = true
+            guard let value, !value.isEmpty else { throw SteeringQueryError("_HLS_pathway has no value") }
+            guard value.utf8.count <= 64, MultivariantPlaylist.isLegalPathwayID(value) else {
+                throw SteeringQueryError("_HLS_pathway must be a Pathway ID: 1 to 64 of A-Z a-z 0-9 . - _")
+            }
+            pathway = value
+        }
+        if throughputs.count == 1, let value = throughputs[0], !value.isEmpty, value.utf8.count <= 20,
+            value.utf8.allSatisfy({ (48...57).contains($0) }), let number = UInt64(value),
+            number <= Self.maximumThroughput
+        {
+            throughput = number
         }
     }
 }

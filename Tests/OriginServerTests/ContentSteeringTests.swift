@@ -165,9 +165,13 @@ struct ContentSteeringTests {
             answer.text
                 == #"{"VERSION":1,"TTL":3,"RELOAD-URI":"http://10.0.0.1:8080/live/ch/steering.json","PATHWAY-PRIORITY":["origin-b","origin-a"]}"#
                 + "\n")
-        let bad = try Self.get(harness, "/live/ch/steering.json", [("_HLS_throughput", "fast")])
+        // A malformed throughput (hls.js overflows to a negative one above 2.147 Gbit/s) is ignored; a bad pathway is not.
+        let negative = try Self.get(
+            harness, "/live/ch/steering.json", [("_HLS_pathway", "origin-b"), ("_HLS_throughput", "-2147483648")])
+        #expect(negative.status == 200 && negative.text == answer.text)
+        let bad = try Self.get(harness, "/live/ch/steering.json", [("_HLS_pathway", "a b")])
         #expect(bad.status == 400)
-        #expect(bad.text.contains("_HLS_throughput must be a decimal integer"))
+        #expect(bad.text.contains("_HLS_pathway must be a Pathway ID"))
         let twice = try Self.get(harness, "/live/ch/steering.json", [("_HLS_pathway", "a"), ("_HLS_pathway", "b")])
         #expect(twice.status == 400 && twice.text.contains("_HLS_pathway is given twice"))
         let unsteered = try Self.get(harness, "/live/plain/steering.json")
