@@ -176,6 +176,7 @@ public final class OriginService: Service, Sendable {
 
     /// Binds the port and answers HTTP from now on (the ingest loop runs in `run()`). Call it
     /// before `run()` to learn the port, or to fail early when it is taken; `run()` calls it otherwise.
+    /// The supervisor hears `READY=1` from `run()`, once the SIGHUP handler is installed.
     public func startListening() throws {
         let started = try listening.withLock { listening in
             guard !listening else { return false }
@@ -190,8 +191,6 @@ public final class OriginService: Service, Sendable {
             if let httpServer { metadata["port"] = "\(httpServer.boundPort)" }
             if let httpsServer { metadata["tls.port"] = "\(httpsServer.boundPort)" }
             logger.info("hlsorigin listening", metadata: metadata)
-            // Every listener is bound (the SRT one in `init`): a supervisor may start what depends on the origin.
-            notifier.ready(status: "listening" + (httpServer.map { " on port \($0.boundPort)" } ?? ""))
         }
     }
 
@@ -202,7 +201,12 @@ public final class OriginService: Service, Sendable {
     /// stops: drains the requests in flight and writes the journals.
     public func run() async throws {
         try startListening()
-        let loops = backgroundLoops
+        // SIGHUP's handler is installed before READY=1: systemd may send a `systemctl reload` the moment it hears it,
+        // and SIGHUP's default action ends the process (which systemd takes for a clean exit).
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        // Every listener is bound (the SRT one in `init`): a supervisor may start what depends on the origin.
+        notifier.ready(status: "listening" + (httpServer.map { " on port \($0.boundPort)" } ?? ""))
+        let loops = backgroundLoops(hangups: hangups)
         await cancelWhenGracefulShutdown { await loops() }
         if Task.isShuttingDownGracefully { logger.info("signal received: shutting down") }
         notifier.stopping()
@@ -227,7 +231,7 @@ public final class OriginService: Service, Sendable {
 
     /// The ingest loop, the pruning of the server's prepared answers and, with a group database, its periodic
     /// full comparison, until the task is cancelled.
-    private var backgroundLoops: @Sendable () async -> Void {
+    private func backgroundLoops(hangups: UnixSignalsSequence) -> @Sendable () async -> Void {
         let hasDatabase = database != nil
         return { [origin, handler, reloader, notifier] in
             await withTaskGroup(of: Void.self) { loops in
@@ -235,7 +239,7 @@ public final class OriginService: Service, Sendable {
                 loops.addTask {
                     // SIGHUP: reload without restart (the outcome is logged); a supervisor sees it as reloading
                     // until it is applied or refused (`systemctl reload` waits for that).
-                    for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                    for await _ in hangups {
                         notifier.reloading()
                         _ = reloader.reload()
                         notifier.ready()

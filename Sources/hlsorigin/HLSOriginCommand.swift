@@ -131,6 +131,9 @@ struct HLSOriginCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "hlsorigin")
         signal(SIGPIPE, SIG_IGN)
+        // SIGHUP (reload) is received by a dispatch source that `OriginService.run()` installs before READY=1; until
+        // then it is ignored rather than ending the process (its default action).
+        signal(SIGHUP, SIG_IGN)
         // NOTIFY_SOCKET (systemd `Type=notify`): READY=1 once listening, RELOADING=1 around SIGHUP, STOPPING=1.
         let service = try OriginService(
             configuration: settings, source: overrides.load, notifier: SystemdNotifier(), logger: logger)

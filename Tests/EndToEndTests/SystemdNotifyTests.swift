@@ -57,6 +57,17 @@ extension EndToEnd {
                 }
                 return nil
             }
+
+            /// The next datagram, waited for in `poll(2)` (no polling interval): for a test that must act the moment
+            /// one arrives. Blocks its thread for up to `timeout`.
+            func receiveAtOnce(timeout: Duration) -> String? {
+                var descriptors = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let milliseconds = Int32(timeout.components.seconds * 1000)
+                guard poll(&descriptors, 1, milliseconds) == 1 else { return nil }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                return count >= 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+            }
         }
 
         @Test("READY=1 once listening; RELOADING=1 with MONOTONIC_USEC, then READY=1 around SIGHUP; STOPPING=1 on SIGTERM")
@@ -102,6 +113,35 @@ extension EndToEnd {
             let stopping = try await notify.receive(timeout: .seconds(10))
             #expect(stopping == "STOPPING=1")
             #expect(await origin.child.wait(timeout: .seconds(10)) == 0)
+        }
+
+        @Test("a SIGHUP the moment READY=1 arrives reloads (RELOADING=1, READY=1): the process does not die of it")
+        func reloadsOnSIGHUPRightAfterReady() async throws {
+            // `systemctl reload` right after `systemctl start` returns: the SIGHUP must find its handler installed.
+            // The child is started here, not through OriginProcess (which waits for the listening line on stdout),
+            // so that the signal follows the datagram at once.
+            let notify = try NotifySocket(name: "@hlsorigin-test-notify-hup-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            let directory = try TemporaryDirectory.make("hlsorigin-e2e-notify-hup")
+            let configURL = directory.appendingPathComponent("config.yaml")
+            try Data("channels: []\n".utf8).write(to: configURL)
+            let child = try ChildProcess(
+                executable: try OriginProcess.binary(),
+                arguments: ["--config", configURL.path, "--port", "0", "--data-dir", directory.appendingPathComponent("data").path],
+                directory: directory, label: "hlsorigin", environment: ["NOTIFY_SOCKET": notify.address])
+            defer { if child.isRunning { child.signal(SIGKILL) } }
+            let ready = try #require(notify.receiveAtOnce(timeout: .seconds(15)), "no datagram after startup")
+            child.signal(SIGHUP)
+            #expect(ready.split(separator: "\n").first == "READY=1")
+            let reloading = notify.receiveAtOnce(timeout: .seconds(10))
+            #expect(
+                reloading?.split(separator: "\n").first == "RELOADING=1",
+                "running: \(child.isRunning); stderr:\n\(child.standardError)")
+            let reloaded = notify.receiveAtOnce(timeout: .seconds(10))
+            #expect(reloaded?.split(separator: "\n").first == "READY=1")
+            #expect(child.isRunning)
+            child.signal(SIGTERM)
+            #expect(notify.receiveAtOnce(timeout: .seconds(10)) == "STOPPING=1")
+            #expect(await child.wait(timeout: .seconds(10)) == 0)
         }
     }
 }
