@@ -59,6 +59,10 @@ public struct TransportStreamMuxer: Sendable {
     /// PES stream ids.
     static let videoStreamID: UInt8 = 0xE0
     static let audioStreamID: UInt8 = 0xC0
+    /// The largest PES_packet_length (16 bits): the bytes after the length field.
+    static let maximumPESPacketLength = 0xFFFF
+    /// The most ADTS bytes ``writeAudio(_:pts:into:)`` puts in one PES (PES_packet_length less the header's 8 bytes).
+    public static let maximumAudioPayload = maximumPESPacketLength - 8
 
     /// The program's tables and PIDs.
     public let layout: Layout
@@ -99,7 +103,8 @@ public struct TransportStreamMuxer: Sendable {
     public mutating func writeVideo(
         _ accessUnit: [UInt8], pts: Int64, pcr: Int64?, randomAccess: Bool, into output: inout [UInt8]
     ) {
-        var pes = Self.pesHeader(streamID: Self.videoStreamID, pts: pts, payloadLength: nil)
+        // PES_packet_length 0 (unbounded): the header always fits.
+        var pes = Self.pesHeader(streamID: Self.videoStreamID, pts: pts, payloadLength: nil) ?? []
         pes += accessUnit
         writePES(pes, pid: layout.videoPID, pcr: pcr, randomAccess: randomAccess, into: &output)
     }
@@ -108,11 +113,16 @@ public struct TransportStreamMuxer: Sendable {
     /// - Parameters:
     ///   - frames: whole ADTS frames.
     ///   - pts: presentation time of the first frame in 90 kHz ticks (written modulo 2^33).
-    public mutating func writeAudio(_ frames: some Sequence<[UInt8]>, pts: Int64, into output: inout [UInt8]) {
+    /// - Returns: false, with nothing written, when the frames are more than a PES_packet_length holds (an audio
+    ///   PES must give its length): the caller writes them in smaller PES packets or not at all.
+    @discardableResult
+    public mutating func writeAudio(_ frames: some Sequence<[UInt8]>, pts: Int64, into output: inout [UInt8]) -> Bool {
         let payload = frames.flatMap { $0 }
-        var pes = Self.pesHeader(streamID: Self.audioStreamID, pts: pts, payloadLength: payload.count)
-        pes += payload
-        writePES(pes, pid: layout.audioPID, pcr: nil, randomAccess: false, into: &output)
+        guard let header = Self.pesHeader(streamID: Self.audioStreamID, pts: pts, payloadLength: payload.count) else {
+            return false
+        }
+        writePES(header + payload, pid: layout.audioPID, pcr: nil, randomAccess: false, into: &output)
+        return true
     }
 
     /// Appends one packet on the PCR PID that carries only an adaptation field with the PCR (no payload, so its
@@ -235,10 +245,11 @@ public struct TransportStreamMuxer: Sendable {
 
     /// A PES header with a PTS only (PTS_DTS_flags '10'), data alignment set.
     /// - Parameter payloadLength: the payload size for PES_packet_length, or `nil` for 0 (unbounded, video only).
-    private static func pesHeader(streamID: UInt8, pts: Int64, payloadLength: Int?) -> [UInt8] {
+    /// - Returns: nil when `payloadLength` is more than PES_packet_length can say.
+    static func pesHeader(streamID: UInt8, pts: Int64, payloadLength: Int?) -> [UInt8]? {
         let headerDataLength = 5
         let packetLength = payloadLength.map { $0 + 3 + headerDataLength } ?? 0
-        precondition(packetLength <= 0xFFFF, "PES packet too long")
+        guard packetLength <= maximumPESPacketLength else { return nil }
         let value = UInt64(bitPattern: pts) & MPEGTimestamp.mask
         return [
             0x00, 0x00, 0x01, streamID, UInt8(packetLength >> 8), UInt8(packetLength & 0xFF),

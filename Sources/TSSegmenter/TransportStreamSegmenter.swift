@@ -312,7 +312,8 @@ public struct TransportStreamSegmenter: Sendable {
     /// nearer the boundary than the PES's start and end, the PES is split there: its first frames end the segment
     /// as a PES of their own, the rest start the next one in a PES whose PTS is that frame's, so each segment starts
     /// at the frame nearest the boundary and decodes alone. Returns false when the PES is not split (the nearest
-    /// frame start is the PES's start or end, or its payload is not whole ADTS frames).
+    /// frame start is the PES's start or end, its payload is not whole ADTS frames, or a part would be longer than a
+    /// PES packet holds: an unbounded PES, PES_packet_length 0, may carry megabytes).
     private mutating func splitHeldAudio(
         startingAt time: Int64, program: TransportStreamDemuxer.Program
     ) -> Bool {
@@ -349,6 +350,10 @@ public struct TransportStreamSegmenter: Sendable {
         let split = starts[nearest]
         let before = audio.frames[..<nearest].map { Array(pes[$0.range]) }
         let after = audio.frames[nearest...].map { Array(pes[$0.range]) }
+        let limit = TransportStreamMuxer.maximumAudioPayload
+        guard before.reduce(0, { $0 + $1.count }) <= limit, after.reduce(0, { $0 + $1.count }) <= limit else {
+            return false
+        }
         var bytes: [UInt8] = []
         swap(&bytes, &held)
         holding = false
