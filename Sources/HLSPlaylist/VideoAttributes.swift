@@ -22,7 +22,8 @@ public struct AllowedCPC: Sendable, Hashable {
     public struct Entry: Sendable, Hashable {
         /// A KEYFORMAT value (`com.apple.streamingkeydelivery`, `urn:uuid:...`).
         public var keyFormat: String
-        /// CPC labels: letters and digits only, at least one.
+        /// CPC labels: letters, digits and `-` (RFC 8216bis: `[A-Z0-9-]`; lowercase taken too, as Apple's
+        /// `AppleMain`), at least one.
         public var labels: [String]
     }
 
@@ -32,7 +33,7 @@ public struct AllowedCPC: Sendable, Hashable {
     public static let maximumLength = 1024
 
     /// Parses and validates the attribute's value. Each comma-separated entry is a key format, a colon, and
-    /// slash-separated labels of `[A-Za-z0-9]`; the key format (split at the entry's last colon, since `urn:uuid:`
+    /// slash-separated labels of `[A-Za-z0-9-]`; the key format (split at the entry's last colon, since `urn:uuid:`
     /// formats contain colons) is printable ASCII without spaces, quotes or commas. Throws a message naming the fault.
     public init(_ value: String) throws(AllowedCPCError) {
         guard !value.isEmpty else { throw AllowedCPCError("ALLOWED-CPC is empty") }
@@ -52,9 +53,11 @@ public struct AllowedCPC: Sendable, Hashable {
             let labels = part[part.index(after: colon)...].split(separator: "/", omittingEmptySubsequences: false)
             let isLabelByte = { (byte: UInt8) in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == 0x2D
             }
             guard labels.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(isLabelByte) }) else {
-                throw AllowedCPCError("ALLOWED-CPC entry '\(part)': CPC labels are letters and digits, '/'-separated")
+                throw AllowedCPCError(
+                    "ALLOWED-CPC entry '\(part)': CPC labels are letters, digits and '-', '/'-separated")
             }
             entries.append(Entry(keyFormat: keyFormat, labels: labels.map(String.init)))
         }

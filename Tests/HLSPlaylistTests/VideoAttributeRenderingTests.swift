@@ -65,13 +65,21 @@ struct VideoAttributeRenderingTests {
         ),
         (":Main", "ALLOWED-CPC entry ':Main' has an empty or invalid KEYFORMAT"),
         ("key format:Main", "ALLOWED-CPC entry 'key format:Main' has an empty or invalid KEYFORMAT"),
-        ("com.x:Main/", "ALLOWED-CPC entry 'com.x:Main/': CPC labels are letters and digits, '/'-separated"),
-        ("com.x:Ma-in", "ALLOWED-CPC entry 'com.x:Ma-in': CPC labels are letters and digits, '/'-separated"),
+        ("com.x:Main/", "ALLOWED-CPC entry 'com.x:Main/': CPC labels are letters, digits and '-', '/'-separated"),
         ("com.x:Main,", "ALLOWED-CPC entry '' has no KEYFORMAT:LABEL colon"),
-        ("com.x:Ma\"in", "ALLOWED-CPC entry 'com.x:Ma\"in': CPC labels are letters and digits, '/'-separated"),
+        ("com.x:Ma\"in", "ALLOWED-CPC entry 'com.x:Ma\"in': CPC labels are letters, digits and '-', '/'-separated"),
     ])
     func malformedAllowedCPCIsRefusedWithTheReason(value: String, message: String) {
         #expect(throws: AllowedCPCError(message)) { try AllowedCPC(value) }
+    }
+
+    @Test func hyphenatedCPCLabelOfTheRFCExampleIsAccepted() throws {
+        let parsed = try AllowedCPC("com.example.drm1:SMART-TV/PC,com.apple.streamingkeydelivery:AppleMain")
+        #expect(parsed.entries[0].labels == ["SMART-TV", "PC"])
+        #expect(parsed.entries[1].labels == ["AppleMain"])
+        let text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,ALLOWED-CPC=\"com.example.drm1:SMART-TV/PC\"\na/index.m3u8\n"
+        let variant = try #require(try MultivariantPlaylist.parse(text).variants.first)
+        #expect(variant.allowedCPC?.rendered == "com.example.drm1:SMART-TV/PC")
     }
 
     @Test func allowedCPCRoundTripsAndIsBounded() throws {

@@ -15,12 +15,15 @@ struct VideoAttributeConfigurationTests {
                 hdcpLevel: TYPE-1
                 allowedCPC: "com.apple.streamingkeydelivery:AppleMain/Main"
               - name: plain
+              - name: tv
+                allowedCPC: "com.example.drm1:SMART-TV/PC"
             """)
         let channels = configuration.origin.channels
         #expect(channels[0].hdcpLevel == .type1)
         #expect(channels[0].allowedCPC?.rendered == "com.apple.streamingkeydelivery:AppleMain/Main")
         #expect(channels[1].hdcpLevel == nil)
         #expect(channels[1].allowedCPC == nil)
+        #expect(channels[2].allowedCPC?.rendered == "com.example.drm1:SMART-TV/PC")
     }
 
     @Test(arguments: [
@@ -29,7 +32,7 @@ struct VideoAttributeConfigurationTests {
         (
             "allowedCPC: \"com.apple.streamingkeydelivery:Apple Main\"",
             "test.yaml: channel 'a': ALLOWED-CPC entry 'com.apple.streamingkeydelivery:Apple Main': CPC labels are "
-                + "letters and digits, '/'-separated"
+                + "letters, digits and '-', '/'-separated"
         ),
     ])
     func badValuesAreRefusedByName(line: String, message: String) {
