@@ -52,12 +52,26 @@ struct ProgramTables {
 
     /// The PMT PID of the first program a PAT section (table_id ... CRC) lists.
     static func programMapPID(_ bytes: UnsafeRawBufferPointer, pat: Range<Int>) throws(ProbeError) -> Int {
+        try firstProgram(bytes, pat: pat).pmtPID
+    }
+
+    /// The program_number and PMT PID of the first program a PAT section (table_id ... CRC) lists.
+    static func firstProgram(_ section: [UInt8]) throws(ProbeError) -> (number: Int, pmtPID: Int) {
+        let result = section.withUnsafeBytes { buffer in
+            Result { () throws(ProbeError) in try firstProgram(buffer, pat: 0..<buffer.count) }
+        }
+        return try result.get()
+    }
+
+    static func firstProgram(
+        _ bytes: UnsafeRawBufferPointer, pat: Range<Int>
+    ) throws(ProbeError) -> (number: Int, pmtPID: Int) {
         var reader = ByteReader(bytes, range: pat, context: "MPEG-TS PAT")
         try reader.skip(8)
         while reader.remaining > 4 {
             let programNumber = try reader.readUInt16()
             let pid = Int(try reader.readUInt16() & 0x1FFF)
-            if programNumber != 0 { return pid }
+            if programNumber != 0 { return (Int(programNumber), pid) }
         }
         throw ProbeError("MPEG-TS: the PAT lists no program")
     }

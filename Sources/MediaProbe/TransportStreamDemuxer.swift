@@ -105,6 +105,8 @@ public struct TransportStreamDemuxer: Sendable {
     private var synced = false
     private var patSection: [UInt8]?
     private var pmtPID = -1
+    /// The program_number the PAT chose: PMT sections of other programs sharing its PID are skipped.
+    private var programNumber = -1
     /// Continuity counter of the last payload-carrying packet per PID (-1: none yet); PIDs are 13 bits.
     private var continuity = [Int8](repeating: -1, count: 8192)
     /// The primary PES in progress.
@@ -284,10 +286,11 @@ public struct TransportStreamDemuxer: Sendable {
     private mutating func readPAT(_ section: [UInt8]) {
         guard accepts(section, tableID: 0x00), section != patSection else { return }
         do throws(ProbeError) {
-            let pid = try ProgramTables.programMapPID(section)
+            let (number, pid) = try ProgramTables.firstProgram(section)
             patSection = section
-            if pid != pmtPID {
+            if pid != pmtPID || number != programNumber {
                 pmtPID = pid
+                programNumber = number
                 pmtAssembler.reset()
                 if program != nil { programReplaced = true }
                 program = nil
@@ -301,6 +304,8 @@ public struct TransportStreamDemuxer: Sendable {
     /// Reads a PMT section; returns whether it defined the program (the first one, or a change).
     private mutating func readPMT(_ section: [UInt8]) -> Bool {
         guard let patSection, accepts(section, tableID: 0x02) else { return false }
+        // Programs may share a PMT PID: only the chosen program's section is read (program_number, bytes 3-4).
+        guard Int(section[3]) << 8 | Int(section[4]) == programNumber else { return false }
         if let program, program.pmtSection == section, program.patSection == patSection { return false }
         do throws(ProbeError) {
             let (pcrPID, streams) = try ProgramTables.programMap(section)
