@@ -167,27 +167,17 @@ extension MultivariantPlaylist {
     }
 
     /// SUPPLEMENTAL-CODECS, VIDEO-RANGE, HDCP-LEVEL and ALLOWED-CPC, as both stream tags carry them; an unknown
-    /// enumerated value or a malformed ALLOWED-CPC is an error naming the attribute.
+    /// VIDEO-RANGE or HDCP-LEVEL is read as unset, a malformed ALLOWED-CPC is an error naming the attribute.
     fileprivate static func videoAttributes(
         _ attributes: TagAttributes, variables: VariableTable
     ) throws(PlaylistParseError) -> ([String], HLSVideoRange?, HDCPLevel?, AllowedCPC?) {
         let supplemental = try attributes.quoted("SUPPLEMENTAL-CODECS", variables: variables).map {
             $0.split(separator: ",").map { String($0.trimmingSpaces) }
         }
-        var range: HLSVideoRange?
-        if let raw = try attributes.enumerated("VIDEO-RANGE") {
-            guard let value = HLSVideoRange(rawValue: raw) else {
-                throw attributes.error("VIDEO-RANGE must be SDR, HLG or PQ, not \(raw)")
-            }
-            range = value
-        }
-        var hdcp: HDCPLevel?
-        if let raw = try attributes.enumerated("HDCP-LEVEL") {
-            guard let value = HDCPLevel(rawValue: raw) else {
-                throw attributes.error("HDCP-LEVEL must be TYPE-0, TYPE-1 or NONE, not \(raw)")
-            }
-            hdcp = value
-        }
+        // RFC 8216bis: a client SHOULD NOT select a variant with a VIDEO-RANGE or HDCP-LEVEL it does not know; such
+        // a value (from a newer packager) is not malformed, so it is read as unset rather than refusing the playlist.
+        let range = try attributes.enumerated("VIDEO-RANGE").flatMap(HLSVideoRange.init(rawValue:))
+        let hdcp = try attributes.enumerated("HDCP-LEVEL").flatMap(HDCPLevel.init(rawValue:))
         var cpc: AllowedCPC?
         if let raw = try attributes.quoted("ALLOWED-CPC", variables: variables) {
             do { cpc = try AllowedCPC(raw) } catch { throw attributes.error(error.message) }

@@ -40,16 +40,28 @@ struct VideoAttributeRenderingTests {
         let parsed = try MultivariantPlaylist.parse(playlist.render())
         #expect(parsed.variants == [variant])
         #expect(parsed.iFrameStreams == [iFrames])
-        for (line, attribute) in [
-            ("VIDEO-RANGE=HDR", "VIDEO-RANGE"), ("HDCP-LEVEL=TYPE-2", "HDCP-LEVEL"),
-            ("ALLOWED-CPC=\"x\"", "ALLOWED-CPC"),
-        ] {
+        for (line, attribute) in [("ALLOWED-CPC=\"x\"", "ALLOWED-CPC")] {
             let text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,\(line)\na/index.m3u8\n"
             #expect(throws: PlaylistParseError.self) { try MultivariantPlaylist.parse(text) }
             do { _ = try MultivariantPlaylist.parse(text) } catch {
                 #expect(error.message.contains(attribute), "\(error)")
             }
         }
+    }
+
+    @Test func unknownVideoRangeAndHDCPLevelOfANewerPackagerParseAsUnset() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=1,VIDEO-RANGE=HDR,HDCP-LEVEL=TYPE-2
+            a/index.m3u8
+            #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,VIDEO-RANGE=XYZ,URI="a/iframes.m3u8"
+
+            """
+        let parsed = try MultivariantPlaylist.parse(text)
+        #expect(parsed.variants.count == 1)
+        #expect(parsed.variants[0].videoRange == nil)
+        #expect(parsed.variants[0].hdcpLevel == nil)
+        #expect(parsed.iFrameStreams[0].videoRange == nil)
     }
 
     @Test func unsetAttributesRenderNothing() {
