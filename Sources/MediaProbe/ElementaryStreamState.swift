@@ -176,7 +176,7 @@ struct ElementaryStreamState {
         let baseEntry = format == .hevc ? "hvc1" : "avc1"
         // A Dolby Vision stream without a compatible base layer (profile 5) is named by its Dolby Vision codec.
         let dolbyOnly = dolbyVision.flatMap { config in
-            config.compatibilityID == 0 && codec != nil
+            kind == .video && config.compatibilityID == 0 && codec != nil
                 ? DolbyVisionConfiguration.sampleEntry(forBase: baseEntry).map(config.codec) : nil
         }
         return TrackInfo(

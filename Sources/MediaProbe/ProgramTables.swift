@@ -95,7 +95,8 @@ struct ProgramTables {
             streams.append(
                 Stream(
                     pid: pid, streamType: streamType, payloadType: dolby ?? streamType,
-                    dolbyVision: Self.dolbyVision(descriptors: descriptors, in: bytes)))
+                    dolbyVision: Self.dolbyVisionStreamTypes.contains(streamType)
+                        ? Self.dolbyVision(descriptors: descriptors, in: bytes) : nil))
         }
         return (pcrPID, streams)
     }
@@ -123,6 +124,9 @@ struct ProgramTables {
         }
         return nil
     }
+
+    /// The stream types a DOVI descriptor is taken on: H.264 (0x1B) and HEVC (0x24), the video this probe reads.
+    static let dolbyVisionStreamTypes: Set<UInt8> = [0x1B, 0x24]
 
     /// The DOVI video stream descriptor (0xB0, Dolby Vision streams within MPEG-2 TS) among a stream's descriptors;
     /// nil when absent or malformed.

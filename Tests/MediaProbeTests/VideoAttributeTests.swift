@@ -138,6 +138,24 @@ struct VideoAttributeTests {
         #expect(state.trackInfo.supplementalCodec == "dvh1.08.06/db1p")
     }
 
+    @Test func doviDescriptorOnAnAudioStreamLeavesItsCodecAlone() throws {
+        // A PMT with an AAC stream (0x0F, PID 0x101) carrying a (misplaced) DOVI descriptor of profile 5.
+        let descriptor: [UInt8] = [0xB0, 5] + Array(Self.doviRecord(profile: 5, level: 6, compatibility: 0).prefix(5))
+        var section: [UInt8] = [0x02, 0, 0, 0x00, 0x01, 0xC1, 0, 0, 0xE1, 0x01, 0xF0, 0x00]
+        section += [0x0F, 0xE1, 0x01, 0xF0, UInt8(descriptor.count)] + descriptor + [0, 0, 0, 0]
+        section[1] = 0xB0
+        section[2] = UInt8(section.count - 3)
+        let streams = try section.withUnsafeBytes { buffer throws(ProbeError) in
+            try ProgramTables.programMap(buffer, pmt: 0..<buffer.count).streams
+        }
+        #expect(streams.first?.dolbyVision == nil)
+        var state = ElementaryStreamState(pid: 0x101, streamType: 0x0F)
+        state.dolbyVision = DolbyVisionConfiguration(profile: 5, level: 6, compatibilityID: 0)
+        state.codec = "mp4a.40.2"
+        #expect(state.trackInfo.codec == "mp4a.40.2")
+        #expect(state.trackInfo.supplementalCodec == nil)
+    }
+
     @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
         // Prefixes of real parameter sets end in every field of the SPS and its VUI: each must throw or parse,
         // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
