@@ -112,14 +112,19 @@ public struct OriginObservation: Sendable, Hashable {
     public var database: (report: OriginHealthReport, ageMilliseconds: Int64)?
     /// A group database is configured (then "down" needs its heartbeat to be stale too).
     public var databaseConfigured: Bool
+    /// How long this origin has been watching the peer (ms); nil: long enough. A peer with no report yet that has
+    /// been watched for less than `ChannelHealthReport.lifetimeMilliseconds` is not judged yet.
+    public var watchedMilliseconds: Int64?
 
     public init(
         http: (report: OriginHealthReport, ageMilliseconds: Int64)? = nil,
-        database: (report: OriginHealthReport, ageMilliseconds: Int64)? = nil, databaseConfigured: Bool = false
+        database: (report: OriginHealthReport, ageMilliseconds: Int64)? = nil, databaseConfigured: Bool = false,
+        watchedMilliseconds: Int64? = nil
     ) {
         self.http = http
         self.database = database
         self.databaseConfigured = databaseConfigured
+        self.watchedMilliseconds = watchedMilliseconds
     }
 
     public static func == (left: Self, right: Self) -> Bool {
@@ -127,6 +132,7 @@ public struct OriginObservation: Sendable, Hashable {
             && left.database?.report == right.database?.report
             && left.database?.ageMilliseconds == right.database?.ageMilliseconds
             && left.databaseConfigured == right.databaseConfigured
+            && left.watchedMilliseconds == right.watchedMilliseconds
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -135,18 +141,24 @@ public struct OriginObservation: Sendable, Hashable {
         hasher.combine(database?.report)
         hasher.combine(database?.ageMilliseconds)
         hasher.combine(databaseConfigured)
+        hasher.combine(watchedMilliseconds)
     }
 
     /// The channel's health on that origin: the freshest report younger than `ChannelHealthReport.lifetime`,
     /// from either source, says it (a channel it does not report is failing); with none, the origin is down: it
     /// could not be reached for that long and, with a database, its heartbeat there is that old too. So one
     /// origin's failed requests alone never make a peer down while the peer still writes its heartbeat.
+    /// A peer not judged yet (no report, watched for less than the lifetime: this origin has just started) counts
+    /// as healthy, as the peer's own judgement would most likely say and as the other origins, which have read it,
+    /// do say; taking it for down would rank a healthy peer below this origin while it catches up (failing) and
+    /// make the two origins' answers differ.
     public func health(channel: String) -> PathwayHealth {
         let lifetime = ChannelHealthReport.lifetimeMilliseconds
         let fresh = [http, database].compactMap { $0 }.filter { $0.ageMilliseconds <= lifetime }
         if let freshest = fresh.min(by: { $0.ageMilliseconds < $1.ageMilliseconds }) {
             return freshest.report.channels[channel]?.health ?? .failing("channel '\(channel)' is not on the origin")
         }
+        if http == nil, database == nil, let watched = watchedMilliseconds, watched <= lifetime { return .healthy }
         var reason = "no answer for \(lifetime) ms"
         if databaseConfigured { reason += " and no heartbeat in the group database for \(lifetime) ms" }
         return .down(reason)
@@ -158,7 +170,7 @@ extension ContentSteeringConfiguration {
     /// one of them does); a pathway that names no origin is healthy.
     /// - Parameters:
     ///   - own: this origin's judgement of the channel (`selfURL`'s); nil: the channel is not here.
-    ///   - peers: what this origin knows of each peer, by base URL.
+    ///   - peers: what this origin knows of each peer, by base URL; a peer missing is not judged yet (healthy).
     public func pathwayHealth(
         channel: String, own: ChannelHealthReport?, peers: [String: OriginObservation]
     ) -> [String: PathwayHealth] {
@@ -166,7 +178,7 @@ extension ContentSteeringConfiguration {
         for pathway in pathways where !pathway.origins.isEmpty {
             let each = pathway.origins.map { origin -> PathwayHealth in
                 if origin == selfURL { return own?.health ?? .failing("channel '\(channel)' is not on the origin") }
-                return peers[origin]?.health(channel: channel) ?? .down("not observed yet")
+                return (peers[origin] ?? OriginObservation(watchedMilliseconds: 0)).health(channel: channel)
             }
             health[pathway.id] = each.min { $0.severity < $1.severity }
         }

@@ -30,6 +30,8 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var reachable: Bool?
     }
     private let known: Mutex<[String: Known]>
+    /// When `run` began watching the peers (this origin's clock, ms); nil before.
+    private let watchingSince = Mutex<Int64?>(nil)
 
     /// How often the group is read.
     public static let interval: Duration = .seconds(1)
@@ -68,6 +70,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
     /// What this origin knows of each peer now (ages counted to now).
     public func observations() -> [String: OriginObservation] {
         let now = clock.nowMilliseconds()
+        let watched = now - (watchingSince.withLock { $0 } ?? now)
         return known.withLock { known in
             var observations: [String: OriginObservation] = [:]
             for peer in peers {
@@ -75,7 +78,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
                 observations[peer] = OriginObservation(
                     http: entry?.http.map { ($0.report, now - $0.atMilliseconds) },
                     database: entry?.database.map { ($0.report, $0.ageMilliseconds + now - $0.atMilliseconds) },
-                    databaseConfigured: database != nil)
+                    databaseConfigured: database != nil, watchedMilliseconds: watched)
             }
             return observations
         }
@@ -91,6 +94,8 @@ public final class SteeringHealthMonitor: Service, Sendable {
 
     /// Reads the group every `interval` until cancelled or a graceful shutdown.
     public func run() async {
+        let now = clock.nowMilliseconds()
+        watchingSince.withLock { $0 = $0 ?? now }
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await self.round()

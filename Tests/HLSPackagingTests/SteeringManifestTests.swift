@@ -165,6 +165,30 @@ struct SteeringManifestTests {
         #expect(OriginObservation(http: (Self.peerReport, 10)).health(channel: "sport").severity == 2)
     }
 
+    @Test func aPeerNotReadYetRanksWithTheHealthyOnesOnBothOrigins() {
+        // Origin a has just started and is catching up (failing); it has not read b yet. b has read a.
+        let catchingUp = OriginHealthReport(
+            origin: "http://10.0.0.1:8080", channels: ["news": ChannelHealthReport(state: "failing", reason: "x")])
+        let healthB = OriginHealthReport(
+            origin: "http://10.0.0.2:8080", channels: ["news": ChannelHealthReport(state: "healthy")])
+        var onB = Self.steering
+        onB.selfURL = "http://10.0.0.2:8080"
+        let healthOnA = Self.steering.pathwayHealth(
+            channel: "news", own: catchingUp.channels["news"],
+            peers: ["http://10.0.0.2:8080": OriginObservation(watchedMilliseconds: 200)])
+        let healthOnB = onB.pathwayHealth(
+            channel: "news", own: healthB.channels["news"],
+            peers: ["http://10.0.0.1:8080": OriginObservation(http: (catchingUp, 300), watchedMilliseconds: 60_000)])
+        #expect(healthOnA["b"] == .healthy)
+        let query = SteeringQuery(pathway: "a")
+        let onA = SteeringManifest.answer(Self.steering, channel: "news", health: healthOnA, query: query)
+        #expect(onA.pathwayPriority == ["b", "cdn", "a"])
+        #expect(onA == SteeringManifest.answer(onB, channel: "news", health: healthOnB, query: query))
+        // Still no report once watched for longer than the lifetime: down.
+        let lifetime = ChannelHealthReport.lifetimeMilliseconds
+        #expect(OriginObservation(watchedMilliseconds: lifetime + 1).health(channel: "news").severity == 3)
+    }
+
     @Test func aPathwayIsAsHealthyAsTheBestOfItsOrigins() {
         var steering = Self.steering
         steering.pathways[2].origins = ["http://10.0.0.1:8080", "http://10.0.0.2:8080"]
