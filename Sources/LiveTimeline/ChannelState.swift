@@ -433,10 +433,9 @@ package struct ChannelState: Sendable {
             if info.container == .mpegTS { start = MPEGTimestamp.unwrap(start, near: last.ticks) }
             continuous = abs(start - last.ticks) <= timescale / 4
         }
-        let codecs = info.tracks.map(\.codec)
         let formatChanged =
             (rendition.container.map { $0 != info.container } ?? false)
-            || (!rendition.tracks.isEmpty && rendition.tracks.map(\.codec) != codecs)
+            || (!rendition.tracks.isEmpty && changesFormat(info, from: rendition.tracks))
         // A subtitle rendition resuming after its own GAP (the encoder sent no fragment for a slot while media did)
         // continues the slot timeline: a discontinuity here would be taken by every rendition at this MSN, video
         // included. In an outage the media renditions start the discontinuity.
@@ -446,6 +445,41 @@ package struct ChannelState: Sendable {
             || (rendition.hasStarted
                 && (formatChanged || (!resumesAfterSubtitleGap && (!continuous || rendition.lastWasGap))))
         return (start, continuous, discontinuity)
+    }
+
+    /// Whether the segment's tracks are not the rendition's (`previous`): another codec, or a track added or removed.
+    /// A track the segment has no sample of is no change (RFC 8216 section 6.2.1 asks for a discontinuity when the
+    /// tracks change, and this segment's track set is the rendition's): an encoder that dies just after a keyframe
+    /// leaves a short last segment whose PMT lists the audio with no audio PES yet (its codec unknown), and an fMP4
+    /// fragment lists only the tracks it has samples of (its init section, unchanged, lists them all). A discontinuity
+    /// there would also keep the outage's filler from being read across that segment (`startGapFill`).
+    static func changesFormat(_ info: SegmentInfo, from previous: [TrackInfo]) -> Bool {
+        let codecs = info.tracks.map(\.codec)
+        let previousCodecs = previous.map(\.codec)
+        if codecs == previousCodecs { return false }
+        if info.container == .mpegTS {
+            // The PMT lists every track: the same count, each one without samples or with the rendition's codec.
+            return codecs.count != previousCodecs.count
+                || zip(codecs, previousCodecs).contains { $0 != nil && $0 != $1 }
+        }
+        // fMP4: the tracks with samples, in the init section's order, must be among the rendition's, in order.
+        var rest = previousCodecs[...]
+        for codec in codecs.compactMap({ $0 }) {
+            guard let found = rest.firstIndex(of: codec) else { return true }
+            rest = rest[(found + 1)...]
+        }
+        return false
+    }
+
+    /// The rendition's tracks after a segment: the segment's, unless it only lacks samples of some of the rendition's
+    /// tracks (`changesFormat`), which the rendition keeps (the next full segment is then no format change either).
+    static func tracks(
+        after info: SegmentInfo, previous: [TrackInfo], previousContainer: MediaContainer?
+    ) -> [TrackInfo] {
+        guard !previous.isEmpty, previousContainer == info.container,
+            info.tracks.map(\.codec) != previous.map(\.codec), !changesFormat(info, from: previous)
+        else { return info.tracks }
+        return previous
     }
 
     /// The segment ends where the rendition's newest entry (a segment, not a GAP) ends, within 10 ms: the same media
@@ -529,8 +563,9 @@ package struct ChannelState: Sendable {
         let milliseconds = entry.durationMilliseconds
         renditions[position].held.append(entry)
         renditions[position].roundingCarry = carry
+        renditions[position].tracks = Self.tracks(
+            after: info, previous: renditions[position].tracks, previousContainer: renditions[position].container)
         renditions[position].container = info.container
-        renditions[position].tracks = info.tracks
         renditions[position].closedCaptions.formUnion(info.closedCaptions)
         let durationInStartScale = Self.ticks(info.duration.ticks, from: durationScale, to: timescale)
         renditions[position].lastMediaEnd = (start + durationInStartScale, timescale)
