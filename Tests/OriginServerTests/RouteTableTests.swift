@@ -252,6 +252,24 @@ struct RouteTableTests {
         #expect(preflight.headers["Access-Control-Allow-Methods"] == "GET, HEAD, OPTIONS")
     }
 
+    /// The marker and recording routes answered a wrong method with a text/plain 405, unlike the rest of the admin API.
+    @Test func aWrongMethodOnAMarkerOrRecordingRouteIsAJSON405WithItsAllowList() throws {
+        let harness = try Harness()
+        let calls = [
+            ("DELETE", "/admin/channels/ch/dateranges", "GET, HEAD, POST, OPTIONS"),
+            ("DELETE", "/admin/channels/ch/dateranges/a", "GET, HEAD, PATCH, OPTIONS"),
+            ("PUT", "/admin/channels/ch/recordings", "GET, HEAD, POST, OPTIONS"),
+            ("POST", "/admin/channels/ch/recordings/r", "GET, HEAD, DELETE, OPTIONS"),
+        ]
+        for (method, path, allowed) in calls {
+            let response = try #require(harness.request(method, path))
+            #expect(response.status == 405, "\(method) \(path)")
+            #expect(response.headers["Allow"] == allowed, "\(method) \(path)")
+            #expect(response.headers["Content-Type"] == "application/json", "\(method) \(path)")
+            #expect(response.text.contains("\"error\""), "\(method) \(path): \(response.text)")
+        }
+    }
+
     @Test func everyAnswerIsCountedOnceByStatusClass() throws {
         let harness = try Harness()
         try harness.pushSlot(file: "0.ts")

@@ -140,16 +140,22 @@ extension OriginHTTPHandler {
         Route("admin.key", ["GET", "HEAD"], "/admin/channels/:channel/keys/:period", wrongMethod: .notFound) {
             .respond($0.adminPeriodKey(channel: $1["channel"], period: $1["period"]))
         },
-        Route("admin.markers", ["GET", "HEAD", "POST"], "/admin/channels/:channel/dateranges", needs: adminChannel) {
-            $0.markers($1)
-        },
-        Route("admin.marker", ["GET", "HEAD", "PATCH"], "/admin/channels/:channel/dateranges/:id", needs: adminChannel)
-        { $0.marker($1) },
-        Route("admin.recordings", ["GET", "HEAD", "POST"], "/admin/channels/:channel/recordings", needs: adminChannel) {
-            $0.recordings($1)
-        },
         Route(
-            "admin.recording", ["GET", "HEAD", "DELETE"], "/admin/channels/:channel/recordings/:id", needs: adminChannel
+            "admin.markers", ["GET", "HEAD", "POST"], "/admin/channels/:channel/dateranges", needs: adminChannel,
+            wrongMethod: .json
+        ) { $0.markers($1) },
+        Route(
+            "admin.marker", ["GET", "HEAD", "PATCH"], "/admin/channels/:channel/dateranges/:id", needs: adminChannel,
+            wrongMethod: .json
+        ) { $0.marker($1) },
+        Route(
+            "admin.recordings", ["GET", "HEAD", "POST"], "/admin/channels/:channel/recordings", needs: adminChannel,
+            wrongMethod: .json
+        ) { $0.recordings($1) },
+        Route(
+            "admin.recording", ["GET", "HEAD", "DELETE"], "/admin/channels/:channel/recordings/:id",
+            needs: adminChannel,
+            wrongMethod: .json
         ) { $0.recording($1) },
     ]
 
