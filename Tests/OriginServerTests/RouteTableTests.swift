@@ -270,6 +270,16 @@ struct RouteTableTests {
         }
     }
 
+    /// A wrong method on an encryption key's path answered 404 "unknown admin path" for a path that exists.
+    @Test func aWrongMethodOnAKeyPathIsA405NotAnUnknownPath() throws {
+        let harness = try Harness()
+        let response = try #require(harness.request("POST", "/admin/channels/ch/keys/0"))
+        #expect(response.status == 405, "\(response.text)")
+        #expect(response.headers["Allow"] == "GET, HEAD, OPTIONS")
+        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(!response.text.contains("unknown admin path"))
+    }
+
     @Test func everyAnswerIsCountedOnceByStatusClass() throws {
         let harness = try Harness()
         try harness.pushSlot(file: "0.ts")

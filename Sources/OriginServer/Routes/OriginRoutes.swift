@@ -137,7 +137,7 @@ extension OriginHTTPHandler {
             let name = context["channel"]
             return .receiveBody(limit: adminBodyLimit) { body in handler.outage(name, body) }
         },
-        Route("admin.key", ["GET", "HEAD"], "/admin/channels/:channel/keys/:period", wrongMethod: .notFound) {
+        Route("admin.key", ["GET", "HEAD"], "/admin/channels/:channel/keys/:period", wrongMethod: .json) {
             .respond($0.adminPeriodKey(channel: $1["channel"], period: $1["period"]))
         },
         Route(
