@@ -153,6 +153,20 @@ struct CMSDCMCDRouteTests {
         #expect(!metrics.contains("session-a"))
     }
 
+    @Test func cmcdOfARequestRefusedForItsPlaybackTokenIsNotCounted() throws {
+        // A client without a valid token must not move the channel's CMCD figures (nor fill its session table).
+        let stack = try PlaybackRoutesTests.stack()
+        let cmcd = try #require(#"bl=2500,sid="refused""#.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        #expect(try stack.get("/live/ch/index.m3u8?CMCD=\(cmcd)").status == 403)
+        #expect(try stack.get("/live/ch/index.m3u8?token=tomorrow&CMCD=\(cmcd)").status == 403)
+        let accepted = try #require(#"bl=2500,sid="accepted""#.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let token = PlaybackRoutesTests.token(stack)
+        #expect(try stack.get("/live/ch/index.m3u8?token=\(token)&CMCD=\(accepted)").status == 200)
+        let metrics = try stack.get("/metrics").text
+        #expect(metrics.contains("hlsorigin_cmcd_requests_total{channel=\"ch\"} 1\n"))
+        #expect(metrics.contains("hlsorigin_cmcd_sessions{channel=\"ch\"} 1\n"))
+    }
+
     @Test func cmcdMetricsCanBeTurnedOff() throws {
         let stack = try OriginTestStack { $0.delivery.cmcdMetrics = false }
         try stack.slots(2)

@@ -92,7 +92,8 @@ extension OriginHTTPHandler {
             var context = RouteContext(
                 request: request, captures: captures, requester: requester, resolvedChannel: channel)
             let early = prepare(route, group, methodAllowed: methodAllowed, &context)
-            if let channel = context.resolvedChannel { noteCMCD(request, channel: channel) }
+            // CMCD counts only requests past the playback gate: a client without a valid token moves no figures.
+            if let channel = context.resolvedChannel, early?.isGateRefusal != true { noteCMCD(request, channel: channel) }
             context.cmsd = cmsdStatic(
                 group: group, request: request, captures: captures, rendition: context.resolvedRendition,
                 timeShifted: route.needs.contains(.timeShift) && request.queryValue("start") != nil)
@@ -116,6 +117,11 @@ extension OriginHTTPHandler {
         /// A refused playback token: its 403, already complete and counted only as a playback refusal.
         case gateRefused(HTTPResponse)
         case answer(HTTPRequestAction)
+
+        var isGateRefusal: Bool {
+            if case .gateRefused = self { return true }
+            return false
+        }
     }
 
     /// The route's needs, in order; nil when the handler is to answer (`context` filled in).
