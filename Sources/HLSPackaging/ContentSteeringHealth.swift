@@ -55,8 +55,10 @@ public struct ChannelHealthReport: Sendable, Hashable, Codable {
         self.reason = reason
     }
 
-    /// How long a report counts after it was read (ms): three of the monitor's one-second rounds.
-    public static let lifetimeMilliseconds: Int64 = 3000
+    /// How long a report counts after it was read (ms). A monitor round can take its 1 s pause plus a peer's 0.8 s
+    /// connect and 0.8 s answer deadline (2.6 s between two reads of a peer that stopped answering in between); the
+    /// lifetime is over twice that, so one missed read never makes a peer down, two in a row do.
+    public static let lifetimeMilliseconds: Int64 = 6000
 
     /// The origin's own judgement of a channel.
     /// - Parameters:

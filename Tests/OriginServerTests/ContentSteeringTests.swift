@@ -193,6 +193,12 @@ struct ContentSteeringTests {
         #expect(later.channels["ch"]?.state == "stale")
     }
 
+    @Test func aReportOutlivesOneMissedReadOfAPeer() {
+        // The longest gap between two reads of a peer: the pause, then a connect and an answer each up to the timeout.
+        let longestRound = SteeringHealthMonitor.interval + SteeringHealthMonitor.requestTimeout * 2
+        #expect(.milliseconds(ChannelHealthReport.lifetimeMilliseconds) >= longestRound * 2)
+    }
+
     /// The JSON of `GET /peer/health`, read as a peer reads it.
     struct OriginHealthReportShape: Decodable {
         struct Channel: Decodable {
