@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// Heartbeats for Content Steering (docs/content-steering.md, "Health"): one row per origin
 /// (`hlsorigin_origin_health`) holding its own health report, written every second by the origin's steering monitor,
@@ -25,15 +26,34 @@ extension GroupDatabase {
         """
 
     /// Writes this origin's heartbeat (its report, now by the database's clock) and reads every origin's row with
-    /// its age. Async on the pool: call it from a task (the steering monitor's loop), never an HTTP thread.
-    public func beat(origin: String, report: String) async throws -> [Heartbeat] {
+    /// its age. Async on the pool: call it from a task (the steering monitor's loop), never an HTTP thread. On a
+    /// failure the schema is made again at the next call (the table may have been dropped or the database replaced).
+    /// - Parameters:
+    ///   - origin: this origin's name (`steering.self`); nil: nothing is written, the rows are only read.
+    ///   - prune: delete the rows not written for a day first (origins gone for good).
+    public func beat(origin: String?, report: String?, prune: Bool = false) async throws -> [Heartbeat] {
+        do {
+            return try await beatOnce(origin: origin, report: report, prune: prune)
+        } catch {
+            schemaReady.store(false, ordering: .relaxed)
+            throw error
+        }
+    }
+
+    private func beatOnce(origin: String?, report: String?, prune: Bool) async throws -> [Heartbeat] {
         try await ensureSchema()
         return try await client.withConnection { [logger] connection in
-            try await connection.query(
-                """
-                INSERT INTO hlsorigin_origin_health (origin, report, beat_at) VALUES (\(origin), \(report), now())
-                ON CONFLICT (origin) DO UPDATE SET report = EXCLUDED.report, beat_at = now()
-                """, logger: logger)
+            if prune {
+                try await connection.query(
+                    "DELETE FROM hlsorigin_origin_health WHERE beat_at < now() - interval '1 day'", logger: logger)
+            }
+            if let origin, let report {
+                try await connection.query(
+                    """
+                    INSERT INTO hlsorigin_origin_health (origin, report, beat_at) VALUES (\(origin), \(report), now())
+                    ON CONFLICT (origin) DO UPDATE SET report = EXCLUDED.report, beat_at = now()
+                    """, logger: logger)
+            }
             let rows = try await connection.query(
                 """
                 SELECT origin, report, (extract(epoch FROM (now() - beat_at)) * 1000)::bigint AS age

@@ -128,7 +128,7 @@ public final class GroupDatabase: Service, Sendable {
     let writer = Mutex<Void>(())
     private let healthState = Mutex(Health(reachable: false, lastError: "not connected yet"))
     /// Whether the tables and triggers were made (once, and again after a call failed: the database may be new).
-    private let schemaReady = Atomic<Bool>(false)
+    let schemaReady = Atomic<Bool>(false)
     /// What `run()` tells of the changes it hears (set by `listen` before `run()`).
     private let listener = Mutex<(@Sendable (Change) -> Void)?>(nil)
     private static let markerChannel = "hlsorigin_markers"

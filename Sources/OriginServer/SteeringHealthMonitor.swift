@@ -11,7 +11,7 @@ import Synchronization
 /// Gathers the redundancy group's health for Content Steering in the background (docs/content-steering.md,
 /// "Health"), so that the steering manifest route only reads a snapshot and never waits on a peer or the database:
 /// every second it reads each peer's `GET /peer/health` (the peer's own judgement of its channels) and, with a group
-/// database, writes this origin's heartbeat row and reads every origin's.
+/// database, in a loop of its own, writes this origin's heartbeat row and reads every origin's.
 public final class SteeringHealthMonitor: Service, Sendable {
     private let origin: Origin
     private let steering: ContentSteeringConfiguration
@@ -35,7 +35,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
 
     /// How often the group is read.
     public static let interval: Duration = .seconds(1)
-    /// The longest a peer's answer or the database is waited for in one round.
+    /// The longest a peer's connect, and then its answer, is waited for in one round.
     static let requestTimeout: Duration = .milliseconds(800)
 
     /// - Parameters:
@@ -92,30 +92,42 @@ public final class SteeringHealthMonitor: Service, Sendable {
         return steering.pathwayHealth(channel: name, own: own, peers: observations())
     }
 
-    /// Reads the group every `interval` until cancelled or a graceful shutdown.
+    /// Reads the group every `interval` until cancelled or a graceful shutdown: the peers over HTTP in one loop and,
+    /// with a database, the heartbeat in its own, so that a slow or hung database (a running query does not end
+    /// when its task is cancelled) never holds up the peers' reads.
     public func run() async {
         let now = clock.nowMilliseconds()
         watchingSince.withLock { $0 = $0 ?? now }
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await self.round()
-                try? await Task.sleep(for: Self.interval)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        await self.round()
+                        try? await Task.sleep(for: Self.interval)
+                    }
+                }
+                if let database = self.database {
+                    group.addTask {
+                        var beats = 0
+                        while !Task.isCancelled {
+                            await self.beat(database, prune: beats % Self.beatsBetweenPrunes == 0)
+                            beats &+= 1
+                            try? await Task.sleep(for: Self.interval)
+                        }
+                    }
+                }
             }
         }
     }
 
-    /// One round: every peer's report and the heartbeats, concurrently, each bounded by `requestTimeout`.
+    /// Heartbeats between two deletions of rows older than a day (origins gone for good): about an hour.
+    static let beatsBetweenPrunes = 3600
+
+    /// One round of HTTP reads: every peer's report, concurrently, each bounded by `requestTimeout`.
     func round() async {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         await withTaskGroup(of: Void.self) { group in
             for peer in peers {
                 group.addTask { await self.readPeer(peer) }
-            }
-            if let database {
-                let own = Self.ownReport(origin: origin, selfURL: steering.selfURL)
-                let text = (try? encoder.encode(own)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-                group.addTask { await self.beat(database, report: text) }
             }
         }
     }
@@ -156,23 +168,36 @@ public final class SteeringHealthMonitor: Service, Sendable {
         }
     }
 
-    private func beat(_ database: GroupDatabase, report: String) async {
+    /// Whether the last heartbeat was written, to log changes only (nil before the first).
+    private let beating = Mutex<Bool?>(nil)
+
+    /// Writes this origin's heartbeat (not without `steering.self`: there is no name to write it under) and reads
+    /// every origin's row; a failure is logged as a warning when the heartbeat stops, and again when it resumes.
+    private func beat(_ database: GroupDatabase, prune: Bool) async {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let own = steering.selfURL.map { _ in Self.ownReport(origin: origin, selfURL: steering.selfURL) }
+        let text = own.map { (try? encoder.encode($0)).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
         let rows: [GroupDatabase.Heartbeat]
         do {
-            rows = try await withThrowingTaskGroup(of: [GroupDatabase.Heartbeat]?.self) { group in
-                group.addTask { try await database.beat(origin: self.steering.selfURL ?? "", report: report) }
-                group.addTask {
-                    try await Task.sleep(for: Self.requestTimeout)
-                    return nil
-                }
-                let first = try await group.next() ?? nil
-                group.cancelAll()
-                guard let first else { throw HeartbeatTimeout() }
-                return first
-            }
+            rows = try await database.beat(origin: steering.selfURL, report: text, prune: prune)
         } catch {
-            logger.debug("steering: heartbeat not written", metadata: ["error": "\(error)"])
+            let stopped = beating.withLock { state -> Bool in
+                defer { state = false }
+                return state != false
+            }
+            if stopped {
+                logger.warning(
+                    "steering: heartbeat not written to the group database", metadata: ["error": "\(error)"])
+            }
             return
+        }
+        let resumed = beating.withLock { state -> Bool in
+            defer { state = true }
+            return state == false
+        }
+        if resumed {
+            logger.info("steering: heartbeat written to the group database again")
         }
         let now = clock.nowMilliseconds()
         let decoder = JSONDecoder()
@@ -185,11 +210,6 @@ public final class SteeringHealthMonitor: Service, Sendable {
             }
         }
     }
-}
-
-/// The group database gave no answer within the monitor's round.
-struct HeartbeatTimeout: Error, CustomStringConvertible {
-    var description: String { "no answer from the group database within the round's timeout" }
 }
 
 /// Where the HTTP handler finds the steering monitor: set once by `OriginService` when `steering:` is configured
