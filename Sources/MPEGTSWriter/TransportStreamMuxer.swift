@@ -144,6 +144,10 @@ public struct TransportStreamMuxer: Sendable {
     /// ``writeProgramTables(into:)``): returns the continuity_counter it must carry to follow on.
     public mutating func takeContinuityCounter(for pid: UInt16) -> UInt8 { nextContinuityCounter(for: pid) }
 
+    /// The continuity_counter a packet on `pid` without payload (an adaptation field alone) copied after the last
+    /// counted one carries: the same as that one (ISO/IEC 13818-1 counts payload-carrying packets only).
+    public func lastContinuityCounter(for pid: UInt16) -> UInt8 { ((continuityCounters[pid] ?? 0) + 15) & 0x0F }
+
     // MARK: - Packets
 
     private mutating func nextContinuityCounter(for pid: UInt16) -> UInt8 {

@@ -469,11 +469,14 @@ public struct TransportStreamSegmenter: Sendable {
         output.append(contentsOf: packet)
         openBytes += packet.count
         // The segment's own PAT/PMT came first: the stream's later ones continue their counters. An audio-only
-        // segment's audio packets too (a PES split between frames is written again: the counters follow it).
-        let audioOnly = program?.primary?.kind == .audio && pid == program?.primary?.pid && packet[3] & 0x10 != 0
-        if pid == 0 || pid == program?.pmtPID || audioOnly,
-            let counter = tableWriter?.takeContinuityCounter(for: UInt16(truncatingIfNeeded: pid))
-        {
+        // segment's audio packets too (a PES split between frames is written again: the counters follow it). A packet
+        // without payload takes no new counter: it repeats the last one taken.
+        let audioOnly = program?.primary?.kind == .audio && pid == program?.primary?.pid
+        if pid == 0 || pid == program?.pmtPID || audioOnly, tableWriter != nil {
+            let renumbered = UInt16(truncatingIfNeeded: pid)
+            let counter =
+                packet[3] & 0x10 != 0
+                ? tableWriter!.takeContinuityCounter(for: renumbered) : tableWriter!.lastContinuityCounter(for: renumbered)
             output[start + 3] = output[start + 3] & 0xF0 | counter
         }
         if openBytes > configuration.maximumSegmentBytes {

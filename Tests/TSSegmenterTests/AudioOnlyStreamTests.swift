@@ -117,6 +117,30 @@ enum AudioOnlyStreams {
         for segment in run.segments { #expect(try Fixture.probe(segment).tracks.map(\.kind) == [.audio]) }
     }
 
+    @Test func packetsWithoutPayloadRepeatTheRenumberedCounterOfThePacketBefore() throws {
+        // A PCR on the audio PID in adaptation-only packets after each PES's first packet; the caller's counters
+        // start at 7, the segments' run from 0.
+        var counter: UInt8 = 7
+        var stream = AudioOnlyStreams.tables()
+        var pts: Int64 = 126_000
+        while pts < 700_000 {
+            stream += AudioOnlyStreams.packets(
+                AudioOnlyStreams.pes(frames: 4, frameLength: 300, pts: pts, bounded: true), counter: &counter,
+                pcr: pts - 9000, adaptationOnly: 2)
+            pts += 4 * AudioOnlyStreams.frameTicks
+        }
+        let run = Fixture.run(stream)
+        #expect(run.segments.count >= 3 && run.status.audioSplits >= 1)
+        for segment in run.segments {
+            let packets = try TransportStreamReader.packets(segment.bytes).filter { $0.pid == AudioOnlyStreams.pid }
+            #expect(packets.contains { !$0.hasPayload })
+            for (previous, packet) in zip(packets, packets.dropFirst()) {
+                let expected = packet.hasPayload ? (previous.continuityCounter + 1) & 0x0F : previous.continuityCounter
+                #expect(packet.continuityCounter == expected, "packet \(packet.index)")
+            }
+        }
+    }
+
     @Test func theMuxerRefusesAnAudioPESLongerThanPESPacketLengthHoldsAndWritesNothing() {
         var muxer = TransportStreamMuxer()
         var output: [UInt8] = []
