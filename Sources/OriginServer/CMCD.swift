@@ -153,6 +153,9 @@ final class CMCDStatistics: Sendable {
     /// `mtp` bounds, kbps: 250 kbit/s to 100 Mbit/s.
     static let throughputBounds: [Int64] = [250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 100_000]
 
+    /// A full table is swept at most this often (ms), however spread the sessions' last-seen times are.
+    static let sweepIntervalMilliseconds: Int64 = 10_000
+
     private struct PerChannel {
         var requests = 0
         var starvations = 0
@@ -161,17 +164,36 @@ final class CMCDStatistics: Sendable {
         var throughput = FixedHistogram(bounds: CMCDStatistics.throughputBounds)
         /// Session id hash -> last seen, ms.
         var sessions: [Int: Int64] = [:]
+        /// When a full table may be swept next (ms): not before its oldest session expires. A new session meeting
+        /// a full table before then is counted as untracked at once, without a pass over the table.
+        var nextSweep = Int64.min
+        /// Sweeps of the full table so far (tests read it).
+        var sweeps = 0
 
         mutating func see(session: String, now: Int64) {
             let key = session.hashValue
             if sessions[key] == nil, sessions.count >= CMCDStatistics.maximumSessions {
-                sessions = sessions.filter { now - $0.value < CMCDStatistics.sessionWindowMilliseconds }
+                if now >= nextSweep { sweep(now: now) }
                 if sessions.count >= CMCDStatistics.maximumSessions {
                     untrackedSessions += 1
                     return
                 }
             }
             sessions[key] = now
+        }
+
+        /// Removes the expired sessions in place and sets when the next sweep is due.
+        private mutating func sweep(now: Int64) {
+            sweeps += 1
+            let window = CMCDStatistics.sessionWindowMilliseconds
+            var oldest = Int64.max
+            var expired: [Int] = []
+            for (key, seen) in sessions {
+                if now - seen >= window { expired.append(key) } else { oldest = min(oldest, seen) }
+            }
+            for key in expired { sessions.removeValue(forKey: key) }
+            let due = oldest == .max ? now : oldest + window
+            nextSweep = max(due, now + CMCDStatistics.sweepIntervalMilliseconds)
         }
 
         mutating func record(_ report: CMCDReport, now: Int64) {
@@ -187,30 +209,48 @@ final class CMCDStatistics: Sendable {
         }
     }
 
-    private let channels = Mutex<[String: PerChannel]>([:])
+    /// One channel's figures behind its own lock: channels do not wait on each other.
+    private final class Locked: Sendable {
+        let state = Mutex(PerChannel())
+    }
+
+    private let channels = Mutex<[String: Locked]>([:])
 
     init() {}
 
+    private func locked(_ channel: String) -> Locked {
+        channels.withLock { channels in
+            if let existing = channels[channel] { return existing }
+            let created = Locked()
+            channels[channel] = created
+            return created
+        }
+    }
+
     /// Counts `report`, sent to channel `channel` at `now` (ms).
     func count(_ report: CMCDReport, channel: String, now: Int64) {
-        channels.withLock { channels in
-            channels[channel, default: PerChannel()].record(report, now: now)
-        }
+        locked(channel).state.withLock { $0.record(report, now: now) }
     }
 
     /// Distinct sessions of `channel` seen in the window (tests read it).
     func sessions(channel: String, now: Int64) -> Int {
-        channels.withLock { $0[channel]?.activeSessions(now: now) ?? 0 }
+        channels.withLock { $0[channel] }?.state.withLock { $0.activeSessions(now: now) } ?? 0
+    }
+
+    /// Sessions of `channel` remembered, expired or not, and sweeps of its full table (tests read them).
+    func sessionTable(channel: String) -> (remembered: Int, sweeps: Int) {
+        channels.withLock { $0[channel] }?.state.withLock { ($0.sessions.count, $0.sweeps) } ?? (0, 0)
     }
 
     /// The families in the Prometheus text format, for the channels in `names` (others are dropped: a channel
     /// removed by a reload stops being shown and its counts are freed).
     func exposition(channels names: [String], now: Int64) -> String {
-        let current = channels.withLock { channels -> [(String, PerChannel)] in
+        let current = channels.withLock { channels -> [(String, Locked)] in
             let keep = Set(names)
             channels = channels.filter { keep.contains($0.key) }
             return channels.sorted { $0.key < $1.key }
         }
+        .map { ($0.0, $0.1.state.withLock { $0 }) }
         func family(_ name: String, _ type: String, _ help: String, _ body: (String, PerChannel) -> String) -> String {
             "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
                 + current.map { body("channel=\"\($0.0)\"", $0.1) }.joined()

@@ -224,4 +224,28 @@ struct CMSDCMCDCodecTests {
         // A channel the origin no longer has is dropped.
         #expect(!statistics.exposition(channels: [], now: later).contains("channel=\"ch\""))
     }
+
+    @Test func aFullSessionTableIsSweptOnlyWhenItsOldestSessionIsDue() {
+        let statistics = CMCDStatistics()
+        var report = CMCDReport()
+        for index in 0..<CMCDStatistics.maximumSessions {
+            report.sessionID = "old\(index)"
+            statistics.count(report, channel: "ch", now: 1000)
+        }
+        // Thousands of new sessions against the full table: one pass over it (nothing had expired), not one each.
+        for index in 0..<5000 {
+            report.sessionID = "new\(index)"
+            statistics.count(report, channel: "ch", now: 2000 + Int64(index))
+        }
+        #expect(statistics.sessionTable(channel: "ch").sweeps == 1)
+        #expect(statistics.sessionTable(channel: "ch").remembered == CMCDStatistics.maximumSessions)
+        #expect(statistics.exposition(channels: ["ch"], now: 7000).contains(
+            "hlsorigin_cmcd_sessions_untracked_total{channel=\"ch\"} 5000\n"))
+        // Once the old ones are due they are removed, and new sessions are remembered again.
+        let due = 1000 + CMCDStatistics.sessionWindowMilliseconds
+        report.sessionID = "later"
+        statistics.count(report, channel: "ch", now: due)
+        #expect(statistics.sessionTable(channel: "ch") == (remembered: 1, sweeps: 2))
+        #expect(statistics.sessions(channel: "ch", now: due) == 1)
+    }
 }
