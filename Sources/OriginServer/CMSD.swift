@@ -81,8 +81,10 @@ final class CMSDHeaders: Sendable {
         return members.joined(separator: ",")
     }
 
-    /// Held times are rounded down to two significant digits (at most 1% under, so a publish that releases
-    /// thousands of waiters prepares at most a few dozen answers, not one per waiter).
+    /// Held times are rounded down to two significant digits: under by less than 10% (1,099 -> 1,000; 109 -> 100),
+    /// and exact below 100 ms. The waiters one publish releases share answers by rounded value: a hold of under 1 s
+    /// takes one of about 190 values (each ms below 100, then steps of 10 ms), 1 to 10 s 90 more; past 256 answers
+    /// per playlist version the answer goes without `ht`. Fewer than one per waiter of thousands, not a few dozen.
     static func roundedHeldTime(_ milliseconds: Int64) -> Int64 {
         var scale: Int64 = 1
         var value = max(milliseconds, 0)
