@@ -179,9 +179,11 @@ struct ElementaryStreamState {
             kind == .video && config.compatibilityID == 0 && codec != nil
                 ? DolbyVisionConfiguration.sampleEntry(forBase: baseEntry).map(config.codec) : nil
         }
+        let dolbyRange = kind == .video && codec != nil ? dolbyVision?.videoRange(otherwise: videoRange) : nil
         return TrackInfo(
             kind: kind, codec: dolbyOnly ?? codec, width: width, height: height, frameRate: rate,
-            sampleRate: sampleRate, channelCount: channelCount, trackID: pid, timescale: 90000, videoRange: videoRange,
+            sampleRate: sampleRate, channelCount: channelCount, trackID: pid, timescale: 90000,
+            videoRange: dolbyRange ?? videoRange,
             supplementalCodec: kind == .video && codec != nil
                 ? dolbyVision?.supplementalCodec(
                     baseSampleEntry: baseEntry, transferCharacteristics: transferCharacteristics) : nil)

@@ -142,6 +142,7 @@ enum FragmentedMP4InitProbe {
             var recordReader = dolby.reader(bytes)
             let record = try recordReader.readArray(dolby.content.count)
             if let config = try? DolbyVisionConfiguration(record: record) {
+                info.videoRange = config.videoRange(otherwise: info.videoRange)
                 if entry.type.hasPrefix("dv") {
                     info.codec = config.codec(sampleEntry: entry.type)  // Dolby Vision only (profile 5)
                 } else {

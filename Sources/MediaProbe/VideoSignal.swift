@@ -98,6 +98,18 @@ public struct DolbyVisionConfiguration: Sendable, Hashable {
         compatibilityID = Int(try bits.readBits(4))
     }
 
+    /// VIDEO-RANGE of a Dolby Vision stream, from what its base layer is compatible with: ids 0 (profile 5, no
+    /// compatible base layer) and 1 (HDR10) PQ, 4 HLG (even when the VUI states BT.2020's transfer 14, as an iPhone's
+    /// profile 8.4 does), 2 SDR; for other ids `otherwise`, the range the SPS or `colr` box states.
+    func videoRange(otherwise: VideoRange?) -> VideoRange? {
+        switch compatibilityID {
+        case 0, 1: .pq
+        case 2: .sdr
+        case 4: .hlg
+        default: otherwise
+        }
+    }
+
     /// The Dolby Vision sample entry for a base layer codec: `dvh1`/`dvhe` for `hvc1`/`hev1`, `dva1`/`dvav` for
     /// `avc1`/`avc3`, `dav1` for AV1; nil for others.
     static func sampleEntry(forBase base: String) -> String? {

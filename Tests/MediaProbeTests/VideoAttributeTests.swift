@@ -156,6 +156,33 @@ struct VideoAttributeTests {
         #expect(state.trackInfo.supplementalCodec == nil)
     }
 
+    @Test func dolbyVisionCompatibilityDecidesTheRange() {
+        // bl_signal_compatibility_id 0 (profile 5) and 1 are PQ, 4 HLG (even with the BT.2020 transfer 14 an
+        // iPhone's profile 8.4 puts in its VUI), 2 SDR; other ids keep what the SPS says.
+        for (id, transfer, range): (Int, UInt8?, VideoRange) in [
+            (0, nil, .pq), (1, 1, .pq), (4, 14, .hlg), (2, 16, .sdr), (6, 16, .pq), (6, 1, .sdr),
+        ] {
+            var state = ElementaryStreamState(pid: 0x100, streamType: 0x24)
+            state.dolbyVision = DolbyVisionConfiguration(profile: 8, level: 6, compatibilityID: id)
+            state.codec = "hvc1.2.4.L90.B0"
+            state.transferCharacteristics = transfer
+            state.videoRange = VideoRange(transferCharacteristics: transfer ?? 1)
+            #expect(state.trackInfo.videoRange == range, "compatibility id \(id), transfer \(String(describing: transfer))")
+        }
+        var plain = ElementaryStreamState(pid: 0x100, streamType: 0x24)
+        plain.videoRange = .sdr
+        #expect(plain.trackInfo.videoRange == .sdr)
+    }
+
+    @Test func fmp4DolbyVisionHLGCompatibleIsHLGWhateverTheSPSSays() throws {
+        let bytes = try Self.insertingBox(
+            "dvvC", body: Self.doviRecord(profile: 8, level: 4, compatibility: 4),
+            into: ["moov", "trak", "mdia", "minf", "stbl", "stsd", "hvc1"], of: Fixture.bytes("fmp4-hevc-init.mp4"))
+        let video = try #require(MediaProbe.probeInitSection(bytes).tracks.first)
+        #expect(video.videoRange == .hlg)
+        #expect(video.supplementalCodec == "dvh1.08.04/db4h")
+    }
+
     @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
         // Prefixes of real parameter sets end in every field of the SPS and its VUI: each must throw or parse,
         // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
