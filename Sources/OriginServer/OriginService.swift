@@ -238,7 +238,7 @@ public final class OriginService: Service, Sendable {
                 loops.addTask { await origin.run() }
                 loops.addTask {
                     // SIGHUP: reload without restart (the outcome is logged); a supervisor sees it as reloading
-                    // until it is applied or refused (`systemctl reload` waits for that).
+                    // until it is applied or refused (systemd waits for that only with `Type=notify-reload`).
                     for await _ in hangups {
                         notifier.reloading()
                         _ = reloader.reload()
