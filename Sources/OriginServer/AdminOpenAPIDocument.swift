@@ -848,10 +848,12 @@ enum AdminOpenAPIDocument {
           "name": "id",
           "in": "path",
           "required": true,
-          "description": "Marker id",
+          "description": "Marker id, percent-encoded in the URL (any id a POST accepts, and the scte35- ids of in-band cues)",
           "schema": {
             "type": "string",
-            "pattern": "^[A-Za-z0-9._~-]{1,64}$"
+            "pattern": "^[^\"/\\x00-\\x1F\\x7F]+$",
+            "minLength": 1,
+            "maxLength": 256
           },
           "example": "break-1"
         }
@@ -1535,9 +1537,10 @@ enum AdminOpenAPIDocument {
         "properties": {
           "id": {
             "type": "string",
-            "pattern": "^[^\"\\r\\n]*$",
-            "description": "Client-chosen, unique in the channel (a quoted-string)",
-            "minLength": 1
+            "pattern": "^[^\"/\\x00-\\x1F\\x7F]+$",
+            "description": "Client-chosen, unique in the channel: the tag's quoted-string (no double quote, no control character) and a path segment of /dateranges/{id} (no slash; percent-encode the rest); at most 256 bytes of UTF-8; not starting with scte35- (reserved for in-band cues)",
+            "minLength": 1,
+            "maxLength": 256
           },
           "class": {
             "type": [

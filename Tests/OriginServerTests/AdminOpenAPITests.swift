@@ -116,6 +116,43 @@ struct AdminOpenAPITests {
         }
     }
 
+    /// A marker could be posted with any id but `"`, CR and LF while the `{id}` path parameter allowed only
+    /// `[A-Za-z0-9._~-]{1,64}`: markers the origin made could not be addressed as the description states, and ids the
+    /// origin refuses (a `/`, a tab) were allowed by the request schema. The three agree now.
+    @Test func aMarkerIdIsAllowedByTheRequestSchemaAndThePathPatternExactlyWhenThePostIsAccepted() throws {
+        let stack = try OriginTestStack()
+        let validator = AdminOpenAPIValidator.shared
+        let requestSchema = try #require(
+            validator.document["components"]?["schemas"]?["DateRangeRequest"]?["properties"]?["id"])
+        guard
+            case .array(let parameters)? = validator.paths["/admin/channels/{channel}/dateranges/{id}"]?["parameters"],
+            let pathSchema = parameters.first(where: { $0["name"] == .string("id") })?["schema"]
+        else {
+            Issue.record("no {id} parameter on /admin/channels/{channel}/dateranges/{id}")
+            return
+        }
+        let accepted = [
+            "ad break 1", "na\u{EF}ve-\u{FC}", "a:b@c+d%e", "splice.ad_1~x", String(repeating: "x", count: 256),
+        ]
+        let refused = ["a/b", "a\"b", "a\tb", "a\u{7F}b", "", String(repeating: "x", count: 257)]
+        for id in accepted + refused {
+            let body = try JSONEncoder().encode(["id": id, "class": "test"])
+            let answer = try stack.request("POST", "/admin/channels/ch/dateranges", body: Array(body))
+            let posted = answer.status == 201
+            #expect(posted == accepted.contains(id), "\(id.debugDescription): \(answer.status) \(answer.text)")
+            let bySchema = validator.validate(.string(id), requestSchema, at: "id").isEmpty
+            let byPath = validator.validate(.string(id), pathSchema, at: "{id}").isEmpty
+            #expect(bySchema == posted, "request schema on \(id.debugDescription)")
+            #expect(byPath == posted, "path pattern on \(id.debugDescription)")
+            guard posted else { continue }
+            var segment = CharacterSet.urlPathAllowed
+            segment.remove(charactersIn: "/%")
+            let encoded = try #require(id.addingPercentEncoding(withAllowedCharacters: segment))
+            let read = try stack.get("/admin/channels/ch/dateranges/\(encoded)")
+            #expect(read.status == 200, "GET \(encoded): \(read.text)")
+        }
+    }
+
     // Found by schemathesis from the description (scripts/fuzz-admin-api), each failing before its fix.
 
     /// An OPTIONS request on an admin path answered `Allow: GET, POST, PATCH, DELETE, OPTIONS` whatever the path.
@@ -158,18 +195,25 @@ struct AdminOpenAPITests {
             locked.playback = PlaybackAuthorization(form: .importVariable, secret: [UInt8](repeating: 0x73, count: 32))
             configuration.origin.channels += [
                 locked,
-                ChannelConfiguration(name: "demo", renditions: [RenditionConfiguration(name: "180p")], source: .testSource),
+                ChannelConfiguration(
+                    name: "demo", renditions: [RenditionConfiguration(name: "180p")], source: .testSource),
             ]
         }
-        for body: String in [#"{"seconds": 5, "extra": 1}"#, #"{"seconds": "5"}"#, #"{"seconds": 5, "renditions": "180p"}"#, "[]"] {
+        for body: String in [
+            #"{"seconds": 5, "extra": 1}"#, #"{"seconds": "5"}"#, #"{"seconds": 5, "renditions": "180p"}"#, "[]",
+        ] {
             let answer = try stack.request("POST", "/admin/channels/demo/outage", body: Array(body.utf8))
             #expect(answer.status == 400, Comment(rawValue: body))
         }
-        for body: String in [#"{"seconds": 5}"#, #"{"seconds": 5, "renditions": null}"#, #"{"seconds": 5, "renditions": ["180p"]}"#] {
+        for body: String in [
+            #"{"seconds": 5}"#, #"{"seconds": 5, "renditions": null}"#, #"{"seconds": 5, "renditions": ["180p"]}"#,
+        ] {
             let answer = try stack.request("POST", "/admin/channels/demo/outage", body: Array(body.utf8))
             #expect(answer.status == 202, Comment(rawValue: body))
         }
-        for body: String in [#"{"ttlSeconds": 60, "extra": 1}"#, #"{"ttlSeconds": 1.5}"#, #"{"ttlSeconds": "60"}"#, "3"] {
+        for body: String in [
+            #"{"ttlSeconds": 60, "extra": 1}"#, #"{"ttlSeconds": 1.5}"#, #"{"ttlSeconds": "60"}"#, "3",
+        ] {
             let answer = try stack.request("POST", "/admin/channels/locked/tokens", body: Array(body.utf8))
             #expect(answer.status == 400, Comment(rawValue: body))
         }
