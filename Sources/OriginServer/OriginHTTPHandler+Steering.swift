@@ -26,14 +26,18 @@ extension OriginHTTPHandler {
         let manifest = SteeringManifest.answer(steering, channel: channel.name, health: health, query: query)
         return HTTPResponse(
             status: 200,
-            headers: ["Content-Type": "application/json", "Cache-Control": "max-age=\(manifest.ttlSeconds)"],
+            // Not max-age=TTL: a cache in front would add up to a TTL to every pathway change; players reload on the
+            // manifest's own TTL anyway.
+            headers: ["Content-Type": "application/json", "Cache-Control": "no-cache"],
             body: .bytes(SharedBytes(string: manifest.render())))
     }
 
-    /// `GET /peer/health`: this origin's own judgement of each of its channels (`OriginHealthReport`), which its
-    /// peers' steering monitors read every second.
+    /// `GET /peer/health`: this origin's own judgement of each of its steered channels (`OriginHealthReport`), which
+    /// its peers' steering monitors read every second. The route is open: it lists steered channels only (those a
+    /// multivariant playlist already names) and their state without the reason (which may name paths).
     func peerHealth() -> HTTPResponse {
-        let report = SteeringHealthMonitor.ownReport(origin: origin, selfURL: configuration.steering?.selfURL)
+        var report = SteeringHealthMonitor.ownReport(origin: origin, selfURL: configuration.steering?.selfURL)
+        for name in report.channels.keys { report.channels[name]?.reason = nil }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let body = (try? encoder.encode(report)) ?? Data("{}".utf8)

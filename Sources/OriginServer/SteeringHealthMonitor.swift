@@ -59,11 +59,14 @@ public final class SteeringHealthMonitor: Service, Sendable {
         self.known = Mutex([:])
     }
 
-    /// This origin's report of every channel it has, as `GET /peer/health` answers it.
+    /// This origin's report of every steered channel it has (the heartbeat row; `GET /peer/health` answers it
+    /// without the reasons).
     public static func ownReport(origin: Origin, selfURL: String?) -> OriginHealthReport {
         let now = origin.clock.nowMilliseconds()
         var channels: [String: ChannelHealthReport] = [:]
-        for channel in origin.allChannels { channels[channel.name] = channel.steeringHealth(nowMilliseconds: now) }
+        for channel in origin.allChannels where channel.configuration.steering != nil {
+            channels[channel.name] = channel.steeringHealth(nowMilliseconds: now)
+        }
         return OriginHealthReport(origin: selfURL ?? "", channels: channels)
     }
 
