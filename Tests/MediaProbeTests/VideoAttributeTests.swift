@@ -188,10 +188,21 @@ struct VideoAttributeTests {
         // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
         let hevcTS = try Fixture.bytes("ts-hevc-pq-2997.ts")
         let hevc = try #require(CodecStringTests.firstNAL(in: hevcTS, type: NALUnits.hevcSPS, hevc: true))
+        let whole = try HEVCSequenceParameterSet(rbsp: hevc.withUnsafeBytes { NALUnits.rbsp($0) })
+        var firstParsed: Int?
         for length in 0..<hevc.count {
             let rbsp = Array(hevc.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
-            _ = try? HEVCSequenceParameterSet(rbsp: rbsp)
+            let parsed = try? HEVCSequenceParameterSet(rbsp: rbsp)
+            if let parsed {
+                firstParsed = firstParsed ?? length
+                #expect(parsed.codec() == whole.codec())
+                #expect(parsed.width == whole.width && parsed.height == whole.height)
+            } else if let firstParsed {
+                Issue.record("prefix of \(length) bytes fails though \(firstParsed) bytes reached the picture size")
+            }
         }
+        // The picture size ends well before the VUI: some prefixes parse without their colour facts.
+        #expect((firstParsed ?? hevc.count) < hevc.count - 8)
         let h264 = try #require(CodecStringTests.firstNAL(in: Fixture.bytes("ts-h264-pq-25.ts"), type: 7))
         for length in 0..<h264.count {
             let rbsp = Array(h264.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
