@@ -79,7 +79,9 @@ struct H264SequenceParameterSet: Hashable {
         guard (1...65536).contains(width), (1...65536).contains(height) else {
             throw ProbeError("H.264 SPS: implausible picture size \(width)x\(height)")
         }
-        let usability = try bits.readFlag() ? try Self.readVUI(&bits) : VideoUsability()
+        // As for HEVC: a VUI this reader cannot follow costs the colour and rate facts, not the codec and size.
+        let vuiPresent = (try? bits.readFlag()) ?? false
+        let usability = vuiPresent ? (try? Self.readVUI(&bits)) ?? VideoUsability() : VideoUsability()
         frameRate = usability.frameRate
         transferCharacteristics = usability.transferCharacteristics
     }

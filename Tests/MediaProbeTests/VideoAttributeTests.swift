@@ -204,10 +204,20 @@ struct VideoAttributeTests {
         // The picture size ends well before the VUI: some prefixes parse without their colour facts.
         #expect((firstParsed ?? hevc.count) < hevc.count - 8)
         let h264 = try #require(CodecStringTests.firstNAL(in: Fixture.bytes("ts-h264-pq-25.ts"), type: 7))
+        let wholeH264 = try H264SequenceParameterSet(rbsp: h264.withUnsafeBytes { NALUnits.rbsp($0) })
+        var firstH264: Int?
         for length in 0..<h264.count {
             let rbsp = Array(h264.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
-            _ = try? H264SequenceParameterSet(rbsp: rbsp)
+            // Like HEVC: a VUI cut short costs the colour and rate facts, not the codec and size.
+            if let parsed = try? H264SequenceParameterSet(rbsp: rbsp) {
+                firstH264 = firstH264 ?? length
+                #expect(parsed.codec() == wholeH264.codec())
+                #expect(parsed.width == wholeH264.width && parsed.height == wholeH264.height)
+            } else if let firstH264 {
+                Issue.record("H.264 prefix of \(length) bytes fails though \(firstH264) bytes reached the picture size")
+            }
         }
+        #expect((firstH264 ?? h264.count) < h264.count - 4)
         // All ones: every exp-Golomb code is 0 and every flag set (scaling lists, PCM, long-term pictures...).
         var hostile = Array(hevc.prefix(20))
         hostile += [UInt8](repeating: 0xFF, count: 200)
