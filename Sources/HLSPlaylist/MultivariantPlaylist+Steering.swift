@@ -26,9 +26,23 @@ extension MultivariantPlaylist {
             }
     }
 
+    /// Whether `uri` starts with a scheme (RFC 3986: a letter, then letters, digits, `+ - .`, then `:`): absolute.
+    static func hasScheme(_ uri: String) -> Bool {
+        guard let colon = uri.utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let scheme = uri.utf8[..<colon]
+        guard let head = scheme.first, (65...90).contains(head) || (97...122).contains(head) else {
+            return false
+        }
+        return scheme.allSatisfy { byte in
+            (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == 43
+                || byte == 45 || byte == 46
+        }
+    }
+
     /// The playlist with every variant, I-frame stream and rendition listed once per pathway, in `pathways`' order:
     /// each copy's PATHWAY-ID is the pathway's, its relative URIs are prefixed with the pathway's `uriPrefix`, and
-    /// its rendition groups are renamed `{group}-{pathway}` so that no group is referenced from two pathways
+    /// its rendition groups are renamed `{group}~{pathway}` (`~` is in no Pathway ID, so two renamed groups never
+    /// collide; GROUP-ID is a quoted-string, which takes it) so that no group is referenced from two pathways
     /// (RFC 8216bis 4.4.6.6 and the players: media3 refuses a group shared by pathways). Adds
     /// `EXT-X-CONTENT-STEERING` with `serverURI` and the first pathway as PATHWAY-ID. Definitions and session keys
     /// are kept once. Unchanged when `pathways` is empty.
@@ -39,8 +53,8 @@ extension MultivariantPlaylist {
         result.variants = []
         result.iFrameStreams = []
         for pathway in pathways {
-            func group(_ id: String) -> String { id + "-" + pathway.id }
-            func uri(_ uri: String) -> String { uri.contains("://") ? uri : pathway.uriPrefix + uri }
+            func group(_ id: String) -> String { id + "~" + pathway.id }
+            func uri(_ uri: String) -> String { Self.hasScheme(uri) ? uri : pathway.uriPrefix + uri }
             for var rendition in renditions {
                 rendition.groupID = group(rendition.groupID)
                 rendition.uri = rendition.uri.map(uri)
