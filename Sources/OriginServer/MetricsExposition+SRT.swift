@@ -22,7 +22,15 @@ extension MetricsExposition {
             "hlsorigin_srt_feed_drops_total", "counter",
             "SRT callers whose feed ended: disconnected, or silent past ingest.srt.idleTimeoutMilliseconds.",
             ["disconnected", "silent"].map { ("{reason=\"\($0)\"}", "\(counters.drops[$0] ?? 0)") })
-        let callers = listener.callers
+        return out + render(srtCallers: listener.callers)
+    }
+
+    /// The per-caller families (labels channel, rendition) and the count of connected callers.
+    static func render(srtCallers callers: [SRTCallerStatus]) -> String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
+            Self.family(name, type, help, samples, to: &out)
+        }
         func perCaller(_ value: (SRTCallerStatus) -> String) -> [(String, String)] {
             callers.map { ("{channel=\"\($0.channel)\",rendition=\"\($0.rendition)\"}", value($0)) }
         }

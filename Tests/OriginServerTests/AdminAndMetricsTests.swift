@@ -1,9 +1,11 @@
 import Foundation
 import LiveTimeline
 import OriginCore
-import OriginServer
+import SRTInput
 import TestSupport
 import Testing
+
+@testable import OriginServer
 
 /// `/admin/...`, `/healthz` and `/metrics` over real HTTP.
 @Suite("Admin API, health and metrics")
@@ -118,5 +120,49 @@ struct AdminAndMetricsTests {
             #expect(parts.count == 2, "\(line)")
             #expect(Double(parts.last ?? "") != nil || parts.last == "NaN", "\(line)")
         }
+    }
+
+    /// The families renamed to base units: the status answers in milliseconds and bits per second, the metrics in
+    /// seconds and bytes per second (a family that forgot its conversion would be off by 1000 or 8).
+    @Test func renamedFamiliesAreTheStatusFiguresConvertedToSecondsAndBytes() throws {
+        let stack = try Self.stack()
+        try stack.slots(4)
+        stack.clock.advance(seconds: 1.5)
+        let status = try #require(
+            try JSONSerialization.jsonObject(with: Data(stack.get("/admin/channels/ch").body)) as? [String: Any])
+        let renditions = try #require(status["renditions"] as? [[String: Any]])
+        #expect(renditions.count == 2)
+        let lines = try stack.get("/metrics").text.split(separator: "\n")
+        func sample(_ family: String, _ rendition: String) -> Double? {
+            let prefix = "\(family){channel=\"ch\",rendition=\"\(rendition)\"} "
+            return lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
+        }
+        for rendition in renditions {
+            let name = try #require(rendition["name"] as? String)
+            let lag = try #require(rendition["liveEdgeLagMilliseconds"] as? Double)
+            let drift = try #require(rendition["driftMilliseconds"] as? Double)
+            let peak = try #require(rendition["peakBitrate"] as? Double)
+            #expect(lag > 0 && peak > 0, "\(name): figures the conversion would not change")
+            #expect(sample("hlsorigin_live_edge_lag_seconds", name) == lag / 1000, "\(name)")
+            #expect(sample("hlsorigin_drift_seconds", name) == drift / 1000, "\(name)")
+            #expect(sample("hlsorigin_peak_rate_bytes_per_second", name) == peak / 8, "\(name)")
+        }
+    }
+
+    /// `srt_bstats` gives the rate in bits per second; the family is in bytes per second, the RTT in seconds.
+    @Test func srtCallerRateIsInBytesAndItsRoundTripInSeconds() throws {
+        let json = """
+            {"channel": "live", "rendition": "video", "peer": "192.0.2.1:9000", "credential": "loopback",
+             "connectedAtMilliseconds": 0, "rttMilliseconds": 25, "bitsPerSecond": 4000000, "receivedBytes": 1,
+             "receivedPackets": 1, "lostPackets": 0, "retransmittedPackets": 0, "droppedPackets": 0,
+             "undecryptedPackets": 0, "receiveBufferMilliseconds": 120, "receiveBufferBytes": 0,
+             "latencyMilliseconds": 120, "silentMilliseconds": 0}
+            """
+        let caller = try JSONDecoder().decode(SRTCallerStatus.self, from: Data(json.utf8))
+        let lines = Set(MetricsExposition.render(srtCallers: [caller]).split(separator: "\n").map(String.init))
+        let labels = "{channel=\"live\",rendition=\"video\"}"
+        #expect(lines.contains("hlsorigin_srt_receive_rate_bytes_per_second\(labels) 500000.0"))
+        #expect(lines.contains("hlsorigin_srt_rtt_seconds\(labels) 0.025"))
+        #expect(lines.contains("hlsorigin_srt_receive_buffer_seconds\(labels) 0.12"))
     }
 }
