@@ -85,11 +85,12 @@ struct CMCDReport: Sendable, Equatable {
         }
     }
 
-    /// The log metadata of the report: checked values only.
+    /// The log metadata of the report: checked values only. The client's strings (`sid`, `cid`) are written as
+    /// sf-strings, quoted with `"` and `\` escaped, so that one cannot forge `key=value` pairs in a log line.
     var logMetadata: Logger.Metadata {
         var metadata: Logger.Metadata = [:]
-        if let sessionID { metadata["cmcd.sid"] = "\(sessionID)" }
-        if let contentID { metadata["cmcd.cid"] = "\(contentID)" }
+        if let sessionID, let quoted = StructuredField.serializeString(sessionID) { metadata["cmcd.sid"] = "\(quoted)" }
+        if let contentID, let quoted = StructuredField.serializeString(contentID) { metadata["cmcd.cid"] = "\(quoted)" }
         if let bufferLengthMilliseconds { metadata["cmcd.bl"] = "\(bufferLengthMilliseconds)" }
         if bufferStarvation { metadata["cmcd.bs"] = "true" }
         if let measuredThroughputKbps { metadata["cmcd.mtp"] = "\(measuredThroughputKbps)" }
@@ -142,7 +143,7 @@ struct FixedHistogram: Sendable {
 
 /// CMCD counted per channel for `/metrics`: requests carrying it, distinct sessions (`sid`) seen in the last
 /// `sessionWindowMilliseconds` (at most `maximumSessions` remembered per channel: beyond that new ones are counted
-/// in `hlsorigin_cmcd_sessions_untracked_total` until old ones expire), starvation events (`bs`), and histograms of
+/// in `hlsorigin_cmcd_untracked_requests_total` until old ones expire), starvation events (`bs`), and histograms of
 /// buffer length (`bl`, seconds) and measured throughput (`mtp`, bytes per second). Channels are only those the
 /// origin has (a request names an existing channel before it is counted), so labels stay bounded.
 final class CMCDStatistics: Sendable {
@@ -159,7 +160,7 @@ final class CMCDStatistics: Sendable {
     private struct PerChannel {
         var requests = 0
         var starvations = 0
-        var untrackedSessions = 0
+        var untrackedRequests = 0
         var bufferLength = FixedHistogram(bounds: CMCDStatistics.bufferBounds)
         var throughput = FixedHistogram(bounds: CMCDStatistics.throughputBounds)
         /// Session id hash -> last seen, ms.
@@ -175,7 +176,7 @@ final class CMCDStatistics: Sendable {
             if sessions[key] == nil, sessions.count >= CMCDStatistics.maximumSessions {
                 if now >= nextSweep { sweep(now: now) }
                 if sessions.count >= CMCDStatistics.maximumSessions {
-                    untrackedSessions += 1
+                    untrackedRequests += 1
                     return
                 }
             }
@@ -264,9 +265,9 @@ final class CMCDStatistics: Sendable {
                     + "(at most \(Self.maximumSessions) per channel)."
             ) { "hlsorigin_cmcd_sessions{\($0)} \($1.activeSessions(now: now))\n" }
             + family(
-                "hlsorigin_cmcd_sessions_untracked_total", "counter",
+                "hlsorigin_cmcd_untracked_requests_total", "counter",
                 "CMCD requests of a new session not remembered because the channel's session table was full."
-            ) { "hlsorigin_cmcd_sessions_untracked_total{\($0)} \($1.untrackedSessions)\n" }
+            ) { "hlsorigin_cmcd_untracked_requests_total{\($0)} \($1.untrackedRequests)\n" }
             + family(
                 "hlsorigin_cmcd_buffer_starvations_total", "counter",
                 "Buffer starvations players reported (CMCD bs: the buffer ran dry since the previous request)."

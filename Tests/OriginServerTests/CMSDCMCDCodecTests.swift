@@ -182,7 +182,15 @@ struct CMSDCMCDCodecTests {
             CMCDReport(
                 Self.request(query: [("CMCD", #"bl=1200,bs,sid="s-1",mtp="x",zz=9,ot=av"#)], headers: ["CMCD-Status": "bs,rtp=(1 2)"])))
         let logged = report.logMetadata.mapValues { "\($0)" }
-        #expect(logged == ["cmcd.bl": "1200", "cmcd.bs": "true", "cmcd.sid": "s-1", "cmcd.ot": "av"])
+        #expect(logged == ["cmcd.bl": "1200", "cmcd.bs": "true", "cmcd.sid": #""s-1""#, "cmcd.ot": "av"])
+    }
+
+    @Test func aLoggedSessionIdCannotForgeKeyValuePairs() throws {
+        let report = try #require(
+            CMCDReport(Self.request(query: [("CMCD", #"sid="x channel=other cmcd.bs=true \"q\"",cid="a b""#)])))
+        let logged = report.logMetadata.mapValues { "\($0)" }
+        #expect(logged["cmcd.sid"] == #""x channel=other cmcd.bs=true \"q\"""#)
+        #expect(logged["cmcd.cid"] == #""a b""#)
     }
 
     @Test func histogramsAreCumulativeInBaseUnits() {
@@ -215,7 +223,7 @@ struct CMSDCMCDCodecTests {
         }
         #expect(statistics.sessions(channel: "ch", now: 1000) == CMCDStatistics.maximumSessions)
         let text = statistics.exposition(channels: ["ch"], now: 1000)
-        #expect(text.contains("hlsorigin_cmcd_sessions_untracked_total{channel=\"ch\"} 20\n"))
+        #expect(text.contains("hlsorigin_cmcd_untracked_requests_total{channel=\"ch\"} 20\n"))
         // Past the window the old ones expire and a new one is remembered again.
         let later = 1000 + CMCDStatistics.sessionWindowMilliseconds
         report.sessionID = "new"
@@ -240,7 +248,7 @@ struct CMSDCMCDCodecTests {
         #expect(statistics.sessionTable(channel: "ch").sweeps == 1)
         #expect(statistics.sessionTable(channel: "ch").remembered == CMCDStatistics.maximumSessions)
         #expect(statistics.exposition(channels: ["ch"], now: 7000).contains(
-            "hlsorigin_cmcd_sessions_untracked_total{channel=\"ch\"} 5000\n"))
+            "hlsorigin_cmcd_untracked_requests_total{channel=\"ch\"} 5000\n"))
         // Once the old ones are due they are removed, and new sessions are remembered again.
         let due = 1000 + CMCDStatistics.sessionWindowMilliseconds
         report.sessionID = "later"
