@@ -131,9 +131,12 @@ enum FragmentedMP4InitProbe {
         default:
             info.codec = entry.type
         }
-        // The container's colour description (colr nclx) states what the SPS does; it wins when both are there.
-        if let colr = children.first("colr"), let colrTransfer = try? colourTransfer(colr, bytes) {
-            transfer = colrTransfer
+        // The container's colour description (the first colr of type nclx/nclc, ICC profiles skipped) states what the
+        // SPS does; it wins when both are there, unless its transfer is 2 (unspecified).
+        let colours = children.lazy.filter { $0.type == "colr" }
+        let colrTransfer = colours.compactMap { try? colourTransfer($0, bytes) }.first
+        if let colrTransfer {
+            if colrTransfer != 2 { transfer = colrTransfer }
             spsRead = true
         }
         if spsRead { info.videoRange = VideoRange(transferCharacteristics: transfer ?? 1) }

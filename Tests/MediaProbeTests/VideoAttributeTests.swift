@@ -167,7 +167,7 @@ struct VideoAttributeTests {
             state.codec = "hvc1.2.4.L90.B0"
             state.transferCharacteristics = transfer
             state.videoRange = VideoRange(transferCharacteristics: transfer ?? 1)
-            #expect(state.trackInfo.videoRange == range, "compatibility id \(id), transfer \(String(describing: transfer))")
+            #expect(state.trackInfo.videoRange == range, "compatibility id \(id), transfer \(transfer ?? 0)")
         }
         var plain = ElementaryStreamState(pid: 0x100, streamType: 0x24)
         plain.videoRange = .sdr
@@ -181,6 +181,31 @@ struct VideoAttributeTests {
         let video = try #require(MediaProbe.probeInitSection(bytes).tracks.first)
         #expect(video.videoRange == .hlg)
         #expect(video.supplementalCodec == "dvh1.08.04/db4h")
+    }
+
+    /// A `colr` box body: colour type and, for nclx, primaries 9, `transfer`, matrix 9 and the full-range byte.
+    static func colr(_ type: String, transfer: UInt16 = 0) -> [UInt8] {
+        let nclx: [UInt8] = [0, 9, UInt8(transfer >> 8), UInt8(transfer & 0xFF), 0, 9, 0]
+        let body: [UInt8] = type == "nclx" ? nclx : [0, 0, 0, 0]
+        return Array(type.utf8) + body
+    }
+
+    @Test func fmp4ICCProfileColrIsSkippedForTheNclxAfterIt() throws {
+        let path = ["moov", "trak", "mdia", "minf", "stbl", "stsd", "hvc1"]
+        var bytes = try Self.insertingBox(
+            "colr", body: Self.colr("prof"), into: path, of: Fixture.bytes("fmp4-hevc-init.mp4"))
+        bytes = try Self.insertingBox("colr", body: Self.colr("nclx", transfer: 18), into: path, of: bytes)
+        #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.videoRange == .hlg)
+    }
+
+    @Test func fmp4NclxWithUnspecifiedTransferLeavesTheSPSRange() throws {
+        // The PQ init section's colr nclx rewritten to transfer 2 (unspecified): the SPS's PQ stands.
+        var bytes = try Fixture.bytes("fmp4-hevc-pq-init.mp4")
+        let nclx = try #require(
+            (0..<(bytes.count - 8)).first { Array(bytes[$0..<($0 + 8)]) == Array("colrnclx".utf8) })
+        bytes[nclx + 10] = 0
+        bytes[nclx + 11] = 2
+        #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.videoRange == .pq)
     }
 
     @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
