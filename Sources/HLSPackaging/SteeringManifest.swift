@@ -80,11 +80,15 @@ public struct SteeringManifest: Sendable, Hashable {
     /// outlive the pathway in use): on `reloadBaseURI` when configured (a URI every origin answers the same);
     /// otherwise on the first healthy pathway other than the one the player is sent to stream from (the first of
     /// PATHWAY-PRIORITY), so that the failure of the pathway it plays from does not take its steering server with
-    /// it; only with no other healthy pathway, on the one it streams from.
-    /// - Parameter health: each pathway's health by ID; a pathway missing from it counts as healthy.
+    /// it; a pathway in `unconfirmed` is skipped (its reports still count, but this origin's last read of it failed:
+    /// a player that has just fled it must not be sent back to it for its reloads, which hls.js would retry there
+    /// for good); only with no other such pathway, on the one it streams from.
+    /// - Parameters:
+    ///   - health: each pathway's health by ID; a pathway missing from it counts as healthy.
+    ///   - unconfirmed: pathways healthy by their last reports whose every origin failed this origin's last read.
     public static func answer(
         _ steering: ContentSteeringConfiguration, channel: String, health: [String: PathwayHealth],
-        query: SteeringQuery
+        query: SteeringQuery, unconfirmed: Set<String> = []
     ) -> SteeringManifest {
         let ranked = steering.pathways.enumerated().map { index, pathway in
             let severity = health[pathway.id]?.severity ?? 0
@@ -98,7 +102,8 @@ public struct SteeringManifest: Sendable, Hashable {
         if let base = steering.reloadBaseURI {
             reloadURI = base + "/live/" + channel + "/" + ContentSteeringConfiguration.manifestFile
         } else {
-            let reload = healthy.first { $0.id != ordered.first?.id } ?? ordered.first
+            let reload =
+                healthy.first { $0.id != ordered.first?.id && !unconfirmed.contains($0.id) } ?? ordered.first
             reloadURI =
                 reload.map { steering.uriPrefix($0, channel: channel) + ContentSteeringConfiguration.manifestFile }
                 ?? ""

@@ -23,7 +23,9 @@ extension OriginHTTPHandler {
             return .text(400, "bad steering manifest request: \(error.description)\n")
         }
         let health = self.steering.monitor?.pathwayHealth(steering, channel: channel, name: channel.name) ?? [:]
-        let manifest = SteeringManifest.answer(steering, channel: channel.name, health: health, query: query)
+        let unconfirmed = self.steering.monitor?.unconfirmedPathways(steering) ?? []
+        let manifest = SteeringManifest.answer(
+            steering, channel: channel.name, health: health, query: query, unconfirmed: unconfirmed)
         return HTTPResponse(
             status: 200,
             // Not max-age=TTL: a cache in front would add up to a TTL to every pathway change; players reload on the

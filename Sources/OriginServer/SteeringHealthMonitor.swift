@@ -95,6 +95,19 @@ public final class SteeringHealthMonitor: Service, Sendable {
         return steering.pathwayHealth(channel: name, own: own, peers: observations())
     }
 
+    /// The pathways of `steering` whose every origin is a peer whose last read failed (their last reports may still
+    /// count them healthy): `SteeringManifest.answer` sends no RELOAD-URI there.
+    public func unconfirmedPathways(_ steering: ContentSteeringConfiguration) -> Set<String> {
+        known.withLock { known in
+            var unconfirmed = Set<String>()
+            for pathway in steering.pathways where !pathway.origins.isEmpty {
+                let failed = pathway.origins.allSatisfy { $0 != steering.selfURL && known[$0]?.reachable == false }
+                if failed { unconfirmed.insert(pathway.id) }
+            }
+            return unconfirmed
+        }
+    }
+
     /// Reads the group every `interval` until cancelled or a graceful shutdown: the peers over HTTP in one loop and,
     /// with a database, the heartbeat in its own, so that a slow or hung database (a running query does not end
     /// when its task is cancelled) never holds up the peers' reads.

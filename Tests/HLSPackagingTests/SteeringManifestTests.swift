@@ -65,6 +65,17 @@ struct SteeringManifestTests {
                 == "http://10.0.0.2:8080/live/news/steering.json")
     }
 
+    @Test func aPlayerThatHasJustFledAPathwayIsNotSentBackThereToReload() {
+        // a was killed: its last report still counts it healthy, but this origin's last read of it failed.
+        func answer(_ health: [String: PathwayHealth]) -> SteeringManifest {
+            SteeringManifest.answer(
+                Self.steering, channel: "news", health: health, query: SteeringQuery(pathway: "b"), unconfirmed: ["a"])
+        }
+        #expect(answer([:]).pathwayPriority == ["b", "a", "cdn"])
+        #expect(answer([:]).reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        #expect(answer(["cdn": .down("x")]).reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
+    }
+
     @Test func aConfiguredReloadBaseIsEveryRELOADURI() {
         var steering = Self.steering
         steering.reloadBaseURI = "https://edge.example"
