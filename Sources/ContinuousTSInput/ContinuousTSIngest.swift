@@ -3,8 +3,8 @@ public import Logging
 import MediaProbe
 public import OriginCore
 import SharedBytes
-public import TSSegmenter
 import Synchronization
+public import TSSegmenter
 
 /// Feeds continuous MPEG-TS streams to the origin (an SRT caller, a file, a test): one session per stream, its bytes
 /// cut by a `TransportStreamSegmenter` on the channel's clock and handed to the core as any push is. A whole segment
@@ -28,6 +28,43 @@ public final class ContinuousTSIngest: Sendable {
     /// - Parameter peer: who sends it (`host:port`), for logs and the audit trail.
     /// - Throws: the channel is unknown and auto-create is off.
     public func open(channel: String, rendition: String, peer: String) throws(IngestError) -> ContinuousTSSession {
+        let settings = try settings(channel: channel, rendition: rendition)
+        return open(channel: channel, rendition: rendition, peer: peer, settings: settings, selector: nil, anchor: nil)
+    }
+
+    /// A stream for `channel`/`rendition` begins: a session for each rendition the channel's configuration cuts from
+    /// it (`srt: { from: rendition, ... }`, each keeping its program or stream, all on one anchor), and one for
+    /// `rendition` itself, the whole stream, unless it is configured as one of them; else `rendition` alone.
+    /// - Throws: the channel is unknown and auto-create is off.
+    public func openAll(channel: String, rendition: String, peer: String) throws(IngestError) -> [ContinuousTSSession] {
+        let settings = try settings(channel: channel, rendition: rendition)
+        let mapped = settings.renditions.filter { $0.srt?.from == rendition }
+        guard !mapped.isEmpty else {
+            return [
+                open(channel: channel, rendition: rendition, peer: peer, settings: settings, selector: nil, anchor: nil)
+            ]
+        }
+        let anchor = SharedStreamAnchor()
+        var sessions: [ContinuousTSSession] = []
+        if !mapped.contains(where: { $0.name == rendition }) {
+            sessions.append(
+                open(
+                    channel: channel, rendition: rendition, peer: peer, settings: settings, selector: nil,
+                    anchor: anchor))
+        }
+        for member in mapped {
+            guard let selection = member.srt else { continue }
+            let selector = TransportStreamSelector(
+                program: selection.program, pid: selection.pid, language: selection.language, kind: selection.kind)
+            sessions.append(
+                open(
+                    channel: channel, rendition: member.name, peer: peer, settings: settings, selector: selector,
+                    anchor: anchor))
+        }
+        return sessions
+    }
+
+    private func settings(channel: String, rendition: String) throws(IngestError) -> ChannelConfiguration {
         guard OriginNames.isValid(channel) else { throw .invalidName("channel", channel) }
         guard OriginNames.isValid(rendition) else { throw .invalidName("rendition", rendition) }
         let configuration = origin.configuration
@@ -35,13 +72,21 @@ public final class ContinuousTSIngest: Sendable {
             let settings = origin.channel(named: channel)?.configuration
                 ?? (configuration.ingest.autoCreate ? configuration.ingest.autoCreatedChannel : nil)
         else { throw IngestError(.unknownChannel, "unknown channel '\(channel)' (auto-create is off)") }
+        return settings
+    }
+
+    private func open(
+        channel: String, rendition: String, peer: String, settings: ChannelConfiguration,
+        selector: TransportStreamSelector?, anchor: SharedStreamAnchor?
+    ) -> ContinuousTSSession {
+        let configuration = origin.configuration
         let resumed = fed.withLock { !$0.insert("\(channel)/\(rendition)").inserted }
         let segmenter = TransportStreamSegmenter(
             configuration: .init(
                 segmentDurationMilliseconds: settings.segmentDurationMilliseconds,
                 toleranceMilliseconds: settings.sharedTimeline?.toleranceMilliseconds ?? 500,
-                maximumSegmentBytes: configuration.ingest.maxSegmentBytes),
-            discontinuity: resumed)
+                maximumSegmentBytes: configuration.ingest.maxSegmentBytes, selector: selector),
+            discontinuity: resumed, sharedAnchor: anchor)
         var sessionLogger = logger
         sessionLogger[metadataKey: "channel"] = "\(channel)"
         sessionLogger[metadataKey: "rendition"] = "\(rendition)"

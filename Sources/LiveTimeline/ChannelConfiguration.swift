@@ -1,5 +1,6 @@
 public import HLSPlaylist
 public import Markers
+public import MediaProbe
 
 /// How long the live window is.
 public enum WindowLength: Sendable, Hashable {
@@ -38,15 +39,39 @@ public struct RenditionConfiguration: Sendable, Hashable {
     public var audio: MediaGroupMembership?
     /// Makes the rendition a subtitle rendition (`EXT-X-MEDIA:TYPE=SUBTITLES`) in this group. Default: nil.
     public var subtitles: MediaGroupMembership?
+    /// Cut from another rendition's continuous stream (an SRT caller): a program or one elementary stream of it.
+    public var srt: StreamSelection?
 
     public init(
         name: String, testSourceProfile: String? = nil, audio: MediaGroupMembership? = nil,
-        subtitles: MediaGroupMembership? = nil
+        subtitles: MediaGroupMembership? = nil, srt: StreamSelection? = nil
     ) {
         self.name = name
+        self.srt = srt
         self.testSourceProfile = testSourceProfile
         self.audio = audio
         self.subtitles = subtitles
+    }
+}
+
+/// What of a continuous stream (an SRT caller publishing `from`) a rendition is cut from: a PAT program (the whole
+/// program), or one elementary stream by PID, by ISO 639-2 language (audio) or the first of a kind.
+public struct StreamSelection: Sendable, Hashable {
+    /// The rendition the caller names in its stream id.
+    public var from: String
+    public var program: Int?
+    public var pid: Int?
+    /// ISO 639-2 code, 3 lowercase letters.
+    public var language: String?
+    /// `video` or `audio`.
+    public var kind: TrackKind?
+
+    public init(from: String, program: Int? = nil, pid: Int? = nil, language: String? = nil, kind: TrackKind? = nil) {
+        self.from = from
+        self.program = program
+        self.pid = pid
+        self.language = language
+        self.kind = kind
     }
 }
 

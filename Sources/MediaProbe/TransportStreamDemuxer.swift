@@ -133,7 +133,14 @@ public struct TransportStreamDemuxer: Sendable {
     /// Bytes of a PES kept for its header and, video, up to its first slice; audio, whole (ADTS frames counted).
     static let maximumPESBytes = 1 << 20
 
-    public init() {}
+    /// What part of the multiplex is read (nil: the PAT's first program, all its streams).
+    public let selector: TransportStreamSelector?
+    /// The PMT section as received (`program` holds the reduced one when a selector picks streams).
+    private var receivedPMT: [UInt8]?
+
+    public init(selector: TransportStreamSelector? = nil) {
+        self.selector = selector
+    }
 
     /// Reads the next bytes of the stream; appends every whole packet, in order, to `packets` (188 bytes each) and
     /// what it brought to `infos`.
@@ -286,7 +293,15 @@ public struct TransportStreamDemuxer: Sendable {
     private mutating func readPAT(_ section: [UInt8]) {
         guard accepts(section, tableID: 0x00), section != patSection else { return }
         do throws(ProbeError) {
-            let (number, pid) = try ProgramTables.firstProgram(section)
+            let pid: Int
+            let number: Int
+            if let selected = selector?.program {
+                // A PAT without the selected program: nothing is read until one lists it.
+                guard let listed = TransportStreamSelector.programMapPID(section, program: selected) else { return }
+                (number, pid) = (selected, listed)
+            } else {
+                (number, pid) = try ProgramTables.firstProgram(section)
+            }
             patSection = section
             if pid != pmtPID || number != programNumber {
                 pmtPID = pid
@@ -306,11 +321,13 @@ public struct TransportStreamDemuxer: Sendable {
         guard let patSection, accepts(section, tableID: 0x02) else { return false }
         // Programs may share a PMT PID: only the chosen program's section is read (program_number, bytes 3-4).
         guard Int(section[3]) << 8 | Int(section[4]) == programNumber else { return false }
-        if let program, program.pmtSection == section, program.patSection == patSection { return false }
+        if let program, receivedPMT == section, program.patSection == patSection || selector != nil {
+            return false
+        }
         do throws(ProbeError) {
             let (pcrPID, streams) = try ProgramTables.programMap(section)
             let version = Int(section[5] >> 1 & 0x1F)
-            let next = Program(
+            var next = Program(
                 pmtPID: pmtPID, pcrPID: pcrPID, version: version,
                 streams: streams.map {
                     ElementaryStream(
@@ -318,6 +335,24 @@ public struct TransportStreamDemuxer: Sendable {
                         kind: ElementaryStreamState(pid: $0.pid, streamType: $0.payloadType).kind)
                 },
                 patSection: patSection, pmtSection: section)
+            receivedPMT = section
+            if let selector {
+                // The selected program or stream alone, in tables of its own.
+                let languages = TransportStreamSelector.entries(section).map { parsed in
+                    Dictionary(parsed.entries.compactMap { e in e.language.map { (e.pid, $0) } }) { a, _ in a }
+                } ?? [:]
+                let kept = selector.kept(next.streams, languages: languages)
+                let number = Int(section[3]) << 8 | Int(section[4])
+                guard
+                    let pmt = TransportStreamSelector.reducedPMT(from: section, pids: kept, pcrPID: pcrPID),
+                    let reduced = try? ProgramTables.programMap(pmt)
+                else { throw ProbeError("MPEG-TS: PMT entries unreadable") }
+                next.streams = next.streams.filter { kept.contains($0.pid) }
+                next.pcrPID = reduced.pcrPID
+                next.pmtSection = pmt
+                next.patSection = TransportStreamSelector.reducedPAT(
+                    from: patSection, program: number, pmtPID: pmtPID)
+            }
             // A new version listing the same streams (a descriptor, a language changed) is no stream change: the
             // program's sections are updated, nothing is cut.
             if let program, !programReplaced, program.streams == next.streams, program.pcrPID == next.pcrPID {

@@ -297,11 +297,13 @@ public enum ConfigurationFile {
         var profile: String?
         var audio: MembershipModel?
         var subtitles: MembershipModel?
-        enum CodingKeys: String, CodingKey, CaseIterable { case name, profile, audio, subtitles }
+        var srt: StreamSelectionModel?
+        enum CodingKeys: String, CodingKey, CaseIterable { case name, profile, audio, subtitles, srt }
 
         var rendition: RenditionConfiguration {
             RenditionConfiguration(
-                name: name, testSourceProfile: profile, audio: audio?.membership, subtitles: subtitles?.membership)
+                name: name, testSourceProfile: profile, audio: audio?.membership, subtitles: subtitles?.membership,
+                srt: srt?.selection)
         }
     }
 
@@ -646,6 +648,7 @@ public enum ConfigurationFile {
             if Set(channel.renditions.map(\.name)).count != channel.renditions.count {
                 throw fail("\(label): rendition names must be distinct")
             }
+            if let problem = streamSelectionProblem(channel) { throw fail("\(label): \(problem)") }
             if let target = channel.targetDuration, target < 1 { throw fail("\(label): targetDuration must be >= 1") }
             guard channel.segmentDuration > 0 else { throw fail("\(label): segmentDuration must be positive") }
             if let target = channel.targetDuration, channel.segmentDuration.rounded() > Double(target) {

@@ -8,22 +8,25 @@ struct SegmenterSink: ContinuousStreamSink {
     let ingest: ContinuousTSIngest
 
     func open(channel: String, rendition: String, peer: String) throws -> any ContinuousStreamSession {
-        SegmenterSession(session: try ingest.open(channel: channel, rendition: rendition, peer: peer))
+        SegmenterSession(sessions: try ingest.openAll(channel: channel, rendition: rendition, peer: peer))
     }
 }
 
-/// One SRT caller's stream into the segmenter.
+/// One SRT caller's stream into the segmenter: one session per rendition cut from it (`srt: { from: ... }`).
 final class SegmenterSession: ContinuousStreamSession {
-    let session: ContinuousTSSession
+    let sessions: [ContinuousTSSession]
 
-    init(session: ContinuousTSSession) { self.session = session }
+    init(sessions: [ContinuousTSSession]) { self.sessions = sessions }
 
-    func receive(_ bytes: UnsafeRawBufferPointer) { session.receive(bytes) }
+    func receive(_ bytes: UnsafeRawBufferPointer) {
+        for session in sessions { session.receive(bytes) }
+    }
 
-    var silentMilliseconds: Int64 { session.silentMilliseconds }
+    /// The least silent rendition's: the caller is silent when none of its renditions carries media.
+    var silentMilliseconds: Int64 { sessions.map(\.silentMilliseconds).min() ?? 0 }
 
     func close(reason: ContinuousStreamEnd) {
-        session.close(reason: reason.description, feedDrop: reason != .shutdown)
+        for session in sessions { session.close(reason: reason.description, feedDrop: reason != .shutdown) }
     }
 }
 

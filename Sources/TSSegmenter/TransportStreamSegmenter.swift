@@ -28,11 +28,15 @@ public struct TransportStreamSegmenter: Sendable {
         public var toleranceMilliseconds: Int64
         /// A segment longer than this (no keyframe came) ends anyway and the stream waits for the next keyframe.
         public var maximumSegmentBytes: Int
+        /// The program or stream of a multiplex this rendition is cut from (nil: the first program, all of it);
+        /// with one, the segments carry only its packets, after a PAT/PMT of their own.
+        public var selector: TransportStreamSelector?
 
         public init(
             segmentDurationMilliseconds: Int64, toleranceMilliseconds: Int64 = 500,
-            maximumSegmentBytes: Int = 64 << 20
+            maximumSegmentBytes: Int = 64 << 20, selector: TransportStreamSelector? = nil
         ) {
+            self.selector = selector
             self.segmentDurationMilliseconds = max(segmentDurationMilliseconds, 1)
             self.toleranceMilliseconds = max(toleranceMilliseconds, 1)
             self.maximumSegmentBytes = max(maximumSegmentBytes, 4096)
@@ -91,7 +95,10 @@ public struct TransportStreamSegmenter: Sendable {
 
     public let configuration: Configuration
     public private(set) var status = Status()
-    private var demuxer = TransportStreamDemuxer()
+    private var demuxer: TransportStreamDemuxer
+    private let sharedAnchor: SharedStreamAnchor?
+    /// Times this segmenter anchored (the shared anchor's generation).
+    private var anchorings = 0
     /// The program as of the packet being handled (the demuxer may have read further).
     private var program: TransportStreamDemuxer.Program?
     /// Wall time of PTS 0 (ms), once anchored.
@@ -133,9 +140,14 @@ public struct TransportStreamSegmenter: Sendable {
     static let gridOriginMilliseconds: Int64 = 946_684_800_000
 
     /// - Parameter discontinuity: the first segment starts a discontinuity (a new session of a feed that ran before).
-    public init(configuration: Configuration, discontinuity: Bool = false) {
+    /// - Parameter sharedAnchor: shared with the segmenters of the other renditions cut from the same stream.
+    public init(
+        configuration: Configuration, discontinuity: Bool = false, sharedAnchor: SharedStreamAnchor? = nil
+    ) {
         self.configuration = configuration
         self.discontinuityNext = discontinuity
+        self.sharedAnchor = sharedAnchor
+        demuxer = TransportStreamDemuxer(selector: configuration.selector)
     }
 
     /// The next bytes of the stream, arrived at `arrivalMilliseconds` (shared clock); returns what happened.
@@ -203,6 +215,8 @@ public struct TransportStreamSegmenter: Sendable {
         }
         if let defined = info.program { program = defined }
         if info.accessUnit != nil || info.endedUndecided != nil { status.accessUnits += 1 }
+        // A selected part of a multiplex: only its streams; its own PAT/PMT start each segment.
+        if configuration.selector != nil, info.role != .primary, info.role != .elementary { return }
         if info.role == .primary, info.unitStart {
             if holding, let previous = heldAudio {
                 let next = info.accessUnit.flatMap { $0.jumped ? nil : $0.dts ?? $0.pts }
@@ -409,7 +423,9 @@ public struct TransportStreamSegmenter: Sendable {
     private mutating func anchor(at time: Int64) {
         let tolerance = configuration.toleranceMilliseconds
         let unrounded = arrival &- time / 90
-        anchorMilliseconds = Self.floorDivide(unrounded, tolerance) &* tolerance
+        let rounded = Self.floorDivide(unrounded, tolerance) &* tolerance
+        anchorings += 1
+        anchorMilliseconds = sharedAnchor?.adopt(generation: anchorings, computed: rounded) ?? rounded
     }
 
     /// The first slot boundary after `time` (unwrapped 90 kHz ticks), as a decode time.

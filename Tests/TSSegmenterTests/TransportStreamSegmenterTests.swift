@@ -21,6 +21,24 @@ struct SegmenterRun {
     var status: TransportStreamSegmenter.Status
 }
 
+extension SegmenterRun {
+    /// The segments and warnings of a run's `events`, in order.
+    init(events: [TransportStreamSegmenter.Event], status: TransportStreamSegmenter.Status) {
+        self.init(status: status)
+        var open: (TransportStreamSegmenter.SegmentStart, [UInt8])?
+        for event in events {
+            switch event {
+            case .started(let start): open = (start, [])
+            case .bytes(let bytes): open?.1 += bytes
+            case .ended(let end):
+                if let (start, bytes) = open { segments.append(CutSegment(start: start, bytes: bytes, end: end)) }
+                open = nil
+            case .keyframeWarning(let message): warnings.append(message)
+            }
+        }
+    }
+}
+
 enum SegmenterFixture {
     /// 2000-01-01T00:00:00Z (the MSN grid's origin) in ms.
     static let gridOrigin: Int64 = 946_684_800_000
@@ -63,19 +81,7 @@ enum SegmenterFixture {
             }
         }
         events += segmenter.finish()
-        var run = SegmenterRun(status: segmenter.status)
-        var open: (TransportStreamSegmenter.SegmentStart, [UInt8])?
-        for event in events {
-            switch event {
-            case .started(let start): open = (start, [])
-            case .bytes(let bytes): open?.1 += bytes
-            case .ended(let end):
-                if let (start, bytes) = open { run.segments.append(CutSegment(start: start, bytes: bytes, end: end)) }
-                open = nil
-            case .keyframeWarning(let message): run.warnings.append(message)
-            }
-        }
-        return run
+        return SegmenterRun(events: events, status: segmenter.status)
     }
 
     /// What ffprobe decodes of `segment` (written as `name` in `directory`): `codec,frames` of the `streams` it
