@@ -5,7 +5,7 @@ import Testing
 
 extension EndToEndRestarts {
     /// Content Steering's health with a group database (docs/content-steering.md, "Health"): origin A reaches B
-    /// through a proxy the test cuts. Without a database, A moves B's pathway last once B has not answered for 3 s;
+    /// through a proxy the test cuts. Without a database, A moves B's pathway last once B has not answered for 6 s;
     /// with one, B's heartbeat row keeps it healthy (one origin's failed requests alone never make a peer down);
     /// killed with SIGKILL, B's heartbeat goes stale too and A moves it last.
     @Suite("End to end: a peer A cannot reach is not down while its heartbeat is fresh", .tags(.endToEnd))
@@ -49,19 +49,32 @@ extension EndToEndRestarts {
             return (first, second, proxy)
         }
 
-        /// A's PATHWAY-PRIORITY after `seconds`.
-        static func priority(of origin: OriginProcess, after seconds: Double) async throws -> String {
-            try await Task.sleep(for: .seconds(seconds))
+        /// A's PATHWAY-PRIORITY now.
+        static func priority(of origin: OriginProcess) async throws -> String {
             let text = try await HTTPClient(port: origin.port).get(query).text
             return text.components(separatedBy: "\"PATHWAY-PRIORITY\":").last ?? text
         }
+
+        /// A's PATHWAY-PRIORITY once it starts with `expected` (a result that, once reached, stays: B stays cut or
+        /// dead), or the last one read after 15 s.
+        static func priority(of origin: OriginProcess, reaching expected: String) async throws -> String {
+            var last = ""
+            try? await waitUntil("A to steer \(expected)", timeout: .seconds(15), interval: .milliseconds(200)) {
+                last = (try? await priority(of: origin)) ?? ""
+                return last.hasPrefix(expected)
+            }
+            return last
+        }
+
+        /// A report's lifetime (6 s) and a round: a peer cut longer than that without a heartbeat would be down.
+        static let pastTheLifetime: Duration = .milliseconds(7500)
 
         @Test("cut from A: down without a database, healthy with B's heartbeat; B killed: down with the database")
         func aPeerIsDownOnlyWhenItsHeartbeatIsStaleToo() async throws {
             // Without a database: A's failed requests are all there is.
             let alone = try await Self.start(database: nil, label: "hb-alone")
             alone.proxy.cut()
-            let withoutDatabase = try await Self.priority(of: alone.a, after: 4.5)
+            let withoutDatabase = try await Self.priority(of: alone.a, reaching: #"["a","b"]"#)
             alone.a.kill()
             alone.b.kill()
             alone.proxy.stop()
@@ -76,10 +89,12 @@ extension EndToEndRestarts {
             }
             do {
                 group.proxy.cut()
-                let cut = try await Self.priority(of: group.a, after: 4.5)
+                // Not down is not reached at one moment: wait past the lifetime, then look.
+                try await Task.sleep(for: Self.pastTheLifetime)
+                let cut = try await Self.priority(of: group.a)
                 #expect(cut.hasPrefix(#"["b","a"]"#), "B unreachable from A but beating: \(cut)")
                 group.b.kill()
-                let killed = try await Self.priority(of: group.a, after: 4.5)
+                let killed = try await Self.priority(of: group.a, reaching: #"["a","b"]"#)
                 #expect(killed.hasPrefix(#"["a","b"]"#), "B killed: \(killed)")
                 print(
                     "steering health: B cut from A, no database: \(withoutDatabase.trimmingCharacters(in: .whitespacesAndNewlines)); "
