@@ -118,7 +118,9 @@ enum FragmentedMP4InitProbe {
             var config = hvcC.reader(bytes)
             try config.skip(1)
             let profileTierLevel = try HEVCProfileTierLevel(hvcC: try config.readArray(12))
-            info.codec = profileTierLevel.codec(sampleEntry: entry.type)
+            // A Dolby Vision entry is named by its HEVC base until a readable dvcC names it (below).
+            let base = ["dvh1": "hvc1", "dvhe": "hev1"][entry.type] ?? entry.type
+            info.codec = profileTierLevel.codec(sampleEntry: base)
             if config.remaining >= 9 {
                 try config.skip(8)  // min_spatial_segmentation ... avgFrameRate
                 nalUnitLengthSize = Int(try config.readUInt8() & 0x03) + 1

@@ -208,6 +208,26 @@ struct VideoAttributeTests {
         #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.videoRange == .pq)
     }
 
+    @Test func dolbyVisionSampleEntryWithoutAUsableDvcCIsNamedByItsHEVCBase() throws {
+        let original = try Fixture.bytes("fmp4-hevc-init.mp4")
+        let hvc1 = try #require(
+            (0..<(original.count - 4)).first { Array(original[$0..<($0 + 4)]) == Array("hvc1".utf8) })
+        var dvh1 = original
+        dvh1.replaceSubrange(hvc1..<(hvc1 + 4), with: Array("dvh1".utf8))
+        let bare = try #require(MediaProbe.probeInitSection(dvh1).tracks.first?.codec)
+        #expect(bare.hasPrefix("hvc1."), "\(bare)")
+        let badRecord = [0] + Self.doviRecord(profile: 5, level: 6, compatibility: 0)
+        let bad = try Self.insertingBox(
+            "dvcC", body: badRecord, into: ["moov", "trak", "mdia", "minf", "stbl", "stsd", "dvh1"], of: dvh1)
+        #expect(try MediaProbe.probeInitSection(bad).tracks.first?.codec?.hasPrefix("hvc1.") == true)
+        let good = try Self.insertingBox(
+            "dvcC", body: Self.doviRecord(profile: 5, level: 6, compatibility: 0),
+            into: ["moov", "trak", "mdia", "minf", "stbl", "stsd", "dvh1"], of: dvh1)
+        let video = try #require(MediaProbe.probeInitSection(good).tracks.first)
+        #expect(video.codec == "dvh1.05.06")
+        #expect(video.videoRange == .pq)
+    }
+
     @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
         // Prefixes of real parameter sets end in every field of the SPS and its VUI: each must throw or parse,
         // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
