@@ -113,15 +113,21 @@ public struct TransportStreamMuxer: Sendable {
     /// - Parameters:
     ///   - frames: whole ADTS frames.
     ///   - pts: presentation time of the first frame in 90 kHz ticks (written modulo 2^33).
+    ///   - streamID: the PES stream_id (an MPEG audio one, 0xC0-0xDF; a rewritten PES keeps its own).
+    ///   - randomAccess: sets the random access indicator (a PES that starts a segment).
+    ///   - pcr: program clock reference base in 90 kHz ticks for the first packet, when the audio PID carries it.
     /// - Returns: false, with nothing written, when the frames are more than a PES_packet_length holds (an audio
     ///   PES must give its length): the caller writes them in smaller PES packets or not at all.
     @discardableResult
-    public mutating func writeAudio(_ frames: some Sequence<[UInt8]>, pts: Int64, into output: inout [UInt8]) -> Bool {
+    public mutating func writeAudio(
+        _ frames: some Sequence<[UInt8]>, pts: Int64, streamID: UInt8 = 0xC0, randomAccess: Bool = false,
+        pcr: Int64? = nil, into output: inout [UInt8]
+    ) -> Bool {
         let payload = frames.flatMap { $0 }
-        guard let header = Self.pesHeader(streamID: Self.audioStreamID, pts: pts, payloadLength: payload.count) else {
+        guard let header = Self.pesHeader(streamID: streamID, pts: pts, payloadLength: payload.count) else {
             return false
         }
-        writePES(header + payload, pid: layout.audioPID, pcr: nil, randomAccess: false, into: &output)
+        writePES(header + payload, pid: layout.audioPID, pcr: pcr, randomAccess: randomAccess, into: &output)
         return true
     }
 

@@ -219,7 +219,8 @@ public struct TransportStreamSegmenter: Sendable {
         if configuration.selector != nil, info.role != .primary, info.role != .elementary { return }
         if info.role == .primary, info.unitStart {
             if holding, let previous = heldAudio {
-                let next = info.accessUnit.flatMap { $0.jumped ? nil : $0.dts ?? $0.pts }
+                // Audio: PTS (a split PES's frames are timed from it).
+                let next = info.accessUnit.flatMap { $0.jumped ? nil : $0.pts ?? $0.dts }
                 decideAudio(previous, next: next)
             }
             heldAudio = nil
@@ -304,7 +305,7 @@ public struct TransportStreamSegmenter: Sendable {
     /// segment ends before the held PES when it is the PES start nearest the boundary: the first at or after it, or
     /// the last before it when that one is nearer than the next.
     private mutating func decideAudio(_ previous: TransportStreamDemuxer.AccessUnit, next: Int64?) {
-        guard open != nil, let time = previous.dts ?? previous.pts, let program else { return }
+        guard open != nil, let time = previous.pts ?? previous.dts, let program else { return }
         var cut = cutAtHeldAudio || time >= nextBoundary
         cutAtHeldAudio = false
         if !cut {
@@ -335,6 +336,8 @@ public struct TransportStreamSegmenter: Sendable {
         // The held packets: the PES's, and others (tables, null packets) that came between them.
         var pes: [UInt8] = []
         var others: [(range: Range<Int>, pid: Int)] = []
+        // The last PCR among them when the audio PID carries it: the part starting the next segment repeats it.
+        var pcr: Int64?
         for offset in stride(from: 0, to: held.count - 187, by: 188) {
             let pid = Int(held[offset + 1] & 0x1F) << 8 | Int(held[offset + 2])
             guard pid == primary else {
@@ -342,6 +345,10 @@ public struct TransportStreamSegmenter: Sendable {
                 continue
             }
             let control = held[offset + 3] >> 4 & 3
+            if control & 2 != 0, program.pcrPID == primary, held[offset + 4] >= 7, held[offset + 5] & 0x10 != 0 {
+                pcr = held[(offset + 6)..<(offset + 10)].reduce(Int64(0)) { $0 << 8 | Int64($1) } << 1
+                    | Int64(held[offset + 10] >> 7)
+            }
             guard control & 1 != 0 else { continue }
             let start = control & 2 != 0 ? offset + 5 + Int(held[offset + 4]) : offset + 4
             guard start <= offset + 188 else { return false }
@@ -364,6 +371,7 @@ public struct TransportStreamSegmenter: Sendable {
         let split = starts[nearest]
         let before = audio.frames[..<nearest].map { Array(pes[$0.range]) }
         let after = audio.frames[nearest...].map { Array(pes[$0.range]) }
+        let streamID = pes[3]
         let limit = TransportStreamMuxer.maximumAudioPayload
         guard before.reduce(0, { $0 + $1.count }) <= limit, after.reduce(0, { $0 + $1.count }) <= limit else {
             return false
@@ -377,10 +385,10 @@ public struct TransportStreamSegmenter: Sendable {
         }
         bytes.removeAll(keepingCapacity: true)
         held = bytes
-        writeAudio(before, pts: time)
+        writeAudio(before, pts: time, streamID: streamID, randomAccess: false, pcr: nil)
         endSegment(nextDecodeTime: split)
         startSegment(at: split, program: program)
-        writeAudio(after, pts: split)
+        writeAudio(after, pts: split, streamID: streamID, randomAccess: true, pcr: pcr)
         nextBoundary = boundary(after: max(split, target))
         status.audioSplits += 1
         return true
@@ -388,10 +396,13 @@ public struct TransportStreamSegmenter: Sendable {
 
     /// Appends a PES of `frames` on the primary PID to the open segment, written by its table writer (which numbers
     /// the PID's packets in an audio-only segment).
-    private mutating func writeAudio(_ frames: [[UInt8]], pts: Int64) {
+    private mutating func writeAudio(
+        _ frames: [[UInt8]], pts: Int64, streamID: UInt8, randomAccess: Bool, pcr: Int64?
+    ) {
         guard open != nil, var writer = tableWriter else { return }
         let before = output.count
-        writer.writeAudio(frames, pts: pts, into: &output)
+        writer.writeAudio(
+            frames, pts: pts, streamID: streamID, randomAccess: randomAccess, pcr: pcr, into: &output)
         tableWriter = writer
         openBytes += output.count - before
     }

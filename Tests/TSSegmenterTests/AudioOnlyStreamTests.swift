@@ -141,6 +141,54 @@ enum AudioOnlyStreams {
         }
     }
 
+    /// AAC PES with stream_id 0xC1, a DTS 3000 ticks before the PTS and a PCR in the first packet.
+    static func streamWithDTSAndAnotherStreamID() -> (stream: [UInt8], pesStarts: [Int64]) {
+        var counter: UInt8 = 0
+        var stream = AudioOnlyStreams.tables()
+        var pts: Int64 = 126_000
+        var starts: [Int64] = []
+        while pts < 700_000 {
+            starts.append(pts)
+            stream += AudioOnlyStreams.packets(
+                AudioOnlyStreams.pes(frames: 4, frameLength: 300, pts: pts, dts: pts - 3000, streamID: 0xC1,
+                                     bounded: true),
+                counter: &counter, pcr: pts - 9000)
+            pts += 4 * AudioOnlyStreams.frameTicks
+        }
+        return (stream, starts)
+    }
+
+    @Test func aSplitPESKeepsItsStreamIDAndTakesTheFramesPTS() throws {
+        let (stream, starts) = Self.streamWithDTSAndAnotherStreamID()
+        let frames = Set(starts.flatMap { start in (0..<4).map { start + Int64($0) * AudioOnlyStreams.frameTicks } })
+        let run = Fixture.run(stream)
+        #expect(run.segments.count >= 3 && run.status.audioSplits >= 1)
+        for segment in run.segments {
+            let units = try TransportStreamReader.pesUnits(
+                TransportStreamReader.packets(segment.bytes), pid: AudioOnlyStreams.pid)
+            #expect(units.allSatisfy { $0.streamID == 0xC1 })
+            #expect(units.allSatisfy { frames.contains($0.pts ?? -1) })
+        }
+    }
+
+    @Test func theSplitPESStartingASegmentIsARandomAccessPointCarryingThePCR() throws {
+        let (stream, starts) = Self.streamWithDTSAndAnotherStreamID()
+        let run = Fixture.run(stream)
+        var splits = 0
+        for segment in run.segments.dropFirst() {
+            let units = try TransportStreamReader.pesUnits(
+                TransportStreamReader.packets(segment.bytes), pid: AudioOnlyStreams.pid)
+            let first = try #require(units.first)
+            guard !starts.contains(first.pts ?? -1) else { continue }
+            splits += 1
+            #expect(first.firstPacket.adaptation?.randomAccess == true)
+            // The PCR of the PES split: 9000 ticks before its PTS, in 27 MHz units.
+            let split = try #require(starts.last { $0 < first.pts ?? 0 })
+            #expect(first.firstPacket.adaptation?.pcr == (split - 9000) * 300)
+        }
+        #expect(splits >= 1)
+    }
+
     @Test func theMuxerRefusesAnAudioPESLongerThanPESPacketLengthHoldsAndWritesNothing() {
         var muxer = TransportStreamMuxer()
         var output: [UInt8] = []
