@@ -77,9 +77,8 @@ struct PSISectionAssembler: Sendable {
     }
 
     /// Whether a long-form section's (section_syntax_indicator set) CRC_32 matches its bytes: CRC-32/MPEG-2 over the
-    /// whole section, CRC included, is 0. A short-form section has no CRC and passes.
+    /// whole section, CRC included, is 0.
     static func crcIsValid(_ section: [UInt8]) -> Bool {
-        guard section.count >= 3, section[1] & 0x80 != 0 else { return section.count >= 3 }
         guard section.count >= 3 + 4 else { return false }
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in section {

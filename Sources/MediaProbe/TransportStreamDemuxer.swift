@@ -283,7 +283,9 @@ public struct TransportStreamDemuxer: Sendable {
     /// Whether a reassembled section is a current one of `tableID` whose CRC matches (else counted malformed).
     private mutating func accepts(_ section: [UInt8], tableID: UInt8) -> Bool {
         guard section[0] == tableID else { return false }
-        guard section.count >= 12, PSISectionAssembler.crcIsValid(section) else {
+        // PAT and PMT are long-form sections (section_syntax_indicator set): one without is malformed, its CRC
+        // unchecked otherwise.
+        guard section.count >= 12, section[1] & 0x80 != 0, PSISectionAssembler.crcIsValid(section) else {
             statistics.malformed += 1
             return false
         }

@@ -38,4 +38,17 @@ import Testing
             #expect(try Fixture.probe(segment).tracks.map(\.trackID).sorted() == [0x0100, 0x0101])
         }
     }
+
+    @Test func aPATWithoutSectionSyntaxIndicatorIsMalformedNotRead() throws {
+        // A short-form PAT (section_syntax_indicator 0, its CRC wrong) 2 s in moving the PMT to 0x1100: ignored.
+        var pat = ProgramSection.programAssociation(programNumber: 1, pmtPID: 0x1100)
+        pat[1] &= 0x7F
+        pat[pat.count - 1] ^= 0xFF
+        let plain = try Fixture.stream(segments: 10)
+        let offset = plain.count / 10 * 2
+        let stream = Array(plain[..<offset]) + AudioOnlyStreams.section(pat, pid: 0, counter: 15) + plain[offset...]
+        let run = Fixture.run(stream)
+        #expect(run.status.demuxer.programChanges == 0 && run.status.demuxer.malformed >= 1)
+        #expect(run.segments.map(\.start.decodeTime) == Fixture.run(plain).segments.map(\.start.decodeTime))
+    }
 }
