@@ -172,7 +172,11 @@ struct ElementaryStreamState {
     /// The track facts for `SegmentInfo.tracks`.
     var trackInfo: TrackInfo {
         var rate = frameRate
-        if kind == .video, rate == nil, let delta = typicalFrameDelta { rate = 90000 / Double(delta) }
+        // The PTS deltas decide when the VUI states no rate or one more than 2x off what the frames show.
+        if kind == .video, let delta = typicalFrameDelta {
+            let measured = 90000 / Double(delta)
+            if rate.map({ $0 > measured * 2 || $0 * 2 < measured }) ?? true { rate = measured }
+        }
         let baseEntry = format == .hevc ? "hvc1" : "avc1"
         // A Dolby Vision stream without a compatible base layer (profile 5) is named by its Dolby Vision codec.
         let dolbyOnly = dolbyVision.flatMap { config in

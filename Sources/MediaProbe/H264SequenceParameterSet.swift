@@ -8,7 +8,7 @@ struct H264SequenceParameterSet: Hashable {
     var width: Int
     var height: Int
     /// time_scale / (2 * num_units_in_tick) when the VUI carries timing info (one tick is a field: two per
-    /// frame, for progressive and interlaced streams alike); nil when absent or outside (0, 1000].
+    /// frame, for progressive and interlaced streams alike); nil when absent or outside (0, 300].
     var frameRate: Double?
     /// transfer_characteristics of the VUI's colour description, nil when it has none.
     var transferCharacteristics: UInt8?

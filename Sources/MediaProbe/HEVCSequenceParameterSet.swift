@@ -6,7 +6,7 @@ struct HEVCSequenceParameterSet: Hashable {
     var width: Int
     var height: Int
     /// vui_time_scale / vui_num_units_in_tick (halved when field_seq_flag says pictures are fields); nil when the
-    /// VUI has no timing info or states a rate outside (0, 1000].
+    /// VUI has no timing info or states a rate outside (0, 300].
     var frameRate: Double?
     /// transfer_characteristics of the VUI's colour description, nil when it has none.
     var transferCharacteristics: UInt8?

@@ -22,11 +22,11 @@ struct VideoUsability: Hashable {
     /// Frames per second from the timing info, when present and plausible.
     var frameRate: Double?
 
-    /// SDR when the SPS carries no colour description (unspecified transfer means SDR).
-    var videoRange: VideoRange { VideoRange(transferCharacteristics: transferCharacteristics ?? 1) }
+    /// The highest VUI frame rate believed (HLS players and encoders top out at 240).
+    static let maximumFrameRate = 300.0
 
-    /// Frame rates outside (0, 1000] are taken as garbage and ignored (the PTS deltas decide then).
-    static func plausible(_ rate: Double) -> Double? { rate > 0 && rate <= 1000 ? rate : nil }
+    /// Frame rates outside (0, 300] are taken as garbage and ignored (the PTS deltas decide then).
+    static func plausible(_ rate: Double) -> Double? { rate > 0 && rate <= maximumFrameRate ? rate : nil }
 
     /// Reads the video_signal_type part of a VUI (after overscan info): video_format, video_full_range_flag,
     /// colour_description_present_flag and the three colour code points. Returns transfer_characteristics.
@@ -140,12 +140,14 @@ public struct DolbyVisionConfiguration: Sendable, Hashable {
     }
 
     /// The SUPPLEMENTAL-CODECS entry of a backward-compatible stream whose CODECS names the base layer
-    /// (`dvh1.08.07/db1p`); nil when the stream has no base layer compatibility (profile 5: CODECS is the Dolby
-    /// Vision codec itself) or the base codec has no Dolby Vision sample entry.
+    /// (`dvh1.08.07/db1p`): only for compatibility ids 1, 2 and 4, which have a brand. nil for id 0 (profile 5:
+    /// CODECS is the Dolby Vision codec itself), 6 (Blu-ray) and reserved ids, or when the base codec has no Dolby
+    /// Vision sample entry.
     func supplementalCodec(baseSampleEntry: String, transferCharacteristics: UInt8?) -> String? {
-        guard compatibilityID != 0, let entry = Self.sampleEntry(forBase: baseSampleEntry) else { return nil }
-        let codec = codec(sampleEntry: entry)
-        return compatibilityBrand(transferCharacteristics: transferCharacteristics).map { codec + "/" + $0 } ?? codec
+        guard let entry = Self.sampleEntry(forBase: baseSampleEntry),
+            let brand = compatibilityBrand(transferCharacteristics: transferCharacteristics)
+        else { return nil }
+        return codec(sampleEntry: entry) + "/" + brand
     }
 
     private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }

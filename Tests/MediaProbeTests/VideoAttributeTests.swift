@@ -228,6 +228,29 @@ struct VideoAttributeTests {
         #expect(video.videoRange == .pq)
     }
 
+    @Test func supplementalCodecsOnlyForTheCompatibilityIDsWithABrand() {
+        for id in [1, 2, 4] {
+            let config = DolbyVisionConfiguration(profile: 8, level: 6, compatibilityID: id)
+            #expect(config.supplementalCodec(baseSampleEntry: "hvc1", transferCharacteristics: 16) != nil)
+        }
+        for id in [0, 3, 6, 15] {  // 6 is Blu-ray (profile 7), the others reserved
+            let config = DolbyVisionConfiguration(profile: 7, level: 6, compatibilityID: id)
+            #expect(config.supplementalCodec(baseSampleEntry: "hvc1", transferCharacteristics: 16) == nil)
+        }
+    }
+
+    @Test func implausibleVUIFrameRateGivesWayToThePresentationTimes() {
+        #expect(VideoUsability.plausible(300) == 300)
+        #expect(VideoUsability.plausible(600) == nil)
+        var state = ElementaryStreamState(pid: 0x100, streamType: 0x1B)
+        state.frameRate = 120  // a VUI that says 120 while the frames come every 40 ms
+        state.presentationTimes = (0..<10).map { Int64($0) * 3600 }
+        #expect(state.trackInfo.frameRate == 25)
+        state.frameRate = 30000.0 / 1001  // agrees within 2x: the VUI's exact rate is kept
+        state.presentationTimes = (0..<10).map { Int64($0) * 3003 }
+        #expect(state.trackInfo.frameRate == 30000.0 / 1001)
+    }
+
     @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
         // Prefixes of real parameter sets end in every field of the SPS and its VUI: each must throw or parse,
         // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
