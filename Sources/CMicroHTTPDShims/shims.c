@@ -282,6 +282,7 @@ unsigned int CMicroHTTPDShims_thread_index(void) {
 /* What CMicroHTTPDShims_plain_request learns from one pass over the headers. */
 struct CMicroHTTPDShims_PlainScan {
     int plain;
+    int cmcd_headers; /* CMCD-* headers take the request off the fast path */
     const char *accept_encoding;
     size_t accept_encoding_length;
 };
@@ -306,7 +307,7 @@ static enum MHD_Result CMicroHTTPDShims_scan_header(
         }
     }
     /* CMCD-Request, -Object, -Status, -Session (CTA-5004): the player reports something the handler reads. */
-    if (strncasecmp(key, "CMCD-", 5) == 0) {
+    if (scan->cmcd_headers && strncasecmp(key, "CMCD-", 5) == 0) {
         scan->plain = 0;
         return MHD_NO;
     }
@@ -327,13 +328,14 @@ static enum MHD_Result CMicroHTTPDShims_scan_header(
 }
 
 int CMicroHTTPDShims_plain_request(
-    struct MHD_Connection *connection, const char **accept_encoding, size_t *accept_encoding_length) {
+    struct MHD_Connection *connection, int cmcd_headers, const char **accept_encoding,
+    size_t *accept_encoding_length) {
     *accept_encoding = NULL;
     *accept_encoding_length = 0;
     if (MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, NULL, NULL) != 0) {
         return 0;
     }
-    struct CMicroHTTPDShims_PlainScan scan = {1, NULL, 0};
+    struct CMicroHTTPDShims_PlainScan scan = {1, cmcd_headers, NULL, 0};
     MHD_get_connection_values_n(connection, MHD_HEADER_KIND, CMicroHTTPDShims_scan_header, &scan);
     if (!scan.plain) {
         return 0;

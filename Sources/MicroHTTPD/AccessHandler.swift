@@ -142,7 +142,10 @@ private func plainAction(
     }
     var acceptEncoding: UnsafePointer<CChar>?
     var acceptEncodingLength = 0
-    guard CMicroHTTPDShims_plain_request(connection, &acceptEncoding, &acceptEncodingLength) == 1 else { return nil }
+    guard
+        CMicroHTTPDShims_plain_request(
+            connection, context.handler.readsCMCDHeaders ? 1 : 0, &acceptEncoding, &acceptEncodingLength) == 1
+    else { return nil }
     let request = PlainRequest(
         isHead: isHead, path: UnsafeRawBufferPointer(start: url, count: strlen(url)),
         acceptEncoding: acceptEncoding.map { UnsafeRawBufferPointer(start: $0, count: acceptEncodingLength) },

@@ -8,10 +8,15 @@ public protocol HTTPRequestHandler: Sendable {
     /// Accept-Encoding (see `PlainRequest`), before the request head is built. Return an action to answer it (carried
     /// out like one from `handle(_:)`), or nil to have it go through `handle(_:)` like any other request. The default returns nil.
     func handlePlain(_ request: PlainRequest) -> HTTPRequestAction?
+
+    /// Whether a GET or HEAD carrying `CMCD-*` headers (CTA-5004) goes through `handle(_:)`, which can read them,
+    /// rather than the fast path. The default is true; a handler that does nothing with CMCD returns false.
+    var readsCMCDHeaders: Bool { get }
 }
 
 extension HTTPRequestHandler {
     public func handlePlain(_ request: PlainRequest) -> HTTPRequestAction? { nil }
+    public var readsCMCDHeaders: Bool { true }
 }
 
 /// An `HTTPRequestHandler` made from a closure.

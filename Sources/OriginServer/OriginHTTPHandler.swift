@@ -100,6 +100,10 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
             body: .bytes(SharedBytes(string: held.candidate.peerAnswer)))
     }
 
+    /// CMCD headers take a request off the fast path only when something reads them (`delivery.cmcd.metrics` or
+    /// `delivery.cmcd.log`).
+    public var readsCMCDHeaders: Bool { configuration.delivery.cmcdMetrics || configuration.delivery.cmcdLog }
+
     /// The fast path of players and CDNs: a plain GET or HEAD under `/live` is answered from this thread's cache of
     /// prepared answers while the channel has not published since; otherwise it takes the normal route (with the
     /// request head rebuilt from what a plain request has) and a prepared answer is kept for the next time.

@@ -19,6 +19,9 @@ import Testing
 
         let plain = Recorder<Plain>()
         let full = Recorder<String>()
+        let readsCMCDHeaders: Bool
+
+        init(readsCMCDHeaders: Bool = true) { self.readsCMCDHeaders = readsCMCDHeaders }
 
         func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
             full.record("\(request.method) \(request.path)")
@@ -89,6 +92,18 @@ import Testing
         // A GET with "Content-Length: 0" has no body: plain.
         let empty = try exchange(port, "GET /fast HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         #expect(empty.text == "plain\n")
+    }
+
+    @Test func cmcdHeadersLeaveTheFastPathOnlyForAHandlerThatReadsThem() throws {
+        let request = "GET /fast HTTP/1.1\r\nHost: x\r\nCMCD-Request: bl=2000\r\ncmcd-session: sid=\"s\"\r\n\r\n"
+        for reads in [true, false] {
+            let server = HTTPServer(
+                configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 1),
+                handler: Handler(readsCMCDHeaders: reads))
+            try server.start()
+            defer { server.stop() }
+            #expect(try exchange(server.boundPort, request).text == (reads ? "full\n" : "plain\n"), "reads: \(reads)")
+        }
     }
 
     @Test func keepAliveWorksOnTheFastPathAndTheThreadIndexIsStablePerConnection() throws {

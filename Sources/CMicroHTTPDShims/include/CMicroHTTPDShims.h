@@ -164,10 +164,12 @@ unsigned int CMicroHTTPDShims_thread_index(void);
 /*
  * Whether the request can be answered from a prepared response: no query arguments, no body (Content-Length absent
  * or 0, no Transfer-Encoding) and none of If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range,
- * Range. Returns 1 if so, with the Accept-Encoding value (not NUL-safe: use the length) or NULL when absent; 0
- * otherwise (also for a repeated Accept-Encoding). One pass over the headers, no allocation.
+ * Range, nor (when `cmcd_headers` is non-zero: the handler reads them) a CMCD-* header. Returns 1 if so, with the
+ * Accept-Encoding value (not NUL-safe: use the length) or NULL when absent; 0 otherwise (also for a repeated
+ * Accept-Encoding). One pass over the headers, no allocation.
  */
 int CMicroHTTPDShims_plain_request(
-    struct MHD_Connection *connection, const char **accept_encoding, size_t *accept_encoding_length);
+    struct MHD_Connection *connection, int cmcd_headers, const char **accept_encoding,
+    size_t *accept_encoding_length);
 
 #endif
