@@ -7,8 +7,8 @@ import TestSourceInput
 /// `hlsorigin check-config FILE`: what the origin checks of its configuration before it starts, run without
 /// starting. Loading (`ConfigurationFile.load`) already decodes strictly (unknown keys, wrong types), resolves the
 /// named tokens (`secretFile`, `secretEnv`), reads and checks the TLS certificate and key and every slate clip;
-/// this adds the inputs' check of each configured channel (`TestSourceInput.check`, what `Origin` runs at start)
-/// and says what the origin would run with.
+/// this adds what `Origin` checks of each configured channel at start (its name, `OriginNames`; the inputs' check,
+/// `TestSourceInput.check`) and says what the origin would run with.
 public enum ConfigurationCheck {
     /// The summary of a configuration that passed, one line each (warnings start with `warning:`); throws the first
     /// thing the origin would refuse at start.
@@ -17,7 +17,11 @@ public enum ConfigurationCheck {
     }
 
     static func run(_ configuration: ServerConfiguration, now: Date) throws -> [String] {
-        for channel in configuration.origin.channels { try TestSourceInput.check(channel) }
+        for channel in configuration.origin.channels {
+            // The name rule `Origin.init` applies to configured channels.
+            guard OriginNames.isValid(channel.name) else { throw IngestError.invalidName("channel", channel.name) }
+            try TestSourceInput.check(channel)
+        }
         var lines: [String] = []
         let listeners =
             configuration.tls?.only == true ? [] : ["http \(configuration.host):\(configuration.port)"]

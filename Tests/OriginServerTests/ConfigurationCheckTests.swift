@@ -1,5 +1,6 @@
 import Foundation
 import LiveTimeline
+import Logging
 import OriginCore
 import Testing
 
@@ -14,6 +15,23 @@ struct ConfigurationCheckTests {
             ChannelConfiguration(name: "demo", renditions: [RenditionConfiguration(name: "4k")], source: .testSource)
         ]
         #expect(throws: (any Error).self) { try ConfigurationCheck.run(configuration) }
+    }
+
+    /// check-config passed a channel named against the name rule, which start (`Origin.init`) refuses.
+    @Test func aChannelNameStartRefusesIsRefused() throws {
+        for name in ["bad name", "a/b", "caf\u{E9}", String(repeating: "x", count: 65)] {
+            var configuration = ServerConfiguration()
+            configuration.origin.channels = [
+                ChannelConfiguration(name: name, renditions: [RenditionConfiguration(name: "360p")])
+            ]
+            #expect(throws: (any Error).self, "start refuses \(name.debugDescription)") {
+                try Origin(configuration: configuration.origin, clock: ManualClock(), logger: Logger(label: "check"))
+            }
+            let error = #expect(throws: (any Error).self, "\(name.debugDescription)") {
+                try ConfigurationCheck.run(configuration)
+            }
+            #expect("\(error.map { "\($0)" } ?? "")".contains("invalid channel name"), "\(name.debugDescription)")
+        }
     }
 
     @Test func summaryNamesListenersChannelsTokensAndAdminAccess() throws {
