@@ -21,7 +21,8 @@ public final class SteeringHealthMonitor: Service, Sendable {
     private let logger: Logger
     private let clock: any OriginClock
 
-    /// What was last read from each peer, by base URL: the report and when (this origin's clock, ms).
+    /// What was last read from each peer, by base URL: the report and when (`monotonicMilliseconds`, so that a step
+    /// of the wall clock never ages or rejuvenates a report).
     private struct Known: Sendable {
         var http: (report: OriginHealthReport, atMilliseconds: Int64)?
         /// The heartbeat row's report, its age by the database's clock, and when it was read (ms).
@@ -30,8 +31,15 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var reachable: Bool?
     }
     private let known: Mutex<[String: Known]>
-    /// When `run` began watching the peers (this origin's clock, ms); nil before.
+    /// When `run` began watching the peers (`monotonicMilliseconds`); nil before.
     private let watchingSince = Mutex<Int64?>(nil)
+
+    /// Milliseconds on the monotonic clock (`ContinuousClock`), for the ages this origin measures itself.
+    static func monotonicMilliseconds() -> Int64 {
+        let elapsed = ContinuousClock.now - monotonicOrigin
+        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+    private static let monotonicOrigin = ContinuousClock.now
 
     /// How often the group is read.
     public static let interval: Duration = .seconds(1)
@@ -72,7 +80,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
 
     /// What this origin knows of each peer now (ages counted to now).
     public func observations() -> [String: OriginObservation] {
-        let now = clock.nowMilliseconds()
+        let now = Self.monotonicMilliseconds()
         let watched = now - (watchingSince.withLock { $0 } ?? now)
         return known.withLock { known in
             var observations: [String: OriginObservation] = [:]
@@ -112,7 +120,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
     /// with a database, the heartbeat in its own, so that a slow or hung database (a running query does not end
     /// when its task is cancelled) never holds up the peers' reads.
     public func run() async {
-        let now = clock.nowMilliseconds()
+        let now = Self.monotonicMilliseconds()
         watchingSince.withLock { $0 = $0 ?? now }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
@@ -163,7 +171,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
         } catch {
             failure = "\(error)"
         }
-        let now = clock.nowMilliseconds()
+        let now = Self.monotonicMilliseconds()
         let changed = known.withLock { known -> Bool? in
             var entry = known[peer] ?? Known()
             if let report { entry.http = (report, now) }
@@ -215,7 +223,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
         if resumed {
             logger.info("steering: heartbeat written to the group database again")
         }
-        let now = clock.nowMilliseconds()
+        let now = Self.monotonicMilliseconds()
         let decoder = JSONDecoder()
         known.withLock { known in
             for row in rows where peers.contains(row.origin) {
