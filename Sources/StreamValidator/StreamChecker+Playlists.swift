@@ -105,6 +105,27 @@ extension StreamChecker {
 
     // MARK: - Multivariant
 
+    /// The VIDEO-RANGE and HDCP-LEVEL values of the stream tags that RFC 8216bis does not define (`VIDEO-RANGE=HDR
+    /// not defined; clients skip the variant`): the parser reads them as unset, since a newer packager's value is not
+    /// malformed, but a client SHOULD NOT select such a variant.
+    static func unknownVideoAttributes(in text: String) -> [String] {
+        var found: [String] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            guard let colon = line.firstIndex(of: ":"),
+                ["#EXT-X-STREAM-INF", "#EXT-X-I-FRAME-STREAM-INF"].contains(String(line[..<colon])),
+                let attributes = try? AttributeList.parse(String(line[line.index(after: colon)...]))
+            else { continue }
+            for (name, value) in attributes {
+                let unknown =
+                    name == "VIDEO-RANGE" ? HLSVideoRange(rawValue: value) == nil
+                    : name == "HDCP-LEVEL" ? HDCPLevel(rawValue: value) == nil : false
+                let text = "\(name)=\(value) not defined; clients skip the variant"
+                if unknown, !found.contains(text) { found.append(text) }
+            }
+        }
+        return found
+    }
+
     /// Reads the multivariant playlist at the URL given; returns the media playlists to follow (every variant and
     /// every EXT-X-MEDIA with a URI, closed captions aside), absolute, in playlist order. I-frame playlists are not
     /// followed. Called again at the end of the watch: BANDWIDTH is checked against the last version (an origin may
@@ -127,6 +148,10 @@ extension StreamChecker {
             kind: kind, url: fetch.url)
         checked(.multivariant)
         for error in playlist.validate() { fail(.multivariant, "\(kind): \(error)") }
+        for unknown in Self.unknownVideoAttributes(in: text)
+        where findings[.multivariant]?.notes.contains(unknown) != true {
+            note(.multivariant, unknown)
+        }
         for violation in playlist.validateDefines(declaredVersion: declared) {
             fail(.multivariant, "\(kind): \(violation)")
         }

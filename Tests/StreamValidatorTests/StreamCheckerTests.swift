@@ -27,6 +27,18 @@ struct StreamCheckerTests {
         #expect(report.removedSegmentsFetched == 2 * 10)
     }
 
+    @Test("a VIDEO-RANGE or HDCP-LEVEL RFC 8216bis does not define is noted, not failed (clients skip the variant)")
+    func unknownVideoAttributesAreNoted() {
+        var stream = FakeLiveStream()
+        stream.multivariantAttributes += ",VIDEO-RANGE=HDR,HDCP-LEVEL=TYPE-9"
+        let report = stream.run()
+        expectOnly([], in: report)
+        let summary = report.result(.multivariant)?.summary ?? ""
+        #expect(summary.contains("VIDEO-RANGE=HDR"), "\(summary)")
+        #expect(summary.contains("HDCP-LEVEL=TYPE-9"), "\(summary)")
+        #expect(summary.ranges(of: "VIDEO-RANGE=HDR").count == 1, "noted once: \(summary)")
+    }
+
     @Test("one media playlist: the multivariant and cross-rendition checks say why they skip")
     func singleMediaPlaylist() {
         var stream = FakeLiveStream()
