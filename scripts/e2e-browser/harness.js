@@ -95,9 +95,11 @@ const players = {
         const module = await import("./assets/hls.js");
         // ?cmcd=query|headers: hls.js sends CMCD (CTA-5004). The wrapper takes no configuration: reach the class
         // through a throwaway instance and put `cmcd` into its default configuration before the real one is made.
+        // The throwaway loads an inline playlist, not the stream: destroyed at once, a request of the stream's would
+        // be aborted (net::ERR_ABORTED) whenever it had already started, and counted as a failed request.
         const cmcd = params.get("cmcd");
         if (cmcd === "query" || cmcd === "headers") {
-            const probe = module.t(document.createElement("video"), source);
+            const probe = module.t(document.createElement("video"), "data:application/vnd.apple.mpegurl,%23EXTM3U");
             const Hls = probe.constructor;
             probe.destroy();
             Hls.DefaultConfig = { ...Hls.DefaultConfig, cmcd: { useHeaders: cmcd === "headers" } };
