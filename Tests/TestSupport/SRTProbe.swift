@@ -63,19 +63,9 @@ public enum SRTProbe {
     /// origin under test should bind `ingest.srt.port: 0` and say which port it took (`SRT listener ready`,
     /// `srt.port=`), as `SRTContributionTests` reads it.
     public static func freeUDPPort() throws -> Int {
-        let fd = Glibc.socket(AF_INET, datagramSocketType, 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-        defer { Glibc.close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
+        guard let port = freeLoopbackPort(socketType: datagramSocketType) else {
+            throw TestFailure("cannot bind a free UDP port: errno \(errno)")
         }
-        guard bound else { throw TestFailure("bind() failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return port
     }
 }

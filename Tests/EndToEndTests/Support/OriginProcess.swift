@@ -99,21 +99,10 @@ final class OriginProcess: Sendable {
     /// A TCP port that is free on 127.0.0.1 right now (bound to port 0 and released), for an origin that must keep its
     /// port across a restart.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, streamSocketType, 0)
-        guard fd >= 0 else { throw EndToEndError("socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
+        guard let port = freeLoopbackPort(socketType: streamSocketType) else {
+            throw EndToEndError("cannot bind a free port: errno \(errno)")
         }
-        guard bound else { throw EndToEndError("cannot bind a free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return port
     }
 
     /// Base URL, e.g. `http://127.0.0.1:41234`.
