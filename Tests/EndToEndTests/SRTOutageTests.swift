@@ -113,7 +113,10 @@ struct SRTOutageTests {
         let refused = (hlsjs.network?.failed ?? []).filter { $0.status != 404 }
         #expect(refused.isEmpty, "hls.js requests refused or failed: \(refused.prefix(5))")
         let played = hlsjs.summary?.all.played ?? 0
-        #expect(played >= Double(playSeconds) - 12, "hls.js played \(played) s: \(hlsjs.account)")
+        // hls.js does not play the 12 s of GAP entries, and its start and its catch-up after the return take up to
+        // 4 s more on a loaded machine (16.5 s on a quiet one, 15.7 s in a CI run with both cores busy). Whether it
+        // played *after* the return is the check below; this one says it did not stop at the outage.
+        #expect(played >= Double(playSeconds) - 12 - 4, "hls.js played \(played) s: \(hlsjs.account)")
         let samples = hlsjs.samples ?? []
         // Seconds played after the return: currentTime's steps between samples, leaving out seeks (hls.js jumps
         // over the GAP entries it skipped).
