@@ -124,6 +124,11 @@ const players = {
             note("hls-error", `${data.fatal ? "FATAL " : ""}${data.type} ${data.details}`);
             if (data.fatal) error(`hls.js fatal ${data.type} ${data.details}`);
         });
+        // Content Steering: each manifest hls.js loaded, as "<wall clock ms> <PATHWAY-PRIORITY, comma-separated> <URL>".
+        hls.on(Events.STEERING_MANIFEST_LOADED, (_, data) => {
+            const priority = data.steeringManifest?.["PATHWAY-PRIORITY"] ?? [];
+            note("hls-steering", `${Date.now()} ${priority.join(",")} ${data.url}`);
+        });
         // Keys fetched (AES-128): the URL as hls.js resolved it, after variable substitution.
         hls.on(Events.KEY_LOADED, (_, data) => note("hls-key", data.keyInfo?.decryptdata?.uri ?? data.frag?.decryptdata?.uri));
         hls.on(Events.AUDIO_TRACK_SWITCHED, (_, data) => note("hls", `AUDIO_TRACK_SWITCHED ${data.id}`));
@@ -187,6 +192,23 @@ const players = {
     },
 };
 
+// video.js 7.5.5 bundles VHS 1.9.3, whose SourceUpdater runs its queue one operation per updateend. With demuxed
+// audio the main loader waits for the audio SourceBuffer; when that comes after the main loader queued its first
+// segment (a timestampOffset change, then the append), only the timestampOffset runs: it fires no updateend, the
+// append waits for good, the video SourceBuffer never gets its init segment and the element stays at readyState 0
+// with the audio alone buffered (videojs/http-streaming#480, fixed in VHS 1.10.2). The loaders ("main", "audio")
+// whose queue is in that state: started, idle, and still holding an operation it will never run.
+function stalledVHSQueues() {
+    const controller = vjs?.tech({ IWillNotUseThisInPlugins: true })?.hls?.masterPlaylistController_;
+    if (!controller) return null;
+    const stalled = [];
+    for (const [name, loader] of [["main", controller.mainSegmentLoader_], ["audio", controller.audioSegmentLoader_]]) {
+        const updater = loader?.sourceUpdater_;
+        if (updater?.started_ && updater.callbacks_?.length > 0 && !updater.updating()) stalled.push(name);
+    }
+    return stalled;
+}
+
 window.harness = {
     state,
     // One sample: what play.py records every half second.
@@ -210,6 +232,8 @@ window.harness = {
             targetLatency: hls && Number.isFinite(hls.targetLatency) ? hls.targetLatency : null,
             dateLatency: hls && hls.playingDate ? (Date.now() - hls.playingDate.getTime()) / 1000 : null,
             seekableEnd: element.seekable?.length ? element.seekable.end(element.seekable.length - 1) : null,
+            // video.js: the VHS loaders whose queue stalled (see stalledVHSQueues).
+            stalledQueues: stalledVHSQueues(),
         };
         state.audioPeak = 0;
         return result;
