@@ -2,6 +2,15 @@ import Logging
 import PostgresNIO
 import Synchronization
 
+/// Where the steering monitor writes its heartbeat and reads the group's (`GroupDatabase`; a fake in tests).
+public protocol HeartbeatStore: Sendable {
+    /// Writes this origin's heartbeat (nil origin: none) and reads every origin's row with its age; `prune` deletes
+    /// the rows not written for a day first.
+    func beat(origin: String?, report: String?, prune: Bool) async throws -> [GroupDatabase.Heartbeat]
+}
+
+extension GroupDatabase: HeartbeatStore {}
+
 /// Heartbeats for Content Steering (docs/content-steering.md, "Health"): one row per origin
 /// (`hlsorigin_origin_health`) holding its own health report, written every second by the origin's steering monitor,
 /// so that an origin that cannot reach a peer over HTTP still sees whether the peer is alive. Ages are measured by the
@@ -15,6 +24,12 @@ extension GroupDatabase {
         public var report: String
         /// Milliseconds since it was written, by the database's clock.
         public var ageMilliseconds: Int64
+
+        public init(origin: String, report: String, ageMilliseconds: Int64) {
+            self.origin = origin
+            self.report = report
+            self.ageMilliseconds = ageMilliseconds
+        }
     }
 
     static let heartbeatTable = """

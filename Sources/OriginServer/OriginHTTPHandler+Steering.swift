@@ -26,6 +26,7 @@ extension OriginHTTPHandler {
         let unconfirmed = self.steering.monitor?.unconfirmedPathways(steering) ?? []
         let manifest = SteeringManifest.answer(
             steering, channel: channel.name, health: health, query: query, unconfirmed: unconfirmed)
+        self.steering.countAnswer(channel: channel.name, first: manifest.pathwayPriority.first ?? "")
         return HTTPResponse(
             status: 200,
             // Not max-age=TTL: a cache in front would add up to a TTL to every pathway change; players reload on the

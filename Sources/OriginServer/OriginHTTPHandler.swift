@@ -86,6 +86,7 @@ public final class OriginHTTPHandler: HTTPRequestHandler {
                         origin: origin, requests: metrics, playbackRefusals: playbackRefusals, refusals: refusals,
                         peerRepairer: peerRepairer) + live.answers.exposition
                         + (srt.map(MetricsExposition.render(srt:)) ?? "")
+                        + MetricsExposition.render(steering: steering, origin: origin)
                         + cmcd.exposition(
                             channels: origin.allChannels.map(\.name), now: origin.clock.nowMilliseconds()))))
     }

@@ -15,24 +15,55 @@ import Synchronization
 public final class SteeringHealthMonitor: Service, Sendable {
     private let origin: Origin
     private let steering: ContentSteeringConfiguration
-    private let peers: [String]
+    /// The peers observed, by base URL, in the order the pathways name them.
+    let peers: [String]
     private let fetcher: any PeerFetching
-    private let database: GroupDatabase?
+    private let database: (any HeartbeatStore)?
     private let logger: Logger
     private let clock: any OriginClock
+    /// Milliseconds on a monotonic clock, for every age this origin measures itself (`monotonicMilliseconds` unless
+    /// a test gives a manual one): a step of the wall clock never ages or rejuvenates a report.
+    private let monotonic: @Sendable () -> Int64
+    /// The pause between two rounds (`interval` unless a test says otherwise).
+    private let pause: Duration
+    /// The longest a peer's connect, and then its answer, is waited for (`requestTimeout` unless a test says
+    /// otherwise). The monitor gives up on a read at twice this plus `deadlineMargin` even if the fetch has not
+    /// ended, so a round never outlasts it.
+    let readTimeout: Duration
+    /// The longest one heartbeat (write and read) is waited for before it counts as failed (`timeout`); the loop then
+    /// waits for that call to end before it starts another (a running query does not end when cancelled).
+    let heartbeatTimeout: Duration
 
-    /// What was last read from each peer, by base URL: the report and when (`monotonicMilliseconds`, so that a step
-    /// of the wall clock never ages or rejuvenates a report).
+    /// What was last read from each peer, by base URL: the report and when (`monotonic` ms).
     private struct Known: Sendable {
         var http: (report: OriginHealthReport, atMilliseconds: Int64)?
         /// The heartbeat row's report, its age by the database's clock, and when it was read (ms).
         var database: (report: OriginHealthReport, ageMilliseconds: Int64, atMilliseconds: Int64)?
         /// The health last logged for the peer, to log changes only.
         var reachable: Bool?
+        /// A read of the peer is running (one that outlived its deadline included): no second one is started.
+        var reading = false
+        /// Failed reads by reason (`connect`, `timeout`, `status`, `invalid_report`, `error`).
+        var failures: [String: Int] = [:]
     }
     private let known: Mutex<[String: Known]>
-    /// When `run` began watching the peers (`monotonicMilliseconds`); nil before.
+    /// When `run` began watching the peers (`monotonic` ms); nil before.
     private let watchingSince = Mutex<Int64?>(nil)
+
+    /// The heartbeat loop's state, for logs and metrics.
+    private struct Heartbeats: Sendable {
+        /// Whether the last heartbeat was written, to log changes only (nil before the first).
+        var written: Bool?
+        /// When the last one was written (`monotonic` ms).
+        var writtenAt: Int64?
+        /// A heartbeat call is running (one that outlived `heartbeatTimeout` included).
+        var running = false
+        /// Heartbeats made, to prune about hourly.
+        var count = 0
+        /// Failed heartbeats by reason (`error`, `timeout`).
+        var failures: [String: Int] = [:]
+    }
+    private let heartbeats = Mutex(Heartbeats())
 
     /// Milliseconds on the monotonic clock (`ContinuousClock`), for the ages this origin measures itself.
     static func monotonicMilliseconds() -> Int64 {
@@ -45,13 +76,27 @@ public final class SteeringHealthMonitor: Service, Sendable {
     public static let interval: Duration = .seconds(1)
     /// The longest a peer's connect, and then its answer, is waited for in one round.
     static let requestTimeout: Duration = .milliseconds(800)
+    /// Added to a read's two timeouts before the monitor stops waiting for a fetch that has not ended on its own.
+    static let deadlineMargin: Duration = .milliseconds(100)
 
     /// - Parameters:
     ///   - steering: the group's pathways; the peers observed are the origins they name, this one (`selfURL`) apart.
     ///   - database: the group database, for heartbeats; nil: peers are judged over HTTP alone.
-    public init(
-        origin: Origin, steering: ContentSteeringConfiguration, database: GroupDatabase?,
+    public convenience init(
+        origin: Origin, steering: ContentSteeringConfiguration, database: (any HeartbeatStore)?,
         fetcher: any PeerFetching = PeerClient(), logger: Logger
+    ) {
+        self.init(
+            origin: origin, steering: steering, database: database, fetcher: fetcher, logger: logger,
+            monotonic: { Self.monotonicMilliseconds() })
+    }
+
+    /// As above, with the monotonic clock and the timings a test chooses.
+    init(
+        origin: Origin, steering: ContentSteeringConfiguration, database: (any HeartbeatStore)?,
+        fetcher: any PeerFetching, logger: Logger, monotonic: @escaping @Sendable () -> Int64,
+        pause: Duration = SteeringHealthMonitor.interval, readTimeout: Duration = SteeringHealthMonitor.requestTimeout,
+        heartbeatTimeout: Duration = .seconds(3)
     ) {
         self.origin = origin
         self.clock = origin.clock
@@ -65,6 +110,10 @@ public final class SteeringHealthMonitor: Service, Sendable {
         self.database = database
         self.logger = logger
         self.known = Mutex([:])
+        self.monotonic = monotonic
+        self.pause = pause
+        self.readTimeout = readTimeout
+        self.heartbeatTimeout = heartbeatTimeout
     }
 
     /// This origin's report of every steered channel it has (the heartbeat row; `GET /peer/health` answers it
@@ -80,7 +129,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
 
     /// What this origin knows of each peer now (ages counted to now).
     public func observations() -> [String: OriginObservation] {
-        let now = Self.monotonicMilliseconds()
+        let now = monotonic()
         let watched = now - (watchingSince.withLock { $0 } ?? now)
         return known.withLock { known in
             var observations: [String: OriginObservation] = [:]
@@ -116,27 +165,30 @@ public final class SteeringHealthMonitor: Service, Sendable {
         }
     }
 
+    /// Marks the start of the watch (a peer not read yet counts as healthy for a report's lifetime after it).
+    func startWatching() {
+        let now = monotonic()
+        watchingSince.withLock { $0 = $0 ?? now }
+    }
+
     /// Reads the group every `interval` until cancelled or a graceful shutdown: the peers over HTTP in one loop and,
     /// with a database, the heartbeat in its own, so that a slow or hung database (a running query does not end
     /// when its task is cancelled) never holds up the peers' reads.
     public func run() async {
-        let now = Self.monotonicMilliseconds()
-        watchingSince.withLock { $0 = $0 ?? now }
+        startWatching()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     while !Task.isCancelled {
                         await self.round()
-                        try? await Task.sleep(for: Self.interval)
+                        try? await Task.sleep(for: self.pause)
                     }
                 }
-                if let database = self.database {
+                if self.database != nil {
                     group.addTask {
-                        var beats = 0
                         while !Task.isCancelled {
-                            await self.beat(database, prune: beats % Self.beatsBetweenPrunes == 0)
-                            beats &+= 1
-                            try? await Task.sleep(for: Self.interval)
+                            await self.beat()
+                            try? await Task.sleep(for: self.pause)
                         }
                     }
                 }
@@ -147,7 +199,8 @@ public final class SteeringHealthMonitor: Service, Sendable {
     /// Heartbeats between two deletions of rows older than a day (origins gone for good): about an hour.
     static let beatsBetweenPrunes = 3600
 
-    /// One round of HTTP reads: every peer's report, concurrently, each bounded by `requestTimeout`.
+    /// One round of HTTP reads: every peer's report, concurrently, each given up after twice `readTimeout` (plus a
+    /// margin) even when the fetch does not end on its own.
     func round() async {
         await withTaskGroup(of: Void.self) { group in
             for peer in peers {
@@ -156,25 +209,48 @@ public final class SteeringHealthMonitor: Service, Sendable {
         }
     }
 
+    /// Why a fetch failed, as a metric's `reason`.
+    static func failureReason(_ error: any Error) -> String {
+        let text = "\(error)"
+        if text.hasPrefix("cannot connect") { return "connect" }
+        if text.contains("timeout") || text.contains("timed out") { return "timeout" }
+        return "error"
+    }
+
     private func readPeer(_ peer: String) async {
         guard let url = PeerURL(peer)?.with(path: "/peer/health") else { return }
-        var report: OriginHealthReport?
-        var failure = ""
-        do {
-            let response = try await fetcher.get(url, timeout: Self.requestTimeout, limit: 1 << 20)
-            if response.status == 200 {
-                report = try? JSONDecoder().decode(OriginHealthReport.self, from: Data(response.body))
-                if report == nil { failure = "its health report is not JSON" }
-            } else {
-                failure = "status \(response.status)"
-            }
-        } catch {
-            failure = "\(error)"
+        let started = known.withLock { known -> Bool in
+            if known[peer]?.reading == true { return false }
+            known[peer, default: Known()].reading = true
+            return true
         }
-        let now = Self.monotonicMilliseconds()
+        var report: OriginHealthReport?
+        var failure: (reason: String, text: String) = ("", "")
+        if !started {
+            failure = ("timeout", "its previous read, past its deadline, has not ended")
+        } else {
+            let fetcher = self.fetcher
+            let timeout = readTimeout
+            let outcome = await Self.within(readTimeout * 2 + Self.deadlineMargin) {
+                defer { self.known.withLock { $0[peer]?.reading = false } }
+                return try await fetcher.get(url, timeout: timeout, limit: 1 << 20)
+            }
+            switch outcome {
+            case nil:
+                failure = ("timeout", "no answer within \(readTimeout * 2 + Self.deadlineMargin)")
+            case .failure(let error):
+                failure = (Self.failureReason(error), "\(error)")
+            case .success(let response) where response.status != 200:
+                failure = ("status", "status \(response.status)")
+            case .success(let response):
+                report = try? JSONDecoder().decode(OriginHealthReport.self, from: Data(response.body))
+                if report == nil { failure = ("invalid_report", "its health report is not JSON") }
+            }
+        }
+        let now = monotonic()
         let changed = known.withLock { known -> Bool? in
             var entry = known[peer] ?? Known()
-            if let report { entry.http = (report, now) }
+            if let report { entry.http = (report, now) } else { entry.failures[failure.reason, default: 0] += 1 }
             let reachable = report != nil
             defer {
                 entry.reachable = reachable
@@ -187,28 +263,53 @@ public final class SteeringHealthMonitor: Service, Sendable {
                 logger.info("steering: peer's health read", metadata: ["peer": "\(peer)"])
             } else {
                 logger.warning(
-                    "steering: cannot read the peer's health", metadata: ["peer": "\(peer)", "error": "\(failure)"])
+                    "steering: cannot read the peer's health", metadata: ["peer": "\(peer)", "error": "\(failure.text)"])
             }
         }
     }
 
-    /// Whether the last heartbeat was written, to log changes only (nil before the first).
-    private let beating = Mutex<Bool?>(nil)
-
-    /// Writes this origin's heartbeat (not without `steering.self`: there is no name to write it under) and reads
-    /// every origin's row; a failure is logged as a warning when the heartbeat stops, and again when it resumes.
-    private func beat(_ database: GroupDatabase, prune: Bool) async {
+    /// One heartbeat: writes this origin's report (not without `steering.self`: there is no name to write it under)
+    /// and reads every origin's row, pruning rows a day old every `beatsBetweenPrunes`-th time (the first included);
+    /// a failure, or no answer within `heartbeatTimeout`, is counted and logged as a warning when the heartbeat stops,
+    /// and again when it resumes. While a call that outlived its deadline still runs, no other is started.
+    func beat() async {
+        guard let database else { return }
+        let prune = heartbeats.withLock { state -> Bool? in
+            if state.running { return nil }
+            state.running = true
+            defer { state.count &+= 1 }
+            return state.count % Self.beatsBetweenPrunes == 0
+        }
+        guard let prune else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let own = steering.selfURL.map { _ in Self.ownReport(origin: origin, selfURL: steering.selfURL) }
         let text = own.map { (try? encoder.encode($0)).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
+        let selfURL = steering.selfURL
+        let outcome = await Self.within(heartbeatTimeout) {
+            defer { self.heartbeats.withLock { $0.running = false } }
+            return try await database.beat(origin: selfURL, report: text, prune: prune)
+        }
         let rows: [GroupDatabase.Heartbeat]
-        do {
-            rows = try await database.beat(origin: steering.selfURL, report: text, prune: prune)
-        } catch {
-            let stopped = beating.withLock { state -> Bool in
-                defer { state = false }
-                return state != false
+        let reason: String
+        let error: String
+        switch outcome {
+        case .success(let read):
+            rows = read
+            reason = ""
+            error = ""
+        case .failure(let failure):
+            rows = []
+            (reason, error) = ("error", "\(failure)")
+        case nil:
+            rows = []
+            (reason, error) = ("timeout", "no answer within \(heartbeatTimeout)")
+        }
+        if !reason.isEmpty {
+            let stopped = heartbeats.withLock { state -> Bool in
+                state.failures[reason, default: 0] += 1
+                defer { state.written = false }
+                return state.written != false
             }
             if stopped {
                 logger.warning(
@@ -216,14 +317,17 @@ public final class SteeringHealthMonitor: Service, Sendable {
             }
             return
         }
-        let resumed = beating.withLock { state -> Bool in
-            defer { state = true }
-            return state == false
+        let now = monotonic()
+        let resumed = heartbeats.withLock { state -> Bool in
+            defer {
+                state.written = true
+                state.writtenAt = now
+            }
+            return state.written == false
         }
         if resumed {
             logger.info("steering: heartbeat written to the group database again")
         }
-        let now = Self.monotonicMilliseconds()
         let decoder = JSONDecoder()
         known.withLock { known in
             for row in rows where peers.contains(row.origin) {
@@ -234,13 +338,128 @@ public final class SteeringHealthMonitor: Service, Sendable {
             }
         }
     }
+
+    /// What `/metrics` shows of the monitor (docs/metrics.md, "Content steering").
+    struct Statistics: Sendable {
+        /// Failed reads of a peer's `/peer/health`, by peer and reason.
+        var readFailures: [(peer: String, reason: String, count: Int)]
+        /// The age of the newest report read from a peer, by peer and source (`http`, `database`), in ms.
+        var reportAges: [(peer: String, source: String, milliseconds: Int64)]
+        /// With a database: the time since the last heartbeat written (since the watch began before the first), ms.
+        var heartbeatAgeMilliseconds: Int64?
+        /// With a database: failed heartbeats by reason (`error`, `timeout`).
+        var heartbeatFailures: [String: Int]
+    }
+
+    /// The monitor's figures now (ages on the monotonic clock).
+    func statistics() -> Statistics {
+        let now = monotonic()
+        var failures: [(peer: String, reason: String, count: Int)] = []
+        var ages: [(peer: String, source: String, milliseconds: Int64)] = []
+        known.withLock { known in
+            for peer in peers {
+                guard let entry = known[peer] else { continue }
+                for (reason, count) in entry.failures.sorted(by: { $0.key < $1.key }) {
+                    failures.append((peer, reason, count))
+                }
+                if let http = entry.http { ages.append((peer, "http", now - http.atMilliseconds)) }
+                if let row = entry.database {
+                    ages.append((peer, "database", row.ageMilliseconds + now - row.atMilliseconds))
+                }
+            }
+        }
+        let since = watchingSince.withLock { $0 } ?? now
+        let state = heartbeats.withLock { $0 }
+        return Statistics(
+            readFailures: failures, reportAges: ages,
+            heartbeatAgeMilliseconds: database == nil ? nil : now - (state.writtenAt ?? since),
+            heartbeatFailures: database == nil ? [:] : state.failures)
+    }
+
+    /// Runs `operation` in a task of its own and waits for it at most `deadline`: its result, or nil when the
+    /// deadline passed first (the task is then cancelled and left to end on its own; nothing waits for it).
+    static func within<T: Sendable>(
+        _ deadline: Duration, _ operation: @escaping @Sendable () async throws -> T
+    ) async -> Result<T, any Error>? {
+        let race = Race<Result<T, any Error>>()
+        return await withCheckedContinuation { continuation in
+            race.begin(continuation)
+            let work = Task {
+                do { race.finish(.success(try await operation())) } catch { race.finish(.failure(error)) }
+            }
+            race.cancelOnFinish(
+                Task {
+                    try? await Task.sleep(for: deadline)
+                    guard !Task.isCancelled else { return }
+                    race.finish(nil)
+                    work.cancel()
+                })
+        }
+    }
+}
+
+/// The first of two outcomes resumes a continuation; the second is dropped (`SteeringHealthMonitor.within`).
+private final class Race<Value: Sendable>: Sendable {
+    private struct State: Sendable {
+        var continuation: CheckedContinuation<Value?, Never>?
+        var timer: Task<Void, Never>?
+        var finished = false
+    }
+    private let state = Mutex(State())
+
+    func begin(_ continuation: CheckedContinuation<Value?, Never>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// The deadline's timer, cancelled when the race is over (at once if it already is).
+    func cancelOnFinish(_ timer: Task<Void, Never>) {
+        let finished = state.withLock { state -> Bool in
+            state.timer = timer
+            return state.finished
+        }
+        if finished { timer.cancel() }
+    }
+
+    func finish(_ value: Value?) {
+        let (continuation, timer) = state.withLock { state in
+            defer {
+                state.continuation = nil
+                state.finished = true
+            }
+            return (state.continuation, state.timer)
+        }
+        continuation?.resume(returning: value)
+        timer?.cancel()
+    }
 }
 
 /// Where the HTTP handler finds the steering monitor: set once by `OriginService` when `steering:` is configured
 /// (nil otherwise; the steering manifest then counts every pathway healthy).
 public final class SteeringMonitorSlot: Sendable {
     private let slot = Mutex<SteeringHealthMonitor?>(nil)
+    /// Steering manifests answered, by channel and the pathway they put first.
+    private let answers = Mutex<[SteeringAnswerKey: Int]>([:])
     public init() {}
+
+    struct SteeringAnswerKey: Hashable, Sendable {
+        var channel: String
+        var pathway: String
+    }
+
+    /// Counts a steering manifest answered for `channel` that puts `pathway` first.
+    func countAnswer(channel: String, first pathway: String) {
+        answers.withLock { $0[SteeringAnswerKey(channel: channel, pathway: pathway), default: 0] += 1 }
+    }
+
+    /// The steering manifests answered so far, by channel and first pathway.
+    var answered: [(channel: String, pathway: String, count: Int)] {
+        answers.withLock { answers in
+            answers.map { ($0.key.channel, $0.key.pathway, $0.value) }.sorted {
+                ($0.channel, $0.pathway) < ($1.channel, $1.pathway)
+            }
+        }
+    }
+
     /// The monitor, if one runs.
     public var monitor: SteeringHealthMonitor? {
         get { slot.withLock { $0 } }
