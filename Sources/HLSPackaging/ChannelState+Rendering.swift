@@ -129,30 +129,32 @@ extension ChannelState {
     private func iFrameStreams(_ renditions: [RenditionState], _ stated: [String: StatedRates]) -> [IFrameStream] {
         renditions.filter(hasIFramePlaylist).map { rendition in
             let video = rendition.tracks.first { $0.kind == .video }
-            var stream = IFrameStream(
-                uri: "\(rendition.name)/iframes.m3u8", bandwidth: max(stated[rendition.name]?.iFramePeak ?? 0, 1),
-                averageBandwidth: max(stated[rendition.name]?.iFrameAverage ?? 0, 1),
-                codecs: rendition.tracks.filter { $0.kind == .video }.compactMap(\.codec),
-                resolution: video.flatMap(Self.resolution))
-            let attributes = withVideoAttributes(VariantStream(uri: "", bandwidth: 1), video: video)
-            stream.supplementalCodecs = attributes.supplementalCodecs
-            stream.videoRange = attributes.videoRange
-            stream.hdcpLevel = attributes.hdcpLevel
-            stream.allowedCPC = attributes.allowedCPC
-            return stream
+            return withVideoAttributes(
+                IFrameStream(
+                    uri: "\(rendition.name)/iframes.m3u8",
+                    bandwidth: max(stated[rendition.name]?.iFramePeak ?? 0, 1),
+                    averageBandwidth: max(stated[rendition.name]?.iFrameAverage ?? 0, 1),
+                    codecs: rendition.tracks.filter { $0.kind == .video }.compactMap(\.codec),
+                    resolution: video.flatMap(Self.resolution)),
+                of: rendition)
         }
     }
 
-    /// `variant` with the attributes of its video track: VIDEO-RANGE and SUPPLEMENTAL-CODECS as probed, HDCP-LEVEL
-    /// and ALLOWED-CPC as the channel configures them; unchanged without video (audio-only variants).
-    private func withVideoAttributes(_ variant: VariantStream, video: TrackInfo?) -> VariantStream {
-        guard let video else { return variant }
-        var variant = variant
-        variant.videoRange = video.videoRange.flatMap { HLSVideoRange(rawValue: $0.rawValue) }
-        variant.supplementalCodecs = video.supplementalCodec.map { [$0] } ?? []
-        variant.hdcpLevel = configuration.hdcpLevel
-        variant.allowedCPC = configuration.allowedCPC
-        return variant
+    /// `stream` (a variant or an I-frame stream of `rendition`) with the attributes of the rendition's video track:
+    /// VIDEO-RANGE and SUPPLEMENTAL-CODECS as probed, HDCP-LEVEL and ALLOWED-CPC as the rendition configures them,
+    /// else as the channel does; unchanged without video (audio-only variants).
+    private func withVideoAttributes<Stream: VideoAttributed>(
+        _ stream: Stream, of rendition: RenditionState
+    ) -> Stream {
+        guard let video = rendition.tracks.first(where: { $0.kind == .video }) else { return stream }
+        let configured = configuration.renditions.first { $0.name == rendition.name }
+        var stream = stream
+        stream.videoAttributes = VideoAttributes(
+            supplementalCodecs: video.supplementalCodec.map { [$0] } ?? [],
+            videoRange: video.transferCharacteristics.map(HLSVideoRange.init(transferCharacteristics:)),
+            hdcpLevel: configured?.hdcpLevel ?? configuration.hdcpLevel,
+            allowedCPC: configured?.allowedCPC ?? configuration.allowedCPC)
+        return stream
     }
 
     /// The multivariant playlist of the renditions that delivered media: grouped by the rendition layout (video
@@ -255,7 +257,7 @@ extension ChannelState {
                     resolution: video.flatMap(Self.resolution),
                     frameRate: video?.frameRate,
                     closedCaptions: captions.isEmpty ? nil : .group(Self.closedCaptionsGroup)),
-                video: video)
+                of: rendition)
         }
         var playlist = MultivariantPlaylist(
             independentSegments: started.allSatisfy(\.allSegmentsIndependent), renditions: captionRenditions(captions),
@@ -321,7 +323,7 @@ extension ChannelState {
                                     + (subtitles?.isIMSC == true ? ["stpp.ttml.im1t"] : []),
                                 resolution: track.flatMap(Self.resolution), frameRate: track?.frameRate,
                                 audioGroup: audio?.id, subtitlesGroup: subtitles?.id, closedCaptions: closedCaptions),
-                            video: track))
+                            of: video))
                 }
             }
         }

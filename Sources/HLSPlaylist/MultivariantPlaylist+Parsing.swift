@@ -123,8 +123,7 @@ extension MultivariantPlaylist {
         }
         variant.resolution = try Self.resolution(attributes)
         variant.frameRate = try attributes.decimal("FRAME-RATE")
-        let video = try videoAttributes(attributes, variables: variables)
-        (variant.supplementalCodecs, variant.videoRange, variant.hdcpLevel, variant.allowedCPC) = video
+        variant.videoAttributes = try videoAttributes(attributes, variables: variables)
         variant.audioGroup = try attributes.quoted("AUDIO", variables: variables)
         variant.subtitlesGroup = try attributes.quoted("SUBTITLES", variables: variables)
         if let raw = attributes.values["CLOSED-CAPTIONS"] {
@@ -161,8 +160,7 @@ extension MultivariantPlaylist {
             stream.codecs = codecs.split(separator: ",").map { String($0.trimmingSpaces) }
         }
         stream.resolution = try resolution(attributes)
-        let video = try videoAttributes(attributes, variables: variables)
-        (stream.supplementalCodecs, stream.videoRange, stream.hdcpLevel, stream.allowedCPC) = video
+        stream.videoAttributes = try videoAttributes(attributes, variables: variables)
         return stream
     }
 
@@ -170,7 +168,7 @@ extension MultivariantPlaylist {
     /// VIDEO-RANGE or HDCP-LEVEL is read as unset, a malformed ALLOWED-CPC is an error naming the attribute.
     fileprivate static func videoAttributes(
         _ attributes: TagAttributes, variables: VariableTable
-    ) throws(PlaylistParseError) -> ([String], HLSVideoRange?, HDCPLevel?, AllowedCPC?) {
+    ) throws(PlaylistParseError) -> VideoAttributes {
         let supplemental = try attributes.quoted("SUPPLEMENTAL-CODECS", variables: variables).map {
             $0.split(separator: ",").map { String($0.trimmingSpaces) }
         }
@@ -182,7 +180,8 @@ extension MultivariantPlaylist {
         if let raw = try attributes.quoted("ALLOWED-CPC", variables: variables) {
             do { cpc = try AllowedCPC(raw) } catch { throw attributes.error(error.message) }
         }
-        return (supplemental ?? [], range, hdcp, cpc)
+        return VideoAttributes(
+            supplementalCodecs: supplemental ?? [], videoRange: range, hdcpLevel: hdcp, allowedCPC: cpc)
     }
 }
 

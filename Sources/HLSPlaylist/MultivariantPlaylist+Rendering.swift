@@ -89,9 +89,8 @@ extension VariantStream {
         var text =
             "#EXT-X-STREAM-INF:"
             + streamAttributes(
-                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs,
-                supplementalCodecs: supplementalCodecs, resolution: resolution, videoRange: videoRange,
-                hdcpLevel: hdcpLevel, allowedCPC: allowedCPC)
+                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs, resolution: resolution,
+                video: videoAttributes)
         if let frameRate {
             text += ",FRAME-RATE=" + NumberFormatting.fixed3(frameRate)
         }
@@ -119,9 +118,8 @@ extension IFrameStream {
         var text =
             "#EXT-X-I-FRAME-STREAM-INF:"
             + streamAttributes(
-                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs,
-                supplementalCodecs: supplementalCodecs, resolution: resolution, videoRange: videoRange,
-                hdcpLevel: hdcpLevel, allowedCPC: allowedCPC)
+                bandwidth: bandwidth, averageBandwidth: averageBandwidth, codecs: codecs, resolution: resolution,
+                video: videoAttributes)
         if let pathwayID {
             text += ",PATHWAY-ID=" + AttributeList.quoted(pathwayID)
         }
@@ -133,18 +131,17 @@ extension IFrameStream {
 /// `BANDWIDTH=…[,AVERAGE-BANDWIDTH=…][,CODECS="…"][,SUPPLEMENTAL-CODECS="…"][,RESOLUTION=WxH][,VIDEO-RANGE=…]
 /// [,HDCP-LEVEL=…][,ALLOWED-CPC="…"]`: the attributes EXT-X-STREAM-INF and EXT-X-I-FRAME-STREAM-INF begin with.
 private func streamAttributes(
-    bandwidth: Int, averageBandwidth: Int?, codecs: [String], supplementalCodecs: [String], resolution: Resolution?,
-    videoRange: HLSVideoRange?, hdcpLevel: HDCPLevel?, allowedCPC: AllowedCPC?
+    bandwidth: Int, averageBandwidth: Int?, codecs: [String], resolution: Resolution?, video: VideoAttributes
 ) -> String {
     var text = "BANDWIDTH=\(bandwidth)"
     if let averageBandwidth { text += ",AVERAGE-BANDWIDTH=\(averageBandwidth)" }
     if !codecs.isEmpty { text += ",CODECS=" + AttributeList.quoted(codecs.joined(separator: ",")) }
-    if !supplementalCodecs.isEmpty {
-        text += ",SUPPLEMENTAL-CODECS=" + AttributeList.quoted(supplementalCodecs.joined(separator: ","))
+    if !video.supplementalCodecs.isEmpty {
+        text += ",SUPPLEMENTAL-CODECS=" + AttributeList.quoted(video.supplementalCodecs.joined(separator: ","))
     }
     if let resolution { text += ",RESOLUTION=\(resolution.width)x\(resolution.height)" }
-    if let videoRange { text += ",VIDEO-RANGE=" + videoRange.rawValue }
-    if let hdcpLevel { text += ",HDCP-LEVEL=" + hdcpLevel.rawValue }
-    if let allowedCPC { text += ",ALLOWED-CPC=" + AttributeList.quoted(allowedCPC.rendered) }
+    if let videoRange = video.videoRange { text += ",VIDEO-RANGE=" + videoRange.rawValue }
+    if let hdcpLevel = video.hdcpLevel { text += ",HDCP-LEVEL=" + hdcpLevel.rawValue }
+    if let allowedCPC = video.allowedCPC { text += ",ALLOWED-CPC=" + AttributeList.quoted(allowedCPC.rendered) }
     return text
 }

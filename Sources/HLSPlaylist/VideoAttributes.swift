@@ -5,6 +5,67 @@ public enum HLSVideoRange: String, Sendable, Hashable, CaseIterable {
     case pq = "PQ"
 }
 
+extension HLSVideoRange {
+    /// The range an ITU-T H.273 TransferCharacteristics code point stands for (RFC 8216bis section 4.4.6.2): 16
+    /// (SMPTE ST 2084) is PQ, 18 (ARIB STD-B67) HLG, every other value (1, 6, 13, 14, 15 named by RFC 8216bis, 2
+    /// unspecified) SDR.
+    public init(transferCharacteristics: UInt8) {
+        switch transferCharacteristics {
+        case 16: self = .pq
+        case 18: self = .hlg
+        default: self = .sdr
+        }
+    }
+}
+
+/// The video attributes EXT-X-STREAM-INF and EXT-X-I-FRAME-STREAM-INF share: SUPPLEMENTAL-CODECS, VIDEO-RANGE,
+/// HDCP-LEVEL and ALLOWED-CPC (rendered in that order, each only when set).
+public struct VideoAttributes: Sendable, Hashable {
+    public var supplementalCodecs: [String]
+    public var videoRange: HLSVideoRange?
+    public var hdcpLevel: HDCPLevel?
+    public var allowedCPC: AllowedCPC?
+
+    public init(
+        supplementalCodecs: [String] = [], videoRange: HLSVideoRange? = nil, hdcpLevel: HDCPLevel? = nil,
+        allowedCPC: AllowedCPC? = nil
+    ) {
+        self.supplementalCodecs = supplementalCodecs
+        self.videoRange = videoRange
+        self.hdcpLevel = hdcpLevel
+        self.allowedCPC = allowedCPC
+    }
+}
+
+/// A stream listed with the video attributes: ``VariantStream`` and ``IFrameStream``.
+public protocol VideoAttributed {
+    var supplementalCodecs: [String] { get set }
+    var videoRange: HLSVideoRange? { get set }
+    var hdcpLevel: HDCPLevel? { get set }
+    var allowedCPC: AllowedCPC? { get set }
+}
+
+extension VideoAttributed {
+    /// The four video attributes as one value, read and set together (a variant and its I-frame stream take the
+    /// same ones).
+    public var videoAttributes: VideoAttributes {
+        get {
+            VideoAttributes(
+                supplementalCodecs: supplementalCodecs, videoRange: videoRange, hdcpLevel: hdcpLevel,
+                allowedCPC: allowedCPC)
+        }
+        set {
+            supplementalCodecs = newValue.supplementalCodecs
+            videoRange = newValue.videoRange
+            hdcpLevel = newValue.hdcpLevel
+            allowedCPC = newValue.allowedCPC
+        }
+    }
+}
+
+extension VariantStream: VideoAttributed {}
+extension IFrameStream: VideoAttributed {}
+
 /// HDCP-LEVEL of EXT-X-STREAM-INF / EXT-X-I-FRAME-STREAM-INF: the output protection a client must apply.
 public enum HDCPLevel: String, Sendable, Hashable, CaseIterable {
     /// Play only over HDCP Type 0 (or better) protected outputs.

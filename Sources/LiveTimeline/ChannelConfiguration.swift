@@ -41,12 +41,21 @@ public struct RenditionConfiguration: Sendable, Hashable {
     public var subtitles: MediaGroupMembership?
     /// Cut from another rendition's continuous stream (an SRT caller): a program or one elementary stream of it.
     public var srt: StreamSelection?
+    /// HDCP-LEVEL of this rendition's variants and I-frame stream, over the channel's `hdcpLevel` (e.g. TYPE-1 on
+    /// the 2160p rendition only). Default: nil = the channel's.
+    public var hdcpLevel: HDCPLevel?
+    /// ALLOWED-CPC of this rendition's variants and I-frame stream, over the channel's `allowedCPC`. Default: nil =
+    /// the channel's.
+    public var allowedCPC: AllowedCPC?
 
     public init(
         name: String, testSourceProfile: String? = nil, audio: MediaGroupMembership? = nil,
-        subtitles: MediaGroupMembership? = nil, srt: StreamSelection? = nil
+        subtitles: MediaGroupMembership? = nil, srt: StreamSelection? = nil, hdcpLevel: HDCPLevel? = nil,
+        allowedCPC: AllowedCPC? = nil
     ) {
         self.name = name
+        self.hdcpLevel = hdcpLevel
+        self.allowedCPC = allowedCPC
         self.srt = srt
         self.testSourceProfile = testSourceProfile
         self.audio = audio
@@ -179,9 +188,11 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var dvr: DVRConfiguration?
     /// Also offer each audio group's default rendition as an audio-only variant (audio-only clients). Default: false.
     public var audioOnlyVariant: Bool = false
-    /// HDCP-LEVEL of the channel's video variants and I-frame streams (`hdcpLevel:`). Default: nil = none.
+    /// HDCP-LEVEL of the channel's video variants and I-frame streams (`hdcpLevel:`); a rendition's own
+    /// (`RenditionConfiguration.hdcpLevel`) wins for it. Default: nil = none.
     public var hdcpLevel: HDCPLevel?
-    /// ALLOWED-CPC of the channel's video variants and I-frame streams (`allowedCPC:`). Default: nil = none.
+    /// ALLOWED-CPC of the channel's video variants and I-frame streams (`allowedCPC:`); a rendition's own wins for
+    /// it. Default: nil = none.
     public var allowedCPC: AllowedCPC?
     /// How long a slot waits for subtitle renditions after every media (audio/video) rendition filled it; after it
     /// a subtitle rendition that missed the slot gets an empty cue segment. Default: nil = min(TD/2, 1 s).

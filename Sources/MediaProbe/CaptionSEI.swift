@@ -8,6 +8,10 @@
 ///   channel 1, 0x18-0x1F channel 2, parity bit stripped); text with no control code before it counts for channel 1.
 ///   Field 1 gives `CC1`/`CC2`, field 2 `CC3`/`CC4`. Padding (0x80 0x80) and XDS name no channel.
 /// - CEA-708 (`cc_type` 3 starts a DTVCC packet, 2 continues it): each non-empty service block names `SERVICEn`.
+///
+/// The same scan reads alternative_transfer_characteristics (payload type 147 in H.264 and HEVC): the transfer an
+/// HDR-capable decoder is to use instead of the VUI's, HLG (18) over BT.2020's SDR-compatible 14 as HLG encoders
+/// write it (``preferredTransferCharacteristics``).
 struct CaptionSEI {
     /// The most SEI NAL units read per segment.
     static let maximumSEIUnits = 64
@@ -16,6 +20,8 @@ struct CaptionSEI {
 
     /// SEI NAL units read so far.
     private(set) var seiUnitsRead = 0
+    /// preferred_transfer_characteristics of the last alternative_transfer_characteristics SEI read.
+    private(set) var preferredTransferCharacteristics: UInt8?
     private var found: Set<ClosedCaptionChannel> = []
     /// The CEA-608 data channel (1 or 2) the last control code of each field selected; 0 while XDS or text mode
     /// data runs; nil before any control code.
@@ -103,6 +109,8 @@ struct CaptionSEI {
         while rbsp.count - offset >= 2 {
             guard let type = readVariable(), let size = readVariable(), size <= rbsp.count - offset else { return }
             if type == 4 { consumeT35(rbsp[offset..<(offset + size)]) }
+            // alternative_transfer_characteristics: preferred_transfer_characteristics u(8); an empty one is ignored.
+            if type == 147, size >= 1 { preferredTransferCharacteristics = rbsp[offset] }
             offset += size
         }
     }

@@ -19,7 +19,6 @@ struct ElementaryStreamState {
     var frameRate: Double?
     /// Video: transfer_characteristics of the SPS VUI (nil when it states none), once an SPS was read.
     var transferCharacteristics: UInt8?
-    var videoRange: VideoRange?
     /// Video: the PMT's DOVI descriptor.
     var dolbyVision: DolbyVisionConfiguration?
     var sampleRate: Int?
@@ -34,7 +33,7 @@ struct ElementaryStreamState {
     var keyframes: [KeyframeRange] = []
     /// Audio: samples carried by the PES with the highest PTS, and that PTS.
     var lastAudioPES: (pts: Int64, samples: Int)?
-    /// Video: the caption channels of the first GOP's SEI (bounded, see `CaptionSEI`).
+    /// Video: the caption channels and the preferred transfer of the first GOP's SEI (bounded, see `CaptionSEI`).
     var captions = CaptionSEI()
     /// Video: the next keyframe ended the first GOP, or the SEI budget is spent.
     private var captionScanDone = false
@@ -108,7 +107,6 @@ struct ElementaryStreamState {
                     height = sps.height
                     frameRate = sps.frameRate
                     transferCharacteristics = sps.transferCharacteristics
-                    videoRange = sps.videoRange
                 }
             } else {
                 let type = NALUnits.hevcType(header)
@@ -122,7 +120,6 @@ struct ElementaryStreamState {
                     height = sps.height
                     frameRate = sps.frameRate
                     transferCharacteristics = sps.transferCharacteristics
-                    videoRange = sps.videoRange
                 }
             }
         }
@@ -183,11 +180,16 @@ struct ElementaryStreamState {
             kind == .video && config.compatibilityID == 0 && codec != nil
                 ? DolbyVisionConfiguration.sampleEntry(forBase: baseEntry).map(config.codec) : nil
         }
-        let dolbyRange = kind == .video && codec != nil ? dolbyVision?.videoRange(otherwise: videoRange) : nil
+        // The codec of a video stream comes from its SPS: without one, no transfer is known.
+        let displayed =
+            kind == .video && codec != nil
+            ? VideoUsability.displayed(
+                stated: transferCharacteristics ?? VideoUsability.unspecified,
+                preferred: captions.preferredTransferCharacteristics) : nil
         return TrackInfo(
             kind: kind, codec: dolbyOnly ?? codec, width: width, height: height, frameRate: rate,
             sampleRate: sampleRate, channelCount: channelCount, trackID: pid, timescale: 90000,
-            videoRange: dolbyRange ?? videoRange,
+            transferCharacteristics: displayed.map { dolbyVision?.transferCharacteristics(otherwise: $0) ?? $0 },
             supplementalCodec: kind == .video && codec != nil
                 ? dolbyVision?.supplementalCodec(
                     baseSampleEntry: baseEntry, transferCharacteristics: transferCharacteristics) : nil)

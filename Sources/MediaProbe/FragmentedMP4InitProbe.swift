@@ -141,13 +141,13 @@ enum FragmentedMP4InitProbe {
             if colrTransfer != 2 { transfer = colrTransfer }
             spsRead = true
         }
-        if spsRead { info.videoRange = VideoRange(transferCharacteristics: transfer ?? 1) }
+        if spsRead { info.transferCharacteristics = transfer ?? VideoUsability.unspecified }
         let dolby = children.first { ["dvcC", "dvvC", "dvwC"].contains($0.type) }
         if let dolby, info.codec != nil {
             var recordReader = dolby.reader(bytes)
             let record = try recordReader.readArray(dolby.content.count)
             if let config = try? DolbyVisionConfiguration(record: record) {
-                info.videoRange = config.videoRange(otherwise: info.videoRange)
+                info.transferCharacteristics = config.transferCharacteristics(otherwise: info.transferCharacteristics)
                 if entry.type.hasPrefix("dv") {
                     info.codec = config.codec(sampleEntry: entry.type)  // Dolby Vision only (profile 5)
                 } else {

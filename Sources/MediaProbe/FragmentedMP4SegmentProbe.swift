@@ -119,9 +119,18 @@ enum FragmentedMP4SegmentProbe {
         if primary.kind == .video, let codec = primary.codec,
             let hevc = ["avc1": false, "avc3": false, "hvc1": true, "hev1": true][String(codec.prefix(4))]
         {
-            info.closedCaptions = closedCaptions(
+            var sei = scanSEI(
                 samples: track.sampleRanges, bytes, hevc: hevc,
                 lengthSize: initInfo.nalUnitLengthSizes[primary.trackID] ?? 4)
+            info.closedCaptions = sei.finish()
+            // An alternative_transfer_characteristics SEI is in the samples, which the init section cannot tell; a
+            // Dolby Vision base layer's compatibility (SUPPLEMENTAL-CODECS) decides over it, as in MPEG-TS.
+            if let index = info.tracks.firstIndex(where: { $0.trackID == primary.trackID }),
+                let stated = info.tracks[index].transferCharacteristics, info.tracks[index].supplementalCodec == nil
+            {
+                info.tracks[index].transferCharacteristics = VideoUsability.displayed(
+                    stated: stated, preferred: sei.preferredTransferCharacteristics)
+            }
         }
         return info
     }
@@ -135,17 +144,17 @@ enum FragmentedMP4SegmentProbe {
         return Int(start)..<Int(end)
     }
 
-    /// The caption channels in the SEI of the samples up to the second keyframe (see `CaptionSEI`).
-    private static func closedCaptions(
+    /// The SEI of the samples up to the second keyframe (see `CaptionSEI`): caption channels, preferred transfer.
+    private static func scanSEI(
         samples: [Range<Int>], _ bytes: UnsafeRawBufferPointer, hevc: Bool, lengthSize: Int
-    ) -> [ClosedCaptionChannel] {
+    ) -> CaptionSEI {
         var captions = CaptionSEI()
         for (index, range) in samples.enumerated() {
             let keyframe = captions.consumeLengthPrefixed(
                 UnsafeRawBufferPointer(rebasing: bytes[range]), lengthSize: lengthSize, hevc: hevc)
             if captions.isExhausted || (index > 0 && keyframe == true) { break }
         }
-        return captions.finish()
+        return captions
     }
 
     private struct FragmentFacts {

@@ -12,8 +12,6 @@ struct H264SequenceParameterSet: Hashable {
     var frameRate: Double?
     /// transfer_characteristics of the VUI's colour description, nil when it has none.
     var transferCharacteristics: UInt8?
-    /// VIDEO-RANGE: from transfer_characteristics, SDR when the SPS states none.
-    var videoRange: VideoRange { VideoRange(transferCharacteristics: transferCharacteristics ?? 1) }
 
     /// RFC 6381 codec string, `avc1.PPCCLL` in lowercase hex like ffmpeg and Apple write it.
     func codec(sampleEntry: String = "avc1") -> String {

@@ -10,8 +10,6 @@ struct HEVCSequenceParameterSet: Hashable {
     var frameRate: Double?
     /// transfer_characteristics of the VUI's colour description, nil when it has none.
     var transferCharacteristics: UInt8?
-    /// VIDEO-RANGE: from transfer_characteristics, SDR when the SPS states none.
-    var videoRange: VideoRange { VideoRange(transferCharacteristics: transferCharacteristics ?? 1) }
 
     func codec(sampleEntry: String = "hvc1") -> String { profileTierLevel.codec(sampleEntry: sampleEntry) }
 

@@ -69,9 +69,12 @@ public struct TrackInfo: Sendable, Hashable {
     public var trackID: Int
     /// fMP4 media timescale (90000 for MPEG-TS).
     public var timescale: Int64
-    /// Video: SDR, PQ or HLG from the SPS VUI colour description (H.264, HEVC) or the fMP4 `colr` (nclx) box; SDR
-    /// when the stream states no transfer characteristics; nil when not video or no parameter set was read.
-    public var videoRange: VideoRange?
+    /// Video: the ITU-T H.273 transfer characteristics the picture is meant to be shown with, what VIDEO-RANGE is
+    /// made of (HLSPlaylist's `HLSVideoRange(transferCharacteristics:)`): the SPS VUI's (H.264, HEVC) or the fMP4
+    /// `colr` (nclx) box's, 2 (unspecified) when the stream states none; an SDR one replaced by the PQ (16) or HLG
+    /// (18) an alternative_transfer_characteristics SEI prefers; a Dolby Vision base layer's compatibility over both
+    /// (docs/media-probe.md). nil when not video or no parameter set was read.
+    public var transferCharacteristics: UInt8?
     /// Video: SUPPLEMENTAL-CODECS entry of a Dolby Vision stream whose base layer CODECS names (`dvh1.08.07/db1p`),
     /// from the fMP4 `dvcC`/`dvvC` box or the MPEG-TS DOVI descriptor; nil when none.
     public var supplementalCodec: String?
@@ -79,9 +82,9 @@ public struct TrackInfo: Sendable, Hashable {
     public init(
         kind: TrackKind, codec: String? = nil, width: Int? = nil, height: Int? = nil, frameRate: Double? = nil,
         sampleRate: Int? = nil, channelCount: Int? = nil, trackID: Int, timescale: Int64,
-        videoRange: VideoRange? = nil, supplementalCodec: String? = nil
+        transferCharacteristics: UInt8? = nil, supplementalCodec: String? = nil
     ) {
-        self.videoRange = videoRange
+        self.transferCharacteristics = transferCharacteristics
         self.supplementalCodec = supplementalCodec
         self.kind = kind
         self.codec = codec

@@ -1,26 +1,23 @@
-/// The dynamic range of a video track: EXT-X-STREAM-INF's VIDEO-RANGE (RFC 8216bis section 4.4.6.2).
-public enum VideoRange: String, Sendable, Hashable, CaseIterable {
-    case sdr = "SDR"
-    case hlg = "HLG"
-    case pq = "PQ"
-
-    /// The range an ITU-T H.273 TransferCharacteristics code point stands for: 16 (SMPTE ST 2084) is PQ, 18
-    /// (ARIB STD-B67) is HLG, every other value (1, 6, 13, 14, 15 named by RFC 8216bis, and unspecified) SDR.
-    public init(transferCharacteristics: UInt8) {
-        switch transferCharacteristics {
-        case 16: self = .pq
-        case 18: self = .hlg
-        default: self = .sdr
-        }
-    }
-}
-
 /// The colour and timing facts of a video usability information (VUI) block, H.264 Annex E or HEVC Annex E.
 struct VideoUsability: Hashable {
     /// transfer_characteristics when colour_description_present_flag is set.
     var transferCharacteristics: UInt8?
     /// Frames per second from the timing info, when present and plausible.
     var frameRate: Double?
+
+    /// ITU-T H.273 TransferCharacteristics code points: 2 (unspecified) stands for a parameter set that states none;
+    /// 16 (SMPTE ST 2084) and 18 (ARIB STD-B67) are the HDR transfers, PQ and HLG (RFC 8216bis VIDEO-RANGE).
+    static let unspecified: UInt8 = 2
+    static let pq: UInt8 = 16
+    static let hlg: UInt8 = 18
+
+    /// The transfer a picture is meant to be shown with: `stated` (the VUI's or the `colr` box's), unless it is no
+    /// HDR transfer and an alternative_transfer_characteristics SEI prefers PQ or HLG: the backward-compatible HLG
+    /// signalling (BT.2020's 14 in the VUI, 18 in the SEI) that HDR-capable decoders follow. A stated PQ or HLG stands.
+    static func displayed(stated: UInt8, preferred: UInt8?) -> UInt8 {
+        guard stated != pq, stated != hlg, let preferred, preferred == pq || preferred == hlg else { return stated }
+        return preferred
+    }
 
     /// The highest VUI frame rate believed (HLS players and encoders top out at 240).
     static let maximumFrameRate = 300.0
@@ -98,14 +95,14 @@ public struct DolbyVisionConfiguration: Sendable, Hashable {
         compatibilityID = Int(try bits.readBits(4))
     }
 
-    /// VIDEO-RANGE of a Dolby Vision stream, from what its base layer is compatible with: ids 0 (profile 5, no
-    /// compatible base layer) and 1 (HDR10) PQ, 4 HLG (even when the VUI states BT.2020's transfer 14, as an iPhone's
-    /// profile 8.4 does), 2 SDR; for other ids `otherwise`, the range the SPS or `colr` box states.
-    func videoRange(otherwise: VideoRange?) -> VideoRange? {
+    /// The transfer a Dolby Vision stream is shown with, from what its base layer is compatible with: ids 0 (profile
+    /// 5, no compatible base layer) and 1 (HDR10) PQ (16), 4 HLG (18, even when the VUI states BT.2020's transfer 14,
+    /// as an iPhone's profile 8.4 does), 2 SDR (BT.709's 1); for other ids `otherwise`, what the stream states.
+    func transferCharacteristics(otherwise: UInt8?) -> UInt8? {
         switch compatibilityID {
-        case 0, 1: .pq
-        case 2: .sdr
-        case 4: .hlg
+        case 0, 1: VideoUsability.pq
+        case 2: 1
+        case 4: VideoUsability.hlg
         default: otherwise
         }
     }

@@ -298,12 +298,25 @@ public enum ConfigurationFile {
         var audio: MembershipModel?
         var subtitles: MembershipModel?
         var srt: StreamSelectionModel?
-        enum CodingKeys: String, CodingKey, CaseIterable { case name, profile, audio, subtitles, srt }
+        /// HDCP-LEVEL and ALLOWED-CPC of this rendition's variants, over the channel's.
+        var hdcpLevel: String?
+        var allowedCPC: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, profile, audio, subtitles, srt, hdcpLevel, allowedCPC
+        }
 
-        var rendition: RenditionConfiguration {
-            RenditionConfiguration(
+        /// The rendition as configured; `label` names the channel in a refusal. HDCP-LEVEL and ALLOWED-CPC are
+        /// checked as the channel's are, and only a video rendition (no `audio:` or `subtitles:`) takes them.
+        func rendition(label: String) throws -> RenditionConfiguration {
+            let label = "\(label): rendition '\(name)'"
+            if hdcpLevel != nil || allowedCPC != nil, audio != nil || subtitles != nil {
+                throw ConfigurationError(
+                    "\(label): hdcpLevel and allowedCPC are for video renditions, not audio or subtitles ones")
+            }
+            return RenditionConfiguration(
                 name: name, testSourceProfile: profile, audio: audio?.membership, subtitles: subtitles?.membership,
-                srt: srt?.selection)
+                srt: srt?.selection, hdcpLevel: try hdcpLevel.map { try ChannelModel.hdcpLevel($0, label: label) },
+                allowedCPC: try allowedCPC.map { try ChannelModel.allowedCPC($0, label: label) })
         }
     }
 
@@ -379,6 +392,20 @@ public enum ConfigurationFile {
         }
 
         /// `cueTags:`; the older `legacyCueTags: true` means `both` (DATERANGE and the CUE tags).
+        /// `hdcpLevel:` of a channel or a rendition: TYPE-0, TYPE-1 or NONE; `label` names where it was read.
+        static func hdcpLevel(_ value: String, label: String) throws -> HDCPLevel {
+            guard let level = HDCPLevel(rawValue: value) else {
+                let known = HDCPLevel.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError("\(label): hdcpLevel '\(value)' is not one of \(known)")
+            }
+            return level
+        }
+
+        /// `allowedCPC:` of a channel or a rendition (`AllowedCPC`'s rules); `label` names where it was read.
+        static func allowedCPC(_ value: String, label: String) throws -> AllowedCPC {
+            do { return try AllowedCPC(value) } catch { throw ConfigurationError("\(label): \(error)") }
+        }
+
         func cueTagMode(channel name: String, file: String) throws -> CueTagMode {
             guard let cueTags else { return legacyCueTags == true ? .both : .daterange }
             guard let mode = CueTagMode(rawValue: cueTags) else {
@@ -446,7 +473,8 @@ public enum ConfigurationFile {
                     throw ConfigurationError("\(file): channel '\(name)': window takes one of segments or seconds")
                 }
             }
-            channel.renditions = (renditions ?? []).map(\.rendition)
+            let label = "\(file): \(name.isEmpty ? "ingest.defaults" : "channel '\(name)'")"
+            channel.renditions = try (renditions ?? []).map { try $0.rendition(label: label) }
             if let slate {
                 // Every configured rendition's clip must be usable now, not at the first outage.
                 for rendition in channel.renditions {
@@ -467,20 +495,9 @@ public enum ConfigurationFile {
                     afterSeconds: $0.after, durationSeconds: $0.seconds, renditions: $0.renditions ?? [],
                     everySeconds: $0.every)
             }
-            let label = "\(file): \(name.isEmpty ? "ingest.defaults" : "channel '\(name)'")"
             channel.iFramePlaylists = iFramePlaylists ?? true
-            if let hdcpLevel {
-                guard let level = HDCPLevel(rawValue: hdcpLevel) else {
-                    let known = HDCPLevel.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw ConfigurationError("\(label): hdcpLevel '\(hdcpLevel)' is not one of \(known)")
-                }
-                channel.hdcpLevel = level
-            }
-            if let allowedCPC {
-                do { channel.allowedCPC = try AllowedCPC(allowedCPC) } catch {
-                    throw ConfigurationError("\(label): \(error)")
-                }
-            }
+            channel.hdcpLevel = try hdcpLevel.map { try Self.hdcpLevel($0, label: label) }
+            channel.allowedCPC = try allowedCPC.map { try Self.allowedCPC($0, label: label) }
             channel.interstitials = try interstitials?.settings(label: label) ?? InterstitialSettings()
             if channel.inbandCues == .interstitials, channel.interstitials.asset == nil {
                 throw ConfigurationError(

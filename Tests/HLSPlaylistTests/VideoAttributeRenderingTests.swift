@@ -27,6 +27,33 @@ struct VideoAttributeRenderingTests {
                 + "HDCP-LEVEL=NONE,URI=\"uhd/iframes.m3u8\"")
     }
 
+    @Test func transferCharacteristicsMapToRanges() {
+        #expect(HLSVideoRange(transferCharacteristics: 16) == .pq)
+        #expect(HLSVideoRange(transferCharacteristics: 18) == .hlg)
+        for sdr: UInt8 in [0, 1, 2, 6, 13, 14, 15, 255] {
+            #expect(HLSVideoRange(transferCharacteristics: sdr) == .sdr)
+        }
+    }
+
+    @Test func oneVideoAttributesValueRendersAlikeOnTheVariantAndItsIFrameStream() throws {
+        let attributes = VideoAttributes(
+            supplementalCodecs: ["dvh1.08.04/db4h"], videoRange: .hlg, hdcpLevel: .type0,
+            allowedCPC: try AllowedCPC("com.apple.streamingkeydelivery:AppleMain"))
+        var variant = VariantStream(uri: "hd/index.m3u8", bandwidth: 5_000_000, codecs: ["hvc1.2.4.L123.B0"])
+        variant.videoAttributes = attributes
+        var iFrames = IFrameStream(uri: "hd/iframes.m3u8", bandwidth: 500_000, codecs: ["hvc1.2.4.L123.B0"])
+        iFrames.videoAttributes = attributes
+        let shared =
+            ",SUPPLEMENTAL-CODECS=\"dvh1.08.04/db4h\",VIDEO-RANGE=HLG,HDCP-LEVEL=TYPE-0,"
+            + "ALLOWED-CPC=\"com.apple.streamingkeydelivery:AppleMain\""
+        #expect(variant.renderedTag == "#EXT-X-STREAM-INF:BANDWIDTH=5000000,CODECS=\"hvc1.2.4.L123.B0\"" + shared)
+        #expect(
+            iFrames.renderedTag
+                == "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=500000,CODECS=\"hvc1.2.4.L123.B0\"" + shared
+                + ",URI=\"hd/iframes.m3u8\"")
+        #expect(variant.videoAttributes == attributes && iFrames.videoAttributes == attributes)
+    }
+
     @Test func theAttributesParseBackAndBadValuesAreNamed() throws {
         var variant = VariantStream(uri: "uhd/index.m3u8", bandwidth: 9_000_000, codecs: ["hvc1.2.4.L150.B0"])
         variant.supplementalCodecs = ["dvh1.08.07/db4h"]

@@ -121,7 +121,6 @@ struct HEVCSPSSyntaxTests {
         #expect(sps.width == 1280)
         #expect(sps.height == 720)
         #expect(sps.transferCharacteristics == 16)
-        #expect(sps.videoRange == .pq)
         #expect(sps.frameRate == 60000.0 / 1001)
     }
 
@@ -134,6 +133,5 @@ struct HEVCSPSSyntaxTests {
         #expect(sps.height == 720)
         #expect(sps.transferCharacteristics == nil)
         #expect(sps.frameRate == nil)
-        #expect(sps.videoRange == .sdr)
     }
 }

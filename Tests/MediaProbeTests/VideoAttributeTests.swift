@@ -19,10 +19,9 @@ struct VideoAttributeTests {
     @Test func hevcVUIStatesPQAnd2997() throws {
         let sps = try Self.hevcSPS("ts-hevc-pq-2997.ts")
         #expect(sps.transferCharacteristics == 16)
-        #expect(sps.videoRange == .pq)
         #expect(sps.frameRate == 30000.0 / 1001)
         let track = try Self.video("ts-hevc-pq-2997.ts")
-        #expect(track.videoRange == .pq)
+        #expect(track.transferCharacteristics == 16)
         #expect(track.codec?.hasPrefix("hvc1.2.4.") == true)  // Main 10
         #expect(track.frameRate == 30000.0 / 1001)
     }
@@ -31,19 +30,19 @@ struct VideoAttributeTests {
         let sps = try Self.hevcSPS("ts-hevc-hlg-50.ts")
         #expect(sps.transferCharacteristics == 18)
         #expect(sps.frameRate == 50)
-        #expect(try Self.video("ts-hevc-hlg-50.ts").videoRange == .hlg)
+        #expect(try Self.video("ts-hevc-hlg-50.ts").transferCharacteristics == 18)
     }
 
     @Test func hevcWithoutColourDescriptionIsSDRWithItsVUIRate() throws {
         let sps = try Self.hevcSPS("ts-hevc-aac.ts")
         #expect(sps.transferCharacteristics == nil)
         #expect(sps.frameRate == 30)
-        #expect(try Self.video("ts-hevc-aac.ts").videoRange == .sdr)
+        #expect(try Self.video("ts-hevc-aac.ts").transferCharacteristics == 2)  // unspecified: SDR
     }
 
     @Test func h264VUIStatesPQAnd25() throws {
         let track = try Self.video("ts-h264-pq-25.ts")
-        #expect(track.videoRange == .pq)
+        #expect(track.transferCharacteristics == 16)
         #expect(track.frameRate == 25)
     }
 
@@ -52,17 +51,17 @@ struct VideoAttributeTests {
         let track = try Self.video("ts-h264-interlaced-2997.ts")
         #expect(track.frameRate == 30000.0 / 1001)
         #expect(track.height == 64)
-        #expect(track.videoRange == .sdr)  // BT.709 transfer (1)
+        #expect(track.transferCharacteristics == 1)  // BT.709: SDR
     }
 
     @Test func h264WithoutColourDescriptionIsSDR() throws {
-        #expect(try Self.video("ts-h264-aac-0.ts").videoRange == .sdr)
+        #expect(try Self.video("ts-h264-aac-0.ts").transferCharacteristics == 2)
     }
 
     @Test func fmp4HEVCInitReadsHvcCSPSAndColr() throws {
         let info = try Fixture.initSection("fmp4-hevc-pq-init.mp4")
         let video = try #require(info.tracks.first)
-        #expect(video.videoRange == .pq)
+        #expect(video.transferCharacteristics == 16)
         #expect(video.frameRate == 24)
         #expect(video.supplementalCodec == nil)
     }
@@ -70,19 +69,13 @@ struct VideoAttributeTests {
     @Test func fmp4ColrBoxWinsOverTheSPS() throws {
         // colr nclx says HLG (18); the SPS was rewritten to BT.709 (1): the container's statement is taken.
         let info = try Fixture.initSection("fmp4-h264-colr-hlg-init.mp4")
-        #expect(info.tracks.first?.videoRange == .hlg)
+        #expect(info.tracks.first?.transferCharacteristics == 18)
         #expect(info.tracks.first?.frameRate == 30)
     }
 
     @Test func fmp4WithoutColourInformationIsSDR() throws {
-        #expect(try Fixture.initSection("fmp4-h264-aac-init.mp4").tracks.first?.videoRange == .sdr)
-        #expect(try Fixture.initSection("fmp4-hevc-init.mp4").tracks.first?.videoRange == .sdr)
-    }
-
-    @Test func transferCharacteristicsMapToRanges() {
-        #expect(VideoRange(transferCharacteristics: 16) == .pq)
-        #expect(VideoRange(transferCharacteristics: 18) == .hlg)
-        for sdr: UInt8 in [0, 1, 2, 6, 13, 14, 15, 255] { #expect(VideoRange(transferCharacteristics: sdr) == .sdr) }
+        #expect(try Fixture.initSection("fmp4-h264-aac-init.mp4").tracks.first?.transferCharacteristics == 2)
+        #expect(try Fixture.initSection("fmp4-hevc-init.mp4").tracks.first?.transferCharacteristics == 2)
     }
 
     /// A DOVIDecoderConfigurationRecord: version 1.0, the profile, level, rpu + bl present, the compatibility id.
@@ -118,7 +111,7 @@ struct VideoAttributeTests {
         let video = try #require(MediaProbe.probeInitSection(bytes).tracks.first)
         #expect(video.supplementalCodec == "dvh1.08.07/db1p")
         #expect(video.codec?.hasPrefix("hvc1.2.4.") == true)
-        #expect(video.videoRange == .pq)
+        #expect(video.transferCharacteristics == 16)
     }
 
     @Test func transportStreamDOVIDescriptorAddsTheSupplementalCodec() throws {
@@ -158,20 +151,21 @@ struct VideoAttributeTests {
 
     @Test func dolbyVisionCompatibilityDecidesTheRange() {
         // bl_signal_compatibility_id 0 (profile 5) and 1 are PQ, 4 HLG (even with the BT.2020 transfer 14 an
-        // iPhone's profile 8.4 puts in its VUI), 2 SDR; other ids keep what the SPS says.
-        for (id, transfer, range): (Int, UInt8?, VideoRange) in [
-            (0, nil, .pq), (1, 1, .pq), (4, 14, .hlg), (2, 16, .sdr), (6, 16, .pq), (6, 1, .sdr),
+        // iPhone's profile 8.4 puts in its VUI), 2 SDR (BT.709's 1); other ids keep what the SPS says.
+        for (id, transfer, expected): (Int, UInt8?, UInt8) in [
+            (0, nil, 16), (1, 1, 16), (4, 14, 18), (2, 16, 1), (6, 16, 16), (6, 1, 1),
         ] {
             var state = ElementaryStreamState(pid: 0x100, streamType: 0x24)
             state.dolbyVision = DolbyVisionConfiguration(profile: 8, level: 6, compatibilityID: id)
             state.codec = "hvc1.2.4.L90.B0"
             state.transferCharacteristics = transfer
-            state.videoRange = VideoRange(transferCharacteristics: transfer ?? 1)
-            #expect(state.trackInfo.videoRange == range, "compatibility id \(id), transfer \(transfer ?? 0)")
+            let stated = transfer.map(String.init) ?? "none"
+            #expect(state.trackInfo.transferCharacteristics == expected, "compatibility id \(id), transfer \(stated)")
         }
         var plain = ElementaryStreamState(pid: 0x100, streamType: 0x24)
-        plain.videoRange = .sdr
-        #expect(plain.trackInfo.videoRange == .sdr)
+        #expect(plain.trackInfo.transferCharacteristics == nil)  // no SPS read: no range stated
+        plain.codec = "hvc1.1.6.L93.B0"
+        #expect(plain.trackInfo.transferCharacteristics == 2)
     }
 
     @Test func fmp4DolbyVisionHLGCompatibleIsHLGWhateverTheSPSSays() throws {
@@ -179,7 +173,7 @@ struct VideoAttributeTests {
             "dvvC", body: Self.doviRecord(profile: 8, level: 4, compatibility: 4),
             into: ["moov", "trak", "mdia", "minf", "stbl", "stsd", "hvc1"], of: Fixture.bytes("fmp4-hevc-init.mp4"))
         let video = try #require(MediaProbe.probeInitSection(bytes).tracks.first)
-        #expect(video.videoRange == .hlg)
+        #expect(video.transferCharacteristics == 18)
         #expect(video.supplementalCodec == "dvh1.08.04/db4h")
     }
 
@@ -195,7 +189,7 @@ struct VideoAttributeTests {
         var bytes = try Self.insertingBox(
             "colr", body: Self.colr("prof"), into: path, of: Fixture.bytes("fmp4-hevc-init.mp4"))
         bytes = try Self.insertingBox("colr", body: Self.colr("nclx", transfer: 18), into: path, of: bytes)
-        #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.videoRange == .hlg)
+        #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.transferCharacteristics == 18)
     }
 
     @Test func fmp4NclxWithUnspecifiedTransferLeavesTheSPSRange() throws {
@@ -205,7 +199,7 @@ struct VideoAttributeTests {
             (0..<(bytes.count - 8)).first { Array(bytes[$0..<($0 + 8)]) == Array("colrnclx".utf8) })
         bytes[nclx + 10] = 0
         bytes[nclx + 11] = 2
-        #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.videoRange == .pq)
+        #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.transferCharacteristics == 16)
     }
 
     @Test func dolbyVisionSampleEntryWithoutAUsableDvcCIsNamedByItsHEVCBase() throws {
@@ -225,7 +219,7 @@ struct VideoAttributeTests {
             into: ["moov", "trak", "mdia", "minf", "stbl", "stsd", "dvh1"], of: dvh1)
         let video = try #require(MediaProbe.probeInitSection(good).tracks.first)
         #expect(video.codec == "dvh1.05.06")
-        #expect(video.videoRange == .pq)
+        #expect(video.transferCharacteristics == 16)
     }
 
     @Test func supplementalCodecsOnlyForTheCompatibilityIDsWithABrand() {
@@ -253,37 +247,20 @@ struct VideoAttributeTests {
 
     @Test func everyTruncationOfARealSPSParsesOrThrows() throws {
         // Prefixes of real parameter sets end in every field of the SPS and its VUI: each must throw or parse,
-        // never trap, and a prefix that parses the HEVC picture size keeps its codec even when the VUI is cut.
+        // never trap, and a prefix that reaches the picture size keeps its codec and size even when the VUI is cut
+        // (a VUI cut short costs only the colour and rate facts).
         let hevcTS = try Fixture.bytes("ts-hevc-pq-2997.ts")
         let hevc = try #require(CodecStringTests.firstNAL(in: hevcTS, type: NALUnits.hevcSPS, hevc: true))
-        let whole = try HEVCSequenceParameterSet(rbsp: hevc.withUnsafeBytes { NALUnits.rbsp($0) })
-        var firstParsed: Int?
-        for length in 0..<hevc.count {
-            let rbsp = Array(hevc.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
-            let parsed = try? HEVCSequenceParameterSet(rbsp: rbsp)
-            if let parsed {
-                firstParsed = firstParsed ?? length
-                #expect(parsed.codec() == whole.codec())
-                #expect(parsed.width == whole.width && parsed.height == whole.height)
-            } else if let firstParsed {
-                Issue.record("prefix of \(length) bytes fails though \(firstParsed) bytes reached the picture size")
-            }
+        let firstHEVC = try Self.firstParsingPrefix(of: hevc) { rbsp in
+            let sps = try HEVCSequenceParameterSet(rbsp: rbsp)
+            return (sps.codec(), sps.width, sps.height)
         }
         // The picture size ends well before the VUI: some prefixes parse without their colour facts.
-        #expect((firstParsed ?? hevc.count) < hevc.count - 8)
+        #expect((firstHEVC ?? hevc.count) < hevc.count - 8)
         let h264 = try #require(CodecStringTests.firstNAL(in: Fixture.bytes("ts-h264-pq-25.ts"), type: 7))
-        let wholeH264 = try H264SequenceParameterSet(rbsp: h264.withUnsafeBytes { NALUnits.rbsp($0) })
-        var firstH264: Int?
-        for length in 0..<h264.count {
-            let rbsp = Array(h264.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
-            // Like HEVC: a VUI cut short costs the colour and rate facts, not the codec and size.
-            if let parsed = try? H264SequenceParameterSet(rbsp: rbsp) {
-                firstH264 = firstH264 ?? length
-                #expect(parsed.codec() == wholeH264.codec())
-                #expect(parsed.width == wholeH264.width && parsed.height == wholeH264.height)
-            } else if let firstH264 {
-                Issue.record("H.264 prefix of \(length) bytes fails though \(firstH264) bytes reached the picture size")
-            }
+        let firstH264 = try Self.firstParsingPrefix(of: h264) { rbsp in
+            let sps = try H264SequenceParameterSet(rbsp: rbsp)
+            return (sps.codec(), sps.width, sps.height)
         }
         #expect((firstH264 ?? h264.count) < h264.count - 4)
         // All ones: every exp-Golomb code is 0 and every flag set (scaling lists, PCM, long-term pictures...).
@@ -294,6 +271,25 @@ struct VideoAttributeTests {
         _ = try? HEVCSequenceParameterSet(rbsp: Array(hevc.prefix(20)) + [UInt8](repeating: 0, count: 200))
         let implausibleRate = VideoUsability.plausible(4_000_000_000)
         #expect(implausibleRate == nil)
+    }
+
+    /// Parses every prefix of `unit` (a whole SPS NAL unit) with `parse`: none may trap, and once a prefix parses,
+    /// every longer one does too, with the whole unit's codec and picture size. Returns the shortest that parsed.
+    static func firstParsingPrefix(
+        of unit: [UInt8], _ parse: ([UInt8]) throws -> (codec: String, width: Int, height: Int)
+    ) throws -> Int? {
+        let whole = try parse(unit.withUnsafeBytes { NALUnits.rbsp($0) })
+        var first: Int?
+        for length in 0..<unit.count {
+            let rbsp = Array(unit.prefix(length)).withUnsafeBytes { NALUnits.rbsp($0) }
+            if let parsed = try? parse(rbsp) {
+                first = first ?? length
+                #expect(parsed.codec == whole.codec && parsed.width == whole.width && parsed.height == whole.height)
+            } else if let first {
+                Issue.record("prefix of \(length) bytes fails though \(first) bytes reached the picture size")
+            }
+        }
+        return first
     }
 
     /// `bytes` with a box `type`/`body` appended to the children of the box at `path` (each step the first box of

@@ -432,7 +432,7 @@ struct StrictConfigurationKeysTests {
         (
             "channels: [{name: a, renditions: [{nam: b}]}]",
             "channels.[0].renditions.[0].nam", "nam",
-            ["audio", "name", "profile", "srt", "subtitles"]
+            ["allowedCPC", "audio", "hdcpLevel", "name", "profile", "srt", "subtitles"]
         ),
         (
             "channels: [{name: a, renditions: [{name: b, audio: {group: g, lang: en}}]}]",
