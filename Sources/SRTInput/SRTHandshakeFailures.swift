@@ -12,6 +12,12 @@ import Synchronization
 /// `@<id>:newConnection: connection rejected due to: INTERNAL REJECTION - ERROR:BADSECRET` (libsrt 1.5.1, Debian
 /// 12; `srtcore/api.cpp`, `newConnection`). So the listener installs libsrt's log handler, watches the sockets its
 /// callback admitted, and when that line names one, audits and counts the caller as any refusal.
+///
+/// That line is logged only where libsrt rolls back a new socket (`ERR_ROLLBACK`: closed, unmapped, the caller
+/// answered with the rejection), never for a repeated handshake of a connected caller (`locatePeer` answers those
+/// without a new socket or the callback). libsrt's other key-exchange lines (`HS KMREQ: Peer declares encryption,
+/// but agent does not ...`, area `interpretSrtHandshake`, one of them for a caller it then admits) are not read. A
+/// caller whose rejection is lost on the path and who repeats its handshake gets a new socket, judged again.
 enum SRTHandshakeFailures {
     /// A socket the listen callback admitted, until `srt_accept` returns it or libsrt reports its rejection.
     struct Watched: Sendable {

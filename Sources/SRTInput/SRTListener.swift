@@ -282,16 +282,40 @@ public final class SRTListener: Sendable {
     }
 
     /// Refuses a rendition that has a caller (1409) and a caller past `maxCallers` (1402).
-    private func reserve(_ id: StreamID) -> SRTRefusal? { state.withLock { room(for: id, in: $0) } }
+    private func reserve(_ id: StreamID) -> SRTRefusal? {
+        let fed = renditionsFed(by: id)
+        return state.withLock { room(for: id, feeding: fed, in: $0) }
+    }
 
-    /// Why `state` has no room for a caller of `id`: its rendition has a caller (1409), or `maxCallers` callers
-    /// are connected or starting (1402). Checked in the handshake and again at the accept (two callers admitted
-    /// at once).
-    private func room(for id: StreamID, in state: ListenerState) -> SRTRefusal? {
-        if state.callers.values.contains(where: { $0.status.channel == id.channel && $0.status.rendition == id.rendition }) {
+    /// The renditions a caller publishing `id` feeds: `id.rendition`, and those of its channel's configuration cut
+    /// from its stream (`srt: { from: id.rendition, ... }`, as `ContinuousTSIngest.openAll` opens them).
+    func renditionsFed(by id: StreamID) -> Set<String> {
+        let configuration = origin.configuration
+        let settings =
+            origin.channel(named: id.channel)?.configuration
+            ?? (configuration.ingest.autoCreate ? configuration.ingest.autoCreatedChannel : nil)
+        let mapped = settings?.renditions.filter { $0.srt?.from == id.rendition }.map(\.name) ?? []
+        return Set(mapped).union([id.rendition])
+    }
+
+    /// Why `state` has no room for a caller of `id` feeding `fed`: one of those renditions has a caller, directly
+    /// or cut from a caller's stream (1409), or `maxCallers` callers are connected or starting (1402). Checked in
+    /// the handshake and again at the accept (two callers admitted at once).
+    private func room(for id: StreamID, feeding fed: Set<String>, in state: ListenerState) -> SRTRefusal? {
+        let holder = state.callers.values.first {
+            $0.status.channel == id.channel && !$0.renditions.isDisjoint(with: fed)
+        }
+        if let holder {
+            guard holder.status.rendition != id.rendition else {
+                return SRTRefusal(
+                    code: SRTRefusal.conflict,
+                    message: "\(id.channel)/\(id.rendition) has a caller; a second one is taken once the first drops")
+            }
+            let taken = holder.renditions.intersection(fed).sorted().map { "\(id.channel)/\($0)" }
             return SRTRefusal(
                 code: SRTRefusal.conflict,
-                message: "\(id.channel)/\(id.rendition) has a caller; a second one is taken once the first drops")
+                message: "\(taken.joined(separator: ", ")) \(taken.count == 1 ? "is" : "are") fed by the caller of "
+                    + "\(id.channel)/\(holder.status.rendition); a second caller is taken once it drops")
         }
         guard state.callers.count + state.starting < configuration.maxCallers else {
             return SRTRefusal(
@@ -363,8 +387,9 @@ public final class SRTListener: Sendable {
             return
         }
         // The handshake checked the rendition; two callers admitted at once for one rendition: the second closes.
+        let fed = renditionsFed(by: id)
         let admitted: Result<Int, SRTRefusal> = state.withLock { state in
-            if let refusal = room(for: id, in: state) {
+            if let refusal = room(for: id, feeding: fed, in: state) {
                 state.counters.refusals[refusal.reason, default: 0] += 1
                 return .failure(refusal)
             }
@@ -377,13 +402,15 @@ public final class SRTListener: Sendable {
             return
         }
         let thread = Thread { [self] in
-            receive(socket: socket, id: id, peer: peer, credential: credential, serial: serial)
+            receive(socket: socket, id: id, fed: fed, peer: peer, credential: credential, serial: serial)
         }
         thread.name = "srt \(id.channel)/\(id.rendition)"
         thread.start()
     }
 
-    private func receive(socket: SRTSOCKET, id: StreamID, peer: SocketAddress, credential: String, serial: Int) {
+    private func receive(
+        socket: SRTSOCKET, id: StreamID, fed: Set<String>, peer: SocketAddress, credential: String, serial: Int
+    ) {
         let session: any ContinuousStreamSession
         do {
             session = try sink.open(channel: id.channel, rendition: id.rendition, peer: peer.description)
@@ -408,7 +435,7 @@ public final class SRTListener: Sendable {
         state.withLock { state in
             state.starting -= 1
             state.counters.accepted += 1
-            state.callers[socket] = CallerEntry(serial: serial, status: status)
+            state.callers[socket] = CallerEntry(serial: serial, status: status, renditions: fed)
         }
         logger.info(
             "SRT caller connected",
@@ -601,6 +628,8 @@ public struct SRTCounters: Sendable, Hashable {
 private struct CallerEntry {
     var serial: Int
     var status: SRTCallerStatus
+    /// The renditions its stream feeds (`SRTListener.renditionsFed(by:)` when it was accepted).
+    var renditions: Set<String>
 }
 
 /// A caller the listen callback admitted, until it is accepted or libsrt refuses it in the key exchange.

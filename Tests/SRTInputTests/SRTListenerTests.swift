@@ -18,17 +18,31 @@ import Testing
         }
     }
 
+    /// A sink that takes every caller: its sessions drop the bytes and are never silent (a caller stays until it
+    /// disconnects).
+    struct AcceptingSink: ContinuousStreamSink {
+        final class Session: ContinuousStreamSession {
+            func receive(_ bytes: UnsafeRawBufferPointer) {}
+            var silentMilliseconds: Int64 { 0 }
+            func close(reason: ContinuousStreamEnd) {}
+        }
+        func open(channel: String, rendition: String, peer: String) throws -> any ContinuousStreamSession {
+            Session()
+        }
+    }
+
     func makeListener(
-        autoCreate: Bool, rules: SRTAccessRules = SRTAccessRules(), port: Int = 0
+        autoCreate: Bool, rules: SRTAccessRules = SRTAccessRules(), port: Int = 0,
+        channels: [ChannelConfiguration] = [], sink: any ContinuousStreamSink = RefusingSink()
     ) throws -> SRTListener {
-        var configuration = OriginConfiguration(channels: [], dataDirectory: nil)
+        var configuration = OriginConfiguration(channels: channels, dataDirectory: nil)
         configuration.ingest.autoCreate = autoCreate
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         let origin = try Origin(configuration: configuration, clock: SystemClock(), logger: logger)
         var settings = SRTConfiguration(port: port)
         settings.host = "127.0.0.1"
         return try SRTListener(
-            configuration: settings, rules: rules, origin: origin, sink: RefusingSink(), logger: logger)
+            configuration: settings, rules: rules, origin: origin, sink: sink, logger: logger)
     }
 
     /// The listener listens from its creation, before `run()` accepts: a caller of that moment is judged in its
@@ -46,6 +60,53 @@ import Testing
         let first = try makeListener(autoCreate: true)
         #expect(first.boundPort > 0)
         #expect(throws: (any Error).self) { _ = try makeListener(autoCreate: true, port: first.boundPort) }
+    }
+
+    /// A rendition cut from another's stream (`srt: { from: main, ... }`) is fed by `main`'s caller: a caller
+    /// publishing to it directly is a second caller of it, refused in the handshake (1409) until `main`'s caller
+    /// drops; and while a caller feeds it directly, a caller of `main` (which would feed it too) is refused.
+    @Test func aCallerOfARenditionFedByAMappedStreamIsRefusedUntilTheMappedCallerDrops() async throws {
+        let channel = ChannelConfiguration(
+            name: "multi",
+            renditions: [
+                .init(name: "main", srt: StreamSelection(from: "main", pid: 256)),
+                .init(name: "en", srt: StreamSelection(from: "main", language: "eng")),
+                .init(name: "other"),
+            ])
+        let listener = try makeListener(autoCreate: false, channels: [channel], sink: AcceptingSink())
+        let thread = Thread { listener.runBlocking() }
+        thread.start()
+        defer { listener.stop() }
+        /// A caller that must be taken: its socket, once the listener counts `callers` callers.
+        func taken(_ streamID: String, callers: Int) async throws -> Int32? {
+            guard case .connected(let socket) = SRTProbe.connect(port: listener.boundPort, streamID: streamID) else {
+                Issue.record("the caller of \(streamID) was refused")
+                return nil
+            }
+            try await waitUntil("the caller of \(streamID) is accepted", timeout: .seconds(5)) {
+                listener.callers.count == callers
+            }
+            return socket
+        }
+        /// What a caller is told (its socket closed if it was taken).
+        func outcome(_ streamID: String) -> SRTProbe.Outcome {
+            let outcome = SRTProbe.connect(port: listener.boundPort, streamID: streamID)
+            if case .connected(let socket) = outcome { SRTProbe.close(socket) }
+            return outcome
+        }
+        guard let main = try await taken("multi/main", callers: 1) else { return }
+        #expect(outcome("multi/en") == .rejected(SRTRefusal.conflict))
+        #expect(listener.counters.refusals["conflict"] == 1)
+        // A rendition the mapped stream does not feed takes its own caller.
+        guard let other = try await taken("multi/other", callers: 2) else { return }
+        SRTProbe.close(other)
+        // The mapped stream's caller drops: a caller of `en` (a backup feeding it alone) is taken.
+        SRTProbe.close(main)
+        try await waitUntil("the callers are gone", timeout: .seconds(5)) { listener.callers.isEmpty }
+        guard let english = try await taken("multi/en", callers: 1) else { return }
+        defer { SRTProbe.close(english) }
+        #expect(outcome("multi/main") == .rejected(SRTRefusal.conflict))
+        #expect(listener.counters.refusals["conflict"] == 2)
     }
 
     /// A caller admitted by its stream id whose passphrase then fails SRT's key exchange is counted (and audited)
@@ -78,6 +139,18 @@ import Testing
         #expect(
             SRTHandshakeFailures.rejection(
                 in: "processConnectRequest: rsp(REJECT): 1010 - Incorrect passphrase") == nil)
+    }
+
+    /// libsrt 1.5.1 logs its KMREQ lines (area `interpretSrtHandshake`, srtcore/core.cpp) while it reads a
+    /// handshake's key request, the non-enforcing one for a caller it then admits: neither is a rejection (a
+    /// rejected handshake always ends in newConnection's line, after libsrt closed the socket).
+    @Test func theKeyRequestLinesAreNotRejections() {
+        for line in [
+            "@1024115797:HS KMREQ: Peer declares encryption, but agent does not - still allowing connection.",
+            "@1024115797:HS KMREQ: Peer declares encryption, but agent does not - rejecting per enforced encryption",
+        ] {
+            #expect(SRTHandshakeFailures.rejection(in: line) == nil, "\(line)")
+        }
     }
 }
 
