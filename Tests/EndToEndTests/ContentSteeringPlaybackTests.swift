@@ -46,28 +46,11 @@ extension EndToEndInBrowser {
 
         static func scenario(_ processes: CDNTierProcesses) async throws {
             let ports = [try OriginProcess.freePort(), try OriginProcess.freePort()]
-            let first = try await OriginProcess(
-                configuration: configuration(own: ports[0], peer: ports[1], ports: ports), label: "cs-a",
-                port: ports[0])
-            processes.add(first)
-            let second = try await OriginProcess(
-                configuration: configuration(own: ports[1], peer: ports[0], ports: ports), label: "cs-b",
-                port: ports[1])
-            processes.add(second)
-            let encoder = try FFmpeg.startTeePush(
-                ports: ports, channel: channel, renditions: [rendition], directory: first.directory, label: "ffmpeg-tee"
-            )
-            processes.add(encoder)
-            for port in ports {
-                let client = HTTPClient(port: port)
-                try await waitUntil(
-                    "the origin on \(port) to list 3 segments", timeout: .seconds(30), interval: .milliseconds(200)
-                ) {
-                    guard encoder.isRunning else { throw EndToEndError("ffmpeg exited: \(encoder.standardError)") }
-                    guard let answer = try? await client.get(mediaPath), answer.status == 200 else { return false }
-                    return ((try? MediaPlaylistText(answer.text))?.entries.count ?? 0) >= 3
-                }
-            }
+            let pair = try await OriginPair.start(
+                labels: ["cs-a", "cs-b"], channel: channel, renditions: [rendition], listed: 3, processes: processes,
+                ports: ports
+            ) { own, peer in configuration(own: own, peer: peer, ports: ports) }
+            let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
             // Both origins give the same answer for the same health and query, once each has read the other.
             let query = "/live/\(channel)/steering.json?_HLS_pathway=origin-a&_HLS_throughput=900000"
             var answers: [String] = []
@@ -109,74 +92,38 @@ extension EndToEndInBrowser {
             let report = try await browser.value
             let hlsjs = try #require(report.runs?.first)
             #expect(hlsjs.error == nil && (hlsjs.state?.errors ?? []).isEmpty, "hls.js: \(hlsjs.account)")
-            let requests = try #require(hlsjs.network?.requests)
-            func on(_ port: Int) -> (BrowserPlayer.Played.Network.Request) -> Bool {
+            func on(_ port: Int) -> (PathwaySwitch.Request) -> Bool {
                 { $0.url.hasPrefix("http://127.0.0.1:\(port)/") }
             }
-            func isMedia(_ request: BrowserPlayer.Played.Network.Request) -> Bool {
-                request.url.contains("/lo/") && request.status == 200
-            }
-            let steeringLoads = requests.filter { $0.url.contains("/steering.json") }
-            let switchedAt = requests.first { on(ports[1])($0) && isMedia($0) && $0.wall > killedAt }?.wall
-            let failedReloads = (hlsjs.network?.failed ?? []).filter { $0.url.contains("/steering.json") }
-            let lastOnA = requests.last { on(ports[0])($0) && isMedia($0) }?.wall
-            // Playback after the switch: the first sample (page clock) whose currentTime moved past the switch.
-            let offset = requests.last.map { $0.wall - $0.t } ?? 0
-            let samples = hlsjs.samples ?? []
-            var resumedAt: Double?
-            if let switchedAt {
-                let after = samples.filter { $0.t + offset >= switchedAt }
-                for (before, next) in zip(after, after.dropFirst())
-                where (next.currentTime ?? 0) > (before.currentTime ?? 0) {
-                    resumedAt = next.t + offset
-                    break
-                }
-            }
-            let playedAfterKill = zip(samples, samples.dropFirst()).reduce(0.0) { sum, pair in
-                guard pair.0.t + offset >= killedAt, let from = pair.0.currentTime, let to = pair.1.currentTime,
-                    to > from, to - from <= pair.1.t - pair.0.t + 0.5
-                else { return sum }
-                return sum + (to - from)
-            }
-            func at(_ time: Double?) -> String { time.map { String(format: "%+.2f s", $0 - killedAt) } ?? "never" }
-            let timeline =
-                "pathway switch timeline (0 = kill -9 of origin-a, page opened "
-                + String(format: "%.2f s", started - killedAt) + "): last media request on origin-a "
-                + at(lastOnA) + "; survivor steers origin-a last " + at(demotedAt) + "; steering reloads "
-                + steeringLoads.filter { $0.wall > killedAt - 4 }.map { at($0.wall) + " \($0.status)" }
-                .joined(separator: ", ")
-                + " (\(failedReloads.count) failed); first media request on origin-b " + at(switchedAt)
-                + "; playback moving again " + at(resumedAt) + "; played "
-                + String(format: "%.1f s", playedAfterKill) + " after the kill"
-            print(timeline)
-            for load in steeringLoads where load.wall > killedAt - 4 {
-                print("  steering reload " + at(load.wall) + " \(load.status) \(load.url)")
-            }
-            let hlsErrors = (hlsjs.state?.events ?? []).filter { $0.kind == "hls-error" }.map { $0.detail ?? "" }
-            print("  hls.js errors (none fatal): \(hlsErrors)")
+            let played = PathwaySwitch(
+                hlsjs, killedAt: killedAt, dead: "http://127.0.0.1:\(ports[0])/",
+                survivor: "http://127.0.0.1:\(ports[1])/", media: "/lo/")
+            let timeline = played.timeline(
+                dead: "origin-a", survivor: "origin-b", startedAt: started, demotedAt: demotedAt)
+            print(played.printed(dead: "origin-a", survivor: "origin-b", startedAt: started, demotedAt: demotedAt))
             print("hls.js: \(hlsjs.account)")
 
+            let switchedAt = played.switchedAt
             #expect(switchedAt != nil, "hls.js never fetched media from origin-b after the kill: \(timeline)")
             #expect(
-                !requests.contains { on(ports[0])($0) && isMedia($0) && $0.wall > (switchedAt ?? .infinity) + 1 },
-                "hls.js went back to the dead pathway: \(timeline)")
+                !played.requests.contains {
+                    on(ports[0])($0) && $0.url.contains("/lo/") && $0.status == 200
+                        && $0.wall > (switchedAt ?? .infinity) + 1
+                }, "hls.js went back to the dead pathway: \(timeline)")
             // Every reload after the kill reached a live origin: RELOAD-URI never sent the player to the dead one
             // (it did when it named the pathway other than the player's: hls.js, moved to origin-b by its own error
             // handling before the group saw origin-a down, was then told to reload from origin-a, and failed on;
             // origin-a is now skipped as soon as the survivor's read of it fails).
             #expect(
-                steeringLoads.filter { $0.wall > killedAt }.count >= 3
-                    && steeringLoads.filter { $0.wall > killedAt }.allSatisfy { on(ports[1])($0) && $0.status == 200 },
+                played.reloadsAfterKill.count >= 3
+                    && played.reloadsAfterKill.allSatisfy { on(ports[1])($0) && $0.status == 200 },
                 "steering reloads after the kill: \(timeline)")
-            #expect(failedReloads.isEmpty, "steering reloads failed: \(failedReloads.map(\.url))")
-            #expect(playedAfterKill >= playSeconds - secondsBeforeKill - 6, "\(timeline)")
-            let fatal = (hlsjs.state?.events ?? []).filter {
-                $0.kind == "hls-error" && ($0.detail ?? "").hasPrefix("FATAL")
-            }
-            #expect(fatal.isEmpty, "hls.js fatal errors: \(fatal.map { $0.detail ?? "" })")
-            let discontinuities = Set((hlsjs.state?.initPTS ?? []).map(\.cc))
+            #expect(played.failedReloads.isEmpty, "steering reloads failed: \(played.failedReloads.map(\.url))")
+            #expect(played.playedAfterKill >= playSeconds - secondsBeforeKill - 6, "\(timeline)")
+            #expect(played.fatal.isEmpty, "hls.js fatal errors: \(played.fatal)")
             #expect(
-                discontinuities.count <= 1, "hls.js saw discontinuities (cc \(discontinuities.sorted())): \(timeline)")
+                played.discontinuities.count <= 1,
+                "hls.js saw discontinuities (cc \(played.discontinuities.sorted())): \(timeline)")
             encoder.signal(SIGKILL)
             let status = await second.stop()
             #expect(status == 0, "the surviving origin did not exit cleanly: \(second.logTail())")

@@ -84,27 +84,11 @@ extension EndToEndInBrowser {
 
         static func scenario(_ processes: CDNTierProcesses) async throws {
             try await GStreamerPlayer.requireInstalled(in: try TemporaryDirectory.make("hlsorigin-e2e-gstreamer"))
-            let ports = [try OriginProcess.freePort(), try OriginProcess.freePort()]
-            let first = try await OriginProcess(
-                configuration: configuration(peer: ports[1]), label: "pk-first", port: ports[0])
-            processes.add(first)
-            let second = try await OriginProcess(
-                configuration: configuration(peer: ports[0]), label: "pk-second", port: ports[1])
-            processes.add(second)
-            let encoder = try FFmpeg.startTeePush(
-                ports: ports, channel: channel, renditions: [rendition], directory: first.directory, label: "ffmpeg-tee"
-            )
-            processes.add(encoder)
-            for port in ports {
-                let client = HTTPClient(port: port)
-                try await waitUntil(
-                    "the origin on \(port) to list 3 segments", timeout: .seconds(30), interval: .milliseconds(200)
-                ) {
-                    guard encoder.isRunning else { throw EndToEndError("ffmpeg exited: \(encoder.standardError)") }
-                    guard let answer = try? await client.get(mediaPath), answer.status == 200 else { return false }
-                    return ((try? MediaPlaylistText(answer.text))?.entries.count ?? 0) >= 3
-                }
-            }
+            let pair = try await OriginPair.start(
+                labels: ["pk-first", "pk-second"], channel: channel, renditions: [rendition], listed: 3,
+                processes: processes
+            ) { _, peer in configuration(peer: peer) }
+            let (first, second, encoder, ports) = (pair.first, pair.second, pair.encoder, pair.ports)
             let nginx = try await EndToEndRestarts.RedundantPairTests.startNginx(
                 first: ports[0], second: ports[1], directory: first.directory)
             processes.set(nginx)

@@ -36,25 +36,11 @@ extension EndToEndRestarts {
         }
 
         static func scenario(_ processes: CDNTierProcesses) async throws {
-            let first = try await OriginProcess(configuration: configuration, label: "pair-first")
-            processes.add(first)
-            let second = try await OriginProcess(configuration: configuration, label: "pair-second")
-            processes.add(second)
-            let encoder = try FFmpeg.startTeePush(
-                ports: [first.port, second.port], channel: channel, renditions: [rendition], directory: first.directory,
-                label: "ffmpeg-tee")
-            processes.add(encoder)
-            for origin in [first, second] {
-                let client = HTTPClient(port: origin.port)
-                try await waitUntil(
-                    "the origin on \(origin.port) to list 2 segments", timeout: .seconds(30),
-                    interval: .milliseconds(200)
-                ) {
-                    guard encoder.isRunning else { throw EndToEndError("ffmpeg exited: \(encoder.standardError)") }
-                    guard let answer = try? await client.get(mediaPath), answer.status == 200 else { return false }
-                    return ((try? MediaPlaylistText(answer.text))?.entries.count ?? 0) >= 2
-                }
-            }
+            let pair = try await OriginPair.start(
+                labels: ["pair-first", "pair-second"], channel: channel, renditions: [rendition], listed: 2,
+                processes: processes
+            ) { _, _ in configuration }
+            let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
             let nginx = try await startNginx(first: first.port, second: second.port, directory: first.directory)
             processes.set(nginx)
             let (a, b) = ("127.0.0.1:\(first.port)", "127.0.0.1:\(second.port)")

@@ -1,0 +1,162 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+extension EndToEndInBrowser {
+    /// Content Steering across two CDN pathways (docs/content-steering.md, "CDN pathways"): two origins of a
+    /// redundancy group fed by one ffmpeg through its tee muxer, each behind its own nginx with the shipped
+    /// `config/nginx-llhls.conf`; pathway `cdn-a` is nginx-a (its health: origin-a), `cdn-b` nginx-b (origin-b). No
+    /// `reloadBase`: the steering manifest goes through the CDN pathways like everything else (SERVER-URI beside the
+    /// multivariant playlist on nginx-a, RELOAD-URI on a healthy pathway's nginx), and nginx keeps no copy of it (the
+    /// origin's `no-cache`). hls.js in Chromium loads the multivariant playlist through nginx-a; origin-a is killed
+    /// with SIGKILL mid-play, so nginx-a answers 502. hls.js moves to cdn-b and plays on: no fatal error, one `cc`,
+    /// every steering reload after the kill a 200 through nginx-b, every media request after the switch to nginx-b;
+    /// the survivor's manifest, read through nginx-b, lists cdn-a last. The switch timeline is printed.
+    @Suite("End to end: hls.js moves to the other CDN pathway when the origin behind its nginx is killed")
+    struct ContentSteeringCDNPlaybackTests {
+        static let channel = "csn"
+        static let rendition = FFmpeg.PushedRendition(name: "lo", width: 320, height: 180, videoBitrate: "200k")
+        static let playSeconds = 18.0
+        static let secondsBeforeKill = 6.0
+        static let ttl = 2
+
+        /// The configuration of the origin on `own` (its peer on `peer`): pathway `cdn-a` is the nginx on
+        /// `edges[0]` in front of the origin on `origins[0]`, `cdn-b` the nginx on `edges[1]` in front of `origins[1]`.
+        static func configuration(own: Int, peer: Int, origins: [Int], edges: [Int]) -> String {
+            """
+            logLevel: info
+            redundancy: { clockTolerance: 0.5, peers: ["http://127.0.0.1:\(peer)"] }
+            steering:
+              self: http://127.0.0.1:\(own)
+              ttl: \(ttl)
+              pathways:
+                - {id: cdn-a, uri: "http://127.0.0.1:\(edges[0])", origins: ["http://127.0.0.1:\(origins[0])"]}
+                - {id: cdn-b, uri: "http://127.0.0.1:\(edges[1])", origins: ["http://127.0.0.1:\(origins[1])"]}
+            ingest:
+              autoCreate: false
+            channels:
+              - name: \(channel)
+                segmentDuration: 2
+                window: { segments: 6 }
+                renditions: [{name: lo}]
+            """
+        }
+
+        @Test("hls.js plays through kill -9 of the origin behind its nginx: moves to the other CDN pathway")
+        func hlsjsMovesToTheOtherCDNPathwayWhenTheOriginBehindItsEdgeIsKilled() async throws {
+            try await CDNTierProcesses.run(Self.scenario)
+        }
+
+        static func scenario(_ processes: CDNTierProcesses) async throws {
+            // The edges first (nginx only needs the origins' ports), so that the origins can name them as pathways.
+            let ports = [try OriginProcess.freePort(), try OriginProcess.freePort()]
+            func edge(_ index: Int) async throws -> NginxCache {
+                let edge = try await NginxCache(
+                    originPort: ports[index], directory: try TemporaryDirectory.make("hlsorigin-e2e-csn-nginx-\(index)"))
+                processes.add(edge.child)
+                return edge
+            }
+            let edges = [try await edge(0), try await edge(1)]
+            let edgePorts = edges.map(\.port)
+            let pair = try await OriginPair.start(
+                labels: ["csn-a", "csn-b"], channel: channel, renditions: [rendition], listed: 3,
+                processes: processes, ports: ports
+            ) { own, peer in configuration(own: own, peer: peer, origins: ports, edges: edgePorts) }
+            let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
+
+            // Through either edge, the same steering answer for a player on cdn-a, once each origin has read the
+            // other: cdn-a first, RELOAD-URI on the other pathway's edge.
+            let query = "/live/\(channel)/steering.json?_HLS_pathway=cdn-a&_HLS_throughput=900000"
+            var answers: [String] = []
+            try await waitUntil("both edges to steer alike", timeout: .seconds(10), interval: .milliseconds(200)) {
+                answers = []
+                for edge in edges { answers.append((try? await HTTPClient(port: edge.port).get(query).text) ?? "") }
+                return answers[0] == answers[1] && answers[0].contains(#"["cdn-a","cdn-b"]"#)
+            }
+            #expect(
+                answers[0]
+                    == #"{"VERSION":1,"TTL":2,"RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json","PATHWAY-PRIORITY":["cdn-a","cdn-b"]}"#
+                    + "\n")
+            let multivariant = try await HTTPClient(port: edges[0].port).get("/live/\(channel)/index.m3u8").text
+            #expect(
+                multivariant.contains(#"PATHWAY-ID="cdn-b""#)
+                    && multivariant.contains("\(edges[1].baseURL)/live/\(channel)/lo/index.m3u8"),
+                "the multivariant playlist through nginx-a:\n\(multivariant)")
+
+            let started = Date().timeIntervalSince1970
+            let browser = Task {
+                try await BrowserPlayer.play(
+                    [
+                        BrowserPlayer.Run(
+                            player: .hlsjs, url: "\(edges[0].baseURL)/live/\(channel)/index.m3u8", seconds: playSeconds,
+                            requests: true)
+                    ], directory: first.directory, label: "csn-hlsjs")
+            }
+            try await Task.sleep(for: .seconds(secondsBeforeKill))
+            first.kill()
+            let killedAt = Date().timeIntervalSince1970
+            _ = await first.child.wait(timeout: .seconds(5))
+            // The survivor's answer to a player still on cdn-a, read through nginx-b: a copy nginx kept would hide
+            // the change.
+            var afterKill = ""
+            try await waitUntil(
+                "the survivor, through nginx-b, to move cdn-a last", timeout: .seconds(10),
+                interval: .milliseconds(100)
+            ) {
+                afterKill = (try? await HTTPClient(port: edges[1].port).get(query).text) ?? ""
+                return afterKill.contains(#"["cdn-b","cdn-a"]"#)
+            }
+            let demotedAt = Date().timeIntervalSince1970
+            #expect(afterKill.contains(#""RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json""#), "\(afterKill)")
+
+            let report = try await browser.value
+            let hlsjs = try #require(report.runs?.first)
+            #expect(hlsjs.error == nil && (hlsjs.state?.errors ?? []).isEmpty, "hls.js: \(hlsjs.account)")
+            let (edgeA, edgeB) = (edges[0].baseURL + "/", edges[1].baseURL + "/")
+            let played = PathwaySwitch(hlsjs, killedAt: killedAt, dead: edgeA, survivor: edgeB, media: "/lo/")
+            let timeline = played.timeline(dead: "cdn-a", survivor: "cdn-b", startedAt: started, demotedAt: demotedAt)
+            print(played.printed(dead: "cdn-a", survivor: "cdn-b", startedAt: started, demotedAt: demotedAt))
+            print("hls.js: \(hlsjs.account)")
+
+            // Before the kill, hls.js played cdn-a, the pathway its multivariant playlist names first.
+            let mediaBeforeKill = played.requests.filter { $0.url.contains("/lo/") && $0.wall < killedAt }
+            #expect(
+                !mediaBeforeKill.isEmpty && mediaBeforeKill.allSatisfy { $0.url.hasPrefix(edgeA) },
+                "media requests before the kill: \(mediaBeforeKill.map(\.url))")
+            let switchedAt = try #require(played.switchedAt, "no media from cdn-b after the kill: \(timeline)")
+            // After the switch, every media request (playlists and segments, any status) went to nginx-b.
+            let strays = played.requests.filter {
+                $0.url.contains("/lo/") && ($0.sent ?? $0.wall) >= switchedAt && !$0.url.hasPrefix(edgeB)
+            }
+            #expect(strays.isEmpty, "media requests after the switch not to nginx-b: \(strays.map(\.url))")
+            // Every steering reload after the kill answered 200 by nginx-b (RELOAD-URI never named the dead edge).
+            let reloads = played.reloadsAfterKill
+            #expect(
+                reloads.count >= 3 && reloads.allSatisfy { $0.url.hasPrefix(edgeB) && $0.status == 200 },
+                "steering reloads after the kill: \(timeline)")
+            #expect(played.failedReloads.isEmpty, "steering reloads failed: \(played.failedReloads.map(\.url))")
+            #expect(played.fatal.isEmpty, "hls.js fatal errors: \(played.fatal)")
+            #expect(
+                played.discontinuities.count == 1,
+                "hls.js parsed cc \(played.discontinuities.sorted()), not one: \(timeline)")
+            #expect(played.playedAfterKill >= playSeconds - secondsBeforeKill - 6, "\(timeline)")
+
+            // nginx kept no copy of the manifest: every load of it, the player's and the test's, went to the origin.
+            let manifestLines = edges.map { $0.accessLog().filter { $0.uri.contains("/steering.json") } }
+            let cached = manifestLines.joined().filter { $0.cacheStatus != "MISS" }
+            #expect(cached.isEmpty, "nginx answered the manifest from its cache: \(cached.map(\.cacheStatus))")
+            #expect(
+                manifestLines[1].filter { $0.status == 200 }.count >= reloads.count,
+                "nginx-b logged \(manifestLines[1].count) manifest loads")
+            print(
+                "manifest loads through nginx-a \(manifestLines[0].count), through nginx-b \(manifestLines[1].count) "
+                    + "(the player's and the test's), cache status \(Set(manifestLines.joined().map(\.cacheStatus)))")
+
+            encoder.signal(SIGKILL)
+            for edge in edges { await edge.stop() }
+            let status = await second.stop()
+            #expect(status == 0, "the surviving origin did not exit cleanly: \(second.logTail())")
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import TestSupport
+
+/// What hls.js did around the kill of the origin behind the pathway it played from (the content steering suites),
+/// read from its run with `requests: true`: when it last fetched media from the dead pathway and first from the
+/// surviving one, its steering manifest loads, when playback moved again, how much it played after the kill, its
+/// errors and the discontinuity counters (`cc`) of what it parsed. Times are wall clock, seconds since 1970.
+struct PathwaySwitch {
+    typealias Request = BrowserPlayer.Played.Network.Request
+
+    let killedAt: Double
+    /// Every response the page received.
+    let requests: [Request]
+    /// The responses to steering manifest loads (any status).
+    let steeringLoads: [Request]
+    /// Steering manifest loads refused or failed.
+    let failedReloads: [BrowserPlayer.Played.Network.Failure]
+    /// The last media request (a 200 under `media`) answered by the dead pathway.
+    let lastOnDead: Double?
+    /// The first media request answered by the surviving pathway after the kill.
+    let switchedAt: Double?
+    /// The first sample after `switchedAt` whose currentTime moved on.
+    let resumedAt: Double?
+    /// Seconds of media played after the kill (steps no longer than the wall time between samples, plus 0.5 s).
+    let playedAfterKill: Double
+    /// hls.js's error events (`hls-error`), fatal or not.
+    let errors: [String]
+    /// The `cc` of every fragment hls.js parsed.
+    let discontinuities: Set<Int>
+
+    /// Reads `played`: the dead pathway serves under `dead` (a base URL with its trailing `/`), the surviving one
+    /// under `survivor`; a media request is a 200 whose URL contains `media` (e.g. `/lo/`).
+    init(_ played: BrowserPlayer.Played, killedAt: Double, dead: String, survivor: String, media: String) {
+        self.killedAt = killedAt
+        requests = played.network?.requests ?? []
+        steeringLoads = requests.filter { $0.url.contains("/steering.json") }
+        failedReloads = (played.network?.failed ?? []).filter { $0.url.contains("/steering.json") }
+        func isMedia(_ request: Request) -> Bool { request.url.contains(media) && request.status == 200 }
+        lastOnDead = requests.last { $0.url.hasPrefix(dead) && isMedia($0) }?.wall
+        let switchedAt = requests.first { $0.url.hasPrefix(survivor) && isMedia($0) && $0.wall > killedAt }?.wall
+        self.switchedAt = switchedAt
+        // The page's clock against the wall clock, from the last response.
+        let offset = requests.last.map { $0.wall - $0.t } ?? 0
+        let samples = played.samples ?? []
+        var resumedAt: Double?
+        if let switchedAt {
+            let after = samples.filter { $0.t + offset >= switchedAt }
+            for (before, next) in zip(after, after.dropFirst())
+            where (next.currentTime ?? 0) > (before.currentTime ?? 0) {
+                resumedAt = next.t + offset
+                break
+            }
+        }
+        self.resumedAt = resumedAt
+        playedAfterKill = zip(samples, samples.dropFirst()).reduce(0.0) { sum, pair in
+            guard pair.0.t + offset >= killedAt, let from = pair.0.currentTime, let to = pair.1.currentTime,
+                to > from, to - from <= pair.1.t - pair.0.t + 0.5
+            else { return sum }
+            return sum + (to - from)
+        }
+        errors = (played.state?.events ?? []).filter { $0.kind == "hls-error" }.map { $0.detail ?? "" }
+        discontinuities = Set((played.state?.initPTS ?? []).map(\.cc))
+    }
+
+    /// hls.js's fatal errors.
+    var fatal: [String] { errors.filter { $0.hasPrefix("FATAL") } }
+
+    /// The steering manifest loads answered after the kill.
+    var reloadsAfterKill: [Request] { steeringLoads.filter { $0.wall > killedAt } }
+
+    /// `time` from the kill, e.g. "+1.25 s"; "never" for nil.
+    func at(_ time: Double?) -> String { time.map { String(format: "%+.2f s", $0 - killedAt) } ?? "never" }
+
+    /// The one-line timeline the steering suites print: `dead` and `survivor` name the pathways, `startedAt` is when
+    /// the page was opened, `demotedAt` when the survivor's manifest first listed the dead pathway last.
+    func timeline(dead: String, survivor: String, startedAt: Double, demotedAt: Double?) -> String {
+        "pathway switch timeline (0 = kill -9 of the origin of \(dead), page opened "
+            + String(format: "%.2f s", startedAt - killedAt) + "): last media request on \(dead) " + at(lastOnDead)
+            + "; survivor steers \(dead) last " + at(demotedAt) + "; steering reloads "
+            + steeringLoads.filter { $0.wall > killedAt - 4 }.map { at($0.wall) + " \($0.status)" }
+            .joined(separator: ", ")
+            + " (\(failedReloads.count) failed); first media request on \(survivor) " + at(switchedAt)
+            + "; playback moving again " + at(resumedAt) + "; played "
+            + String(format: "%.1f s", playedAfterKill) + " after the kill"
+    }
+
+    /// The timeline, then each steering reload from 4 s before the kill with its URL, and hls.js's errors.
+    func printed(dead: String, survivor: String, startedAt: Double, demotedAt: Double?) -> String {
+        var lines = [timeline(dead: dead, survivor: survivor, startedAt: startedAt, demotedAt: demotedAt)]
+        for load in steeringLoads where load.wall > killedAt - 4 {
+            lines.append("  steering reload " + at(load.wall) + " \(load.status) \(load.url)")
+        }
+        lines.append("  hls.js errors: \(errors)")
+        return lines.joined(separator: "\n")
+    }
+}
