@@ -152,7 +152,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
-            ]),
+            ],
+            // The admin API's OpenAPI description, served at /admin/openapi.json (AdminOpenAPIDocument).
+            resources: [.copy("OpenAPI/admin.json")]),
         // From outside: `hlsorigin validate` watches any live HLS stream over HTTP and checks it against the rules
         // (a pure checker fed what a thin polling loop fetched; MediaProbe reads the segments' bytes).
         .target(name: "StreamValidator", dependencies: ["HLSPlaylist", "MediaProbe", "SharedBytes"]),

@@ -191,6 +191,8 @@ public final class OriginService: Service, Sendable {
             if let httpServer { metadata["port"] = "\(httpServer.boundPort)" }
             if let httpsServer { metadata["tls.port"] = "\(httpsServer.boundPort)" }
             logger.info("hlsorigin listening", metadata: metadata)
+            // Media is served without it; the route answers 500 with the same text.
+            if case .failure(let missing) = AdminOpenAPIDocument.loaded { logger.error("\(missing)") }
         }
     }
 

@@ -2,27 +2,53 @@ import Foundation
 import LiveTimeline
 import MicroHTTPD
 import OriginCore
+import SharedBytes
 import TestSupport
 import Testing
 
 @testable import OriginServer
 
-/// openapi/admin.json, the admin API's OpenAPI 3.1 description: the binary serves the file as it is in the repo,
+/// Sources/OriginServer/OpenAPI/admin.json, the admin API's OpenAPI 3.1 description: the binary serves the file as it
+/// is in the repo (the module's resource bundle),
 /// it describes every admin route of the route table (method and path) and nothing else, and every admin answer a
 /// route test gets through `OriginTestStack` validates against it (`AdminOpenAPIValidator`, called by the stack).
 @Suite("Admin API: the OpenAPI description matches the routes and the answers")
 struct AdminOpenAPITests {
-    @Test func servedDocumentIsTheRepositoryFile() throws {
-        let file = try OriginTestStack.packageFile("openapi/admin.json")
-        #expect(
-            Array((AdminOpenAPIDocument.text + "\n").utf8) == file,
-            "openapi/admin.json changed: run scripts/embed-openapi")
+    @Test func servedDocumentIsTheRepositoryFileWithoutItsFinalNewline() throws {
+        let file = try OriginTestStack.packageFile(AdminOpenAPIValidator.sourcePath)
+        #expect(file.last == UInt8(ascii: "\n"))
         let stack = try OriginTestStack()
         let response = try stack.get("/admin/openapi.json")
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json")
-        #expect(response.body == Array(AdminOpenAPIDocument.text.utf8))
+        #expect(response.body == Array(file.dropLast()))
         #expect(AdminOpenAPIValidator.shared.document["openapi"] == .string("3.1.0"))
+    }
+
+    /// Without the resource bundle beside the binary the origin does not stop (`Bundle.module` would): the route
+    /// answers 500 naming the file and the bundle to install, and the answer is one the description lists.
+    @Test func missingResourceBundleIsA500NamingWhatIsMissing() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-bundle-\(UUID().uuidString)")
+        let loaded = AdminOpenAPIDocument.load(besideExecutableIn: empty)
+        let expectedPath = empty.appendingPathComponent("hlsorigin_OriginServer.resources/admin.json").path
+        guard case .failure(let missing) = loaded else {
+            Issue.record("a document was read from \(empty.path)")
+            return
+        }
+        #expect(missing.path == expectedPath)
+        let answer = OriginHTTPHandler.openAPIAnswer(loaded)
+        #expect(answer.status == 500)
+        guard case .bytes(let body) = answer.body else {
+            Issue.record("the answer has no body")
+            return
+        }
+        let text = String(decoding: body.array, as: UTF8.self)
+        #expect(text.contains(expectedPath))
+        #expect(text.contains("hlsorigin_OriginServer.resources beside the hlsorigin binary"))
+        let problems = AdminOpenAPIValidator.shared.problems(
+            method: "GET", target: "/admin/openapi.json", status: 500, contentType: answer.headers["Content-Type"],
+            body: body.array)
+        #expect(problems == [])
     }
 
     @Test func descriptionIsBehindTheAdminAccessPolicy() throws {
@@ -57,8 +83,8 @@ struct AdminOpenAPITests {
         ).filter { $0.contains(" /admin/") }
         let routes = Self.routeOperations
         #expect(routes.count >= 15)
-        #expect(routes.subtracting(described).sorted() == [], "admin routes missing from openapi/admin.json")
-        #expect(described.subtracting(routes).sorted() == [], "openapi/admin.json describes no such admin route")
+        #expect(routes.subtracting(described).sorted() == [], "admin routes missing from the description")
+        #expect(described.subtracting(routes).sorted() == [], "the description describes no such admin route")
     }
 
     @Test func validatorReportsAnAnswerTheDescriptionDoesNotAllow() {
@@ -76,6 +102,30 @@ struct AdminOpenAPITests {
             method: "POST", target: "/admin/channels/ch/outage", status: 202, contentType: "application/json",
             body: Array(#"{"channel": "ch", "renditions": [], "seconds": 1, "more": 1}"#.utf8))
         #expect(extraField == ["POST /admin/channels/ch/outage answered 202: body: more is not in the description"])
+    }
+
+    /// The channel status was described loosely (any extra field, most fields optional): a status field added without
+    /// its description, or one always sent that went missing, passed. Now both are reported.
+    @Test func channelStatusWithAnUndescribedOrMissingFieldIsReported() throws {
+        let stack = try OriginTestStack()
+        try stack.slots(2)
+        let answer = try stack.get("/admin/channels/ch")
+        #expect(answer.status == 200)
+        var status = try #require(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
+        var renditions = try #require(status["renditions"] as? [[String: Any]])
+        let validator = AdminOpenAPIValidator.shared
+        func problems(_ value: [String: Any]) throws -> [String]? {
+            validator.problems(
+                method: "GET", target: "/admin/channels/ch", status: 200, contentType: "application/json",
+                body: Array(try JSONSerialization.data(withJSONObject: value)))
+        }
+        #expect(try problems(status) == [])
+        status["steeringScore"] = 1
+        renditions[0]["windowSegments"] = nil
+        status["renditions"] = renditions
+        let reported = try problems(status) ?? []
+        #expect(reported.contains { $0.hasSuffix("body: steeringScore is not in the description") }, "\(reported)")
+        #expect(reported.contains { $0.hasSuffix("body.renditions[0]: required windowSegments missing") }, "\(reported)")
     }
 
     /// One request per described operation on a stack with a channel that has markers and a recording: every
@@ -126,7 +176,8 @@ struct AdminOpenAPITests {
             validator.document["components"]?["schemas"]?["DateRangeRequest"]?["properties"]?["id"])
         guard
             case .array(let parameters)? = validator.paths["/admin/channels/{channel}/dateranges/{id}"]?["parameters"],
-            let pathSchema = parameters.first(where: { $0["name"] == .string("id") })?["schema"]
+            let pathSchema = parameters.compactMap(validator.resolved).first(where: { $0["name"] == .string("id") })?[
+                "schema"]
         else {
             Issue.record("no {id} parameter on /admin/channels/{channel}/dateranges/{id}")
             return

@@ -5,19 +5,31 @@ import Testing
 
 @testable import OriginServer
 
-/// Checks an admin answer against the OpenAPI description the origin serves (openapi/admin.json): its operation is
+/// Checks an admin answer against the OpenAPI description the origin serves (`sourcePath`): its operation is
 /// found by path template and method, its status must be one the operation lists, and a JSON body must validate
-/// against that response's schema. The JSON Schema subset the description uses: `$ref` (to components), `type` (one or a list),
+/// against that response's schema. Responses and parameters may be `$ref`s to the description's components. The JSON
+/// Schema subset the description uses: `$ref` (to components), `type` (one or a list),
 /// `enum`, `required`, `properties`, `additionalProperties`, `propertyNames`, `minProperties`, `items`, `oneOf`,
 /// `minimum`, `exclusiveMinimum`, `maximum`, `minLength`, `maxLength`, `pattern` and `format: date-time`.
 struct AdminOpenAPIValidator {
     let document: JSONValue
 
-    static let shared = AdminOpenAPIValidator()
+    /// The description in the repository, the module's resource (AdminOpenAPITests checks that the origin serves it).
+    static let sourcePath = "Sources/OriginServer/OpenAPI/admin.json"
 
-    init(text: String = AdminOpenAPIDocument.text) {
-        // The embedded document is checked to be JSON by AdminOpenAPITests; a broken one fails every admin answer.
-        document = (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .null
+    static let shared = AdminOpenAPIValidator(bytes: (try? OriginTestStack.packageFile(sourcePath)) ?? [])
+
+    init(bytes: [UInt8]) {
+        // The file is checked to be JSON by AdminOpenAPITests; a broken one fails every admin answer.
+        document = (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))) ?? .null
+    }
+
+    /// `value`, or the component it names when it is a `{"$ref": "#/components/<kind>/<name>"}`.
+    func resolved(_ value: JSONValue?) -> JSONValue? {
+        guard case .string(let reference)? = value?["$ref"] else { return value }
+        let pieces = reference.split(separator: "/").map(String.init)
+        guard pieces.count == 4, pieces[0] == "#", pieces[1] == "components" else { return nil }
+        return document["components"]?[pieces[2]]?[pieces[3]]
     }
 
     /// Records a test issue for every way an answer to a route test's request breaks the description (requests
@@ -27,7 +39,7 @@ struct AdminOpenAPIValidator {
         let problems = shared.problems(
             method: method, target: target, status: response.status, contentType: response.header("Content-Type"),
             body: response.body)
-        for problem in problems ?? [] { Issue.record("openapi/admin.json: \(problem)") }
+        for problem in problems ?? [] { Issue.record("\(sourcePath): \(problem)") }
     }
 
     /// The description's paths.
@@ -52,7 +64,7 @@ struct AdminOpenAPIValidator {
         let operationMethod = method == "HEAD" ? "get" : method.lowercased()
         guard let template = template(for: path), let operation = paths[template]?[operationMethod] else { return nil }
         let where_ = "\(method) \(target) answered \(status)"
-        guard let response = operation["responses"]?["\(status)"] else {
+        guard let response = resolved(operation["responses"]?["\(status)"]) else {
             return ["\(where_): the description of \(template) lists no such status"]
         }
         let content = response["content"]?.objectValue ?? [:]

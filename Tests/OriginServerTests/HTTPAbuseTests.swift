@@ -248,7 +248,7 @@ struct HTTPAbuseTests {
             let response = try stack.request(method, path, body: method == "PUT" ? Array("x".utf8) : nil)
             #expect(response.status == 400, "\(method) \(path)")
             let reason = "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment"
-            // The admin API answers JSON, also here (openapi/admin.json).
+            // The admin API answers JSON, also here (its OpenAPI description, docs/admin-api.md).
             #expect(
                 response.text
                     == (path.hasPrefix("/admin/") ? "{\n  \"error\" : \"\(reason)\"\n}\n" : reason + "\n"))

@@ -119,9 +119,10 @@ extension OriginHTTPHandler {
     /// `/admin/...`: the admin API (access and audit are the group's).
     static let adminRoutes: [Route] = [
         Route("admin.reload", ["POST"], "/admin/reload", wrongMethod: .json) { .respond($0.reload($1.request)) },
-        // The description of this API (openapi/admin.json), behind the same access as the API it describes.
+        // The description of this API (Sources/OriginServer/OpenAPI/admin.json), behind the same access as the API it
+        // describes.
         Route("admin.openapi", ["GET", "HEAD"], "/admin/openapi.json", wrongMethod: .json) { _, _ in
-            .respond(openAPIAnswer)
+            .respond(openAPIAnswer(AdminOpenAPIDocument.loaded))
         },
         Route("admin.channels", ["GET", "HEAD"], "/admin/channels", wrongMethod: .json) { handler, _ in
             .respond(handler.json(200, handler.origin.allChannels.map(handler.adminStatus)))
@@ -164,11 +165,16 @@ extension OriginHTTPHandler {
 
     static func ingestNotFound() -> HTTPResponse { .text(404, "ingest path is /ingest/{channel}/{rendition}/{file}\n") }
 
-    /// `GET /admin/openapi.json`: the admin API's OpenAPI 3.1 description (docs/admin-api.md).
-    static var openAPIAnswer: HTTPResponse {
-        HTTPResponse(
-            status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-cache"],
-            body: .bytes(AdminOpenAPIDocument.bytes))
+    /// `GET /admin/openapi.json`: the admin API's OpenAPI 3.1 description (docs/admin-api.md); 500 saying which file
+    /// is missing when its resource bundle is not beside the binary.
+    static func openAPIAnswer(_ document: Result<SharedBytes, AdminOpenAPIDocumentMissing>) -> HTTPResponse {
+        switch document {
+        case .success(let bytes):
+            HTTPResponse(
+                status: 200, headers: ["Content-Type": "application/json", "Cache-Control": "no-cache"],
+                body: .bytes(bytes))
+        case .failure(let missing): jsonAnswer(500, ["error": missing.description])
+        }
     }
 
     static var adminNotFound: HTTPResponse { jsonAnswer(404, ["error": "unknown admin path"]) }

@@ -38,7 +38,7 @@ extension OriginHTTPHandler {
     public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         guard let segments = request.decodedPathSegments() else {
             let reason = "malformed request path: invalid percent-encoding, UTF-8, control character or dot segment"
-            // The admin API answers JSON, also for a path it cannot read (openapi/admin.json).
+            // The admin API answers JSON, also for a path it cannot read (its OpenAPI description, docs/admin-api.md).
             if request.path.hasPrefix("/admin/") { return finished(Self.jsonAnswer(400, ["error": reason])) }
             return finished(.text(400, reason + "\n"))
         }
