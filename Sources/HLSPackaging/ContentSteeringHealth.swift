@@ -7,8 +7,8 @@ public enum PathwayHealth: Sendable, Hashable {
     case healthy
     /// No new slot for more than 1.5 target durations.
     case stale(String)
-    /// Answering, but failing its own checks: catching up after a restart, its store refusing writes, no media or
-    /// no such channel.
+    /// Answering, but failing its own checks: catching up after a restart, its store refusing writes or nearly
+    /// full, no media or no such channel.
     case failing(String)
     /// No report from it for `ChannelHealthReport.lifetimeMilliseconds`: over HTTP and, with a group database, in
     /// its heartbeat row either.
@@ -67,13 +67,16 @@ public struct ChannelHealthReport: Sendable, Hashable, Codable {
     ///   - targetDurationMilliseconds: the channel's target duration.
     ///   - catchingUp: it is catching up with its peers after a restart (its playlists answer 503).
     ///   - storageFailure: why its store refuses writes, if it does.
+    ///   - lowSpace: why its store is nearly full, if it is (its writes still succeed: judged failing before they
+    ///     fail, so players are steered away while its playlists still list every segment).
     public static func judge(
         sinceNewestSlotMilliseconds: Int64?, targetDurationMilliseconds: Int64, catchingUp: Bool,
-        storageFailure: String?
+        storageFailure: String?, lowSpace: String? = nil
     ) -> ChannelHealthReport {
         guard let since = sinceNewestSlotMilliseconds else { return .init(state: "failing", reason: "no media yet") }
         if catchingUp { return .init(state: "failing", reason: "catching up with its peers") }
         if let storageFailure { return .init(state: "failing", reason: "store refuses writes: \(storageFailure)") }
+        if let lowSpace { return .init(state: "failing", reason: "store nearly full: \(lowSpace)") }
         let limit = targetDurationMilliseconds.multipliedReportingOverflow(by: 3).partialValue / 2
         if since > limit {
             return .init(state: "stale", reason: "no new slot for \(since) ms (1.5 target durations: \(limit) ms)")

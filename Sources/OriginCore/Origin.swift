@@ -86,6 +86,10 @@ public final class Origin: Sendable {
     private let lastFlush = Atomic<Int64>(0)
     /// When the store's byte limits were last enforced (shared clock, ms).
     private let lastLimitCheck = Atomic<Int64>(0)
+    /// When the store's free space was last checked against `storage.minFreeBytes` (shared clock, ms).
+    private let lastFreeSpaceCheck = Atomic<Int64>(0)
+    /// The last free-space check found the store nearly full (its start and end are logged).
+    private let nearlyFull = Atomic<Bool>(false)
     /// The recordings (live-to-VOD) of every channel, loaded from `recordings/` (see `Origin+Recordings.swift`).
     public let recordings: RecordingStore
     /// Marker books shared by the origins of a group, nil when each channel's journal holds its markers.
@@ -475,6 +479,7 @@ public final class Origin: Sendable {
         finishRecordings()
         flushStoreIfDue()
         enforceStorageLimitsIfDue()
+        checkFreeSpaceIfDue()
     }
 
     /// When the store's limits were last enforced (shared clock, ms).
@@ -491,6 +496,16 @@ public final class Origin: Sendable {
         guard now - last >= Self.limitInterval,
             lastLimitCheck.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
         else { return }
+        evictTimeShift(directory: directory)
+        if let excess = storageExcess(directory: directory), excess > 0 {
+            logger.warning(
+                "store over its limit with only live windows left", metadata: ["excess_bytes": "\(excess)"])
+        }
+    }
+
+    /// Evicts the oldest time-shift of the channel whose stored history starts earliest, channel after channel,
+    /// until the store meets its limits or only what channels list or retain is left.
+    private func evictTimeShift(directory: String) {
         var channels = allChannels.compactMap { channel in
             channel.oldestStoredProgramDateTime.map { (channel, $0) }
         }.sorted { $0.1 < $1.1 }
@@ -498,10 +513,55 @@ public final class Origin: Sendable {
             let (oldest, _) = channels.removeFirst()
             _ = oldest.evictOldest(until: max(0, oldest.storedBytes - excess))
         }
-        if let excess = storageExcess(directory: directory), excess > 0 {
-            logger.warning(
-                "store over its limit with only live windows left", metadata: ["excess_bytes": "\(excess)"])
+    }
+
+    /// How often the store's free space is checked against `storage.minFreeBytes` (shared clock, ms).
+    private static let freeSpaceInterval: Int64 = 1000
+
+    /// Every second with `storage.minFreeBytes`: under it, evicts what time-shift can go at once (not at the next
+    /// 10 s round) and, still under, marks every channel's store nearly full (`StorageHealth.lowSpace`), which
+    /// `ChannelHealthReport.judge` counts as failing: content steering moves players to a peer while this origin
+    /// still writes and serves every segment, before a full disk makes it refuse pushes and list GAPs. Cleared once
+    /// the file system is back over the floor.
+    private func checkFreeSpaceIfDue() {
+        guard store != nil, let directory = configuration.dataDirectory else { return }
+        guard let minimum = configuration.storage.minFreeBytes, minimum > 0 else {
+            // The floor was taken away by a reload: nothing is nearly full any more.
+            if nearlyFull.exchange(false, ordering: .relaxed) {
+                for channel in allChannels { channel.storageHealth.lowSpace = nil }
+            }
+            return
         }
+        let now = clock.nowMilliseconds()
+        let last = lastFreeSpaceCheck.load(ordering: .relaxed)
+        guard now - last >= Self.freeSpaceInterval,
+            lastFreeSpaceCheck.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return }
+        guard var free = Self.freeBytes(directory: directory) else { return }
+        if free < minimum {
+            evictTimeShift(directory: directory)
+            free = Self.freeBytes(directory: directory) ?? free
+        }
+        let note =
+            free < minimum
+            ? "\(free) bytes free, under storage.minFreeBytes (\(minimum)), no time-shift left to evict" : nil
+        for channel in allChannels { channel.storageHealth.lowSpace = note }
+        if nearlyFull.exchange(note != nil, ordering: .relaxed) != (note != nil) {
+            if let note {
+                logger.warning(
+                    "durable store nearly full: steered channels judged failing", metadata: ["reason": "\(note)"])
+            } else {
+                logger.notice("durable store back over storage.minFreeBytes", metadata: ["free_bytes": "\(free)"])
+            }
+        }
+    }
+
+    /// Bytes free to this process on the file system of `directory`; nil when it cannot be read.
+    private static func freeBytes(directory: String) -> Int64? {
+        var stats = statvfs()
+        guard statvfs(directory, &stats) == 0 else { return nil }
+        let (free, overflow) = Int64(stats.f_bavail).multipliedReportingOverflow(by: Int64(stats.f_frsize))
+        return overflow ? .max : free
     }
 
     /// How many bytes must go to meet `storage.maxBytes` and `storage.minFreeBytes`; nil or <= 0 when within.
@@ -510,12 +570,8 @@ public final class Origin: Sendable {
         if let limit = configuration.storage.maxBytes {
             excess = max(excess, allChannels.reduce(0) { $0 + $1.storedBytes } - limit)
         }
-        if let minimum = configuration.storage.minFreeBytes {
-            var stats = statvfs()
-            if statvfs(directory, &stats) == 0 {
-                let free = Int64(stats.f_bavail) * Int64(stats.f_frsize)
-                excess = max(excess, minimum - free)
-            }
+        if let minimum = configuration.storage.minFreeBytes, let free = Self.freeBytes(directory: directory) {
+            excess = max(excess, minimum - free)
         }
         return excess
     }

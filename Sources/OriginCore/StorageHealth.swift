@@ -6,6 +6,7 @@ import Synchronization
 final class StorageHealth: Sendable {
     private let current: Mutex<(message: String, sinceMilliseconds: Int64)?>
     private let writeFailures = Atomic<Int>(0)
+    private let space = Mutex<String?>(nil)
 
     /// Healthy, or failing since `now` with `message` (a store unreadable at start).
     init(failure message: String?, nowMilliseconds now: Int64) {
@@ -14,6 +15,13 @@ final class StorageHealth: Sendable {
 
     /// The newest failure and when failures started; nil while healthy.
     var failure: (message: String, sinceMilliseconds: Int64)? { current.withLock { $0 } }
+
+    /// Why the store's file system is nearly full while its writes still succeed (under `storage.minFreeBytes`
+    /// with no time-shift left to evict: `Origin`'s free-space check sets it every second); nil otherwise.
+    var lowSpace: String? {
+        get { space.withLock { $0 } }
+        set { space.withLock { $0 = newValue } }
+    }
 
     /// Failed store writes since the start.
     var failedWrites: Int { writeFailures.load(ordering: .relaxed) }

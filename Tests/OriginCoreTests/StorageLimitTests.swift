@@ -14,7 +14,9 @@ import Testing
 struct StorageLimitTests {
     let clock = ManualClock()
 
-    func origin(channels: [String], dvrMaxBytes: Int64? = nil, maxBytes: Int64? = nil) throws -> Origin {
+    func origin(
+        channels: [String], dvrMaxBytes: Int64? = nil, maxBytes: Int64? = nil, minFreeBytes: Int64? = nil
+    ) throws -> Origin {
         let configured = channels.map { name in
             var channel = ChannelConfiguration(name: name, renditions: [.init(name: "360p")])
             channel.window = .segments(3)
@@ -22,6 +24,7 @@ struct StorageLimitTests {
             return channel
         }
         var storage = StorageConfiguration(maxBytes: maxBytes)
+        storage.minFreeBytes = minFreeBytes
         storage.segmentsPerChunk = 4
         return try Origin(
             configuration: OriginConfiguration(
@@ -73,5 +76,30 @@ struct StorageLimitTests {
         #expect(old.bytes + new.bytes <= segmentBytes * 40, "within the limit")
         #expect(old.horizonMSN > 0, "the channel with the oldest history was evicted")
         #expect(new.horizonMSN == 0, "the newer channel kept everything")
+    }
+
+    /// A disk filling up with something else (docs/content-steering.md, "Health"): under `storage.minFreeBytes`
+    /// with no time-shift left to evict, the origin still takes and serves segments, but judges its channels failing,
+    /// so content steering moves players to a peer before its writes start failing (and its playlists list GAPs).
+    @Test func underTheFreeSpaceFloorWithNothingLeftToEvictTheChannelIsJudgedFailing() throws {
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+        // No file system has this much free: the floor is never met.
+        let origin = try origin(channels: ["a"], minFreeBytes: Int64.max / 4)
+        for _ in 0..<4 { try slot(origin, ["a"], &generator) }
+        let channel = try #require(origin.channel(named: "a"))
+        let health = channel.steeringHealth(nowMilliseconds: clock.nowMilliseconds())
+        #expect(health.state == "failing", "\(health)")
+        #expect(health.reason?.contains("storage.minFreeBytes") == true, "\(health)")
+        // Still taking segments and listing them: only its judgement changed.
+        #expect((channel.snapshot.renditions["360p"]?.entries.count ?? 0) >= 3)
+        #expect(channel.status().storage?.state == "ok")
+    }
+
+    @Test func aFreeSpaceFloorTheDiskMeetsLeavesTheChannelHealthy() throws {
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+        let origin = try origin(channels: ["a"], minFreeBytes: 1)
+        for _ in 0..<4 { try slot(origin, ["a"], &generator) }
+        let channel = try #require(origin.channel(named: "a"))
+        #expect(channel.steeringHealth(nowMilliseconds: clock.nowMilliseconds()).state == "healthy")
     }
 }
