@@ -700,6 +700,7 @@ extension EndToEndInBrowser.AlternateRenditionsTests {
             if (all?.played ?? 0) < minimum {
                 let samples = (played.samples ?? []).suffix(4).map {
                     "t \($0.t) time \($0.currentTime ?? -1) paused \($0.paused ?? true) ready \($0.readyState ?? -1) buffered \($0.buffered ?? "")"
+                        + ($0.stalledQueues.map { " stalled VHS queues \($0)" } ?? "")
                 }
                 let events = (played.state?.events ?? []).prefix(60).map { "\($0.at) \($0.kind) \($0.detail ?? "")" }
                 print(

@@ -89,6 +89,9 @@ enum BrowserPlayer {
             let dateLatency: Double?
             /// The end of the element's seekable range.
             let seekableEnd: Double?
+            /// video.js: the VHS segment loaders ("main", "audio") whose operation queue stalled with an operation it
+            /// will never run (harness.js `stalledVHSQueues`); nil for the other players.
+            let stalledQueues: [String]?
         }
         struct Span: Decodable, Sendable {
             /// How far currentTime moved, seconds.
@@ -145,6 +148,9 @@ enum BrowserPlayer {
             /// "kind/label/language" -> every cue seen.
             let cues: [String: [Cue]]
             let initPTS: [InitPTS]
+            /// video.js: each time the harness ran a stalled VHS 1.9.3 queue on, as VHS 1.10.2 does
+            /// (videojs/http-streaming#480; harness.js `stalledVHSQueues`): "main at 2.41 s: 1 queued".
+            let vhsQueueRuns: [String]?
         }
         struct Switched: Decodable, Sendable {
             let at: Double
@@ -235,6 +241,9 @@ enum BrowserPlayer {
             }
             let cueCount = state?.cues.values.map(\.count).reduce(0, +) ?? 0
             parts.append("\(cueCount) cues")
+            if let runs = state?.vhsQueueRuns, !runs.isEmpty {
+                parts.append("VHS 1.9.3 queue stalled and run on by the harness (videojs/http-streaming#480): \(runs)")
+            }
             if let errors = state?.errors, !errors.isEmpty { parts.append("errors \(errors)") }
             return parts.joined(separator: ", ")
         }
