@@ -28,38 +28,62 @@ extension EndToEndInBrowser {
                 #expect(first.text.contains("#EXT-X-PART-INF:PART-TARGET="), "\(first.text)")
                 #expect(first.preloadHint != nil, "no EXT-X-PRELOAD-HINT:\n\(first.text)")
 
-                // hls.js as an LL page configures it (docs/low-latency.md): with its defaults one stall (a loaded
-                // machine starving the browser) raises its target by 1 s for good, which says nothing about the
-                // origin; these settings let it come back, so what is measured is how close the origin lets it play.
-                let report = try await BrowserPlayer.play(
-                    [
-                        BrowserPlayer.Run(
-                            player: .hlsjs, url: origin.baseURL + LowLatencyStream.multivariantPath, seconds: 60,
-                            interval: 0.25, requests: true, catchUpRate: LowLatencyStream.catchUpRate,
-                            stallIncrease: 0)
-                    ], directory: origin.directory, label: "ll-hlsjs")
-                let hlsjs = try #require(report.runs?.first)
-                #expect(hlsjs.error == nil, "\(hlsjs.account)")
-                #expect(hlsjs.fatalErrors.isEmpty, "hls.js fatal errors: \(hlsjs.fatalErrors) \(hlsjs.account)")
-                let played = hlsjs.summary?.all.played ?? 0
-                #expect(played >= 50, "hls.js played \(played) s of 60: \(hlsjs.account)")
-                let latency = hlsjs.latencies
-                #expect(
-                    latency.share(within: Self.window) >= 0.8,
-                    "hls.latency \(latency); samples: \(latency.samples.map { String(format: "%.2f", $0) })")
-                let urls = (hlsjs.network?.requests ?? []).map(\.url)
-                let refused = (hlsjs.network?.failed ?? []).filter { $0.status != 404 }
-                #expect(refused.isEmpty, "refused or failed: \(refused.map { "\($0.status) \($0.url)" })")
-                let kinds = urls.map(LowLatencyRequest.init(url:))
-                #expect(kinds.filter { $0 == .part }.count >= 60, "hls.js requests: \(LowLatencyRequest.tally(urls))")
-                #expect(
-                    kinds.contains(.blockingPlaylist) || kinds.contains(.deltaPlaylist),
-                    "hls.js never blocked: \(LowLatencyRequest.tally(urls))")
+                let run = try await Self.expectLowLatencyHlsjsPlayback(
+                    origin: origin, seconds: 60, minimumPlayed: 50, minimumParts: 60, label: "ll-hlsjs")
                 print(
-                    "low-latency hls.js (\(report.browser ?? "?")): played \(String(format: "%.1f", played)) s; "
-                        + "hls.latency \(latency); PDT lag \(hlsjs.dateLatencies); requests: "
-                        + LowLatencyRequest.tally(urls))
+                    "low-latency hls.js (\(run.report.browser ?? "?")): played \(String(format: "%.1f", run.played)) "
+                        + "s; hls.latency \(run.latency); PDT lag \(run.hlsjs.dateLatencies); requests: "
+                        + LowLatencyRequest.tally(run.urls))
             }
+        }
+
+        /// What `expectLowLatencyHlsjsPlayback` measured, for a test's further checks and its output.
+        struct LowLatencyHlsjsRun {
+            let report: BrowserPlayer.Report
+            let hlsjs: BrowserPlayer.Played
+            /// Seconds played.
+            let played: Double
+            let latency: LatencyFigures
+            /// Every URL hls.js requested.
+            let urls: [String]
+        }
+
+        /// hls.js in low-latency mode plays the LL stream's multivariant playlist (`LowLatencyStream`) on `origin`
+        /// for `seconds`, configured as an LL page configures it (docs/low-latency.md): with its defaults one stall
+        /// (a loaded machine starving the browser) raises its target by 1 s for good, which says nothing about the
+        /// origin; these settings let it come back, so what is measured is how close the origin lets it play.
+        /// Expects no player error, at least `minimumPlayed` s played, hls.latency in `window` for >= 80 % of the
+        /// samples, no request refused or failed (404 aside), at least `minimumParts` part requests and a blocking
+        /// or delta playlist request.
+        static func expectLowLatencyHlsjsPlayback(
+            origin: OriginProcess, seconds: Double, minimumPlayed: Double, minimumParts: Int, label: String
+        ) async throws -> LowLatencyHlsjsRun {
+            let report = try await BrowserPlayer.play(
+                [
+                    BrowserPlayer.Run(
+                        player: .hlsjs, url: origin.baseURL + LowLatencyStream.multivariantPath, seconds: seconds,
+                        interval: 0.25, requests: true, catchUpRate: LowLatencyStream.catchUpRate,
+                        stallIncrease: 0)
+                ], directory: origin.directory, label: label)
+            let hlsjs = try #require(report.runs?.first)
+            #expect(hlsjs.error == nil, "\(hlsjs.account)")
+            #expect(hlsjs.fatalErrors.isEmpty, "hls.js fatal errors: \(hlsjs.fatalErrors) \(hlsjs.account)")
+            let played = hlsjs.summary?.all.played ?? 0
+            #expect(played >= minimumPlayed, "hls.js played \(played) s of \(Int(seconds)): \(hlsjs.account)")
+            let latency = hlsjs.latencies
+            #expect(
+                latency.share(within: Self.window) >= 0.8,
+                "hls.latency \(latency); samples: \(latency.samples.map { String(format: "%.2f", $0) })")
+            let urls = (hlsjs.network?.requests ?? []).map(\.url)
+            let refused = (hlsjs.network?.failed ?? []).filter { $0.status != 404 }
+            #expect(refused.isEmpty, "refused or failed: \(refused.map { "\($0.status) \($0.url)" })")
+            let kinds = urls.map(LowLatencyRequest.init(url:))
+            #expect(
+                kinds.filter { $0 == .part }.count >= minimumParts, "hls.js requests: \(LowLatencyRequest.tally(urls))")
+            #expect(
+                kinds.contains(.blockingPlaylist) || kinds.contains(.deltaPlaylist),
+                "hls.js never blocked: \(LowLatencyRequest.tally(urls))")
+            return LowLatencyHlsjsRun(report: report, hlsjs: hlsjs, played: played, latency: latency, urls: urls)
         }
 
         @Test(

@@ -37,10 +37,10 @@ extension EndToEndInBrowser {
 
         @Test("hls.js in low-latency mode plays an SRT caller's stream with hls.latency in 1-2.5 s")
         func hlsjsPlaysAnSRTCallerWithinTheLatencyWindow() async throws {
-            let srtPort = try SRTProbe.freeUDPPort()
             try await OriginProcess.withRunning(
-                configuration: Self.configuration(srtPort: srtPort), label: "srt-ll-hlsjs"
+                configuration: Self.configuration(srtPort: 0), label: "srt-ll-hlsjs"
             ) { origin in
+                let srtPort = try await SRTProbe.port(of: origin)
                 let caller = try Self.startCaller(srtPort: srtPort, directory: origin.directory, label: "ffmpeg-srt-ll")
                 defer { caller.signal(SIGKILL) }
                 let client = HTTPClient(port: origin.port)
@@ -69,39 +69,17 @@ extension EndToEndInBrowser {
                     "the preload hint's answer is not whole TS packets: \(part.body.count) bytes")
                 #expect(waited < 2, "the preload hint \(hint) was answered after \(waited) s")
 
-                let report = try await BrowserPlayer.play(
-                    [
-                        BrowserPlayer.Run(
-                            player: .hlsjs, url: origin.baseURL + LowLatencyStream.multivariantPath, seconds: 20,
-                            interval: 0.25, requests: true, catchUpRate: LowLatencyStream.catchUpRate,
-                            stallIncrease: 0)
-                    ], directory: origin.directory, label: "srt-ll-hlsjs")
-                let hlsjs = try #require(report.runs?.first)
-                #expect(hlsjs.error == nil, "\(hlsjs.account)")
-                #expect(hlsjs.fatalErrors.isEmpty, "hls.js fatal errors: \(hlsjs.fatalErrors) \(hlsjs.account)")
-                let played = hlsjs.summary?.all.played ?? 0
-                #expect(played >= 15, "hls.js played \(played) s of 20: \(hlsjs.account)")
-                let latency = hlsjs.latencies
-                #expect(
-                    latency.share(within: LowLatencyPlaybackTests.window) >= 0.8,
-                    "hls.latency \(latency); samples: \(latency.samples.map { String(format: "%.2f", $0) })")
+                let run = try await LowLatencyPlaybackTests.expectLowLatencyHlsjsPlayback(
+                    origin: origin, seconds: 20, minimumPlayed: 15, minimumParts: 20, label: "srt-ll-hlsjs")
                 // The PROGRAM-DATE-TIME of an SRT stream is the arrival of its media at the origin: the wall clock
                 // minus the date shown is how far behind the encoder's output the picture is.
-                let dates = hlsjs.dateLatencies
+                let dates = run.hlsjs.dateLatencies
                 #expect(dates.median <= LowLatencyPlaybackTests.window.upperBound, "PDT lag \(dates)")
-                let urls = (hlsjs.network?.requests ?? []).map(\.url)
-                let refused = (hlsjs.network?.failed ?? []).filter { $0.status != 404 }
-                #expect(refused.isEmpty, "refused or failed: \(refused.map { "\($0.status) \($0.url)" })")
-                let kinds = urls.map(LowLatencyRequest.init(url:))
-                #expect(kinds.filter { $0 == .part }.count >= 20, "hls.js requests: \(LowLatencyRequest.tally(urls))")
-                #expect(
-                    kinds.contains(.blockingPlaylist) || kinds.contains(.deltaPlaylist),
-                    "hls.js never blocked: \(LowLatencyRequest.tally(urls))")
                 print(
-                    "low-latency hls.js from an SRT caller (\(report.browser ?? "?")): preload hint answered in "
+                    "low-latency hls.js from an SRT caller (\(run.report.browser ?? "?")): preload hint answered in "
                         + "\(String(format: "%.2f", waited)) s (\(part.body.count) bytes); played "
-                        + "\(String(format: "%.1f", played)) s; hls.latency \(latency); PDT lag \(dates); requests: "
-                        + LowLatencyRequest.tally(urls))
+                        + "\(String(format: "%.1f", run.played)) s; hls.latency \(run.latency); PDT lag \(dates); "
+                        + "requests: " + LowLatencyRequest.tally(run.urls))
             }
         }
     }

@@ -62,23 +62,11 @@ struct SRTMultiRenditionTests {
             // Each decodes alone: the video without audio, each audio rendition one AAC track.
             for (rendition, codec) in [("main", "h264"), ("en", "aac"), ("fr", "aac")] {
                 for uri in listed[rendition]!.prefix(3) {
-                    let answer = try await http.get("/live/multi/\(rendition)/\(uri)")
-                    #expect(answer.status == 200)
-                    let file = origin.directory.appendingPathComponent(
-                        "\(rendition)-\(uri.split(separator: "/").last!)")
-                    try Data(answer.body).write(to: file)
-                    let probe = try await ChildProcess.run(
-                        "ffprobe",
-                        [
-                            "-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
-                            "-of", "csv=p=0", file.lastPathComponent,
-                        ], in: origin.directory, timeout: .seconds(30))
-                    #expect(probe.status == 0 && probe.standardError.isEmpty, "\(uri): \(probe.standardError)")
-                    let lines = Set(probe.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+                    let lines = try await SRTSegmentPlaybackTests.decodeAlone(
+                        http: http, origin: origin, path: "/live/multi/\(rendition)/\(uri)", uri: uri,
+                        prefix: rendition)
                     #expect(lines.count == 1, "\(rendition)/\(uri): \(lines)")
-                    let frames = lines.first { $0.hasPrefix("\(codec),") }.flatMap {
-                        Int($0.dropFirst(codec.count + 1))
-                    }
+                    let frames = SRTSegmentPlaybackTests.frames(codec, in: lines)
                     #expect((frames ?? 0) > 0, "\(rendition)/\(uri): \(lines)")
                 }
             }

@@ -131,9 +131,9 @@ struct SRTOutageTests {
     @Test func aKilledSRTCallerIsListedAsGapAndABackupCallerResumesWithADiscontinuityWhileAReaderPlaysThrough()
         async throws
     {
-        let srtPort = try SRTProbe.freeUDPPort()
-        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: srtPort), label: "srt-outage") {
+        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: 0), label: "srt-outage") {
             origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             let http = HTTPClient(port: origin.port)
             let primary = try Self.caller(srtPort: srtPort, directory: origin.directory, label: "ffmpeg-srt-primary")
             var backup: ChildProcess?

@@ -58,24 +58,29 @@ struct SRTPacketLossTests {
             guard remote.status == 0 else { throw EndToEndError("tc in the namespace: \(remote.standardError)") }
             return .netem
         }
-        let port = try SRTProbe.freeUDPPort()
+        // Port 0: the relay binds a port of the namespace's loopback itself and says which (`ready on HOST:PORT`).
         let relay = try ChildProcess(
             executable: try #require(ChildProcess.locate("ip")),
             arguments: [
                 "netns", "exec", namespace.name, "python3",
                 OriginProcess.packageRoot.appendingPathComponent("scripts/lossy-udp-relay").path,
-                "--listen", "127.0.0.1:\(port)", "--to", "\(namespace.hostAddress):\(srtPort)", "--delay-ms", "25",
+                "--listen", "127.0.0.1:0", "--to", "\(namespace.hostAddress):\(srtPort)", "--delay-ms", "25",
                 "--loss-percent", "2", "--seed", "31",
             ], directory: directory, label: "lossy-udp-relay")
         let started = ContinuousClock.now
-        while !relay.standardOutput.contains("ready") {
-            guard relay.isRunning, ContinuousClock.now - started < .seconds(10) else {
+        var port: Int?
+        while port == nil {
+            port = relay.standardOutput.split(separator: "\n").lazy.compactMap { line -> Int? in
+                guard line.hasPrefix("ready on "), let colon = line.lastIndex(of: ":") else { return nil }
+                return Int(line[line.index(after: colon)...])
+            }.first
+            guard port != nil || relay.isRunning && ContinuousClock.now - started < .seconds(10) else {
                 relay.signal(SIGKILL)
                 throw EndToEndError("lossy-udp-relay did not start: \(relay.standardError)")
             }
-            try await Task.sleep(for: .milliseconds(50))
+            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
-        return .relay(relay, port: port, netemError: host.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
+        return .relay(relay, port: port!, netemError: host.standardError.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     @Test func srtRetransmissionCarriesTheFeedOverALossyPathWithNoGap() async throws {
@@ -83,9 +88,9 @@ struct SRTPacketLossTests {
             Issue.record("network namespaces need root (or CAP_NET_ADMIN and CAP_SYS_ADMIN): the lossy path was not made")
             return
         }
-        let srtPort = try SRTProbe.freeUDPPort()
-        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: srtPort), label: "srt-loss") {
+        try await OriginProcess.withRunning(configuration: Self.configuration(srtPort: 0), label: "srt-loss") {
             origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             try await NetworkNamespace.with { namespace in
                 let impairment = try await Self.impair(namespace, srtPort: srtPort, in: origin.directory)
                 let target: String

@@ -9,10 +9,10 @@ import Testing
 @Suite(.tags(.endToEnd), .serialized)
 struct SRTSegmentPlaybackTests {
     @Test func theSegmentsCutFromAnSRTCallerDecodeWithFFprobe() async throws {
-        let srtPort = try SRTProbe.freeUDPPort()
         try await OriginProcess.withRunning(
-            configuration: SRTContributionTests.configuration(srtPort: srtPort), label: "srt-segments"
+            configuration: SRTContributionTests.configuration(srtPort: 0), label: "srt-segments"
         ) { origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             let http = HTTPClient(port: origin.port)
             let push = try ChildProcess(
                 executable: try #require(ChildProcess.locate("ffmpeg")),
@@ -38,10 +38,10 @@ struct SRTSegmentPlaybackTests {
     @Test func theSegmentsCutFromAGStreamerSrtsinkCallerDecodeWithFFprobe() async throws {
         let gstLaunch = try #require(
             ChildProcess.locate("gst-launch-1.0"), "gst-launch-1.0 missing: apt-get install gstreamer1.0-tools")
-        let srtPort = try SRTProbe.freeUDPPort()
         try await OriginProcess.withRunning(
-            configuration: SRTContributionTests.configuration(srtPort: srtPort), label: "srt-gstreamer"
+            configuration: SRTContributionTests.configuration(srtPort: 0), label: "srt-gstreamer"
         ) { origin in
+            let srtPort = try await SRTProbe.port(of: origin)
             let http = HTTPClient(port: origin.port)
             let push = try ChildProcess(
                 executable: gstLaunch,
@@ -94,20 +94,10 @@ struct SRTSegmentPlaybackTests {
         for segment in segments {
             // Whole slots of 2 s; the last one may end early where the caller stopped.
             #expect(segment.duration <= 2.05, "\(segment.uri) lasts \(segment.duration) s")
-            let answer = try await http.get("\(path)\(segment.uri)")
-            #expect(answer.status == 200)
-            let file = origin.directory.appendingPathComponent("cut-\(segment.uri.split(separator: "/").last!)")
-            try Data(answer.body).write(to: file)
-            let probe = try await ChildProcess.run(
-                "ffprobe",
-                [
-                    "-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
-                    "-of", "csv=p=0", file.lastPathComponent,
-                ], in: origin.directory, timeout: .seconds(30))
-            #expect(probe.status == 0 && probe.standardError.isEmpty, "\(segment.uri): \(probe.standardError)")
-            let lines = Set(probe.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
-            let video = lines.first { $0.hasPrefix("h264,") }.flatMap { Int($0.dropFirst(5)) } ?? 0
-            let audio = lines.first { $0.hasPrefix("aac,") }.flatMap { Int($0.dropFirst(4)) } ?? 0
+            let lines = try await Self.decodeAlone(
+                http: http, origin: origin, path: "\(path)\(segment.uri)", uri: segment.uri, prefix: "cut")
+            let video = Self.frames("h264", in: lines) ?? 0
+            let audio = Self.frames("aac", in: lines) ?? 0
             #expect(video > 0 && audio > 0, "\(segment.uri): \(lines)")
             // A whole slot: 2 s of frames (the last segment, cut where the caller stopped, is left out: its
             // EXTINF comes from the frames' PTS and x264's B-frames end it out of order).
@@ -120,5 +110,30 @@ struct SRTSegmentPlaybackTests {
         // Audio is cut with the video (at the keyframe's packet): ffmpeg interleaves AAC PES up to a few hundred
         // ms apart from the video, so a segment holds a few frames more or less, never lost: 46.875 a second.
         #expect(abs(Double(audioFrames) - wholeSeconds * audioFramesPerSecond) <= 12, "\(audioFrames) AAC frames")
+    }
+
+    /// Fetches the segment at `path` (listed as `uri`), writes it to `prefix`-<its file name> in the origin's
+    /// directory and decodes it alone with ffprobe, every frame counted: expects a 200 and a clean decode (status 0,
+    /// nothing on stderr at `-v error`), and returns ffprobe's `codec_name,nb_read_frames` lines, one per stream.
+    static func decodeAlone(
+        http: HTTPClient, origin: OriginProcess, path: String, uri: String, prefix: String
+    ) async throws -> Set<Substring> {
+        let answer = try await http.get(path)
+        #expect(answer.status == 200)
+        let file = origin.directory.appendingPathComponent("\(prefix)-\(uri.split(separator: "/").last!)")
+        try Data(answer.body).write(to: file)
+        let probe = try await ChildProcess.run(
+            "ffprobe",
+            [
+                "-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
+                "-of", "csv=p=0", file.lastPathComponent,
+            ], in: origin.directory, timeout: .seconds(30))
+        #expect(probe.status == 0 && probe.standardError.isEmpty, "\(uri): \(probe.standardError)")
+        return Set(probe.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
+    }
+
+    /// The frames `decodeAlone` counted in the stream of `codec` (`h264`, `aac`); nil when it has none.
+    static func frames(_ codec: String, in lines: Set<Substring>) -> Int? {
+        lines.first { $0.hasPrefix("\(codec),") }.flatMap { Int($0.dropFirst(codec.count + 1)) }
     }
 }

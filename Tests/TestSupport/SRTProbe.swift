@@ -58,14 +58,4 @@ public enum SRTProbe {
         }
         return true
     }
-
-    /// A UDP port free on 127.0.0.1 right now. Racy (another process may take it before the origin binds it): an
-    /// origin under test should bind `ingest.srt.port: 0` and say which port it took (`SRT listener ready`,
-    /// `srt.port=`), as `SRTContributionTests` reads it.
-    public static func freeUDPPort() throws -> Int {
-        guard let port = freeLoopbackPort(socketType: datagramSocketType) else {
-            throw TestFailure("cannot bind a free UDP port: errno \(errno)")
-        }
-        return port
-    }
 }
