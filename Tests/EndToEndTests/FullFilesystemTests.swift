@@ -41,6 +41,17 @@ struct SmallFilesystem {
         while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 
+    /// Writes `name` until at most `bytes` are left free: the disk nearly full, its writes still succeeding.
+    func fill(_ name: String, leaving bytes: Int64) {
+        let fd = open(path.appendingPathComponent(name).path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let block = [UInt8](repeating: 0x55, count: 64 << 10)
+        while available - Int64(block.count) >= bytes,
+            block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0
+        {}
+    }
+
     func remove(_ name: String) {
         unlink(path.appendingPathComponent(name).path)
     }
