@@ -16,32 +16,8 @@ extension EndToEndInBrowser {
     @Suite("End to end: hls.js moves to the other CDN pathway when the origin behind its nginx is killed")
     struct ContentSteeringCDNPlaybackTests {
         static let channel = "csn"
-        static let rendition = FFmpeg.PushedRendition(name: "lo", width: 320, height: 180, videoBitrate: "200k")
         static let playSeconds = 18.0
         static let secondsBeforeKill = 6.0
-        static let ttl = 2
-
-        /// The configuration of the origin on `own` (its peer on `peer`): pathway `cdn-a` is the nginx on
-        /// `edges[0]` in front of the origin on `origins[0]`, `cdn-b` the nginx on `edges[1]` in front of `origins[1]`.
-        static func configuration(own: Int, peer: Int, origins: [Int], edges: [Int]) -> String {
-            """
-            logLevel: info
-            redundancy: { clockTolerance: 0.5, peers: ["http://127.0.0.1:\(peer)"] }
-            steering:
-              self: http://127.0.0.1:\(own)
-              ttl: \(ttl)
-              pathways:
-                - {id: cdn-a, uri: "http://127.0.0.1:\(edges[0])", origins: ["http://127.0.0.1:\(origins[0])"]}
-                - {id: cdn-b, uri: "http://127.0.0.1:\(edges[1])", origins: ["http://127.0.0.1:\(origins[1])"]}
-            ingest:
-              autoCreate: false
-            channels:
-              - name: \(channel)
-                segmentDuration: 2
-                window: { segments: 6 }
-                renditions: [{name: lo}]
-            """
-        }
 
         @Test("hls.js plays through kill -9 of the origin behind its nginx: moves to the other CDN pathway")
         func hlsjsMovesToTheOtherCDNPathwayWhenTheOriginBehindItsEdgeIsKilled() async throws {
@@ -52,17 +28,25 @@ extension EndToEndInBrowser {
             // The edges first (nginx only needs the origins' ports), so that the origins can name them as pathways.
             let ports = [try OriginProcess.freePort(), try OriginProcess.freePort()]
             func edge(_ index: Int) async throws -> NginxCache {
-                let edge = try await NginxCache(
-                    originPort: ports[index], directory: try TemporaryDirectory.make("hlsorigin-e2e-csn-nginx-\(index)"))
+                let directory = try TemporaryDirectory.make("hlsorigin-e2e-csn-nginx-\(index)")
+                let edge = try await NginxCache(originPort: ports[index], directory: directory)
                 processes.add(edge.child)
                 return edge
             }
             let edges = [try await edge(0), try await edge(1)]
             let edgePorts = edges.map(\.port)
             let pair = try await OriginPair.start(
-                labels: ["csn-a", "csn-b"], channel: channel, renditions: [rendition], listed: 3,
-                processes: processes, ports: ports
-            ) { own, peer in configuration(own: own, peer: peer, origins: ports, edges: edgePorts) }
+                labels: ["csn-a", "csn-b"], channel: channel, renditions: [ContentSteeringPlaybackTests.rendition],
+                listed: 3, processes: processes, ports: ports
+            ) { own, peer in
+                // Pathway cdn-a is nginx-a, its health origin-a's; cdn-b nginx-b, origin-b's.
+                ContentSteeringPlaybackTests.configuration(
+                    own: own, peer: peer, channel: channel,
+                    pathways: [
+                        ("cdn-a", "http://127.0.0.1:\(edgePorts[0])", ports[0]),
+                        ("cdn-b", "http://127.0.0.1:\(edgePorts[1])", ports[1]),
+                    ])
+            }
             let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
 
             // Through either edge, the same steering answer for a player on cdn-a, once each origin has read the
@@ -76,7 +60,7 @@ extension EndToEndInBrowser {
             }
             #expect(
                 answers[0]
-                    == #"{"VERSION":1,"TTL":2,"RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json","PATHWAY-PRIORITY":["cdn-a","cdn-b"]}"#
+                    == #"{"VERSION":1,"TTL":\#(ContentSteeringPlaybackTests.ttl),"RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json","PATHWAY-PRIORITY":["cdn-a","cdn-b"]}"#
                     + "\n")
             let multivariant = try await HTTPClient(port: edges[0].port).get("/live/\(channel)/index.m3u8").text
             #expect(

@@ -19,24 +19,41 @@ extension EndToEndInBrowser {
         static let secondsBeforeKill = 6.0
         static let ttl = 2
 
+        /// The configuration of the origin on `own` (its peer on `peer`): each origin is a pathway.
         static func configuration(own: Int, peer: Int, ports: [Int]) -> String {
-            """
-            logLevel: info
-            redundancy: { clockTolerance: 0.5, peers: ["http://127.0.0.1:\(peer)"] }
-            steering:
-              self: http://127.0.0.1:\(own)
-              ttl: \(ttl)
-              pathways:
-                - {id: origin-a, uri: "http://127.0.0.1:\(ports[0])", origins: ["http://127.0.0.1:\(ports[0])"]}
-                - {id: origin-b, uri: "http://127.0.0.1:\(ports[1])", origins: ["http://127.0.0.1:\(ports[1])"]}
-            ingest:
-              autoCreate: false
-            channels:
-              - name: \(channel)
-                segmentDuration: 2
-                window: { segments: 6 }
-                renditions: [{name: lo}]
-            """
+            configuration(
+                own: own, peer: peer, channel: channel,
+                pathways: [
+                    ("origin-a", "http://127.0.0.1:\(ports[0])", ports[0]),
+                    ("origin-b", "http://127.0.0.1:\(ports[1])", ports[1]),
+                ])
+        }
+
+        /// The configuration of the origin on `own` (its peer on `peer`) of a group steering `channel` (one 2 s
+        /// rendition `lo`, `ttl` s) over `pathways` in order: each its ID, its base URI and the port of the origin
+        /// whose health it follows.
+        static func configuration(
+            own: Int, peer: Int, channel: String, pathways: [(id: String, uri: String, origin: Int)]
+        ) -> String {
+            let listed = pathways.map {
+                "    - {id: \($0.id), uri: \"\($0.uri)\", origins: [\"http://127.0.0.1:\($0.origin)\"]}"
+            }
+            return """
+                logLevel: info
+                redundancy: { clockTolerance: 0.5, peers: ["http://127.0.0.1:\(peer)"] }
+                steering:
+                  self: http://127.0.0.1:\(own)
+                  ttl: \(ttl)
+                  pathways:
+                \(listed.joined(separator: "\n"))
+                ingest:
+                  autoCreate: false
+                channels:
+                  - name: \(channel)
+                    segmentDuration: 2
+                    window: { segments: 6 }
+                    renditions: [{name: lo}]
+                """
         }
 
         @Test("hls.js plays through kill -9 of the origin of its pathway: moves to the other, steering keeps it there")
