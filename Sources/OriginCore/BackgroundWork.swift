@@ -32,13 +32,32 @@ public enum BackgroundWork {
     }
 }
 
+/// What a `BackgroundLane` step asks for when it returns: the lane moves on, or runs the same step again after a wait.
+public enum LaneStep: Sendable, Equatable {
+    /// The step is finished; the lane runs the next one.
+    case done
+    /// Run this step again after `after` (a retry's back-off); the steps behind it wait, and no thread waits meanwhile
+    /// (the lane is resumed by `BackgroundWork.run(after:)`).
+    case again(after: Duration)
+}
+
 /// Work that must run in order on background-work threads, one item at a time: a channel's changes to a shared
 /// marker book made from the pushed stream (each a database round trip that no push may wait for, and an out-point
 /// must be stored before its cue-in). At most `limit` items wait; more are refused (a database that stays away must
-/// not grow memory without bound).
+/// not grow memory without bound). A step that must be tried again later returns `.again(after:)`: it keeps its
+/// place at the head of the lane and no background-work thread sleeps through the wait.
 public final class BackgroundLane: Sendable {
+    private struct State {
+        /// Each step with the number of times it ran already.
+        var waiting: [(step: @Sendable (_ attempt: Int) -> LaneStep, attempt: Int)] = []
+        /// A drain is under way or scheduled (a step waits for its retry): new work only queues.
+        var draining = false
+        /// A step runs on a background-work thread right now.
+        var running = false
+    }
+
     private let limit: Int
-    private let state = Mutex<(waiting: [@Sendable () -> Void], draining: Bool)>(([], false))
+    private let state = Mutex(State())
 
     public init(limit: Int) {
         self.limit = limit
@@ -48,9 +67,20 @@ public final class BackgroundLane: Sendable {
     /// - Returns: false when `limit` items already wait (`work` is dropped).
     @discardableResult
     public func run(_ work: @escaping @Sendable () -> Void) -> Bool {
+        runStep { _ in
+            work()
+            return .done
+        }
+    }
+
+    /// Queues `step` behind the lane's earlier work; a background-work thread runs it (`attempt` 0), again after
+    /// the wait it returns with `.again(after:)` (`attempt` 1, 2, ...) until it returns `.done`.
+    /// - Returns: false when `limit` items already wait (`step` is dropped).
+    @discardableResult
+    public func runStep(_ step: @escaping @Sendable (_ attempt: Int) -> LaneStep) -> Bool {
         let (queued, start) = state.withLock { state -> (Bool, Bool) in
             guard state.waiting.count < limit else { return (false, false) }
-            state.waiting.append(work)
+            state.waiting.append((step, 0))
             guard !state.draining else { return (true, false) }
             state.draining = true
             return (true, true)
@@ -59,15 +89,28 @@ public final class BackgroundLane: Sendable {
         return queued
     }
 
+    /// Whether a step runs on a background-work thread at this instant (false while a step waits for its retry).
+    var isRunning: Bool { state.withLock { $0.running } }
+
     private func drain() {
-        while let next = state.withLock({ state -> (@Sendable () -> Void)? in
+        while let next = state.withLock({ state -> (step: @Sendable (_ attempt: Int) -> LaneStep, attempt: Int)? in
             guard !state.waiting.isEmpty else {
                 state.draining = false
                 return nil
             }
+            state.running = true
             return state.waiting.removeFirst()
         }) {
-            next()
+            let outcome = next.step(next.attempt)
+            state.withLock { state in
+                state.running = false
+                // Back at the head, over the limit if need be: it was accepted already.
+                if case .again = outcome { state.waiting.insert((next.step, next.attempt + 1), at: 0) }
+            }
+            if case .again(let delay) = outcome {
+                BackgroundWork.run(after: delay) { self.drain() }
+                return
+            }
         }
     }
 }

@@ -1,4 +1,3 @@
-import Glibc
 import LiveTimeline
 import Logging
 import Markers
@@ -37,14 +36,18 @@ extension Channel {
         }
         let now = clock.nowMilliseconds()
         let sectionsRead = info.spliceSections.count
-        let store: @Sendable () -> Void = { [self, cues, refusals] in
+        let store: @Sendable (_ attempt: Int) -> LaneStep = { [self, cues, refusals] attempt in
             storeInbandCues(
-                cues, at: now, sectionsRead: sectionsRead, refusals: refusals.count, lastRefusal: refusals.last)
+                cues, at: now, sectionsRead: sectionsRead, refusals: refusals.count, lastRefusal: refusals.last,
+                attempt: attempt)
         }
         // A shared book is a database round trip (four with races, seconds while it is unreachable): never on the
         // push's thread, which the encoder waits on; the local journal is one fsync, as the segment's own.
-        guard markers.shared != nil else { return store() }
-        if !inbandCueLane.run(store) {
+        guard markers.shared != nil else {
+            _ = store(0)
+            return
+        }
+        if !inbandCueLane.runStep(store) {
             inbandCueStatistics.withLock { $0.bookFailures += 1 }
             logger.error(
                 "SCTE-35 cue dropped: too many cues wait for the shared marker book",
@@ -53,36 +56,36 @@ extension Channel {
     }
 
     /// The waits before a cue's shared-book change is tried again while the database cannot be reached (the lane
-    /// keeps later cues behind it, so an out-point is never stored after its cue-in).
+    /// keeps later cues behind it, so an out-point is never stored after its cue-in; no thread sleeps meanwhile).
     static let sharedBookRetryDelays: [Duration] = [
         .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
     ]
 
+    /// One attempt (`attempt` from 0) at storing `cues`: `.again(after:)` while the shared book is unreachable and
+    /// retries are left, else the outcome is counted and `.done`.
     private func storeInbandCues(
-        _ cues: [InbandCue], at now: Int64, sectionsRead: Int, refusals: Int, lastRefusal: String?
-    ) {
+        _ cues: [InbandCue], at now: Int64, sectionsRead: Int, refusals: Int, lastRefusal: String?, attempt: Int
+    ) -> LaneStep {
         var outcomes: [InbandCueOutcome] = []
         var failed = false
-        var retries = Self.sharedBookRetryDelays[...]
-        while !cues.isEmpty {
+        if !cues.isEmpty {
             do {
-                let (applied, _) = try markers.change { book throws(MarkerError) in
+                (outcomes, _) = try markers.change { book throws(MarkerError) in
                     let outcomes = cues.map { book.apply($0, nowMilliseconds: now) }
                     return (outcomes, changed: outcomes.contains { $0 != .unchanged })
                 }
-                outcomes = applied
-                break
             } catch {
-                if markers.shared != nil, error.reason == .unavailable, let delay = retries.popFirst() {
+                if markers.shared != nil, error.reason == .unavailable,
+                    Self.sharedBookRetryDelays.indices.contains(attempt)
+                {
+                    let delay = Self.sharedBookRetryDelays[attempt]
                     logger.warning(
                         "SCTE-35 cue waits for the shared marker book",
                         metadata: ["error": "\(error)", "retry.in": "\(delay)"])
-                    usleep(UInt32(clamping: delay.wholeMicroseconds))
-                    continue
+                    return .again(after: delay)
                 }
                 failed = true
                 logger.error("SCTE-35 cue not stored in the marker book", metadata: ["error": "\(error)"])
-                break
             }
         }
         inbandCueStatistics.withLock { status in
@@ -106,6 +109,7 @@ extension Channel {
             }
             markersDidChange()
         }
+        return .done
     }
 
     /// The `inbandCues` part of the channel status, with the placement error of the listed out-points measured on

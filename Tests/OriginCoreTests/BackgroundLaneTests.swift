@@ -47,4 +47,31 @@ struct BackgroundLaneTests {
         #expect(!lane.run {})
         release.store(true, ordering: .sequentiallyConsistent)
     }
+
+    @Test func aStepAskingToRunAgainKeepsItsPlaceWithoutHoldingAThreadMeanwhile() async throws {
+        let lane = BackgroundLane(limit: 10)
+        let seen = Mutex<[String]>([])
+        let attempts = Atomic<Int>(0)
+        #expect(lane.runStep { attempt in
+            attempts.add(1, ordering: .sequentiallyConsistent)
+            seen.withLock { $0.append("attempt \(attempt)") }
+            return attempt == 0 ? .again(after: .seconds(2)) : .done
+        })
+        #expect(lane.run { seen.withLock { $0.append("second") } })
+        try await waitUntil("the first attempt to run", timeout: .seconds(5)) { attempts.load(ordering: .relaxed) == 1 }
+        // A step sleeping through its wait would keep the lane running for the whole 2 s.
+        try await waitUntil("the lane to wait without running a step", timeout: .milliseconds(1_500)) {
+            !lane.isRunning
+        }
+        // Another job on the background-work queue runs while the step waits for its retry.
+        let other = Atomic<Bool>(false)
+        BackgroundWork.run { other.store(true, ordering: .sequentiallyConsistent) }
+        try await waitUntil("another background job to run meanwhile", timeout: .seconds(5)) {
+            other.load(ordering: .sequentiallyConsistent)
+        }
+        try await waitUntil("the retry and the item behind it to run", timeout: .seconds(5)) {
+            seen.withLock { $0.count } == 3
+        }
+        #expect(seen.withLock { $0 } == ["attempt 0", "attempt 1", "second"], "the later item waited behind the retry")
+    }
 }

@@ -31,6 +31,8 @@ struct SharedMarkerStoreTests {
             var loadsHeld = false
             /// While unreachable: the database comes back by itself after refusing this many more loads.
             var reachableAfterRefusedLoads: Int?
+            /// Loads refused while unreachable.
+            var refusedLoads = 0
         }
         let state = Mutex(State())
 
@@ -38,6 +40,7 @@ struct SharedMarkerStoreTests {
             while state.withLock({ $0.loadsHeld }) { usleep(1000) }
             let (reachable, row) = state.withLock { state in
                 let answer = (state.reachable, state.rows[channel])
+                if !state.reachable { state.refusedLoads += 1 }
                 if !state.reachable, let left = state.reachableAfterRefusedLoads {
                     state.reachableAfterRefusedLoads = left - 1
                     if left <= 1 { state.reachable = true }
@@ -239,6 +242,32 @@ struct SharedMarkerStoreTests {
             channel: "ch", rendition: "hi", fileName: "0.ts", body: SharedBytes(try InbandCueIngestTests.segment()))
         let channel = try #require(origin.channel(named: "ch"))
         try await waitUntil("the cues to reach the shared book once it answers again", timeout: .seconds(5)) {
+            channel.marker(id: "scte35-00001001-0055dfa48") != nil
+        }
+        #expect(books.state.withLock { $0.rows["ch"]?.book.markers.count } == 2)
+        #expect(channel.status().inbandCues?.bookFailures == 0)
+    }
+
+    @Test func aCueWaitingForTheSharedBookHoldsNoBackgroundThreadUntilItsRetry() async throws {
+        let books = Books()
+        let clock = ManualClock()
+        // Reachable for the channel's first read (no refresh retries load meanwhile), then down for the cue.
+        let origin = try Self.cueOrigin(books, clock: clock)
+        let channel = try #require(origin.channel(named: "ch"))
+        books.state.withLock { $0.reachable = false }
+        clock.advance(seconds: 1)
+        _ = try origin.ingest(
+            channel: "ch", rendition: "hi", fileName: "0.ts", body: SharedBytes(try InbandCueIngestTests.segment()))
+        try await waitUntil("the cue's first attempt to be refused", timeout: .seconds(5)) {
+            books.state.withLock { $0.refusedLoads } >= 1
+        }
+        // No background-work thread may sleep on the cue's behalf between its attempts (a sleeping one kept the lane
+        // running for 15.5 s: 0.5 + 1 + 2 + 4 + 8).
+        try await waitUntil("the lane to wait for its retry without running", timeout: .seconds(5)) {
+            !channel.inbandCueLane.isRunning
+        }
+        books.state.withLock { $0.reachable = true }
+        try await waitUntil("the retried cue to reach the shared book", timeout: .seconds(12)) {
             channel.marker(id: "scte35-00001001-0055dfa48") != nil
         }
         #expect(books.state.withLock { $0.rows["ch"]?.book.markers.count } == 2)
