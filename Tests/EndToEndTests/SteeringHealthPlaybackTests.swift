@@ -31,8 +31,9 @@ extension EndToEndInBrowser {
         static let secondsBeforeFill = 6.0
         static let minFreeBytes: Int64 = 8 << 20
 
-        @Test("origin-a's disk nearly fills mid-play: steering alone moves hls.js to origin-b, nothing refused, no error")
-        func steeringMovesHlsjsOffAServingOriginWhoseStoreRefusesWrites() async throws {
+        @Test(
+            "origin-a's disk nearly fills mid-play: steering alone moves hls.js to origin-b, nothing refused, no error")
+        func steeringMovesHlsjsOffAServingOriginWhoseDiskIsNearlyFull() async throws {
             try await CDNTierProcesses.run(Self.scenario)
         }
 
@@ -155,7 +156,8 @@ extension EndToEndInBrowser {
             let events = hlsjs.state?.events ?? []
             let errors = events.filter { $0.kind == "hls-error" }.map { $0.detail ?? "" }
             // Each steering manifest hls.js loaded: "<ms since 1970> <PATHWAY-PRIORITY> <URL>" (harness.js).
-            let steering = events.filter { $0.kind == "hls-steering" }.compactMap { event -> (Double, String, String)? in
+            let steering = events.filter { $0.kind == "hls-steering" }.compactMap {
+                event -> (Double, String, String)? in
                 let fields = (event.detail ?? "").split(separator: " ").map(String.init)
                 guard fields.count == 3, let milliseconds = Double(fields[0]) else { return nil }
                 return (milliseconds / 1000, fields[1], fields[2])
