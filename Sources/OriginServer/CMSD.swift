@@ -83,8 +83,9 @@ final class CMSDHeaders: Sendable {
 
     /// Held times are rounded down to two significant digits: under by less than 10% (1,099 -> 1,000; 109 -> 100),
     /// and exact below 100 ms. The waiters one publish releases share answers by rounded value: a hold of under 1 s
-    /// takes one of about 190 values (each ms below 100, then steps of 10 ms), 1 to 10 s 90 more; past 256 answers
-    /// per playlist version the answer goes without `ht`. Fewer than one per waiter of thousands, not a few dozen.
+    /// takes one of 190 values (each ms below 100, then steps of 10 ms), 1 to 10 s 90 more, 10 to 100 s 90 more
+    /// (`PlaylistResponses.HeldForms`, one lock-free slot each); a hold of 100 s or more goes without `ht`. Fewer
+    /// than one per waiter of thousands.
     static func roundedHeldTime(_ milliseconds: Int64) -> Int64 {
         var scale: Int64 = 1
         var value = max(milliseconds, 0)
@@ -99,15 +100,17 @@ final class CMSDHeaders: Sendable {
 extension OriginHTTPHandler {
     /// The `CMSD-Static` value of an answer under `group` (nil with `delivery.cmsd: false`): `/live` and `/vod`
     /// answers name their object and stream type from the path (the rendition's tracks for media), the other
-    /// groups' answers only the origin (`ot=o`).
+    /// groups' answers only the origin (`ot=o`). `timeShift` is a time-shifted `/live` request's `start`/`end` (a
+    /// catch-up listing is `st=v`), `recordingChannel` the channel of the finished recording a `/vod` path names
+    /// (its rendition's tracks), each as the chain found them.
     func cmsdStatic(
-        group: RouteGroup, request: HTTPRequestHead, captures: RouteCaptures?, rendition: RenditionSnapshot?,
-        timeShifted: Bool
+        group: RouteGroup, captures: RouteCaptures?, rendition: RenditionSnapshot?, timeShift: DVRQuery?,
+        recordingChannel: Channel?
     ) -> String? {
         guard let cmsd else { return nil }
         let stream: CMSDStreamType
         switch group.name {
-        case "live": stream = timeShifted && Self.isCatchUp(request, now: origin.clock.nowMilliseconds()) ? .vod : .live
+        case "live": stream = Self.isCatchUp(timeShift, now: origin.clock.nowMilliseconds()) ? .vod : .live
         case "vod": stream = .vod
         default: return cmsd.staticValue(.other, nil)
         }
@@ -123,10 +126,7 @@ extension OriginHTTPHandler {
         let tracks =
             rendition
             ?? captures.rendition.flatMap { name in
-                group.name == "vod"
-                    ? (try? origin.finishedRecording(id: captures["id"] ?? "")).flatMap {
-                        $0.1.snapshot.renditions[name]
-                    } : nil
+                group.name == "vod" ? recordingChannel?.snapshot.renditions[name] : nil
             }
         return cmsd.staticValue(tracks.flatMap(Self.mediaObjectType), stream)
     }
@@ -143,8 +143,8 @@ extension OriginHTTPHandler {
 
     /// A time-shift query whose end has passed: the catch-up listing of a finished stretch (EXT-X-ENDLIST once its
     /// last slot closes), so `st=v`; a start-over without an end is still live.
-    static func isCatchUp(_ request: HTTPRequestHead, now: Int64) -> Bool {
-        guard let query = try? DVRQuery.parse(request.query), let end = query.end else { return false }
+    static func isCatchUp(_ query: DVRQuery?, now: Int64) -> Bool {
+        guard let end = query?.end else { return false }
         return end.milliseconds(nowMilliseconds: now) <= now
     }
 

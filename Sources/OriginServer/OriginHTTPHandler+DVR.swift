@@ -9,10 +9,12 @@ import SharedBytes
 extension OriginHTTPHandler {
     /// The DVR answer to a playlist GET or HEAD with `start` or `end` (`RouteNeeds.timeShift`: the multivariant,
     /// `rendition` nil, or a media playlist); nil when the request is not one (no such argument, unknown rendition:
-    /// the live route answers).
-    func dvr(_ request: HTTPRequestHead, channel: Channel, rendition: String?) -> HTTPRequestAction? {
+    /// the live route answers). `query` is the request's `start`/`end` as the chain read them.
+    func dvr(
+        _ request: HTTPRequestHead, query: Result<DVRQuery?, DVRQueryError>, channel: Channel, rendition: String?
+    ) -> HTTPRequestAction? {
         do throws(DVRQueryError) {
-            guard let query = try DVRQuery.parse(request.query) else { return nil }
+            guard let query = try query.get() else { return nil }
             guard let rendition else {
                 let text = try channel.dvrMultivariantPlaylist(query)
                 // `import` form: the viewer's token goes into the template (authorized by `playbackGate`).

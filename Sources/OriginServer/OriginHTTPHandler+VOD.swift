@@ -13,15 +13,17 @@ extension OriginHTTPHandler {
     /// How long VOD playlists may be cached: they never change, but a recording can be deleted.
     static let vodPlaylistMaxAge = 3600
 
-    /// A finished recording of `/vod/{id}/...` with its contents, or the 404 or 403 that answers instead.
+    /// The finished recording of `/vod/{id}/...` (looked up by the chain, `RouteNeeds.recording`) with its
+    /// contents, or the 404 or 403 that answers instead.
     private func finishedRecording(
-        _ id: String
+        _ context: RouteContext
     ) -> Result<(RecordingManifest, RecordingContents, Channel), EarlyResponse> {
+        let id = context["id"]
         let recording: RecordingManifest
         let channel: Channel
-        do throws(RecordingError) {
-            (recording, channel) = try origin.finishedRecording(id: id)
-        } catch {
+        switch context.recording {
+        case .success(let found): (recording, channel) = found
+        case .failure(let error):
             var response = HTTPResponse.text(404, error.message + "\n")
             response.headers.append(name: "Cache-Control", value: "no-cache")
             return .failure(EarlyResponse(response: response))
@@ -37,7 +39,7 @@ extension OriginHTTPHandler {
     func vodMultivariant(_ context: RouteContext) -> HTTPRequestAction {
         let id = context["id"]
         let contents: RecordingContents
-        switch finishedRecording(id) {
+        switch finishedRecording(context) {
         case .failure(let refusal): return .respond(refusal.response)
         case .success(let found): contents = found.1
         }
@@ -55,7 +57,7 @@ extension OriginHTTPHandler {
     func vodRenditionFile(_ context: RouteContext) -> HTTPRequestAction {
         let (request, id, file) = (context.request, context["id"], context["file"])
         let (recording, contents, channel): (RecordingManifest, RecordingContents, Channel)
-        switch finishedRecording(id) {
+        switch finishedRecording(context) {
         case .failure(let refusal): return .respond(refusal.response)
         case .success(let found): (recording, contents, channel) = found
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HLSPackaging
 import LiveTimeline
 import MicroHTTPD
 import OriginCore
@@ -26,6 +27,10 @@ struct CMSDCMCDRouteTests {
             ("/live/nope/index.m3u8", "\(Self.id),ot=m,sf=h,st=l"),
             ("/live/ch/nope/1.ts", "\(Self.id),sf=h,st=l"),  // unknown rendition: the type is unknown, left out
             ("/vod/nope/index.m3u8", "\(Self.id),ot=m,sf=h,st=v"),
+            ("/vod/nope/360p/1.ts", "\(Self.id),sf=h,st=v"),  // unknown recording: its tracks are unknown
+            ("/live/ch/index.m3u8?start=-600&end=-60", "\(Self.id),ot=m,sf=h,st=v"),  // catch-up
+            ("/live/ch/360p/index.m3u8?start=-600", "\(Self.id),ot=m,sf=h,st=l"),  // start-over
+            ("/live/ch/index.m3u8?start=x&end=-60", "\(Self.id),ot=m,sf=h,st=l"),  // malformed: 400
             ("/metrics", "\(Self.id),ot=o"),
             ("/healthz", "\(Self.id),ot=o"),
             ("/nowhere", "\(Self.id),ot=o"),
@@ -69,8 +74,8 @@ struct CMSDCMCDRouteTests {
 
     @Test func aCatchUpListingIsVODAndAStartOverIsLive() {
         let now: Int64 = 1_800_000_000_000
-        func request(_ query: [(String, String?)]) -> HTTPRequestHead {
-            HTTPRequestHead(method: "GET", path: "/live/ch/index.m3u8", query: query.map { ($0.0, $0.1) })
+        func request(_ query: [(String, String?)]) -> DVRQuery? {
+            (try? DVRQuery.parse(query.map { ($0.0, $0.1) })) ?? nil
         }
         #expect(OriginHTTPHandler.isCatchUp(request([("start", "-600"), ("end", "-60")]), now: now))
         #expect(OriginHTTPHandler.isCatchUp(request([("start", "1799999000"), ("end", "1799999500")]), now: now))

@@ -279,6 +279,8 @@ struct RecordingRouteTests {
                 let segment = try stack.get("/vod/clip/\(rendition)/\(msn).ts")
                 #expect(segment.status == 200)
                 #expect(segment.body == stack.pushed[rendition]![msn], "\(rendition) \(msn): other bytes")
+                // CMSD: a recording's segment is of the type its channel's rendition carries, every one available.
+                #expect(segment.header("CMSD-Static")?.hasSuffix(",ot=av,sf=h,st=v") == true, "\(rendition) \(msn)")
             }
             #expect(try stack.get("/vod/clip/\(rendition)/6.ts").status == 404, "outside the recording")
             #expect(try stack.get("/vod/clip/\(rendition)/1.ts").status == 404, "outside the recording")

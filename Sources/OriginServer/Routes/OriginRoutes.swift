@@ -15,8 +15,10 @@ extension OriginHTTPHandler {
             name: "vod", preflight: "GET, HEAD, OPTIONS", access: .open, readOnly: true, audited: false,
             notFound: { .text(404, "not found: try /vod/{id}/index.m3u8\n") },
             routes: [
-                Route("vod.multivariant", [], "/vod/:id/:file") { $0.vodMultivariant($1) },
-                Route("vod.rendition", [], "/vod/:id/:rendition/:file") { $0.vodRenditionFile($1) },
+                Route("vod.multivariant", [], "/vod/:id/:file", needs: .recording) { $0.vodMultivariant($1) },
+                Route("vod.rendition", [], "/vod/:id/:rendition/:file", needs: .recording) {
+                    $0.vodRenditionFile($1)
+                },
             ]),
         ingest: RouteGroup(
             name: "ingest", preflight: "PUT, POST, DELETE, OPTIONS", access: .ingest, readOnly: false, audited: false,

@@ -2,6 +2,7 @@ import HLSPackaging
 import LiveTimeline
 public import MicroHTTPD
 import OriginCore
+import Persistence
 
 /// What a route's handler is given: the request, its captures, and what the chain resolved for the route's needs.
 struct RouteContext: Sendable {
@@ -18,6 +19,11 @@ struct RouteContext: Sendable {
     /// The answer's `CMSD-Static` value, chosen by the chain (nil: CMSD off); handlers put it into the answers they
     /// prepare, the chain adds it to the others.
     fileprivate(set) var cmsd: String?
+    /// Set for routes that need `.recording`: the finished recording `:id` names and its channel, or why none.
+    fileprivate(set) var resolvedRecording: Result<(RecordingManifest, Channel), RecordingError>?
+    /// Set for routes that need `.timeShift`, when the request has a query: its `start`/`end`, read once for the
+    /// DVR answer and the CMSD (`.success(nil)`: neither argument).
+    fileprivate(set) var timeShiftQuery: Result<DVRQuery?, DVRQueryError>?
 
     /// The channel of a route that needs `.channel`.
     var channel: Channel { resolvedChannel! }
@@ -25,6 +31,8 @@ struct RouteContext: Sendable {
     var snapshot: ChannelSnapshot { resolvedSnapshot! }
     /// The rendition of a route that needs `.rendition`.
     var rendition: RenditionSnapshot { resolvedRendition! }
+    /// The recording lookup of a route that needs `.recording`.
+    var recording: Result<(RecordingManifest, Channel), RecordingError> { resolvedRecording! }
 
     /// The capture `name` of the route's pattern ("" if the pattern has none: a table mistake tests catch).
     subscript(_ name: String) -> String { captures[name] ?? "" }
@@ -86,7 +94,7 @@ extension OriginHTTPHandler {
             action = .respond(group.notFound())
             action = Self.withCMSD(
                 action,
-                cmsdStatic(group: group, request: request, captures: nil, rendition: nil, timeShifted: false))
+                cmsdStatic(group: group, captures: nil, rendition: nil, timeShift: nil, recordingChannel: nil))
         case .route(_, let route, let captures, let methodAllowed):
             needs = route.needs
             var context = RouteContext(
@@ -95,8 +103,9 @@ extension OriginHTTPHandler {
             // CMCD counts only requests past the playback gate: a client without a valid token moves no figures.
             if let channel = context.resolvedChannel, early?.isGateRefusal != true { noteCMCD(request, channel: channel) }
             context.cmsd = cmsdStatic(
-                group: group, request: request, captures: captures, rendition: context.resolvedRendition,
-                timeShifted: route.needs.contains(.timeShift) && request.queryValue("start") != nil)
+                group: group, captures: captures, rendition: context.resolvedRendition,
+                timeShift: (try? context.timeShiftQuery?.get()) ?? nil,
+                recordingChannel: try? context.resolvedRecording?.get().1)
             switch early {
             case .gateRefused(let refusal): return .respond(Self.withCMSD(refusal, context.cmsd))
             case .answer(let answer): action = answer
@@ -129,6 +138,13 @@ extension OriginHTTPHandler {
         _ route: Route, _ group: RouteGroup, methodAllowed: Bool, _ context: inout RouteContext
     ) -> EarlyAnswer? {
         let request = context.request
+        if route.needs.contains(.recording) {
+            let id = context["id"]
+            context.resolvedRecording = Result { () throws(RecordingError) in try origin.finishedRecording(id: id) }
+        }
+        if route.needs.contains(.timeShift), !request.query.isEmpty {
+            context.timeShiftQuery = Result { () throws(DVRQueryError) in try DVRQuery.parse(request.query) }
+        }
         if route.needs.contains(.channel), context.resolvedChannel == nil {
             let name = context.captures.channel ?? ""
             guard let channel = origin.channel(named: name) else {
@@ -147,7 +163,6 @@ extension OriginHTTPHandler {
                 )
                 response.headers.append(name: "Allow", value: route.allowed)
                 return .answer(.respond(response))
-            case .notFound: return .answer(.respond(group.notFound()))
             }
         }
         if route.needs.contains(.playbackGate), let channel = context.resolvedChannel {
@@ -157,8 +172,8 @@ extension OriginHTTPHandler {
             case .answer(let answer): return .answer(.respond(answer))
             }
         }
-        if route.needs.contains(.timeShift), !request.query.isEmpty, let channel = context.resolvedChannel,
-            let answer = dvr(request, channel: channel, rendition: context.captures.rendition)
+        if route.needs.contains(.timeShift), let query = context.timeShiftQuery, let channel = context.resolvedChannel,
+            let answer = dvr(request, query: query, channel: channel, rendition: context.captures.rendition)
         {
             return .answer(answer)
         }

@@ -134,6 +134,9 @@ struct RouteNeeds: OptionSet, Sendable {
     static let viewerToken = RouteNeeds(rawValue: 1 << 7)
     /// A body's work makes database round trips with a group database: run off the libmicrohttpd thread.
     static let database = RouteNeeds(rawValue: 1 << 5)
+    /// The `:id` capture is looked up as a finished recording (`RouteContext.recording`), once for the handler and
+    /// the CMSD.
+    static let recording = RouteNeeds(rawValue: 1 << 8)
 }
 
 /// How a route answers a method it does not take.
@@ -142,8 +145,6 @@ enum WrongMethodAnswer: Sendable {
     case text
     /// 405 with `{"error": ...}` (the admin API).
     case json
-    /// The group's 404, as if the path named nothing.
-    case notFound
 }
 
 /// How long a kept `/live` answer holds (read before the route reads the snapshot).
