@@ -1,4 +1,5 @@
 import MicroHTTPD
+import SharedBytes
 import Testing
 
 @testable import OriginServer
@@ -120,6 +121,32 @@ struct CMSDCMCDCodecTests {
         #expect(CMSDHeaders.roundedHeldTime(2000) == 2000)
         #expect(CMSDHeaders.roundedHeldTime(5999) == 5900)
         #expect(CMSDHeaders.roundedHeldTime(.max) > 0)
+    }
+
+    /// The waiters one publish releases share a prepared answer per rounded held time: every rounded time under
+    /// 100 s has its own (before, the 257th distinct time of a playlist version went without `ht`).
+    @Test func everyHeldTimeUnderOneHundredSecondsHasItsOwnSharedAnswer() throws {
+        let responses = PlaylistResponses(bytes: SharedBytes(string: "#EXTM3U\n"), order: 1, modifiedMilliseconds: 0)
+        let rounded = Set((0..<100_000).map { CMSDHeaders.roundedHeldTime(Int64($0)) }).sorted()
+        #expect(rounded.count == 370)
+        var made: [ObjectIdentifier] = []
+        for held in rounded {
+            for gzip in [false, true] {
+                let form = try #require(
+                    responses.preparedHeld(gzip: gzip, heldMilliseconds: held) {
+                        PreparedResponse(.text(200, "\(held) \(gzip)\n"))
+                    }, "held \(held) ms, gzip \(gzip)")
+                #expect(form.response.headers.contains("Content-Type"))
+                let again = responses.preparedHeld(gzip: gzip, heldMilliseconds: held) {
+                    Issue.record("held \(held) ms made twice")
+                    return PreparedResponse(.text(200, "again\n"))
+                }
+                #expect(again === form)
+                made.append(ObjectIdentifier(form))
+            }
+        }
+        #expect(Set(made).count == 2 * rounded.count)
+        #expect(responses.preparedHeld(gzip: false, heldMilliseconds: 100_000) { PreparedResponse(.text(200, "")) } == nil)
     }
 
     // MARK: - CMCD

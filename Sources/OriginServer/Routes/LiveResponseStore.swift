@@ -202,29 +202,40 @@ final class PlaylistResponses: Sendable {
     }
 
     /// The prepared answer of a released blocking reload held `heldMilliseconds` (already rounded: CMSD `ht`), by
-    /// gzip and held time; nil once `heldFormLimit` forms exist (the caller answers without the held time).
+    /// gzip and held time, made on first use; nil past the longest held time kept (`HeldForms.slots`: the caller
+    /// answers without the held time). Takes no lock: every waiter a publish releases comes here, at once.
     func preparedHeld(gzip: Bool, heldMilliseconds: Int64, make: () -> PreparedResponse) -> PreparedResponse? {
-        let key = HeldForm(gzip: gzip, heldMilliseconds: heldMilliseconds)
-        if let found = held.withLock({ $0[key] }) { return found }
-        guard held.withLock({ $0.count }) < Self.heldFormLimit else { return nil }
-        let made = make()
-        return held.withLock { forms in
-            if let raced = forms[key] { return raced }
-            guard forms.count < Self.heldFormLimit else { return nil }
-            forms[key] = made
-            return made
+        guard let slot = HeldForms.slot(heldMilliseconds) else { return nil }
+        let forms = held.load() ?? held.storeIfNil(HeldForms())
+        return gzip ? forms.gzip[slot].load() ?? forms.gzip[slot].storeIfNil(make())
+            : forms.plain[slot].load() ?? forms.plain[slot].storeIfNil(make())
+    }
+
+    /// Made at the first release of a waiter of this version (most versions of most renditions release none).
+    private let held = AtomicLazyReference<HeldForms>()
+
+    /// One slot per held time `CMSDHeaders.roundedHeldTime` gives below 100 s (0 ... 99 ms, then two significant
+    /// digits: 100, 110 ... 99,000 ms), plain and gzip; a longer hold answers without `ht`.
+    final class HeldForms: Sendable {
+        static let slots = 370
+        let plain = InlineArray<370, AtomicLazyReference<PreparedResponse>> { _ in AtomicLazyReference() }
+        let gzip = InlineArray<370, AtomicLazyReference<PreparedResponse>> { _ in AtomicLazyReference() }
+
+        /// The slot of a rounded held time; nil past the last one (or for a time `roundedHeldTime` does not give).
+        static func slot(_ rounded: Int64) -> Int? {
+            guard rounded >= 0 else { return nil }
+            guard rounded >= 100 else { return Int(rounded) }
+            var mantissa = rounded
+            var decade = 0
+            while mantissa >= 100 {
+                guard mantissa % 10 == 0 else { return nil }
+                mantissa /= 10
+                decade += 1
+            }
+            let slot = 100 + 90 * (decade - 1) + Int(mantissa - 10)
+            return slot < slots ? slot : nil
         }
     }
-
-    /// Most held-time forms of one playlist version (two significant digits up to 3 target durations: a few dozen).
-    static let heldFormLimit = 256
-
-    private struct HeldForm: Hashable {
-        let gzip: Bool
-        let heldMilliseconds: Int64
-    }
-
-    private let held = Mutex<[HeldForm: PreparedResponse]>([:])
 
     /// The gzip form of the bytes, or nil if zlib failed.
     var gzipped: SharedBytes? {
