@@ -16,7 +16,12 @@ public struct JSONLogHandler: LogHandler {
 
     /// Writes to standard error (where journald and container runtimes collect it).
     public static func standardError(label: String) -> JSONLogHandler {
-        JSONLogHandler(label: label) { line in standardErrorLock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) } }
+        JSONLogHandler(label: label, output: writeStandardError)
+    }
+
+    /// Writes `line` to standard error whole (one write at a time: lines of two threads never mix).
+    @Sendable static func writeStandardError(_ line: String) {
+        standardErrorLock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
     }
 
     private static let standardErrorLock = Mutex(())

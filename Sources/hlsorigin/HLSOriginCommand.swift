@@ -124,7 +124,7 @@ struct HLSOriginCommand: AsyncParsableCommand {
                 handler.logLevel = level
                 return handler
             }
-            if journal { return JournalLogHandler(logLevel: level, label: label) }
+            if journal { return JournalLogHandler.standardError(label: label, logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

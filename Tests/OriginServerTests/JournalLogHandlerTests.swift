@@ -1,0 +1,85 @@
+import Logging
+import Synchronization
+import Testing
+
+@testable import OriginServer
+
+/// Under systemd the journal's stream reader makes one entry per line, `<priority>label: message key=value ...`:
+/// whatever a metadata value holds, a shipper splitting the pairs reads it back whole (logfmt quoting).
+@Suite("Journal log lines: one entry each, metadata as logfmt pairs")
+struct JournalLogHandlerTests {
+    final class Lines: Sendable {
+        let all = Mutex<[String]>([])
+    }
+
+    static func logger(_ lines: Lines) -> Logger {
+        Logger(label: "hlsorigin.test") { label in
+            JournalLogHandler(label: label, logLevel: .info) { line in lines.all.withLock { $0.append(line) } }
+        }
+    }
+
+    /// Splits the pairs after the message the way logfmt readers do: `key=bare` or `key="quoted with \" escapes"`.
+    static func pairs(_ text: Substring) -> [String: String] {
+        var pairs: [String: String] = [:]
+        var rest = text[...]
+        while let equals = rest.firstIndex(of: "=") {
+            let key = String(rest[..<equals].trimmingPrefix(" "))
+            rest = rest[rest.index(after: equals)...]
+            var value = ""
+            if rest.first == "\"" {
+                rest = rest.dropFirst()
+                while let character = rest.popFirst(), character != "\"" {
+                    guard character == "\\", let escaped = rest.popFirst() else {
+                        value.append(character)
+                        continue
+                    }
+                    switch escaped {
+                    case "n": value.append("\n")
+                    case "r": value.append("\r")
+                    case "t": value.append("\t")
+                    case "u":
+                        let hex = rest.prefix(4)
+                        rest = rest.dropFirst(4)
+                        value.unicodeScalars.append(Unicode.Scalar(UInt32(hex, radix: 16) ?? 0x3F) ?? "?")
+                    default: value.append(escaped)
+                    }
+                }
+            } else {
+                let end = rest.firstIndex(of: " ") ?? rest.endIndex
+                value = String(rest[..<end])
+                rest = rest[end...]
+            }
+            pairs[key] = value
+        }
+        return pairs
+    }
+
+    @Test func metadataValuesWithSpacesEqualsQuotesOrNewlinesAreQuotedAndReadBackWhole() throws {
+        let lines = Lines()
+        let logger = Self.logger(lines)
+        let values: [String: String] = [
+            "error": "marker database unavailable: connection refused",
+            "query": "start=-600&end=-60",
+            "reason": "first line\nsecond \"line\"\tend \\ \u{1}",
+            "empty": "",
+            "hls.channel": "news",
+        ]
+        logger.warning("SCTE-35 cue waits", metadata: values.mapValues { .string($0) })
+        let written = lines.all.withLock { $0 }
+        try #require(written.count == 1)
+        let line = written[0]
+        #expect(line.hasPrefix("<4>hlsorigin.test: SCTE-35 cue waits "))
+        #expect(line.hasSuffix("\n"))
+        #expect(!line.dropLast().contains("\n"), "one journal entry")
+        let text = line.dropFirst("<4>hlsorigin.test: SCTE-35 cue waits".count).dropLast()
+        #expect(Self.pairs(text) == values)
+        #expect(text.contains(" hls.channel=news "), "a plain value stays bare")
+        #expect(text.contains(#" empty="" "#))
+    }
+
+    @Test func aMessageWithANewlineStaysOneEntryWithItsPriority() throws {
+        let lines = Lines()
+        Self.logger(lines).error("first\nsecond")
+        #expect(lines.all.withLock { $0 } == ["<3>hlsorigin.test: first second\n"])
+    }
+}
