@@ -473,13 +473,34 @@ package struct ChannelState: Sendable {
 
     /// The rendition's tracks after a segment: the segment's, unless it only lacks samples of some of the rendition's
     /// tracks (`changesFormat`), which the rendition keeps (the next full segment is then no format change either).
+    /// A video track keeps the PQ/HLG reading of an earlier segment's alternative_transfer_characteristics SEI
+    /// (`keepingPreferredTransfer`).
     static func tracks(
         after info: SegmentInfo, previous: [TrackInfo], previousContainer: MediaContainer?
     ) -> [TrackInfo] {
-        guard !previous.isEmpty, previousContainer == info.container,
-            info.tracks.map(\.codec) != previous.map(\.codec), !changesFormat(info, from: previous)
-        else { return info.tracks }
+        guard !previous.isEmpty, previousContainer == info.container else { return info.tracks }
+        guard info.tracks.map(\.codec) != previous.map(\.codec), !changesFormat(info, from: previous) else {
+            return keepingPreferredTransfer(info.tracks, previous: previous)
+        }
         return previous
+    }
+
+    /// `tracks` with the transfer an SEI gave the same track before, where this segment showed none (the probe
+    /// reads the SEI in a segment's first GOP only, and an encoder may send it at the first IRAP only): same track
+    /// ID, codec, stated transfer and Dolby Vision configuration. VIDEO-RANGE then does not flip HLG -> SDR -> HLG
+    /// between reloads of the multivariant playlist; another stated transfer or codec is a new reading.
+    static func keepingPreferredTransfer(_ tracks: [TrackInfo], previous: [TrackInfo]) -> [TrackInfo] {
+        tracks.map { track in
+            guard track.kind == .video, let stated = track.statedTransferCharacteristics,
+                track.transferCharacteristics == stated,
+                let earlier = previous.first(where: { $0.kind == .video && $0.trackID == track.trackID }),
+                earlier.codec == track.codec, earlier.statedTransferCharacteristics == stated,
+                earlier.dolbyVision == track.dolbyVision, let shown = earlier.transferCharacteristics, shown != stated
+            else { return track }
+            var kept = track
+            kept.transferCharacteristics = shown
+            return kept
+        }
     }
 
     /// The segment ends where the rendition's newest entry (a segment, not a GAP) ends, within 10 ms: the same media

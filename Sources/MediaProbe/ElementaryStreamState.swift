@@ -181,17 +181,17 @@ struct ElementaryStreamState {
                 ? DolbyVisionConfiguration.sampleEntry(forBase: baseEntry).map(config.codec) : nil
         }
         // The codec of a video stream comes from its SPS: without one, no transfer is known.
-        let displayed =
-            kind == .video && codec != nil
-            ? VideoUsability.displayed(
-                stated: transferCharacteristics ?? VideoUsability.unspecified,
-                preferred: captions.preferredTransferCharacteristics) : nil
+        let stated = kind == .video && codec != nil ? transferCharacteristics ?? VideoUsability.unspecified : nil
         return TrackInfo(
             kind: kind, codec: dolbyOnly ?? codec, width: width, height: height, frameRate: rate,
             sampleRate: sampleRate, channelCount: channelCount, trackID: pid, timescale: 90000,
-            transferCharacteristics: displayed.map { dolbyVision?.transferCharacteristics(otherwise: $0) ?? $0 },
+            transferCharacteristics: stated.map {
+                VideoUsability.shown(
+                    stated: $0, preferred: captions.preferredTransferCharacteristics, dolbyVision: dolbyVision)
+            },
             supplementalCodec: kind == .video && codec != nil
                 ? dolbyVision?.supplementalCodec(
-                    baseSampleEntry: baseEntry, transferCharacteristics: transferCharacteristics) : nil)
+                    baseSampleEntry: baseEntry, transferCharacteristics: transferCharacteristics) : nil,
+            statedTransferCharacteristics: stated, dolbyVision: stated == nil ? nil : dolbyVision)
     }
 }

@@ -141,13 +141,17 @@ enum FragmentedMP4InitProbe {
             if colrTransfer != 2 { transfer = colrTransfer }
             spsRead = true
         }
-        if spsRead { info.transferCharacteristics = transfer ?? VideoUsability.unspecified }
+        if spsRead {
+            info.transferCharacteristics = transfer ?? VideoUsability.unspecified
+            info.statedTransferCharacteristics = info.transferCharacteristics
+        }
         let dolby = children.first { ["dvcC", "dvvC", "dvwC"].contains($0.type) }
         if let dolby, info.codec != nil {
             var recordReader = dolby.reader(bytes)
             let record = try recordReader.readArray(dolby.content.count)
             if let config = try? DolbyVisionConfiguration(record: record) {
                 info.transferCharacteristics = config.transferCharacteristics(otherwise: info.transferCharacteristics)
+                info.dolbyVision = config
                 if entry.type.hasPrefix("dv") {
                     info.codec = config.codec(sampleEntry: entry.type)  // Dolby Vision only (profile 5)
                 } else {

@@ -116,20 +116,25 @@ enum FragmentedMP4SegmentProbe {
         if primary.kind == .video {
             info.keyframes = track.keyframes
         }
+        // A Dolby Vision sample entry (`dvh1`/`dvhe` over HEVC, `dva1`/`dvav` over H.264) carries the same NAL units.
         if primary.kind == .video, let codec = primary.codec,
-            let hevc = ["avc1": false, "avc3": false, "hvc1": true, "hev1": true][String(codec.prefix(4))]
+            let hevc = [
+                "avc1": false, "avc3": false, "hvc1": true, "hev1": true, "dva1": false, "dvav": false, "dvh1": true,
+                "dvhe": true,
+            ][String(codec.prefix(4))]
         {
             var sei = scanSEI(
                 samples: track.sampleRanges, bytes, hevc: hevc,
                 lengthSize: initInfo.nalUnitLengthSizes[primary.trackID] ?? 4)
             info.closedCaptions = sei.finish()
             // An alternative_transfer_characteristics SEI is in the samples, which the init section cannot tell; a
-            // Dolby Vision base layer's compatibility (SUPPLEMENTAL-CODECS) decides over it, as in MPEG-TS.
+            // Dolby Vision base layer's compatibility decides over it: the same rule as MPEG-TS's.
             if let index = info.tracks.firstIndex(where: { $0.trackID == primary.trackID }),
-                let stated = info.tracks[index].transferCharacteristics, info.tracks[index].supplementalCodec == nil
+                let stated = info.tracks[index].statedTransferCharacteristics
             {
-                info.tracks[index].transferCharacteristics = VideoUsability.displayed(
-                    stated: stated, preferred: sei.preferredTransferCharacteristics)
+                info.tracks[index].transferCharacteristics = VideoUsability.shown(
+                    stated: stated, preferred: sei.preferredTransferCharacteristics,
+                    dolbyVision: info.tracks[index].dolbyVision)
             }
         }
         return info

@@ -78,14 +78,23 @@ public struct TrackInfo: Sendable, Hashable {
     /// Video: SUPPLEMENTAL-CODECS entry of a Dolby Vision stream whose base layer CODECS names (`dvh1.08.07/db1p`),
     /// from the fMP4 `dvcC`/`dvvC` box or the MPEG-TS DOVI descriptor; nil when none.
     public var supplementalCodec: String?
+    /// Video: the transfer characteristics the stream states (SPS VUI or `colr`, 2 when none), before an
+    /// alternative_transfer_characteristics SEI or a Dolby Vision compatibility is applied; nil like
+    /// `transferCharacteristics`. A rendition keeps an SEI's HLG/PQ reading while this and the codec stay the same.
+    public var statedTransferCharacteristics: UInt8?
+    /// Video: the Dolby Vision configuration (fMP4 `dvcC`/`dvvC`/`dvwC`, MPEG-TS DOVI descriptor); nil when none.
+    public var dolbyVision: DolbyVisionConfiguration?
 
     public init(
         kind: TrackKind, codec: String? = nil, width: Int? = nil, height: Int? = nil, frameRate: Double? = nil,
         sampleRate: Int? = nil, channelCount: Int? = nil, trackID: Int, timescale: Int64,
-        transferCharacteristics: UInt8? = nil, supplementalCodec: String? = nil
+        transferCharacteristics: UInt8? = nil, supplementalCodec: String? = nil,
+        statedTransferCharacteristics: UInt8? = nil, dolbyVision: DolbyVisionConfiguration? = nil
     ) {
         self.transferCharacteristics = transferCharacteristics
         self.supplementalCodec = supplementalCodec
+        self.statedTransferCharacteristics = statedTransferCharacteristics
+        self.dolbyVision = dolbyVision
         self.kind = kind
         self.codec = codec
         self.width = width

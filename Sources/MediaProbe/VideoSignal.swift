@@ -19,6 +19,14 @@ struct VideoUsability: Hashable {
         return preferred
     }
 
+    /// The one rule of both containers: `stated` with the SEI's preference applied (``displayed(stated:preferred:)``),
+    /// then a Dolby Vision base layer's compatibility over that
+    /// (``DolbyVisionConfiguration/transferCharacteristics(otherwise:)``).
+    static func shown(stated: UInt8, preferred: UInt8?, dolbyVision: DolbyVisionConfiguration?) -> UInt8 {
+        let displayed = displayed(stated: stated, preferred: preferred)
+        return dolbyVision?.transferCharacteristics(otherwise: displayed) ?? displayed
+    }
+
     /// The highest VUI frame rate believed (HLS players and encoders top out at 240).
     static let maximumFrameRate = 300.0
 

@@ -106,4 +106,45 @@ struct AlternativeTransferSEITests {
             Fixture.bytes("fmp4-hevc-atc-hlg-0.m4s"), initSection: initSection)
         #expect(segment.tracks.first { $0.kind == .video }?.transferCharacteristics == 18)
     }
+
+    /// What each Dolby Vision compatibility id makes of BT.2020's 14 stated with an SEI preferring HLG: the SEI is
+    /// applied, then the base layer's compatibility decides (ids 1 PQ, 2 SDR, 4 HLG; the others keep the SEI's HLG).
+    static let dolbyOverSEI: [(id: UInt8, expected: UInt8)] = [(1, 16), (2, 1), (4, 18), (6, 18)]
+
+    @Test func dolbyVisionOverTheSEIInTransportStream() throws {
+        let sps = try Self.sps("ts-hevc-atc-hlg.ts", hevc: true)
+        let sei = CaptionSEITests.seiRBSP([Self.preferring(18)], hevc: true)
+        let payload = Self.accessUnit(sps: sps, sei: sei, hevc: true)
+        for (id, expected) in Self.dolbyOverSEI {
+            var state = ElementaryStreamState(pid: 0x100, streamType: 0x24)
+            state.dolbyVision = DolbyVisionConfiguration(profile: 8, level: 6, compatibilityID: Int(id))
+            payload.withUnsafeBytes {
+                state.consume(
+                    payload: $0, pts: 0,
+                    packets: ElementaryStreamState.PacketRun(start: 0, end: 188, followsProgramTables: true))
+            }
+            #expect(state.trackInfo.statedTransferCharacteristics == 14)
+            #expect(state.trackInfo.transferCharacteristics == expected, "compatibility id \(id)")
+        }
+    }
+
+    @Test func dolbyVisionOverTheSEIInFragmentedMP4WhateverTheSampleEntry() throws {
+        let original = try Fixture.bytes("fmp4-hevc-atc-hlg-init.mp4")
+        let hvc1 = try #require(
+            (0..<(original.count - 4)).first { Array(original[$0..<($0 + 4)]) == Array("hvc1".utf8) })
+        var dvh1 = original
+        dvh1.replaceSubrange(hvc1..<(hvc1 + 4), with: Array("dvh1".utf8))
+        let segment = try Fixture.bytes("fmp4-hevc-atc-hlg-0.m4s")
+        for (entry, base) in [("hvc1", original), ("dvh1", dvh1)] {
+            for (id, expected) in Self.dolbyOverSEI {
+                let bytes = try VideoAttributeTests.insertingBox(
+                    "dvcC", body: VideoAttributeTests.doviRecord(profile: 8, level: 6, compatibility: id),
+                    into: ["moov", "trak", "mdia", "minf", "stbl", "stsd", entry], of: base)
+                let initSection = try MediaProbe.probeInitSection(bytes)
+                let video = try #require(
+                    MediaProbe.probeSegment(segment, initSection: initSection).tracks.first { $0.kind == .video })
+                #expect(video.transferCharacteristics == expected, "\(entry), compatibility id \(id)")
+            }
+        }
+    }
 }
