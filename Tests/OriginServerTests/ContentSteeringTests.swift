@@ -196,8 +196,11 @@ struct ContentSteeringTests {
     }
 
     @Test func aReportOutlivesOneMissedReadOfAPeer() {
-        // The longest gap between two reads of a peer: the pause, then a connect and an answer each up to the timeout.
-        let longestRound = SteeringHealthMonitor.interval + SteeringHealthMonitor.requestTimeout * 2
+        // The longest gap between two reads of a peer: the pause, then a connect and an answer each up to the timeout
+        // (the round gives up on a read that outlives them by the margin).
+        let longestRound =
+            SteeringHealthMonitor.interval + SteeringHealthMonitor.requestTimeout * 2
+            + SteeringHealthMonitor.deadlineMargin
         #expect(.milliseconds(ChannelHealthReport.lifetimeMilliseconds) >= longestRound * 2)
     }
 

@@ -1,0 +1,306 @@
+import Foundation
+import GroupDatabase
+import HLSPackaging
+import Logging
+import OriginCore
+import PeerRepair
+import Synchronization
+import Testing
+
+@testable import OriginServer
+
+/// The steering health monitor (docs/content-steering.md, "Health") against a scripted peer and a scripted heartbeat
+/// store, with a manual monotonic clock: when a peer becomes down, what a hung read or heartbeat does to the monitor,
+/// the pruning schedule, and what `/metrics` shows of it (docs/metrics.md, "Content steering").
+@Suite("Content Steering: the health monitor")
+struct SteeringHealthMonitorTests {
+    static let peer = "http://10.0.0.2:8080"
+
+    /// A peer's `GET /peer/health` as a test scripts it: a report with the channel in a state, a refused connection,
+    /// or a read that hangs, cancellation ignored, until released (or 5 s, so a monitor that waits for it is slow
+    /// rather than stuck).
+    final class ScriptedPeer: PeerFetching {
+        enum Behaviour: Sendable {
+            case answer(state: String)
+            case refuse
+            case hang
+        }
+        let behaviour = Mutex(Behaviour.answer(state: "healthy"))
+        let calls = Mutex(0)
+        let hang = Hang()
+
+        func get(_ url: PeerURL, timeout: Duration, limit: Int) async throws -> PeerResponse {
+            calls.withLock { $0 += 1 }
+            switch behaviour.withLock({ $0 }) {
+            case .answer(let state):
+                let body = #"{"channels":{"ch":{"state":"\#(state)"}},"origin":"\#(SteeringHealthMonitorTests.peer)"}"#
+                return PeerResponse(status: 200, body: Array(body.utf8))
+            case .refuse:
+                throw PeerFetchError("cannot connect to 10.0.0.2:8080: connection refused")
+            case .hang:
+                await hang.wait()
+                throw PeerFetchError("released")
+            }
+        }
+    }
+
+    /// The group database as a test scripts it: the peer's row, written whenever the peer "beats" (its age counted on
+    /// the test's monotonic clock, as the database's own clock would), a failure, or a call that hangs.
+    final class ScriptedDatabase: HeartbeatStore {
+        enum Behaviour: Sendable {
+            case answer
+            case fail
+            case hang
+        }
+        let behaviour = Mutex(Behaviour.answer)
+        /// Whether the peer still writes its heartbeat.
+        let peerBeats = Mutex(true)
+        let peerBeatAt = Mutex<Int64?>(nil)
+        let now: @Sendable () -> Int64
+        let calls = Mutex(0)
+        let prunes = Mutex<[Bool]>([])
+        let hang = Hang()
+
+        init(now: @escaping @Sendable () -> Int64) { self.now = now }
+
+        func beat(origin: String?, report: String?, prune: Bool) async throws -> [GroupDatabase.Heartbeat] {
+            calls.withLock { $0 += 1 }
+            prunes.withLock { $0.append(prune) }
+            switch behaviour.withLock({ $0 }) {
+            case .answer: break
+            case .fail: throw GroupDatabaseError("connection refused")
+            case .hang:
+                await hang.wait()
+                throw GroupDatabaseError("released")
+            }
+            let now = now()
+            let beatAt = peerBeatAt.withLock { beatAt -> Int64? in
+                if peerBeats.withLock({ $0 }) { beatAt = now }
+                return beatAt
+            }
+            guard let beatAt else { return [] }
+            let report = #"{"channels":{"ch":{"state":"healthy"}},"origin":"\#(SteeringHealthMonitorTests.peer)"}"#
+            return [GroupDatabase.Heartbeat(origin: SteeringHealthMonitorTests.peer, report: report, ageMilliseconds: now - beatAt)]
+        }
+    }
+
+    /// A call that hangs, deaf to cancellation and using no thread, until released (or 5 s after the first waiter,
+    /// so a monitor that waits for it is slow rather than stuck).
+    final class Hang: Sendable {
+        private let state = Mutex<(released: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let first = state.withLock { state -> Bool? in
+                    if state.released { return nil }
+                    state.waiters.append(continuation)
+                    return state.waiters.count == 1
+                }
+                switch first {
+                case nil: continuation.resume()
+                case true?: DispatchQueue.global().asyncAfter(deadline: .now() + 5) { self.release() }
+                case false?: break
+                }
+            }
+        }
+
+        func release() {
+            let waiters = state.withLock { state in
+                state.released = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// The route table's harness (channel `ch` steered, origin-a this origin, origin-b the peer) and a monitor on it.
+    struct Setup {
+        let harness: RouteTableTests.Harness
+        let monotonic = ManualClock(microseconds: 0)
+        let peer = ScriptedPeer()
+        let database: ScriptedDatabase?
+        let monitor: SteeringHealthMonitor
+
+        init(
+            database withDatabase: Bool, realMonotonic: Bool = false, pause: Duration = .seconds(1),
+            readTimeout: Duration = .milliseconds(800), heartbeatTimeout: Duration = .seconds(3)
+        ) throws {
+            harness = try ContentSteeringTests.steeredHarness()
+            let monotonic = self.monotonic
+            let now: @Sendable () -> Int64
+            if realMonotonic {
+                now = { SteeringHealthMonitor.monotonicMilliseconds() }
+            } else {
+                now = { monotonic.nowMilliseconds() }
+            }
+            database = withDatabase ? ScriptedDatabase(now: now) : nil
+            monitor = SteeringHealthMonitor(
+                origin: harness.origin, steering: ContentSteeringTests.steering, database: database, fetcher: peer,
+                logger: Logger(label: "steering-monitor-tests", factory: { _ in SwiftLogNoOpLogHandler() }),
+                monotonic: now, pause: pause, readTimeout: readTimeout, heartbeatTimeout: heartbeatTimeout)
+            harness.handler.steering.monitor = monitor
+            monitor.startWatching()
+        }
+
+        /// origin-b's health for channel `ch` as the steering manifest would rank it now.
+        var peerHealth: PathwayHealth? {
+            monitor.pathwayHealth(ContentSteeringTests.steering, channel: nil, name: "ch")["origin-b"]
+        }
+
+        func advance(seconds: Double) { monotonic.advance(seconds: seconds) }
+
+        /// `seconds` monitor rounds, a second apart, each with a heartbeat when there is a database.
+        func run(seconds: Int) async {
+            for _ in 0..<seconds {
+                advance(seconds: 1)
+                await monitor.round()
+                if database != nil { await monitor.beat() }
+            }
+        }
+
+        /// `/metrics` as scraped now.
+        func metrics() throws -> String { try ContentSteeringTests.get(harness, "/metrics").text }
+    }
+
+    @Test func withoutADatabaseAPeerIsDownOnceItHasNotAnsweredFor6Seconds() async throws {
+        let setup = try Setup(database: false)
+        await setup.monitor.round()
+        #expect(setup.peerHealth == .healthy)
+        setup.peer.behaviour.withLock { $0 = .refuse }
+        await setup.run(seconds: 6)
+        // Its report is 6 s old: the last instant it counts.
+        #expect(setup.peerHealth == .healthy)
+        setup.advance(seconds: 0.001)
+        #expect(setup.peerHealth?.name == "down")
+    }
+
+    @Test func withADatabaseAPeerIsDownOnlyWhenNeitherHTTPNorItsHeartbeatHasReportedFor6Seconds() async throws {
+        let setup = try Setup(database: true)
+        let database = try #require(setup.database)
+        await setup.monitor.round()
+        await setup.monitor.beat()
+        #expect(setup.peerHealth == .healthy)
+        // Unreachable over HTTP for 10 s, but still beating: its heartbeat keeps it judged by its own report.
+        setup.peer.behaviour.withLock { $0 = .refuse }
+        await setup.run(seconds: 10)
+        #expect(setup.peerHealth == .healthy)
+        // Its heartbeat stops too: down once the row is over 6 s old, not before.
+        database.peerBeats.withLock { $0 = false }
+        await setup.run(seconds: 6)
+        #expect(setup.peerHealth == .healthy)
+        setup.advance(seconds: 0.001)
+        #expect(setup.peerHealth?.name == "down")
+        // And back as soon as one source reports again.
+        setup.peer.behaviour.withLock { $0 = .answer(state: "stale") }
+        await setup.monitor.round()
+        #expect(setup.peerHealth?.name == "stale")
+    }
+
+    @Test func agesAreMeasuredOnTheMonotonicClockNotTheWallClock() async throws {
+        let setup = try Setup(database: false)
+        await setup.monitor.round()
+        setup.peer.behaviour.withLock { $0 = .refuse }
+        // The wall clock steps an hour forward: the report read a moment ago does not age.
+        setup.harness.clock.advance(seconds: 3600)
+        #expect(setup.peerHealth == .healthy)
+        #expect(try setup.metrics().contains(#"hlsorigin_steering_peer_report_age_seconds{peer="\#(Self.peer)",source="http"} 0.0"#))
+        // The monotonic clock moves 7 s: it has aged past its lifetime.
+        setup.advance(seconds: 7)
+        #expect(setup.peerHealth?.name == "down")
+        #expect(try setup.metrics().contains(#"hlsorigin_steering_peer_report_age_seconds{peer="\#(Self.peer)",source="http"} 7.0"#))
+    }
+
+    @Test func aPeerReadThatHangsPastItsDeadlineEndsTheRoundInTime() async throws {
+        let setup = try Setup(database: false, readTimeout: .milliseconds(100))
+        await setup.monitor.round()
+        setup.peer.behaviour.withLock { $0 = .hang }
+        defer { setup.peer.hang.release() }
+        let clock = ContinuousClock()
+        // Deadline: twice the read timeout plus the margin, 300 ms; the hung fetch ignores its cancellation.
+        let first = await clock.measure { await setup.monitor.round() }
+        #expect(first >= .milliseconds(300) && first < .seconds(1), "round took \(first)")
+        // The next round starts no second read of the peer while the first still runs, and ends in time too.
+        let second = await clock.measure { await setup.monitor.round() }
+        #expect(second < .seconds(1), "round took \(second)")
+        #expect(setup.peer.calls.withLock { $0 } == 2)
+        let metrics = try setup.metrics()
+        #expect(metrics.contains(#"hlsorigin_steering_peer_read_failures_total{peer="\#(Self.peer)",reason="timeout"} 2"#))
+        // A pathway whose origin this origin just failed to read gets no RELOAD-URI (its report still counts).
+        #expect(setup.monitor.unconfirmedPathways(ContentSteeringTests.steering) == ["origin-b"])
+        #expect(setup.peerHealth == .healthy)
+    }
+
+    @Test func aHungHeartbeatHoldsUpNeitherThePeerReadsNorGoesUnseen() async throws {
+        let setup = try Setup(
+            database: true, realMonotonic: true, pause: .milliseconds(50), heartbeatTimeout: .milliseconds(200))
+        let database = try #require(setup.database)
+        database.behaviour.withLock { $0 = .hang }
+        defer { database.hang.release() }
+        setup.peer.behaviour.withLock { $0 = .answer(state: "stale") }
+        let running = Task { await setup.monitor.run() }
+        try await Task.sleep(for: .milliseconds(700))
+        // The HTTP loop went on reading the peer, and judges it by its answer.
+        #expect(setup.peer.calls.withLock { $0 } >= 5)
+        #expect(setup.peerHealth?.name == "stale")
+        // One heartbeat call, hung: counted as a timeout once, no second call piled on it, its age growing.
+        #expect(database.calls.withLock { $0 } == 1)
+        let statistics = setup.monitor.statistics()
+        #expect(statistics.heartbeatFailures == ["timeout": 1])
+        #expect((statistics.heartbeatAgeMilliseconds ?? 0) >= 600)
+        let metrics = try setup.metrics()
+        #expect(metrics.contains(#"hlsorigin_steering_heartbeat_failures_total{reason="timeout"} 1"#))
+        #expect(metrics.contains(#"hlsorigin_steering_heartbeat_failures_total{reason="error"} 0"#))
+        // Once the call ends (failed), the loop beats again.
+        database.behaviour.withLock { $0 = .answer }
+        database.hang.release()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(database.calls.withLock { $0 } >= 2)
+        #expect((setup.monitor.statistics().heartbeatAgeMilliseconds ?? .max) < 200)
+        running.cancel()
+        await running.value
+    }
+
+    @Test func aFailedHeartbeatIsCountedAndPeersAreStillReadOverHTTP() async throws {
+        let setup = try Setup(database: true)
+        let database = try #require(setup.database)
+        database.behaviour.withLock { $0 = .fail }
+        await setup.monitor.beat()
+        await setup.monitor.beat()
+        await setup.monitor.round()
+        #expect(setup.monitor.statistics().heartbeatFailures == ["error": 2])
+        #expect(setup.peerHealth == .healthy)
+        #expect(try setup.metrics().contains(#"hlsorigin_steering_heartbeat_failures_total{reason="error"} 2"#))
+    }
+
+    @Test func heartbeatsPruneOnTheFirstBeatAndThenEvery3600th() async throws {
+        let setup = try Setup(database: true)
+        let database = try #require(setup.database)
+        for _ in 0...SteeringHealthMonitor.beatsBetweenPrunes { await setup.monitor.beat() }
+        let prunes = database.prunes.withLock { $0 }
+        #expect(prunes.count == 3601)
+        #expect(prunes.indices.filter { prunes[$0] } == [0, 3600])
+    }
+
+    @Test func metricsShowEachPathwaysStateAndTheManifestsAnswered() async throws {
+        let setup = try Setup(database: false)
+        await setup.monitor.round()
+        let metrics = try setup.metrics()
+        #expect(metrics.contains(#"hlsorigin_steering_pathway_state{channel="ch",pathway="origin-a"} 0"#))
+        #expect(metrics.contains(#"hlsorigin_steering_pathway_state{channel="ch",pathway="origin-b"} 0"#))
+        // No heartbeat families without a database; the unsteered channel has no pathway.
+        #expect(!metrics.contains("hlsorigin_steering_heartbeat"))
+        #expect(!metrics.contains(#"channel="plain",pathway"#))
+        // The peer stops answering; 7 s later it is down (3) and listed last.
+        setup.peer.behaviour.withLock { $0 = .refuse }
+        setup.advance(seconds: 7)
+        await setup.monitor.round()
+        _ = try ContentSteeringTests.get(setup.harness, "/live/ch/steering.json", [("_HLS_pathway", "origin-b")])
+        _ = try ContentSteeringTests.get(setup.harness, "/live/ch/steering.json")
+        let later = try setup.metrics()
+        #expect(later.contains(#"hlsorigin_steering_pathway_state{channel="ch",pathway="origin-b"} 3"#))
+        #expect(later.contains(#"hlsorigin_steering_peer_read_failures_total{peer="\#(Self.peer)",reason="connect"} 1"#))
+        #expect(later.contains(#"hlsorigin_steering_manifests_total{channel="ch",pathway="origin-a"} 2"#))
+        #expect(!later.contains(#"hlsorigin_steering_manifests_total{channel="ch",pathway="origin-b"}"#))
+    }
+}
