@@ -38,8 +38,7 @@ extension EndToEndRestarts {
         static func scenario(_ processes: CDNTierProcesses) async throws {
             let pair = try await OriginPair.start(
                 labels: ["pair-first", "pair-second"], channel: channel, renditions: [rendition], listed: 2,
-                processes: processes
-            ) { _, _ in configuration }
+                processes: processes, configuration: configuration)
             let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
             let nginx = try await startNginx(first: first.port, second: second.port, directory: first.directory)
             processes.set(nginx)
