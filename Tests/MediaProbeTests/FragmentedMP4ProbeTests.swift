@@ -8,7 +8,7 @@ struct FragmentedMP4ProbeTests {
     static let h264Tracks = [
         TrackInfo(
             kind: .video, codec: "avc1.64000b", width: 160, height: 90, frameRate: 30, trackID: 1, timescale: 15360,
-            transferCharacteristics: 2),
+            transferCharacteristics: 2, statedTransferCharacteristics: 2),
         TrackInfo(kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 2, trackID: 2, timescale: 48000),
     ]
 
@@ -27,7 +27,7 @@ struct FragmentedMP4ProbeTests {
                 // The hvcC's SPS states 30 fps in its VUI timing info and no colour description (SDR).
                 TrackInfo(
                     kind: .video, codec: "hvc1.1.6.L30.90", width: 160, height: 90, frameRate: 30, trackID: 1,
-                    timescale: 15360, transferCharacteristics: 2),
+                    timescale: 15360, transferCharacteristics: 2, statedTransferCharacteristics: 2),
                 TrackInfo(
                     kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 2, trackID: 2, timescale: 48000),
             ])

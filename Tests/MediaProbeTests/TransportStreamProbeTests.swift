@@ -13,7 +13,7 @@ struct TransportStreamProbeTests {
             info.tracks == [
                 TrackInfo(
                     kind: .video, codec: "avc1.4d400b", width: 160, height: 90, frameRate: 30, trackID: 256,
-                    timescale: 90000, transferCharacteristics: 2),
+                    timescale: 90000, transferCharacteristics: 2, statedTransferCharacteristics: 2),
                 TrackInfo(
                     kind: .audio, codec: "mp4a.40.2", sampleRate: 48000, channelCount: 2, trackID: 257,
                     timescale: 90000),
@@ -53,7 +53,7 @@ struct TransportStreamProbeTests {
             info.tracks.first
                 == TrackInfo(
                     kind: .video, codec: "hvc1.1.6.L30.90", width: 160, height: 90, frameRate: 30, trackID: 256,
-                    timescale: 90000, transferCharacteristics: 2))
+                    timescale: 90000, transferCharacteristics: 2, statedTransferCharacteristics: 2))
         #expect(info.startTime == MediaTime(ticks: 132000, timescale: 90000))
         #expect(info.duration == MediaTime(ticks: 180000, timescale: 90000))
         #expect(info.startsWithKeyframe)
