@@ -57,12 +57,37 @@ struct FixtureLibrary: Sendable {
         self.profiles = profiles
     }
 
-    /// The directory of the module's copied `Fixtures` resource.
-    private static func fixtureDirectory() throws(TestSourceError) -> URL {
-        guard let url = Bundle.module.url(forResource: "Fixtures", withExtension: nil) else {
-            throw TestSourceError(.fixtureUnavailable, "the Fixtures resource directory is missing from the bundle")
+    /// The bundle SwiftPM copies the `Fixtures` resource into (`<package>_<target>.resources`).
+    static let bundleName = "hlsorigin_TestSource.resources"
+
+    /// The directory of the module's copied `Fixtures` resource: in the bundle beside the running executable's real
+    /// path (the build directory; `/usr/lib/hlsorigin` in the Debian package, reached through the `/usr/bin`
+    /// symlink), else beside the bundle holding this code (an `.xctest` bundle run by a test tool elsewhere). Not
+    /// `Bundle.module`, which ends the process (`fatalError`) when the bundle is missing: a test source channel then
+    /// reports the error and the process lives.
+    static func fixtureDirectory() throws(TestSourceError) -> URL {
+        let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent()
+        return try fixtureDirectory(
+            besideExecutableIn: executable ?? Bundle.main.bundleURL,
+            fallback: Bundle(for: FixtureBundleFinder.self).bundleURL.deletingLastPathComponent())
+    }
+
+    /// The `Fixtures` directory of the bundle in `directory`, else in `fallback`; the error names the path looked
+    /// for beside the executable and the bundle to install.
+    static func fixtureDirectory(besideExecutableIn directory: URL, fallback: URL?) throws(TestSourceError) -> URL {
+        let candidates = [directory, fallback].compactMap { $0 }.map {
+            $0.appendingPathComponent(bundleName).appendingPathComponent("Fixtures")
         }
-        return url
+        for candidate in candidates {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), isDirectory.boolValue {
+                return candidate
+            }
+        }
+        throw TestSourceError(
+            .fixtureUnavailable,
+            "the test source's fixtures \(candidates[0].path) are missing: install the resource bundle \(bundleName) "
+                + "beside the hlsorigin binary")
     }
 
     private static func read(_ name: String, in directory: URL) throws(TestSourceError) -> [UInt8] {
@@ -117,3 +142,6 @@ struct FixtureLibrary: Sendable {
         return nil
     }
 }
+
+/// A class of this module, for `Bundle(for:)`: the bundle holding the module's code.
+private final class FixtureBundleFinder {}

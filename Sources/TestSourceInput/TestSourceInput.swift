@@ -3,6 +3,7 @@ public import Logging
 public import OriginCore
 public import ServiceLifecycle
 import Synchronization
+import TestSource
 
 /// The built-in test source as an input beside HTTP push and peer repair: one `TestSourceFeed` per `.testSource`
 /// channel of the origin, fed in real time. It follows the origin's channels (`follow()`): a reload's successor of a
@@ -20,15 +21,24 @@ public final class TestSourceInput: Sendable {
     private let following = Mutex<Void>(())
 
     /// Starts feeding the origin's `.testSource` channels; the first segments are due one segment duration from now.
+    /// A channel whose fixtures cannot be read (`TestSourceError`, e.g. the resource bundle missing beside the
+    /// binary) is logged and left unfed, like a reload's: the origin and its other channels run on.
     /// - Throws: `TestSourceFeedError` for a rendition that names no built-in profile.
     public init(origin: Origin, logger: Logger) throws {
         self.origin = origin
         self.logger = logger
         var feeds: [String: TestSourceFeed] = [:]
+        var refused: [String: ObjectIdentifier] = [:]
         for channel in origin.allChannels where channel.configuration.source == .testSource {
-            feeds[channel.name] = try TestSourceFeed(channel: channel, clock: origin.clock, logger: logger)
+            do {
+                feeds[channel.name] = try TestSourceFeed(channel: channel, clock: origin.clock, logger: logger)
+            } catch let error as TestSourceError {
+                refused[channel.name] = ObjectIdentifier(channel)
+                logger.error(
+                    "test source channel not fed", metadata: ["hls.channel": "\(channel.name)", "reason": "\(error)"])
+            }
         }
-        self.feeds = Mutex((feeds, [:]))
+        self.feeds = Mutex((feeds, refused))
     }
 
     /// What the origin does to a `.testSource` channel it has built, before listing it (`Origin`'s `sourcePrepare`):

@@ -66,6 +66,31 @@ extension EndToEnd {
                         + "staleness <= \(watcher.trackers["360p"]!.maxStalenessUpperBound) s, \(seconds) s")
             }
         }
+        /// The binary copied alone, without the resource bundles SwiftPM puts beside it: the demo channel is not fed
+        /// and the log says which bundle to install (not `Bundle.module`'s fatalError), the OpenAPI route answers 500
+        /// naming its bundle, and the process keeps serving until SIGTERM.
+        @Test("a binary copied without its resource bundles runs on and names the missing bundles")
+        func binaryWithoutResourceBundlesRunsOn() async throws {
+            let copy = try TemporaryDirectory.make("hlsorigin-e2e-bare-binary")
+            let binary = copy.appendingPathComponent("hlsorigin")
+            try FileManager.default.copyItem(at: OriginProcess.binary(), to: binary)
+            defer { try? FileManager.default.removeItem(at: binary) }
+            try await OriginProcess.withRunning(
+                configuration: OriginProcess.defaultConfiguration(), label: "bare", executable: binary
+            ) { origin in
+                let client = HTTPClient(port: origin.port)
+                try await Task.sleep(for: .seconds(3))  // the demo's first segments are due 2 s after start
+                #expect(origin.child.isRunning)
+                let fixtures = copy.appendingPathComponent("hlsorigin_TestSource.resources/Fixtures").path
+                #expect(origin.child.standardError.contains("test source channel not fed"), "\(origin.logTail())")
+                #expect(origin.child.standardError.contains(fixtures), "\(origin.logTail())")
+                let openAPI = try await client.get("/admin/openapi.json")
+                #expect(openAPI.status == 500)
+                #expect(String(decoding: openAPI.body, as: UTF8.self).contains("hlsorigin_OriginServer.resources"))
+                #expect(try await client.get("/admin/channels/demo").status == 200)
+            }
+        }
+
         /// The whole origin stops for 4.5 s right after it starts (a descheduled process, a paused VM): its first
         /// tick delivers two segments per rendition at once. The renditions must still start on the same MSN with
         /// the same media, without refusals, discontinuities or gaps.

@@ -50,11 +50,12 @@ final class OriginProcess: Sendable {
     ///   - restarting: the directory of an earlier origin (killed or stopped): its data directory is used again, so
     ///     the new origin continues from the state journal; its log goes to `hlsorigin-<label>.err`.
     ///   - environment: variables added to the origin's environment (e.g. `NOTIFY_SOCKET`).
+    ///   - executable: the binary to run instead of `binary()` (e.g. a copy without its resource bundles).
     init(
         configuration: String, label: String, port requestedPort: Int = 0, restarting: URL? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], executable: URL? = nil
     ) async throws {
-        let binary = try Self.binary()
+        let binary = try executable ?? Self.binary()
         directory = try restarting ?? TemporaryDirectory.make("hlsorigin-e2e-\(label)")
         let configURL = directory.appendingPathComponent("config.yaml")
         try Data(configuration.utf8).write(to: configURL)
@@ -133,9 +134,9 @@ final class OriginProcess: Sendable {
     /// Starts an origin, runs `body`, and always stops the origin (SIGTERM, then SIGKILL), also when `body` throws.
     /// Expects a clean exit (status 0) after SIGTERM. The directory stays for diagnostics (it holds the log).
     static func withRunning<T>(
-        configuration: String, label: String, _ body: (OriginProcess) async throws -> T
+        configuration: String, label: String, executable: URL? = nil, _ body: (OriginProcess) async throws -> T
     ) async throws -> T {
-        let origin = try await OriginProcess(configuration: configuration, label: label)
+        let origin = try await OriginProcess(configuration: configuration, label: label, executable: executable)
         let result: T
         do {
             result = try await body(origin)
