@@ -130,10 +130,7 @@ struct AlternativeTransferSEITests {
 
     @Test func dolbyVisionOverTheSEIInFragmentedMP4WhateverTheSampleEntry() throws {
         let original = try Fixture.bytes("fmp4-hevc-atc-hlg-init.mp4")
-        let hvc1 = try #require(
-            (0..<(original.count - 4)).first { Array(original[$0..<($0 + 4)]) == Array("hvc1".utf8) })
-        var dvh1 = original
-        dvh1.replaceSubrange(hvc1..<(hvc1 + 4), with: Array("dvh1".utf8))
+        let dvh1 = try VideoAttributeTests.dvh1Entry("fmp4-hevc-atc-hlg-init.mp4")
         let segment = try Fixture.bytes("fmp4-hevc-atc-hlg-0.m4s")
         for (entry, base) in [("hvc1", original), ("dvh1", dvh1)] {
             for (id, expected) in Self.dolbyOverSEI {

@@ -202,12 +202,16 @@ struct VideoAttributeTests {
         #expect(try MediaProbe.probeInitSection(bytes).tracks.first?.transferCharacteristics == 16)
     }
 
+    /// The init section `fixture` with its `hvc1` sample entry renamed `dvh1`.
+    static func dvh1Entry(_ fixture: String) throws -> [UInt8] {
+        var bytes = try Fixture.bytes(fixture)
+        let hvc1 = try #require((0..<(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == Array("hvc1".utf8) })
+        bytes.replaceSubrange(hvc1..<(hvc1 + 4), with: Array("dvh1".utf8))
+        return bytes
+    }
+
     @Test func dolbyVisionSampleEntryWithoutAUsableDvcCIsNamedByItsHEVCBase() throws {
-        let original = try Fixture.bytes("fmp4-hevc-init.mp4")
-        let hvc1 = try #require(
-            (0..<(original.count - 4)).first { Array(original[$0..<($0 + 4)]) == Array("hvc1".utf8) })
-        var dvh1 = original
-        dvh1.replaceSubrange(hvc1..<(hvc1 + 4), with: Array("dvh1".utf8))
+        let dvh1 = try Self.dvh1Entry("fmp4-hevc-init.mp4")
         let bare = try #require(MediaProbe.probeInitSection(dvh1).tracks.first?.codec)
         #expect(bare.hasPrefix("hvc1."), "\(bare)")
         let badRecord = [0] + Self.doviRecord(profile: 5, level: 6, compatibility: 0)
