@@ -176,7 +176,7 @@ public final class SRTListener: Sendable {
         let deadline = Date(timeIntervalSinceNow: Double(Self.stopWaitMilliseconds) / 1000)
         callersEnded.lock()
         defer { callersEnded.unlock() }
-        while state.withLock({ !$0.callers.isEmpty || $0.starting > 0 }) {
+        while state.withLock({ !$0.callers.isEmpty || !$0.starting.isEmpty }) {
             guard callersEnded.wait(until: deadline) else {
                 let left = state.withLock { $0.callers.values.map { "\($0.status.channel)/\($0.status.rendition)" } }
                 logger.warning(
@@ -298,15 +298,19 @@ public final class SRTListener: Sendable {
         return Set(mapped).union([id.rendition])
     }
 
-    /// Why `state` has no room for a caller of `id` feeding `fed`: one of those renditions has a caller, directly
-    /// or cut from a caller's stream (1409), or `maxCallers` callers are connected or starting (1402). Checked in
-    /// the handshake and again at the accept (two callers admitted at once).
+    /// Why `state` has no room for a caller of `id` feeding `fed`: one of those renditions has a caller, connected
+    /// or starting (accepted, its session being opened), directly or cut from a caller's stream (1409), or
+    /// `maxCallers` callers are connected or starting (1402). Checked in the handshake and again at the accept,
+    /// where the caller taken is entered in `starting` under the same lock: of two callers whose handshakes passed
+    /// together, the second accepted is closed.
     private func room(for id: StreamID, feeding fed: Set<String>, in state: ListenerState) -> SRTRefusal? {
-        let holder = state.callers.values.first {
-            $0.status.channel == id.channel && !$0.renditions.isDisjoint(with: fed)
-        }
+        let holders =
+            state.callers.values.map {
+                FedRenditions(channel: $0.status.channel, rendition: $0.status.rendition, renditions: $0.renditions)
+            } + state.starting.values
+        let holder = holders.first { $0.channel == id.channel && !$0.renditions.isDisjoint(with: fed) }
         if let holder {
-            guard holder.status.rendition != id.rendition else {
+            guard holder.rendition != id.rendition else {
                 return SRTRefusal(
                     code: SRTRefusal.conflict,
                     message: "\(id.channel)/\(id.rendition) has a caller; a second one is taken once the first drops")
@@ -315,9 +319,9 @@ public final class SRTListener: Sendable {
             return SRTRefusal(
                 code: SRTRefusal.conflict,
                 message: "\(taken.joined(separator: ", ")) \(taken.count == 1 ? "is" : "are") fed by the caller of "
-                    + "\(id.channel)/\(holder.status.rendition); a second caller is taken once it drops")
+                    + "\(id.channel)/\(holder.rendition); a second caller is taken once it drops")
         }
-        guard state.callers.count + state.starting < configuration.maxCallers else {
+        guard state.callers.count + state.starting.count < configuration.maxCallers else {
             return SRTRefusal(
                 code: SRTRefusal.overload, message: "\(configuration.maxCallers) callers are connected (maxCallers)")
         }
@@ -386,19 +390,21 @@ public final class SRTListener: Sendable {
             srt_close(socket)
             return
         }
-        // The handshake checked the rendition; two callers admitted at once for one rendition: the second closes.
+        // The handshake checked the renditions; of two callers admitted at once for one of them, the second
+        // accepted finds the first in `starting` and closes (audited and counted as a refusal in the handshake).
         let fed = renditionsFed(by: id)
         let admitted: Result<Int, SRTRefusal> = state.withLock { state in
-            if let refusal = room(for: id, feeding: fed, in: state) {
-                state.counters.refusals[refusal.reason, default: 0] += 1
-                return .failure(refusal)
-            }
-            state.starting += 1
+            if let refusal = room(for: id, feeding: fed, in: state) { return .failure(refusal) }
+            state.starting[socket] = FedRenditions(channel: id.channel, rendition: id.rendition, renditions: fed)
             state.serial += 1
             return .success(state.serial)
         }
         guard case .success(let serial) = admitted else {
             srt_close(socket)
+            if case .failure(let refusal) = admitted {
+                refuse(
+                    refusal, streamID: streamID, requester: Requester(credential: credential, address: peer.host))
+            }
             return
         }
         let thread = Thread { [self] in
@@ -416,7 +422,7 @@ public final class SRTListener: Sendable {
             session = try sink.open(channel: id.channel, rendition: id.rendition, peer: peer.description)
         } catch {
             callerEnded {
-                $0.starting -= 1
+                $0.starting[socket] = nil
                 $0.counters.refusals["sink", default: 0] += 1
             }
             logger.warning(
@@ -433,7 +439,7 @@ public final class SRTListener: Sendable {
             channel: id.channel, rendition: id.rendition, peer: peer.description, credential: credential,
             connectedAtMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
         state.withLock { state in
-            state.starting -= 1
+            state.starting[socket] = nil
             state.counters.accepted += 1
             state.callers[socket] = CallerEntry(serial: serial, status: status, renditions: fed)
         }
@@ -632,6 +638,14 @@ private struct CallerEntry {
     var renditions: Set<String>
 }
 
+/// The renditions a caller feeds (connected, or accepted with its session being opened): taken from other callers.
+private struct FedRenditions {
+    var channel: String
+    var rendition: String
+    /// `SRTListener.renditionsFed(by:)`.
+    var renditions: Set<String>
+}
+
 /// A caller the listen callback admitted, until it is accepted or libsrt refuses it in the key exchange.
 private struct PendingHandshake {
     var streamID: String
@@ -645,8 +659,8 @@ private struct ListenerState {
     var callers: [SRTSOCKET: CallerEntry] = [:]
     /// Admitted in the handshake, not yet accepted (`SRTHandshakeFailures`).
     var handshakes: [SRTSOCKET: PendingHandshake] = [:]
-    /// Callers accepted whose session is being opened.
-    var starting = 0
+    /// Callers accepted whose session is being opened, by socket: they hold their renditions as the callers do.
+    var starting: [SRTSOCKET: FedRenditions] = [:]
     var serial = 0
     var counters = SRTCounters()
 }

@@ -2,6 +2,7 @@ import Foundation
 import LiveTimeline
 import Logging
 import OriginCore
+import Synchronization
 import TestSupport
 import Testing
 
@@ -31,14 +32,47 @@ import Testing
         }
     }
 
+    /// A sink whose `open` waits until the test releases it: an accepted caller stays starting (its session being
+    /// opened, not yet among the listener's callers) as long as the test wants.
+    final class BlockingSink: ContinuousStreamSink {
+        let release = DispatchSemaphore(value: 0)
+        let opens = Atomic<Int>(0)
+        func open(channel: String, rendition: String, peer: String) throws -> any ContinuousStreamSession {
+            opens.add(1, ordering: .relaxed)
+            release.wait()
+            return AcceptingSink.Session()
+        }
+    }
+
+    /// The audit trail's outcomes (`audit.outcome`), in order.
+    final class AuditOutcomes: Sendable {
+        let outcomes = Mutex<[String]>([])
+
+        struct Handler: LogHandler {
+            let audit: AuditOutcomes
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .trace
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+            func log(event: LogEvent) {
+                guard let outcome = event.metadata?["audit.outcome"] else { return }
+                audit.outcomes.withLock { $0.append("\(outcome)") }
+            }
+        }
+
+        var logger: Logger { Logger(label: "hlsorigin.audit", factory: { _ in Handler(audit: self) }) }
+    }
+
     func makeListener(
         autoCreate: Bool, rules: SRTAccessRules = SRTAccessRules(), port: Int = 0,
-        channels: [ChannelConfiguration] = [], sink: any ContinuousStreamSink = RefusingSink()
+        channels: [ChannelConfiguration] = [], sink: any ContinuousStreamSink = RefusingSink(), audit: Logger? = nil
     ) throws -> SRTListener {
         var configuration = OriginConfiguration(channels: channels, dataDirectory: nil)
         configuration.ingest.autoCreate = autoCreate
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        let origin = try Origin(configuration: configuration, clock: SystemClock(), logger: logger)
+        let origin = try Origin(configuration: configuration, clock: SystemClock(), logger: logger, audit: audit)
         var settings = SRTConfiguration(port: port)
         settings.host = "127.0.0.1"
         return try SRTListener(
@@ -107,6 +141,50 @@ import Testing
         defer { SRTProbe.close(english) }
         #expect(outcome("multi/main") == .rejected(SRTRefusal.conflict))
         #expect(listener.counters.refusals["conflict"] == 2)
+    }
+
+    /// Two callers whose handshakes complete close together, for one rendition or for renditions one stream feeds
+    /// (`multi/main` cuts `multi/en`): exactly one is taken; the other is refused (1409 in its handshake, or closed
+    /// right after the accept when both handshakes passed before either was accepted), audited and counted as
+    /// `conflict`. The first caller's session is still opening (the sink holds it), so the listener has no
+    /// connected caller yet to find: before, both were taken.
+    @Test(arguments: [("multi/main", "multi/en"), ("multi/other", "multi/other")])
+    func ofTwoCallersAtOnceForOneRenditionOnlyOneIsTaken(first: String, second: String) async throws {
+        let channel = ChannelConfiguration(
+            name: "multi",
+            renditions: [
+                .init(name: "main", srt: StreamSelection(from: "main", pid: 256)),
+                .init(name: "en", srt: StreamSelection(from: "main", language: "eng")),
+                .init(name: "other"),
+            ])
+        let sink = BlockingSink()
+        let audit = AuditOutcomes()
+        let listener = try makeListener(autoCreate: false, channels: [channel], sink: sink, audit: audit.logger)
+        let thread = Thread { listener.runBlocking() }
+        thread.start()
+        defer {
+            sink.release.signal()
+            sink.release.signal()
+            listener.stop()
+        }
+        let port = listener.boundPort
+        async let one = Task.detached { SRTProbe.connect(port: port, streamID: first) }.value
+        async let two = Task.detached { SRTProbe.connect(port: port, streamID: second) }.value
+        let outcomes = await [one, two]
+        defer {
+            for case .connected(let socket) in outcomes { SRTProbe.close(socket) }
+        }
+        // One refused (in its handshake or at the accept) and the other's session opening, or (before) both opening.
+        try await waitUntil("one caller is refused or both are being opened", timeout: .seconds(5)) {
+            let opens = sink.opens.load(ordering: .relaxed)
+            return (listener.counters.refusals["conflict"] == 1 && opens == 1) || opens == 2
+        }
+        #expect(sink.opens.load(ordering: .relaxed) == 1)
+        #expect(listener.counters.refusals["conflict"] == 1)
+        #expect(audit.outcomes.withLock { $0 } == ["conflict"])
+        sink.release.signal()
+        try await waitUntil("the taken caller is connected", timeout: .seconds(5)) { listener.callers.count == 1 }
+        #expect(listener.counters.accepted == 1)
     }
 
     /// A caller admitted by its stream id whose passphrase then fails SRT's key exchange is counted (and audited)
