@@ -176,6 +176,7 @@ extension EndToEndInBrowser {
                         + "\(String(format: "%.1f", moved)) s in the last \(String(format: "%.1f", wall)) s, "
                         + "longest still \(String(format: "%.1f", longest)) s, \(gapRequests) filler requests, "
                         + "errors \(played.state?.errors ?? []) \(played.error ?? "")"
+                        + (played.vhsQueues.isEmpty ? "" : ", \(played.vhsQueues)")
                     accounts.append(account)
                     #expect(played.error == nil, "\(account)")
                     #expect(wall >= 6, "too little time after the restart: \(account)")

@@ -13,7 +13,8 @@ how it played (currentTime, decoded audio bytes, audio level), sampled every hal
           "switchAudio": {"to": "fr", "at": 10},    select that language's audio track N seconds in
           "catchUpRate": 1.5,                       hls.js maxLiveSyncPlaybackRate (catch up to its latency target)
           "stallIncrease": 0,                       hls.js liveSyncOnStallIncrease (target growth per stall)
-          "cmcd": "query"|"headers"}                hls.js sends CMCD (CTA-5004) in the CMCD argument or CMCD-* headers
+          "cmcd": "query"|"headers",                hls.js sends CMCD (CTA-5004) in the CMCD argument or CMCD-* headers
+          "runStalledVHSQueues": true}              video.js: run a stalled VHS 1.9.3 queue on (videojs/http-streaming#480)
 
 The page (page.html, harness.js) and the players (DIR/hls.js, DIR/video.js, laid down by scripts/e2e-browser/install)
 are served by a small HTTP server of this process on 127.0.0.1; the origin's playlists are loaded cross-origin (the
@@ -130,6 +131,8 @@ def start(browser, base, run):
         fields["stallincrease"] = run["stallIncrease"]
     if run.get("cmcd"):
         fields["cmcd"] = run["cmcd"]
+    if run.get("runStalledVHSQueues"):
+        fields["vhsqueues"] = "run"
     query = urllib.parse.urlencode(fields)
     loaded = time.monotonic()
     page.goto(f"{base}/page.html?{query}")

@@ -37,6 +37,10 @@ enum BrowserPlayer {
         var stallIncrease: Double?
         /// hls.js sends CMCD (CTA-5004): `query` (the `CMCD` argument) or `headers` (`CMCD-*`); nil: none.
         var cmcd: String?
+        /// video.js: the harness runs a VHS 1.9.3 queue that stalled (videojs/http-streaming#480) on, as VHS 1.10.2
+        /// does, and lists each time in `State.vhsQueueRuns`. Only AlternateRenditionsTests sets it
+        /// (docs/alternate-renditions.md); elsewhere a stall stays stalled for the test to see.
+        var runStalledVHSQueues = false
     }
 
     /// What `play.py` printed.
@@ -210,6 +214,22 @@ enum BrowserPlayer {
                 + (last.buffered ?? "")
         }
 
+        /// video.js: the samples that found a stalled VHS queue and each time the harness ran one on
+        /// (`Run.runStalledVHSQueues`), for every summary of a video.js run; "" when there was neither.
+        var vhsQueues: String {
+            let stalled = (samples ?? []).filter { !($0.stalledQueues ?? []).isEmpty }
+            let runs = state?.vhsQueueRuns ?? []
+            var parts: [String] = []
+            if let first = stalled.first {
+                parts.append("VHS 1.9.3 queue stalled in \(stalled.count) samples from t \(first.t) s "
+                    + "(\(first.stalledQueues ?? []))")
+            }
+            if !runs.isEmpty {
+                parts.append("VHS 1.9.3 queue stalled and run on by the harness (videojs/http-streaming#480): \(runs)")
+            }
+            return parts.joined(separator: ", ")
+        }
+
         /// A short account for test output and failure messages.
         var account: String {
             guard error == nil else { return "\(player.rawValue): failed to run: \(error!)" }
@@ -241,9 +261,7 @@ enum BrowserPlayer {
             }
             let cueCount = state?.cues.values.map(\.count).reduce(0, +) ?? 0
             parts.append("\(cueCount) cues")
-            if let runs = state?.vhsQueueRuns, !runs.isEmpty {
-                parts.append("VHS 1.9.3 queue stalled and run on by the harness (videojs/http-streaming#480): \(runs)")
-            }
+            if !vhsQueues.isEmpty { parts.append(vhsQueues) }
             if let errors = state?.errors, !errors.isEmpty { parts.append("errors \(errors)") }
             return parts.joined(separator: ", ")
         }
