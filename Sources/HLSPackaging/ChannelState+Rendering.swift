@@ -474,8 +474,15 @@ public struct StorageStatus: Sendable, Codable, Hashable {
     public let writeFailures: Int
     /// Lowest MSN still in the store (older ones were evicted).
     public let horizonMSN: UInt64
+    /// Why the store's file system is nearly full while its writes still succeed (under `storage.minFreeBytes` with
+    /// no time-shift left to evict): content steering judges the channel failing meanwhile; nil otherwise.
+    public let nearlyFull: String?
 
-    public init(state: String, reason: String?, since: String?, bytes: Int64, writeFailures: Int, horizonMSN: UInt64) {
+    public init(
+        state: String, reason: String?, since: String?, bytes: Int64, writeFailures: Int, horizonMSN: UInt64,
+        nearlyFull: String? = nil
+    ) {
+        self.nearlyFull = nearlyFull
         self.state = state
         self.reason = reason
         self.since = since

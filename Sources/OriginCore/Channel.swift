@@ -592,7 +592,7 @@ public final class Channel: Sendable {
             state: failure == nil ? "ok" : "degraded", reason: failure?.message,
             since: failure.map { ProgramDateTime(millisecondsSince1970: $0.sinceMilliseconds).formatted },
             bytes: store.bytesOnDisk, writeFailures: storageHealth.failedWrites,
-            horizonMSN: store.horizon)
+            horizonMSN: store.horizon, nearlyFull: storageHealth.lowSpace)
     }
 
     func receipt(

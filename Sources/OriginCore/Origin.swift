@@ -90,6 +90,15 @@ public final class Origin: Sendable {
     private let lastFreeSpaceCheck = Atomic<Int64>(0)
     /// The last free-space check found the store nearly full (its start and end are logged).
     private let nearlyFull = Atomic<Bool>(false)
+    /// The last free-space check read the file system under `storage.minFreeBytes` (before any eviction): the
+    /// 1 s check evicts only when this turns true, the 10 s round does the rest.
+    private let underFreeFloor = Atomic<Bool>(false)
+    /// The last eviction for `storage.minFreeBytes` left the file system under its target (nothing more could go).
+    private let freeFloorEvictionFellShort = Atomic<Bool>(false)
+    /// When `statvfs` on the data directory started failing (shared clock, ms; `Int64.min` while it answers).
+    private let freeSpaceUnreadableSince = Atomic<Int64>(.min)
+    /// Failed `statvfs` reads of the data directory since the start.
+    private let freeSpaceReadFailures = Atomic<Int>(0)
     /// The recordings (live-to-VOD) of every channel, loaded from `recordings/` (see `Origin+Recordings.swift`).
     public let recordings: RecordingStore
     /// Marker books shared by the origins of a group, nil when each channel's journal holds its markers.
@@ -504,7 +513,8 @@ public final class Origin: Sendable {
     }
 
     /// Evicts the oldest time-shift of the channel whose stored history starts earliest, channel after channel,
-    /// until the store meets its limits or only what channels list or retain is left.
+    /// until the store meets its limits or only what channels list or retain is left. Notes whether it fell short
+    /// of the free-space target (`freeFloorEvictionFellShort`, read by the free-space judgement).
     private func evictTimeShift(directory: String) {
         var channels = allChannels.compactMap { channel in
             channel.oldestStoredProgramDateTime.map { (channel, $0) }
@@ -513,20 +523,41 @@ public final class Origin: Sendable {
             let (oldest, _) = channels.removeFirst()
             _ = oldest.evictOldest(until: max(0, oldest.storedBytes - excess))
         }
+        if let target = freeSpaceTarget, let free = Self.freeBytes(directory: directory) {
+            freeFloorEvictionFellShort.store(free < target, ordering: .relaxed)
+        }
     }
 
     /// How often the store's free space is checked against `storage.minFreeBytes` (shared clock, ms).
     private static let freeSpaceInterval: Int64 = 1000
 
-    /// Every second with `storage.minFreeBytes`: under it, evicts what time-shift can go at once (not at the next
-    /// 10 s round) and, still under, marks every channel's store nearly full (`StorageHealth.lowSpace`), which
-    /// `ChannelHealthReport.judge` counts as failing: content steering moves players to a peer while this origin
-    /// still writes and serves every segment, before a full disk makes it refuse pushes and list GAPs. Cleared once
-    /// the file system is back over the floor.
+    /// Once judged nearly full, the store is judged so until its file system has this much more than
+    /// `storage.minFreeBytes` free (a sixteenth of it), and eviction meanwhile aims there: at the floor, one
+    /// segment written or evicted would otherwise flip the judgement (and the steering answer) every second.
+    public static func freeSpaceMargin(minimum: Int64) -> Int64 { minimum / 16 }
+
+    /// How long a data directory whose free space cannot be read (`statvfs` failing) keeps its last judgement; then
+    /// it is cleared (failed writes still judge the store failing on their own).
+    static let unreadableFreeSpaceHold: Int64 = 10_000
+
+    /// The free bytes eviction aims at: `storage.minFreeBytes`, plus the margin while judged nearly full.
+    private var freeSpaceTarget: Int64? {
+        guard let minimum = configuration.storage.minFreeBytes, minimum > 0 else { return nil }
+        return nearlyFull.load(ordering: .relaxed) ? minimum &+ Self.freeSpaceMargin(minimum: minimum) : minimum
+    }
+
+    /// Every second with `storage.minFreeBytes`. When the file system goes under it, evicts what time-shift can go
+    /// at once (not at the next 10 s round; while it stays under, eviction is the 10 s round's). Under it with the
+    /// last eviction short of its target (no time-shift left), marks every channel's store nearly full
+    /// (`StorageHealth.lowSpace`), which `ChannelHealthReport.judge` counts as failing: content steering moves
+    /// players to a peer while this origin still writes and serves every segment, before a full disk makes it refuse
+    /// pushes and list GAPs. Cleared once the file system has `freeSpaceMargin` over the floor. A free space that
+    /// cannot be read is logged and counted, and keeps the judgement for `unreadableFreeSpaceHold`, then clears it.
     private func checkFreeSpaceIfDue() {
         guard store != nil, let directory = configuration.dataDirectory else { return }
         guard let minimum = configuration.storage.minFreeBytes, minimum > 0 else {
             // The floor was taken away by a reload: nothing is nearly full any more.
+            underFreeFloor.store(false, ordering: .relaxed)
             if nearlyFull.exchange(false, ordering: .relaxed) {
                 for channel in allChannels { channel.storageHealth.lowSpace = nil }
             }
@@ -537,16 +568,42 @@ public final class Origin: Sendable {
         guard now - last >= Self.freeSpaceInterval,
             lastFreeSpaceCheck.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
         else { return }
-        guard var free = Self.freeBytes(directory: directory) else { return }
-        if free < minimum {
+        guard var free = Self.freeBytes(directory: directory) else {
+            let failures = freeSpaceReadFailures.add(1, ordering: .relaxed).newValue
+            let since = freeSpaceUnreadableSince.load(ordering: .relaxed)
+            if since == .min {
+                freeSpaceUnreadableSince.store(now, ordering: .relaxed)
+                logger.warning(
+                    "cannot read the data directory's free space (statvfs): the nearly-full judgement is kept \(Self.unreadableFreeSpaceHold / 1000) s, then cleared",
+                    metadata: ["errno": "\(errno)", "failures": "\(failures)"])
+            } else if now - since >= Self.unreadableFreeSpaceHold, nearlyFull.exchange(false, ordering: .relaxed) {
+                for channel in allChannels { channel.storageHealth.lowSpace = nil }
+                logger.warning(
+                    "free space still unreadable: the nearly-full judgement is cleared",
+                    metadata: ["failures": "\(failures)"])
+            }
+            return
+        }
+        freeSpaceUnreadableSince.store(.min, ordering: .relaxed)
+        let wasNearlyFull = nearlyFull.load(ordering: .relaxed)
+        let under = free < minimum
+        if under, !underFreeFloor.exchange(true, ordering: .relaxed) {
             evictTimeShift(directory: directory)
             free = Self.freeBytes(directory: directory) ?? free
+        } else if !under {
+            underFreeFloor.store(false, ordering: .relaxed)
         }
+        let nowNearlyFull =
+            wasNearlyFull
+            ? free < minimum &+ Self.freeSpaceMargin(minimum: minimum)
+            : free < minimum && freeFloorEvictionFellShort.load(ordering: .relaxed)
         let note =
-            free < minimum
-            ? "\(free) bytes free, under storage.minFreeBytes (\(minimum)), no time-shift left to evict" : nil
+            nowNearlyFull
+            ? "\(free) bytes free, under storage.minFreeBytes (\(minimum))"
+                + (free < minimum ? "" : " + \(Self.freeSpaceMargin(minimum: minimum)) margin")
+                + ", no time-shift left to evict" : nil
         for channel in allChannels { channel.storageHealth.lowSpace = note }
-        if nearlyFull.exchange(note != nil, ordering: .relaxed) != (note != nil) {
+        if nearlyFull.exchange(nowNearlyFull, ordering: .relaxed) != nowNearlyFull {
             if let note {
                 logger.warning(
                     "durable store nearly full: steered channels judged failing", metadata: ["reason": "\(note)"])
@@ -564,14 +621,15 @@ public final class Origin: Sendable {
         return overflow ? .max : free
     }
 
-    /// How many bytes must go to meet `storage.maxBytes` and `storage.minFreeBytes`; nil or <= 0 when within.
+    /// How many bytes must go to meet `storage.maxBytes` and the free-space target (`storage.minFreeBytes`, plus
+    /// the margin while judged nearly full); nil or <= 0 when within.
     private func storageExcess(directory: String) -> Int64? {
         var excess: Int64 = 0
         if let limit = configuration.storage.maxBytes {
             excess = max(excess, allChannels.reduce(0) { $0 + $1.storedBytes } - limit)
         }
-        if let minimum = configuration.storage.minFreeBytes, let free = Self.freeBytes(directory: directory) {
-            excess = max(excess, minimum - free)
+        if let target = freeSpaceTarget, let free = Self.freeBytes(directory: directory) {
+            excess = max(excess, target &- free)
         }
         return excess
     }

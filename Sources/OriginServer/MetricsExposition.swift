@@ -135,6 +135,11 @@ enum MetricsExposition {
             family(
                 "hlsorigin_storage_write_failures_total", "counter", "Failed writes to the channel's durable store.",
                 stored.map { ("{channel=\"\($0.0)\"}", "\($0.1.writeFailures)") })
+            family(
+                "hlsorigin_storage_nearly_full", "gauge",
+                "1 while the store's file system is under storage.minFreeBytes with nothing left to evict "
+                    + "(writes still succeed; content steering judges the channel failing).",
+                stored.map { ("{channel=\"\($0.0)\"}", $0.1.nearlyFull == nil ? "0" : "1") })
         }
         let lowLatency = origin.allChannels.filter { $0.configuration.lowLatency != nil }.map {
             ($0.name, $0.lowLatencyServing)

@@ -93,6 +93,63 @@ struct StorageLimitTests {
         // Still taking segments and listing them: only its judgement changed.
         #expect((channel.snapshot.renditions["360p"]?.entries.count ?? 0) >= 3)
         #expect(channel.status().storage?.state == "ok")
+        // The admin status says why (beside "ok": writes still succeed).
+        #expect(channel.status().storage?.nearlyFull?.contains("storage.minFreeBytes") == true)
+    }
+
+    /// Bytes free on the file system of the origin's data directory.
+    func freeBytes(_ origin: Origin) throws -> Int64 {
+        var stats = statvfs()
+        try #require(statvfs(try #require(origin.configuration.dataDirectory), &stats) == 0)
+        return Int64(stats.f_bavail) * Int64(stats.f_frsize)
+    }
+
+    /// Moves the free-space floor (a reload) and lets the next 1 s free-space check run.
+    func floor(_ origin: Origin, _ minimum: Int64) throws {
+        var configuration = origin.configuration
+        configuration.storage.minFreeBytes = minimum
+        _ = try origin.reload(configuration)
+        clock.advance(seconds: 1)
+        origin.tick()
+    }
+
+    /// Space coming back clears the judgement, but only with a margin (a sixteenth of the floor) over
+    /// `storage.minFreeBytes`: at the floor, one segment written or evicted would flip it (and the steering answer,
+    /// moving players back and forth) every second.
+    @Test func aNearlyFullStoreIsJudgedHealthyAgainOnlyOnceTheMarginOverTheFloorIsFree() throws {
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+        let origin = try origin(channels: ["a"], minFreeBytes: Int64.max / 4)
+        for _ in 0..<4 { try slot(origin, ["a"], &generator) }
+        let channel = try #require(origin.channel(named: "a"))
+        func state() -> String { channel.steeringHealth(nowMilliseconds: clock.nowMilliseconds()).state }
+        #expect(state() == "failing")
+        // Free space back over the floor, but by half the margin (a 32nd of the floor): still failing.
+        let free = try freeBytes(origin)
+        try floor(origin, free / 33 * 32)
+        #expect(state() == "failing", "\(channel.steeringHealth(nowMilliseconds: clock.nowMilliseconds()))")
+        #expect(channel.status().storage?.nearlyFull != nil)
+        // Twice the floor free: healthy, and the status says nothing more.
+        try floor(origin, try freeBytes(origin) / 2)
+        #expect(state() == "healthy", "\(channel.steeringHealth(nowMilliseconds: clock.nowMilliseconds()))")
+        #expect(channel.status().storage?.nearlyFull == nil)
+    }
+
+    /// Under the floor the whole time: the 1 s free-space check evicts when the file system goes under it, and
+    /// leaves the slots that leave the window later to the 10 s round (not one slot per segment each second, with
+    /// its horizon write and directory sync, on the tick task that also closes slots).
+    @Test func underTheFloorForGoodTimeShiftIsEvictedEveryTenSecondsNotEverySecond() throws {
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)
+        let origin = try origin(channels: ["a"], minFreeBytes: Int64.max / 4)
+        let channel = try #require(origin.channel(named: "a"))
+        var horizons: [UInt64] = []
+        for _ in 0..<20 {
+            try slot(origin, ["a"], &generator)
+            horizons.append(try #require(channel.status().storage).horizonMSN)
+        }
+        let changes = zip(horizons, horizons.dropFirst()).filter { $0 != $1 }.count
+        #expect(horizons.last ?? 0 > 0, "time-shift was evicted: \(horizons)")
+        // 40 s of slots: four or five 10 s rounds.
+        #expect(changes <= 5, "horizon after each 2 s slot: \(horizons)")
     }
 
     @Test func aFreeSpaceFloorTheDiskMeetsLeavesTheChannelHealthy() throws {
