@@ -37,12 +37,23 @@ public struct JournalLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
-        // One record per line: a newline inside a message would start a new journal entry without the prefix.
-        var text = event.message.description.replacingOccurrences(of: "\n", with: " ")
+        var text = Self.oneLine(event.message.description)
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             text += " \(key)=" + Self.logfmtValue("\(value)")
         }
         output("<\(Self.priority(event.level))>\(label): \(text)\n")
+    }
+
+    /// `message` with every control character (below U+0020, and DEL) replaced by a space: one record per line. A
+    /// newline, carriage return or NUL inside a message (client-built text among it) would otherwise start a new
+    /// journal entry without the prefix, or cut the line short.
+    static func oneLine(_ message: String) -> String {
+        guard message.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return message }
+        var scalars = String.UnicodeScalarView()
+        for scalar in message.unicodeScalars {
+            scalars.append(scalar.value < 0x20 || scalar.value == 0x7F ? " " : scalar)
+        }
+        return String(scalars)
     }
 
     /// `value` as a logfmt value: bare when it holds no space, `=`, `"`, `\` or control character and is not empty;

@@ -82,4 +82,10 @@ struct JournalLogHandlerTests {
         Self.logger(lines).error("first\nsecond")
         #expect(lines.all.withLock { $0 } == ["<3>hlsorigin.test: first second\n"])
     }
+
+    @Test func controlCharactersInAMessageBecomeSpacesSoItStaysOneEntry() throws {
+        let lines = Lines()
+        Self.logger(lines).warning("a\rb\u{0}c\td\u{1B}e\u{7F}f\r\ng é")
+        #expect(lines.all.withLock { $0 } == ["<4>hlsorigin.test: a b c d e f  g é\n"])
+    }
 }
