@@ -21,9 +21,12 @@ extension EndToEndInBrowser {
         static let secondsBeforeKill = 9.0
         static let secondsDown = 4.0
 
-        static func configuration(peer: Int) -> String {
+        /// Each origin names itself in CMSD-Static (`n="pk-PORT"`), which nginx caches with the playlist: a reload
+        /// through nginx says which origin wrote the copy it got.
+        static func configuration(own: Int, peer: Int) -> String {
             """
             logLevel: info
+            delivery: { originId: "pk-\(own)" }
             redundancy: { clockTolerance: 0.5, peers: ["http://127.0.0.1:\(peer)"] }
             ingest:
               autoCreate: false
@@ -40,6 +43,9 @@ extension EndToEndInBrowser {
             let time: Double
             let status: Int
             let entries: [MediaPlaylistText.Entry]
+            /// The origin that wrote the playlist (CMSD-Static `n`), and nginx's X-Cache-Status (HIT, MISS, ...).
+            let origin: String
+            let cache: String
         }
 
         @Test("ffmpeg, GStreamer and hls.js through nginx: kill -9 and restart of one origin, no error, no MSN jump")
@@ -51,6 +57,12 @@ extension EndToEndInBrowser {
         static func facts(_ entry: MediaPlaylistText.Entry) -> String {
             "\(entry.uri) \(entry.duration) \(entry.programDateTime ?? "-") gap=\(entry.gap) "
                 + "discontinuity=\(entry.discontinuity)"
+        }
+
+        /// The origin id (`n`) in a CMSD-Static value, "-" without one.
+        static func originID(cmsd: String?) -> String {
+            guard let cmsd, let range = cmsd.firstRange(of: "n=\"") else { return "-" }
+            return String(cmsd[range.upperBound...].prefix { $0 != "\"" })
         }
 
         /// The newest MSN the origin on `port` lists.
@@ -87,7 +99,7 @@ extension EndToEndInBrowser {
             let pair = try await OriginPair.start(
                 labels: ["pk-first", "pk-second"], channel: channel, renditions: [rendition], listed: 3,
                 processes: processes
-            ) { _, peer in configuration(peer: peer) }
+            ) { own, peer in configuration(own: own, peer: peer) }
             let (first, second, encoder, ports) = (pair.first, pair.second, pair.encoder, pair.ports)
             let nginx = try await EndToEndRestarts.RedundantPairTests.startNginx(
                 first: ports[0], second: ports[1], directory: first.directory)
@@ -116,8 +128,10 @@ extension EndToEndInBrowser {
                     let tick = ContinuousClock.now
                     if let answer = try? await client.get(mediaPath) {
                         let entries = answer.status == 200 ? (try? MediaPlaylistText(answer.text))?.entries ?? [] : []
+                        let origin = Self.originID(cmsd: answer.header("CMSD-Static"))
                         let reload = Reload(
-                            time: Date().timeIntervalSince1970 - began, status: answer.status, entries: entries)
+                            time: Date().timeIntervalSince1970 - began, status: answer.status, entries: entries,
+                            origin: origin, cache: answer.header("X-Cache-Status") ?? "-")
                         reloads.withLock { $0.append(reload) }
                     }
                     try? await Task.sleep(until: tick + .milliseconds(250))
@@ -132,7 +146,7 @@ extension EndToEndInBrowser {
             let survivorNewestAtKill = try await newestMSN(port: ports[1])
             try await Task.sleep(for: .seconds(secondsDown))
             let restarted = try await OriginProcess(
-                configuration: configuration(peer: ports[1]), label: "pk-restarted", port: ports[0],
+                configuration: configuration(own: ports[0], peer: ports[1]), label: "pk-restarted", port: ports[0],
                 restarting: first.directory)
             processes.add(restarted)
             let restartedAt = Date().timeIntervalSince1970
@@ -193,7 +207,7 @@ extension EndToEndInBrowser {
             var facts: [UInt64: String] = [:]
             var changed: [String] = []
             var jumps: [String] = []
-            var newest: (msn: UInt64, time: Double)?
+            var newest: (msn: UInt64, time: Double, origin: String, cache: String)?
             for reload in all where reload.status == 200 {
                 for entry in reload.entries {
                     let fact = Self.facts(entry)
@@ -212,10 +226,13 @@ extension EndToEndInBrowser {
                         jumps.append(
                             String(format: "%.2f s: ", reload.time)
                                 + "newest msn \(previous.msn) -> \(last) "
-                                + String(format: "(%.2f s after the reload before)", reload.time - previous.time))
+                                + String(format: "(%.2f s after the reload before)", reload.time - previous.time)
+                                + " from \(previous.origin) \(previous.cache) -> \(reload.origin) \(reload.cache)"
+                                + String(format: "; killed at %.2f s, restarted at %.2f s", killedAt - began,
+                                    restartedAt - began))
                     }
                 }
-                newest = (last, reload.time)
+                newest = (last, reload.time, reload.origin, reload.cache)
             }
             #expect(
                 changed.isEmpty, "entries that changed between reloads:\n\(changed.prefix(10).joined(separator: "\n"))")
