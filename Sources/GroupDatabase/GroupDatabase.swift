@@ -154,6 +154,13 @@ public final class GroupDatabase: Service, Sendable {
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: location.tls())
         configuration.options.connectTimeout = timeout
+        // The server ends a statement no caller waits for any more (a lock wait, a slow disk): `statement_timeout`
+        // set at connection start, `timeout` in ms. It cannot end a query on a half-dead connection (the server is
+        // gone); postgres-nio's pool sets no TCP keepalive or user timeout on its channels, so the steering
+        // monitor's heartbeat starts a fresh call beside a hung one instead (docs/content-steering.md, "Health").
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", "\(max(timeout.wholeMilliseconds, 1))")
+        ]
         // The pool logs every failed connection attempt at info: kept as the reason of a call that then times out,
         // `note(failure:)` reports an outage once.
         let lastConnectionError = LastConnectionError()

@@ -55,8 +55,9 @@ public struct ChannelHealthReport: Sendable, Hashable, Codable {
         self.reason = reason
     }
 
-    /// How long a report counts after it was read (ms). A monitor round can take its 1 s pause plus a peer's 0.8 s
-    /// connect and 0.8 s answer deadline (2.6 s between two reads of a peer that stopped answering in between); the
+    /// How long a report counts after it was read (ms). Two reads of a peer that stopped answering in between start
+    /// at most 2.7 s apart: the monitor's 1 s pause, then a round it stops waiting for after 1.7 s (twice the 0.8 s
+    /// read timeout plus a 0.1 s margin, `SteeringHealthMonitor.readTimeout`); the
     /// lifetime is over twice that, so one missed read never makes a peer down, two in a row do.
     public static let lifetimeMilliseconds: Int64 = 6000
 

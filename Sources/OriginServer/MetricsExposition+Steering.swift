@@ -33,11 +33,11 @@ extension MetricsExposition {
         family(
             "hlsorigin_steering_manifests_total", "counter",
             "Steering manifests answered, by channel and the pathway put first in PATHWAY-PRIORITY.",
-            slot.answered.map { ("{channel=\"\($0.channel)\",pathway=\"\($0.pathway)\"}", "\($0.count)") })
+            slot.answered(keeping: Set(origin.allChannels.map(\.name))).map { ("{channel=\"\($0.channel)\",pathway=\"\($0.pathway)\"}", "\($0.count)") })
         let statistics = monitor.statistics()
         family(
             "hlsorigin_steering_peer_read_failures_total", "counter",
-            "Failed reads of the peer's /peer/health, by reason (connect, timeout, status, invalid_report, error).",
+            "Failed reads of the peer's /peer/health, by reason (connect, timeout, closed, status, invalid_report, error).",
             statistics.readFailures.map { ("{peer=\"\($0.peer)\",reason=\"\($0.reason)\"}", "\($0.count)") })
         family(
             "hlsorigin_steering_peer_report_age_seconds", "gauge",

@@ -6,6 +6,7 @@ public import Logging
 public import OriginCore
 public import PeerRepair
 public import ServiceLifecycle
+import SharedBytes
 import Synchronization
 
 /// Gathers the redundancy group's health for Content Steering in the background (docs/content-steering.md,
@@ -30,8 +31,9 @@ public final class SteeringHealthMonitor: Service, Sendable {
     /// otherwise). The monitor gives up on a read at twice this plus `deadlineMargin` even if the fetch has not
     /// ended, so a round never outlasts it.
     let readTimeout: Duration
-    /// The longest one heartbeat (write and read) is waited for before it counts as failed (`timeout`); the loop then
-    /// waits for that call to end before it starts another (a running query does not end when cancelled).
+    /// The longest one heartbeat (write and read) is waited for before it counts as failed (`timeout`). A running
+    /// query does not end when cancelled: while that call runs, each beat skipped counts as a `timeout` too, and a
+    /// second call (on another pooled connection) starts once the first has run `freshCallAfterTimeouts` times this.
     let heartbeatTimeout: Duration
 
     /// What was last read from each peer, by base URL: the report and when (`monotonic` ms).
@@ -43,7 +45,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var reachable: Bool?
         /// A read of the peer is running (one that outlived its deadline included): no second one is started.
         var reading = false
-        /// Failed reads by reason (`connect`, `timeout`, `status`, `invalid_report`, `error`).
+        /// Failed reads by reason (`connect`, `timeout`, `closed`, `status`, `invalid_report`, `error`).
         var failures: [String: Int] = [:]
     }
     private let known: Mutex<[String: Known]>
@@ -56,8 +58,10 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var written: Bool?
         /// When the last one was written (`monotonic` ms).
         var writtenAt: Int64?
-        /// A heartbeat call is running (one that outlived `heartbeatTimeout` included).
-        var running = false
+        /// Heartbeat calls running (ones that outlived `heartbeatTimeout` included), at most `heartbeatCallsAtOnce`.
+        var running = 0
+        /// When the newest running call started (`monotonic` ms).
+        var startedAt: Int64 = 0
         /// Heartbeats made, to prune about hourly.
         var count = 0
         /// Failed heartbeats by reason (`error`, `timeout`).
@@ -196,6 +200,14 @@ public final class SteeringHealthMonitor: Service, Sendable {
         }
     }
 
+    /// A heartbeat call hung this many times `heartbeatTimeout` (a query on a half-dead connection, as after a
+    /// PostgreSQL failover, can wait for minutes of TCP retransmissions) no longer holds up the next: one more call
+    /// starts, which the pool serves on another connection.
+    static let freshCallAfterTimeouts: Int64 = 3
+    /// The most heartbeat calls running at once (the hung ones included): a database where every call hangs gets no
+    /// pile of them.
+    static let heartbeatCallsAtOnce = 2
+
     /// Heartbeats between two deletions of rows older than a day (origins gone for good): about an hour.
     static let beatsBetweenPrunes = 3600
 
@@ -209,12 +221,17 @@ public final class SteeringHealthMonitor: Service, Sendable {
         }
     }
 
-    /// Why a fetch failed, as a metric's `reason`.
+    /// Why a fetch failed, as a metric's `reason`: the `PeerFetchError`'s kind (`invalid` counts as
+    /// `invalid_report`), `error` for any other error.
     static func failureReason(_ error: any Error) -> String {
-        let text = "\(error)"
-        if text.hasPrefix("cannot connect") { return "connect" }
-        if text.contains("timeout") || text.contains("timed out") { return "timeout" }
-        return "error"
+        guard let error = error as? PeerFetchError else { return "error" }
+        switch error.kind {
+        case .connect: return "connect"
+        case .timeout: return "timeout"
+        case .closed: return "closed"
+        case .status: return "status"
+        case .invalid: return "invalid_report"
+        }
     }
 
     private func readPeer(_ peer: String) async {
@@ -271,12 +288,23 @@ public final class SteeringHealthMonitor: Service, Sendable {
     /// One heartbeat: writes this origin's report (not without `steering.self`: there is no name to write it under)
     /// and reads every origin's row, pruning rows a day old every `beatsBetweenPrunes`-th time (the first included);
     /// a failure, or no answer within `heartbeatTimeout`, is counted and logged as a warning when the heartbeat stops,
-    /// and again when it resumes. While a call that outlived its deadline still runs, no other is started.
+    /// and again when it resumes. While a call that outlived its deadline still runs, a beat is skipped and counted
+    /// as a `timeout`, until that call has run `freshCallAfterTimeouts` times `heartbeatTimeout`: then one more call
+    /// starts (`heartbeatCallsAtOnce` at most).
     func beat() async {
         guard let database else { return }
+        let startedAt = monotonic()
+        let fresh = heartbeatTimeout.wholeMilliseconds * Self.freshCallAfterTimeouts
         let prune = heartbeats.withLock { state -> Bool? in
-            if state.running { return nil }
-            state.running = true
+            if state.running > 0
+                && (state.running >= Self.heartbeatCallsAtOnce || startedAt - state.startedAt < fresh)
+            {
+                state.failures["timeout", default: 0] += 1
+                state.written = false
+                return nil
+            }
+            state.running += 1
+            state.startedAt = startedAt
             defer { state.count &+= 1 }
             return state.count % Self.beatsBetweenPrunes == 0
         }
@@ -287,7 +315,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
         let text = own.map { (try? encoder.encode($0)).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
         let selfURL = steering.selfURL
         let outcome = await Self.within(heartbeatTimeout) {
-            defer { self.heartbeats.withLock { $0.running = false } }
+            defer { self.heartbeats.withLock { $0.running -= 1 } }
             return try await database.beat(origin: selfURL, report: text, prune: prune)
         }
         let rows: [GroupDatabase.Heartbeat]
@@ -318,7 +346,8 @@ public final class SteeringHealthMonitor: Service, Sendable {
             return
         }
         let now = monotonic()
-        let resumed = heartbeats.withLock { state -> Bool in
+        // Without `steering.self` nothing was written: the rows were read, the heartbeat's age and log stay as they are.
+        let resumed = selfURL != nil && heartbeats.withLock { state -> Bool in
             defer {
                 state.written = true
                 state.writtenAt = now
@@ -451,10 +480,12 @@ public final class SteeringMonitorSlot: Sendable {
         answers.withLock { $0[SteeringAnswerKey(channel: channel, pathway: pathway), default: 0] += 1 }
     }
 
-    /// The steering manifests answered so far, by channel and first pathway.
-    var answered: [(channel: String, pathway: String, count: Int)] {
+    /// The steering manifests answered so far, by channel and first pathway, for the channels in `channels` only:
+    /// the counts of any other channel (removed since, an auto-created one included) are dropped.
+    func answered(keeping channels: Set<String>) -> [(channel: String, pathway: String, count: Int)] {
         answers.withLock { answers in
-            answers.map { ($0.key.channel, $0.key.pathway, $0.value) }.sorted {
+            answers = answers.filter { channels.contains($0.key.channel) }
+            return answers.map { ($0.key.channel, $0.key.pathway, $0.value) }.sorted {
                 ($0.channel, $0.pathway) < ($1.channel, $1.pathway)
             }
         }

@@ -2,6 +2,7 @@ public import NIOCore
 import NIOHTTP1
 public import NIOPosix
 import SharedBytes
+import Synchronization
 
 /// An `http://host:port/path` URL of a peer origin (plain HTTP: peers sit on the operator's own network).
 public struct PeerURL: Sendable, Hashable, CustomStringConvertible {
@@ -73,8 +74,25 @@ public struct PeerResponse: Sendable {
 
 /// Why a fetch from a peer failed.
 public struct PeerFetchError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, for counting (the steering monitor's `reason` label) without reading the text.
+    public enum Kind: String, Sendable {
+        /// The connection could not be made (refused, unreachable, or not within the timeout).
+        case connect
+        /// The answer was not complete within the timeout (the deadline closed the connection).
+        case timeout
+        /// The peer closed the connection, or it failed, before the answer was complete.
+        case closed
+        /// The peer answered with a status that was not expected.
+        case status
+        /// The answer cannot be used: larger than the limit, not HTTP, or not what was asked for.
+        case invalid
+    }
+    public let kind: Kind
     public let description: String
-    public init(_ description: String) { self.description = description }
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
 }
 
 /// GETs from peer origins.
@@ -96,23 +114,26 @@ public struct PeerClient: PeerFetching {
         let eventLoop = group.next()
         let promise = eventLoop.makePromise(of: PeerResponse.self)
         let milliseconds = max(timeout.wholeMilliseconds, 1)
+        let deadlinePassed = DeadlineFlag()
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.milliseconds(milliseconds))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise, limit: limit))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ResponseCollector(promise: promise, limit: limit, deadline: deadlinePassed))
                 }
             }
         let channel: any Channel
         do {
             channel = try await bootstrap.connect(host: url.host, port: url.port).get()
         } catch {
-            promise.fail(PeerFetchError("cannot connect to \(url.host):\(url.port): \(error)"))
-            throw PeerFetchError("cannot connect to \(url.host):\(url.port): \(error)")
+            promise.fail(PeerFetchError(.connect, "cannot connect to \(url.host):\(url.port): \(error)"))
+            throw PeerFetchError(.connect, "cannot connect to \(url.host):\(url.port): \(error)")
         }
         // The deadline closes the connection; the collector then fails the promise.
         let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(milliseconds)) {
+            deadlinePassed.passed.withLock { $0 = true }
             channel.close(promise: nil)
         }
         var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: url.path)
@@ -139,10 +160,12 @@ private final class ResponseCollector: ChannelInboundHandler {
     private var isSlate = false
     private var body: [UInt8] = []
     private var done = false
+    private let deadline: DeadlineFlag
 
-    init(promise: EventLoopPromise<PeerResponse>, limit: Int) {
+    init(promise: EventLoopPromise<PeerResponse>, limit: Int, deadline: DeadlineFlag) {
         self.promise = promise
         self.limit = limit
+        self.deadline = deadline
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -153,7 +176,7 @@ private final class ResponseCollector: ChannelInboundHandler {
             isSlate = head.headers["X-HLSOrigin-Slate"].first == "1"
         case .body(var buffer):
             guard body.count + buffer.readableBytes <= limit else {
-                finish(.failure(PeerFetchError("answer larger than \(limit) bytes")), context: context)
+                finish(.failure(PeerFetchError(.invalid, "answer larger than \(limit) bytes")), context: context)
                 return
             }
             body += buffer.readBytes(length: buffer.readableBytes) ?? []
@@ -163,11 +186,22 @@ private final class ResponseCollector: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        finish(.failure(PeerFetchError("\(error)")), context: context)
+        // The parser's end-of-file error is the peer closing mid-answer; its others, an answer that is not HTTP.
+        let kind: PeerFetchError.Kind
+        switch error as? HTTPParserError {
+        case _ where deadline.passed.withLock({ $0 }): kind = .timeout
+        case .invalidEOFState?, nil: kind = .closed
+        case _?: kind = .invalid
+        }
+        finish(.failure(PeerFetchError(kind, "\(error)")), context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        finish(.failure(PeerFetchError("connection closed before the answer was complete (timeout)")), context: context)
+        if deadline.passed.withLock({ $0 }) {
+            finish(.failure(PeerFetchError(.timeout, "no complete answer within the timeout")), context: context)
+        } else {
+            finish(.failure(PeerFetchError(.closed, "connection closed before the answer was complete")), context: context)
+        }
         context.fireChannelInactive()
     }
 
@@ -177,4 +211,9 @@ private final class ResponseCollector: ChannelInboundHandler {
         promise.completeWith(result.mapError { $0 as any Error })
         context.close(promise: nil)
     }
+}
+
+/// Set when a fetch's deadline closed its connection, so that the close counts as a timeout, not as the peer's.
+private final class DeadlineFlag: Sendable {
+    let passed = Mutex(false)
 }

@@ -340,7 +340,7 @@ public final class PeerRepairer: Sendable {
             return .held(candidate)
         }
         guard opening.status == 200 || opening.status == 404 else {
-            throw PeerFetchError("\(openingURL): status \(opening.status)")
+            throw PeerFetchError(.status, "\(openingURL): status \(opening.status)")
         }
         return covered ? .nothing : .notYet
     }
@@ -367,7 +367,7 @@ public final class PeerRepairer: Sendable {
         let url = peer.with(path: "/live/\(channel)/\(rendition)/index.m3u8")
         let answer = try await fetcher.get(url, timeout: timeout, limit: 1 << 20)
         if answer.status == 404 { return nil }
-        guard answer.status == 200 else { throw PeerFetchError("\(url): status \(answer.status)") }
+        guard answer.status == 200 else { throw PeerFetchError(.status, "\(url): status \(answer.status)") }
         return (try MediaPlaylist.parse(String(decoding: answer.body, as: UTF8.self)), url)
     }
 
@@ -423,18 +423,18 @@ public final class PeerRepairer: Sendable {
         switch listing {
         case .listed(let playlist, let position, let url): (segment, playlistURL) = (playlist.segments[position], url)
         case .noMedia:
-            throw PeerFetchError("\(peer): no media for rendition '\(slot.rendition)' of channel '\(channel)' (404)")
+            throw PeerFetchError(.status, "\(peer): no media for rendition '\(slot.rendition)' of channel '\(channel)' (404)")
         case .gone: return .gone
         case .notYet: return .notYet
         case .otherTimeline: return .otherTimeline
         }
         if segment.gap { return .gap }
         guard let segmentURL = playlistURL.resolving(segment.uri) else {
-            throw PeerFetchError("\(playlistURL): segment URI '\(segment.uri)' is not on the peer")
+            throw PeerFetchError(.invalid, "\(playlistURL): segment URI '\(segment.uri)' is not on the peer")
         }
         let bytes = try await fetcher.get(
             segmentURL, timeout: timeout, limit: origin.configuration.ingest.maxSegmentBytes)
-        guard bytes.status == 200 else { throw PeerFetchError("\(segmentURL): status \(bytes.status)") }
+        guard bytes.status == 200 else { throw PeerFetchError(.status, "\(segmentURL): status \(bytes.status)") }
         // The peer's slate for an outage is no media of the encoder: the slot is missing there too, and closes as
         // the same slate here at its deadline.
         if bytes.isSlate { return .gap }

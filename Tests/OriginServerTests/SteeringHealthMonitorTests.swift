@@ -1,6 +1,7 @@
 import Foundation
 import GroupDatabase
 import HLSPackaging
+import LiveTimeline
 import Logging
 import OriginCore
 import PeerRepair
@@ -37,10 +38,10 @@ struct SteeringHealthMonitorTests {
                 let body = #"{"channels":{"ch":{"state":"\#(state)"}},"origin":"\#(SteeringHealthMonitorTests.peer)"}"#
                 return PeerResponse(status: 200, body: Array(body.utf8))
             case .refuse:
-                throw PeerFetchError("cannot connect to 10.0.0.2:8080: connection refused")
+                throw PeerFetchError(.connect, "cannot connect to 10.0.0.2:8080: connection refused")
             case .hang:
                 await hang.wait()
-                throw PeerFetchError("released")
+                throw PeerFetchError(.closed, "released")
             }
         }
     }
@@ -125,7 +126,8 @@ struct SteeringHealthMonitorTests {
 
         init(
             database withDatabase: Bool, realMonotonic: Bool = false, pause: Duration = .seconds(1),
-            readTimeout: Duration = .milliseconds(800), heartbeatTimeout: Duration = .seconds(3)
+            readTimeout: Duration = .milliseconds(800), heartbeatTimeout: Duration = .seconds(3),
+            steering: ContentSteeringConfiguration = ContentSteeringTests.steering
         ) throws {
             harness = try ContentSteeringTests.steeredHarness()
             let monotonic = self.monotonic
@@ -137,7 +139,7 @@ struct SteeringHealthMonitorTests {
             }
             database = withDatabase ? ScriptedDatabase(now: now) : nil
             monitor = SteeringHealthMonitor(
-                origin: harness.origin, steering: ContentSteeringTests.steering, database: database, fetcher: peer,
+                origin: harness.origin, steering: steering, database: database, fetcher: peer,
                 logger: Logger(label: "steering-monitor-tests", factory: { _ in SwiftLogNoOpLogHandler() }),
                 monotonic: now, pause: pause, readTimeout: readTimeout, heartbeatTimeout: heartbeatTimeout)
             harness.handler.steering.monitor = monitor
@@ -249,13 +251,14 @@ struct SteeringHealthMonitorTests {
             peer.calls.withLock { $0 } >= 5 && monitor.statistics().heartbeatFailures["timeout"] != nil
         }
         #expect(setup.peerHealth?.name == "stale")
-        // One heartbeat call, hung: counted as a timeout once, no second call piled on it, its age growing.
-        #expect(database.calls.withLock { $0 } == 1)
+        // Hung calls, no more than two at once: each counted as a timeout (and each beat skipped meanwhile), its age
+        // growing.
+        #expect((1...SteeringHealthMonitor.heartbeatCallsAtOnce).contains(database.calls.withLock { $0 }))
         let statistics = setup.monitor.statistics()
-        #expect(statistics.heartbeatFailures == ["timeout": 1])
+        #expect(statistics.heartbeatFailures.keys.sorted() == ["timeout"])
         #expect((statistics.heartbeatAgeMilliseconds ?? 0) >= 200)
         let metrics = try setup.metrics()
-        #expect(metrics.contains(#"hlsorigin_steering_heartbeat_failures_total{reason="timeout"} 1"#))
+        #expect(metrics.contains(#"hlsorigin_steering_heartbeat_failures_total{reason="timeout"} "#))
         #expect(metrics.contains(#"hlsorigin_steering_heartbeat_failures_total{reason="error"} 0"#))
         // Once the call ends (failed), the loop beats again.
         database.behaviour.withLock { $0 = .answer }
@@ -265,6 +268,99 @@ struct SteeringHealthMonitorTests {
         }
         running.cancel()
         await running.value
+    }
+
+    @Test func whileAHeartbeatHangsEverySkippedBeatIsATimeoutAndAFreshCallStartsAfterThreeTimeouts() async throws {
+        let setup = try Setup(database: true, heartbeatTimeout: .milliseconds(100))
+        let database = try #require(setup.database)
+        database.behaviour.withLock { $0 = .hang }
+        defer { database.hang.release() }
+        func timeouts() -> Int { setup.monitor.statistics().heartbeatFailures["timeout"] ?? 0 }
+        // The first call hangs (for ever, as on a half-dead connection): one timeout after 100 ms.
+        await setup.monitor.beat()
+        #expect(database.calls.withLock { $0 } == 1)
+        #expect(timeouts() == 1)
+        // Each beat while it runs, under 3 x 100 ms after it began, is skipped and counted.
+        setup.advance(seconds: 0.1)
+        await setup.monitor.beat()
+        setup.advance(seconds: 0.199)
+        await setup.monitor.beat()
+        #expect(database.calls.withLock { $0 } == 1)
+        #expect(timeouts() == 3)
+        // 300 ms after it began, a fresh call starts beside it (hung too here: one more timeout).
+        setup.advance(seconds: 0.001)
+        await setup.monitor.beat()
+        #expect(database.calls.withLock { $0 } == 2)
+        #expect(timeouts() == 4)
+        // Two calls hang: no third, however long they last; every beat counts.
+        setup.advance(seconds: 10)
+        await setup.monitor.beat()
+        #expect(database.calls.withLock { $0 } == 2)
+        #expect(timeouts() == 5)
+        #expect(try setup.metrics().contains(#"hlsorigin_steering_heartbeat_failures_total{reason="timeout"} 5"#))
+        // Once they end, the next beat writes.
+        database.behaviour.withLock { $0 = .answer }
+        database.hang.release()
+        try await waitUntil("the hung calls ended", timeout: .seconds(3)) {
+            await setup.monitor.beat()
+            return database.calls.withLock { $0 } == 3
+        }
+        #expect(setup.monitor.statistics().heartbeatAgeMilliseconds == 0)
+    }
+
+    @Test func withoutSteeringSelfAHeartbeatReadsTheRowsButKeepsTheHeartbeatAge() async throws {
+        var steering = ContentSteeringTests.steering
+        steering.selfURL = nil
+        let setup = try Setup(database: true, steering: steering)
+        setup.advance(seconds: 5)
+        await setup.monitor.beat()
+        // The peer's row is read; no row of this origin's was written, so its heartbeat age runs on from the watch.
+        #expect(setup.monitor.observations()[Self.peer]?.database != nil)
+        #expect(setup.monitor.statistics().heartbeatAgeMilliseconds == 5000)
+        #expect(try setup.metrics().contains("hlsorigin_steering_heartbeat_age_seconds 5.0"))
+    }
+
+    /// A status line, headers announcing 100 bytes, and 10 of them.
+    static let partialAnswer = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"
+
+    @Test func aPeerClosingMidAnswerCountsAsClosedAndOneThatNeverAnswersAsTimeout() async throws {
+        // The peer closes on the request, answering nothing (the old client called that a timeout).
+        let mute = try PartialAnswerServer(answer: "", thenClose: true)
+        let none = await #expect(throws: PeerFetchError.self) {
+            _ = try await PeerClient().get(
+                try #require(PeerURL("http://127.0.0.1:\(mute.port)/peer/health")), timeout: .seconds(5), limit: 1 << 20)
+        }
+        #expect(none?.kind == .closed)
+        #expect(none.map { SteeringHealthMonitor.failureReason($0) } == "closed")
+        // Headers and part of the body, then the peer closes.
+        let closing = try PartialAnswerServer(answer: Self.partialAnswer, thenClose: true)
+        let early = await #expect(throws: PeerFetchError.self) {
+            _ = try await PeerClient().get(
+                try #require(PeerURL("http://127.0.0.1:\(closing.port)/peer/health")), timeout: .seconds(5), limit: 1 << 20)
+        }
+        #expect(early?.kind == .closed)
+        #expect(early.map { SteeringHealthMonitor.failureReason($0) } == "closed")
+        // The same headers and part, then nothing: the deadline ends it.
+        let silent = try PartialAnswerServer(answer: Self.partialAnswer, thenClose: false)
+        let late = await #expect(throws: PeerFetchError.self) {
+            _ = try await PeerClient().get(
+                try #require(PeerURL("http://127.0.0.1:\(silent.port)/peer/health")), timeout: .milliseconds(200),
+                limit: 1 << 20)
+        }
+        #expect(late?.kind == .timeout)
+        #expect(late.map { SteeringHealthMonitor.failureReason($0) } == "timeout")
+        silent.stop()
+    }
+
+    @Test func manifestCountsOfARemovedChannelAreNoLongerShown() async throws {
+        let setup = try Setup(database: false)
+        _ = try ContentSteeringTests.get(setup.harness, "/live/ch/steering.json")
+        #expect(try setup.metrics().contains(#"hlsorigin_steering_manifests_total{channel="ch",pathway="origin-a"} 1"#))
+        // A reload without it stops the channel.
+        var configuration = setup.harness.origin.configuration
+        configuration.channels.removeAll { $0.name == "ch" }
+        _ = try setup.harness.origin.reload(configuration)
+        #expect(try !setup.metrics().contains(#"hlsorigin_steering_manifests_total{channel="ch""#))
     }
 
     @Test func aFailedHeartbeatIsCountedAndPeersAreStillReadOverHTTP() async throws {
@@ -308,5 +404,52 @@ struct SteeringHealthMonitorTests {
         #expect(later.contains(#"hlsorigin_steering_peer_read_failures_total{peer="\#(Self.peer)",reason="connect"} 1"#))
         #expect(later.contains(#"hlsorigin_steering_manifests_total{channel="ch",pathway="origin-a"} 2"#))
         #expect(!later.contains(#"hlsorigin_steering_manifests_total{channel="ch",pathway="origin-b"}"#))
+    }
+}
+
+/// A peer on 127.0.0.1 that reads one connection's request, writes `answer`, then closes the connection
+/// (`thenClose`) or holds it open, silent, until `stop()`.
+final class PartialAnswerServer: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let held = Mutex<Int32>(-1)
+
+    init(answer: String, thenClose: Bool) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(listener, socketAddress, length) == 0 && listen(listener, 1) == 0
+                    && getsockname(listener, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw PeerFetchError(.connect, "cannot listen on 127.0.0.1") }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        DispatchQueue.global().async {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            var request = [UInt8](repeating: 0, count: 4096)
+            _ = read(connection, &request, request.count)
+            let bytes = Array(answer.utf8)
+            if !bytes.isEmpty { _ = bytes.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) } }
+            if thenClose { close(connection) } else { self.held.withLock { $0 = connection } }
+        }
+    }
+
+    func stop() {
+        held.withLock { connection in
+            if connection >= 0 { close(connection) }
+            connection = -1
+        }
+    }
+
+    deinit {
+        stop()
+        close(listener)
     }
 }
