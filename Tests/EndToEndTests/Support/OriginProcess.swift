@@ -51,9 +51,10 @@ final class OriginProcess: Sendable {
     ///     the new origin continues from the state journal; its log goes to `hlsorigin-<label>.err`.
     ///   - environment: variables added to the origin's environment (e.g. `NOTIFY_SOCKET`).
     ///   - executable: the binary to run instead of `binary()` (e.g. a copy without its resource bundles).
+    ///   - arguments: added to the command line (e.g. `--log-format json`, for log lines timed to the millisecond).
     init(
         configuration: String, label: String, port requestedPort: Int = 0, restarting: URL? = nil,
-        environment: [String: String] = [:], executable: URL? = nil
+        environment: [String: String] = [:], executable: URL? = nil, arguments: [String] = []
     ) async throws {
         let binary = try executable ?? Self.binary()
         directory = try restarting ?? TemporaryDirectory.make("hlsorigin-e2e-\(label)")
@@ -63,7 +64,8 @@ final class OriginProcess: Sendable {
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         child = try ChildProcess(
             executable: binary,
-            arguments: ["--config", configURL.path, "--port", "\(requestedPort)", "--data-dir", dataDirectory.path],
+            arguments: ["--config", configURL.path, "--port", "\(requestedPort)", "--data-dir", dataDirectory.path]
+                + arguments,
             directory: directory, label: restarting == nil ? "hlsorigin" : "hlsorigin-\(label)", environment: environment)
         let deadline = ContinuousClock.now + .seconds(15)
         var found: Int?
