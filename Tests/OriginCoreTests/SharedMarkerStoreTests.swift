@@ -258,12 +258,12 @@ struct SharedMarkerStoreTests {
         clock.advance(seconds: 1)
         _ = try origin.ingest(
             channel: "ch", rendition: "hi", fileName: "0.ts", body: SharedBytes(try InbandCueIngestTests.segment()))
-        try await waitUntil("the cue's first attempt to be refused", timeout: .seconds(5)) {
+        try await waitUntil("the cue's first attempt to be refused", timeout: .seconds(20)) {
             books.state.withLock { $0.refusedLoads } >= 1
         }
         // No background-work thread may sleep on the cue's behalf between its attempts (a sleeping one kept the lane
-        // running for 15.5 s: 0.5 + 1 + 2 + 4 + 8).
-        try await waitUntil("the lane to wait for its retry without running", timeout: .seconds(5)) {
+        // running for 15.5 s: 0.5 + 1 + 2 + 4 + 8; the 10 s bound stays under that however loaded the run).
+        try await waitUntil("the lane to wait for its retry without running", timeout: .seconds(10)) {
             !channel.inbandCueLane.isRunning
         }
         books.state.withLock { $0.reachable = true }
