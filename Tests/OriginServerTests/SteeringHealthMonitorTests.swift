@@ -324,31 +324,22 @@ struct SteeringHealthMonitorTests {
     static let partialAnswer = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"
 
     @Test func aPeerClosingMidAnswerCountsAsClosedAndOneThatNeverAnswersAsTimeout() async throws {
-        // The peer closes on the request, answering nothing (the old client called that a timeout).
-        let mute = try PartialAnswerServer(answer: "", thenClose: true)
-        let none = await #expect(throws: PeerFetchError.self) {
-            _ = try await PeerClient().get(
-                try #require(PeerURL("http://127.0.0.1:\(mute.port)/peer/health")), timeout: .seconds(5), limit: 1 << 20)
+        /// The reason `/metrics` counts for one fetch from `server` (it must fail with a `PeerFetchError`).
+        func reason(_ server: PartialAnswerServer, timeout: Duration) async throws -> String? {
+            let url = try #require(PeerURL("http://127.0.0.1:\(server.port)/peer/health"))
+            let error = await #expect(throws: PeerFetchError.self) {
+                _ = try await PeerClient().get(url, timeout: timeout, limit: 1 << 20)
+            }
+            return error.map { SteeringHealthMonitor.failureReason($0) }
         }
-        #expect(none?.kind == .closed)
-        #expect(none.map { SteeringHealthMonitor.failureReason($0) } == "closed")
+        // The peer closes on the request, answering nothing (the old client called that a timeout).
+        #expect(try await reason(PartialAnswerServer(answer: "", thenClose: true), timeout: .seconds(5)) == "closed")
         // Headers and part of the body, then the peer closes.
         let closing = try PartialAnswerServer(answer: Self.partialAnswer, thenClose: true)
-        let early = await #expect(throws: PeerFetchError.self) {
-            _ = try await PeerClient().get(
-                try #require(PeerURL("http://127.0.0.1:\(closing.port)/peer/health")), timeout: .seconds(5), limit: 1 << 20)
-        }
-        #expect(early?.kind == .closed)
-        #expect(early.map { SteeringHealthMonitor.failureReason($0) } == "closed")
+        #expect(try await reason(closing, timeout: .seconds(5)) == "closed")
         // The same headers and part, then nothing: the deadline ends it.
         let silent = try PartialAnswerServer(answer: Self.partialAnswer, thenClose: false)
-        let late = await #expect(throws: PeerFetchError.self) {
-            _ = try await PeerClient().get(
-                try #require(PeerURL("http://127.0.0.1:\(silent.port)/peer/health")), timeout: .milliseconds(200),
-                limit: 1 << 20)
-        }
-        #expect(late?.kind == .timeout)
-        #expect(late.map { SteeringHealthMonitor.failureReason($0) } == "timeout")
+        #expect(try await reason(silent, timeout: .milliseconds(200)) == "timeout")
         silent.stop()
     }
 
