@@ -138,6 +138,20 @@ extension EndToEndInBrowser {
                 }
             }
             defer { poller.cancel() }
+            // When each origin first listed each MSN, asked directly every 100 ms: a reported jump says whether the two
+            // origins published the MSNs involved at different times, and which one was late.
+            let firstListed = Mutex<[UInt64: [Int: Double]]>([:])
+            let direct = Task {
+                while !Task.isCancelled {
+                    for port in ports {
+                        guard let newest = try? await newestMSN(port: port) else { continue }
+                        let time = Date().timeIntervalSince1970 - began
+                        firstListed.withLock { if $0[newest]?[port] == nil { $0[newest, default: [:]][port] = time } }
+                    }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { direct.cancel() }
 
             try await Task.sleep(for: .seconds(secondsBeforeKill))
             first.kill()
@@ -207,6 +221,8 @@ extension EndToEndInBrowser {
             var facts: [UInt64: String] = [:]
             var changed: [String] = []
             var jumps: [String] = []
+            direct.cancel()
+            let published = firstListed.withLock { $0 }
             var newest: (msn: UInt64, time: Double, origin: String, cache: String)?
             for reload in all where reload.status == 200 {
                 for entry in reload.entries {
@@ -228,8 +244,14 @@ extension EndToEndInBrowser {
                                 + "newest msn \(previous.msn) -> \(last) "
                                 + String(format: "(%.2f s after the reload before)", reload.time - previous.time)
                                 + " from \(previous.origin) \(previous.cache) -> \(reload.origin) \(reload.cache)"
-                                + String(format: "; killed at %.2f s, restarted at %.2f s", killedAt - began,
-                                    restartedAt - began))
+                                + String(format: "; killed at %.2f s, restarted at %.2f s; ", killedAt - began,
+                                    restartedAt - began)
+                                + "first listed by the origins (port: s): "
+                                + ((previous.msn + 1)...last).map { msn in
+                                    "\(msn) " + (published[msn] ?? [:]).sorted { $0.key < $1.key }.map {
+                                        String(format: "\($0.key): %.2f", $0.value)
+                                    }.joined(separator: ", ")
+                                }.joined(separator: "; "))
                     }
                 }
                 newest = (last, reload.time, reload.origin, reload.cache)
