@@ -138,9 +138,11 @@ public final class SRTListener: Sendable {
                 continue
             }
             if poll >= 0 {
+                // A timeout still tries to accept below: a caller whose handshake completed before the socket
+                // joined the epoll (the listener listens from its creation) raises no event, and was left waiting
+                // in the accept queue until another caller came.
                 let count = srt_epoll_uwait(poll, &ready, Int32(ready.count), 200)
-                guard count > 0 else { continue }
-                let broken = ready.prefix(Int(count)).contains {
+                let broken = ready.prefix(Int(max(count, 0))).contains {
                     $0.fd == listeningSocket && $0.events & Int32(SRT_EPOLL_ERR.rawValue) != 0
                 }
                 if broken || Self.isBroken(listeningSocket) {

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import LiveTimeline
 import Logging
@@ -79,6 +80,22 @@ import Testing
             configuration: settings, rules: rules, origin: origin, sink: sink, logger: logger)
     }
 
+    /// Runs `listener` on its own thread; the function returned stops it and waits (5 s at most) until it has closed
+    /// every caller's session and its listening socket, so no libsrt socket of a test is still being torn down when
+    /// the process exits (a listener left running then crashed libsrt 1.5.1's GC thread: "double free").
+    func running(_ listener: SRTListener) -> @Sendable () -> Void {
+        let ended = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            listener.runBlocking()
+            ended.signal()
+        }
+        thread.start()
+        return {
+            listener.stop()
+            _ = ended.wait(timeout: .now() + 5)
+        }
+    }
+
     /// The listener listens from its creation, before `run()` accepts: a caller of that moment is judged in its
     /// handshake too (before, libsrt admitted it without the callback, whatever it asked for).
     @Test func aCallerBeforeTheListenerRunsIsJudgedInItsHandshake() throws {
@@ -108,9 +125,8 @@ import Testing
                 .init(name: "other"),
             ])
         let listener = try makeListener(autoCreate: false, channels: [channel], sink: AcceptingSink())
-        let thread = Thread { listener.runBlocking() }
-        thread.start()
-        defer { listener.stop() }
+        let stop = running(listener)
+        defer { stop() }
         /// A caller that must be taken: its socket, once the listener counts `callers` callers.
         func taken(_ streamID: String, callers: Int) async throws -> Int32? {
             guard case .connected(let socket) = SRTProbe.connect(port: listener.boundPort, streamID: streamID) else {
@@ -143,13 +159,14 @@ import Testing
         #expect(listener.counters.refusals["conflict"] == 2)
     }
 
-    /// Two callers whose handshakes complete close together, for one rendition or for renditions one stream feeds
-    /// (`multi/main` cuts `multi/en`): exactly one is taken; the other is refused (1409 in its handshake, or closed
-    /// right after the accept when both handshakes passed before either was accepted), audited and counted as
-    /// `conflict`. The first caller's session is still opening (the sink holds it), so the listener has no
-    /// connected caller yet to find: before, both were taken.
+    /// A caller whose session is still being opened (accepted, the sink holds its `open`) holds its renditions: a
+    /// second caller for one of them, or for renditions one stream feeds (`multi/main` cuts `multi/en`), is refused in
+    /// its handshake (1409), audited and counted as `conflict`. Before, the listener looked only at connected
+    /// callers, so both were taken. (Two handshakes passing before either caller is accepted meet the same check,
+    /// under the same lock, at the accept; two callers connected at the same instant from this process are not
+    /// used here: under load libsrt 1.5.1 then left both unaccepted for seconds and once crashed in its GC thread.)
     @Test(arguments: [("multi/main", "multi/en"), ("multi/other", "multi/other")])
-    func ofTwoCallersAtOnceForOneRenditionOnlyOneIsTaken(first: String, second: String) async throws {
+    func aCallerWhoseSessionIsStillOpeningHoldsItsRenditions(first: String, second: String) async throws {
         let channel = ChannelConfiguration(
             name: "multi",
             renditions: [
@@ -160,30 +177,30 @@ import Testing
         let sink = BlockingSink()
         let audit = AuditOutcomes()
         let listener = try makeListener(autoCreate: false, channels: [channel], sink: sink, audit: audit.logger)
-        let thread = Thread { listener.runBlocking() }
-        thread.start()
+        let stop = running(listener)
         defer {
             sink.release.signal()
             sink.release.signal()
-            listener.stop()
+            stop()
         }
         let port = listener.boundPort
-        async let one = Task.detached { SRTProbe.connect(port: port, streamID: first) }.value
-        async let two = Task.detached { SRTProbe.connect(port: port, streamID: second) }.value
-        let outcomes = await [one, two]
-        defer {
-            for case .connected(let socket) in outcomes { SRTProbe.close(socket) }
+        let taken = SRTProbe.connect(port: port, streamID: first)
+        defer { if case .connected(let socket) = taken { SRTProbe.close(socket) } }
+        guard case .connected = taken else {
+            Issue.record("the first caller was not taken: \(taken)")
+            return
         }
-        // One refused (in its handshake or at the accept) and the other's session opening, or (before) both opening.
-        try await waitUntil("one caller is refused or both are being opened", timeout: .seconds(5)) {
-            let opens = sink.opens.load(ordering: .relaxed)
-            return (listener.counters.refusals["conflict"] == 1 && opens == 1) || opens == 2
+        try await waitUntil("the first caller's session is being opened", timeout: .seconds(20)) {
+            sink.opens.load(ordering: .relaxed) == 1
         }
-        #expect(sink.opens.load(ordering: .relaxed) == 1)
+        let refused = SRTProbe.connect(port: port, streamID: second)
+        if case .connected(let socket) = refused { SRTProbe.close(socket) }
+        #expect(refused == .rejected(SRTRefusal.conflict), "the second caller: \(refused)")
         #expect(listener.counters.refusals["conflict"] == 1)
         #expect(audit.outcomes.withLock { $0 } == ["conflict"])
         sink.release.signal()
-        try await waitUntil("the taken caller is connected", timeout: .seconds(5)) { listener.callers.count == 1 }
+        try await waitUntil("the taken caller is connected", timeout: .seconds(20)) { listener.callers.count == 1 }
+        #expect(sink.opens.load(ordering: .relaxed) == 1)
         #expect(listener.counters.accepted == 1)
     }
 
