@@ -95,7 +95,8 @@ struct SRTSegmentPlaybackTests {
             // Whole slots of 2 s; the last one may end early where the caller stopped.
             #expect(segment.duration <= 2.05, "\(segment.uri) lasts \(segment.duration) s")
             let lines = try await Self.decodeAlone(
-                http: http, origin: origin, path: "\(path)\(segment.uri)", uri: segment.uri, prefix: "cut")
+                http: http, origin: origin, path: "\(path)\(segment.uri)", uri: segment.uri, prefix: "cut",
+                endsWhereTheCallerStopped: segment.uri == segments.last?.uri)
             let video = Self.frames("h264", in: lines) ?? 0
             let audio = Self.frames("aac", in: lines) ?? 0
             #expect(video > 0 && audio > 0, "\(segment.uri): \(lines)")
@@ -115,8 +116,14 @@ struct SRTSegmentPlaybackTests {
     /// Fetches the segment at `path` (listed as `uri`), writes it to `prefix`-<its file name> in the origin's
     /// directory and decodes it alone with ffprobe, every frame counted: expects a 200 and a clean decode (status 0,
     /// nothing on stderr at `-v error`), and returns ffprobe's `codec_name,nb_read_frames` lines, one per stream.
+    ///
+    /// `endsWhereTheCallerStopped`: the segment the caller's end closed. libsrt drops what its receive buffer still
+    /// holds (up to the 120 ms latency) when the caller closes, so that segment's last access unit can be cut short
+    /// (seen once in a CI run: GStreamer's last AAC frame, "Input buffer exhausted before END element found"). There a
+    /// decoder's complaint (`[aac @`, `[h264 @`) is allowed; a demuxer's or container's is not, nor a failed probe.
     static func decodeAlone(
-        http: HTTPClient, origin: OriginProcess, path: String, uri: String, prefix: String
+        http: HTTPClient, origin: OriginProcess, path: String, uri: String, prefix: String,
+        endsWhereTheCallerStopped: Bool = false
     ) async throws -> Set<Substring> {
         let answer = try await http.get(path)
         #expect(answer.status == 200)
@@ -128,7 +135,12 @@ struct SRTSegmentPlaybackTests {
                 "-v", "error", "-count_frames", "-show_entries", "stream=codec_name,nb_read_frames",
                 "-of", "csv=p=0", file.lastPathComponent,
             ], in: origin.directory, timeout: .seconds(30))
-        #expect(probe.status == 0 && probe.standardError.isEmpty, "\(uri): \(probe.standardError)")
+        let complaints = probe.standardError.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let allowed = complaints.filter {
+            endsWhereTheCallerStopped && ($0.hasPrefix("[aac @") || $0.hasPrefix("[h264 @"))
+        }
+        #expect(probe.status == 0 && complaints.count == allowed.count, "\(uri): \(probe.standardError)")
+        if !allowed.isEmpty { print("\(uri) (where the caller stopped): \(allowed.joined(separator: " | "))") }
         return Set(probe.standardOutput.split(separator: "\n").filter { !$0.isEmpty })
     }
 

@@ -19,7 +19,7 @@ struct SteeringHealthMonitorTests {
     static let peer = "http://10.0.0.2:8080"
 
     /// A peer's `GET /peer/health` as a test scripts it: a report with the channel in a state, a refused connection,
-    /// or a read that hangs, cancellation ignored, until released (or 10 s, so a monitor that waits for it is slow
+    /// or a read that hangs, cancellation ignored, until released (or 60 s, so a monitor that waits for it is slow
     /// rather than stuck).
     final class ScriptedPeer: PeerFetching {
         enum Behaviour: Sendable {
@@ -86,8 +86,9 @@ struct SteeringHealthMonitorTests {
         }
     }
 
-    /// A call that hangs, deaf to cancellation and using no thread, until released (or 10 s after the first waiter,
-    /// so a monitor that waits for it is slow rather than stuck).
+    /// A call that hangs, deaf to cancellation and using no thread, until released (or 60 s after the first waiter,
+    /// so a monitor that waits for it is slow rather than stuck; far beyond the bounds the tests wait with, which
+    /// allow for a full parallel test run starving the monitor's loops for seconds).
     final class Hang: Sendable {
         private let state = Mutex<(released: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
@@ -100,7 +101,7 @@ struct SteeringHealthMonitorTests {
                 }
                 switch first {
                 case nil: continuation.resume()
-                case true?: DispatchQueue.global().asyncAfter(deadline: .now() + 10) { self.release() }
+                case true?: DispatchQueue.global().asyncAfter(deadline: .now() + 60) { self.release() }
                 case false?: break
                 }
             }
@@ -222,7 +223,7 @@ struct SteeringHealthMonitorTests {
         let clock = ContinuousClock()
         // Deadline: twice the read timeout plus the margin, 300 ms; the hung fetch ignores its cancellation.
         let first = await clock.measure { await setup.monitor.round() }
-        // (3 s: room for a loaded machine, far below the 10 s the hung read lasts.)
+        // (3 s: room for a loaded machine, far below the 60 s the hung read lasts.)
         #expect(first >= .milliseconds(300) && first < .seconds(3), "round took \(first)")
         // The next round starts no second read of the peer while the first still runs, and ends in time too.
         let second = await clock.measure { await setup.monitor.round() }
@@ -243,11 +244,11 @@ struct SteeringHealthMonitorTests {
         defer { database.hang.release() }
         setup.peer.behaviour.withLock { $0 = .answer(state: "stale") }
         let running = Task { await setup.monitor.run() }
-        // The HTTP loop goes on reading the peer (bounded well below the 10 s the hung call lasts), and judges it by
+        // The HTTP loop goes on reading the peer (bounded well below the 60 s the hung call lasts), and judges it by
         // its answer.
         let monitor = setup.monitor
         let peer = setup.peer
-        try await waitUntil("five reads of the peer and the heartbeat's timeout", timeout: .seconds(8)) {
+        try await waitUntil("five reads of the peer and the heartbeat's timeout", timeout: .seconds(30)) {
             peer.calls.withLock { $0 } >= 5 && monitor.statistics().heartbeatFailures["timeout"] != nil
         }
         #expect(setup.peerHealth?.name == "stale")
@@ -263,7 +264,7 @@ struct SteeringHealthMonitorTests {
         // Once the call ends (failed), the loop beats again.
         database.behaviour.withLock { $0 = .answer }
         database.hang.release()
-        try await waitUntil("a heartbeat written", timeout: .seconds(8)) {
+        try await waitUntil("a heartbeat written", timeout: .seconds(30)) {
             database.calls.withLock { $0 } >= 2 && monitor.statistics().heartbeatAgeMilliseconds ?? .max < 1000
         }
         running.cancel()
