@@ -58,9 +58,20 @@ public final class BackgroundLane: Sendable {
 
     private let limit: Int
     private let state = Mutex(State())
+    /// Where a drain runs, now (`.zero`) or after a retry's wait.
+    private let schedule: @Sendable (_ after: Duration, _ work: @escaping @Sendable () -> Void) -> Void
 
-    public init(limit: Int) {
+    public convenience init(limit: Int) {
+        self.init(limit: limit) { delay, work in
+            if delay <= .zero { BackgroundWork.run(work) } else { BackgroundWork.run(after: delay, work) }
+        }
+    }
+
+    /// A lane whose drains run where `schedule` puts them (a test's own queue, away from the process's backlog of
+    /// background work).
+    init(limit: Int, schedule: @escaping @Sendable (_ after: Duration, _ work: @escaping @Sendable () -> Void) -> Void) {
         self.limit = limit
+        self.schedule = schedule
     }
 
     /// Queues `work` behind the lane's earlier work; a background-work thread runs it.
@@ -85,7 +96,7 @@ public final class BackgroundLane: Sendable {
             state.draining = true
             return (true, true)
         }
-        if start { BackgroundWork.run { self.drain() } }
+        if start { schedule(.zero) { self.drain() } }
         return queued
     }
 
@@ -108,7 +119,7 @@ public final class BackgroundLane: Sendable {
                 if case .again = outcome { state.waiting.insert((next.step, next.attempt + 1), at: 0) }
             }
             if case .again(let delay) = outcome {
-                BackgroundWork.run(after: delay) { self.drain() }
+                schedule(delay) { self.drain() }
                 return
             }
         }

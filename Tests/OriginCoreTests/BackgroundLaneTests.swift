@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Synchronization
 import TestSupport
@@ -49,7 +50,12 @@ struct BackgroundLaneTests {
     }
 
     @Test func aStepAskingToRunAgainKeepsItsPlaceWithoutHoldingAThreadMeanwhile() async throws {
-        let lane = BackgroundLane(limit: 10)
+        // Its own queue: in the full test run the process's background-work queue had a backlog of 30 s and more.
+        let queue = DispatchQueue(label: "lane-test", attributes: .concurrent)
+        let lane = BackgroundLane(limit: 10) { delay, work in
+            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+            queue.asyncAfter(deadline: .now() + max(seconds, 0), execute: work)
+        }
         let seen = Mutex<[String]>([])
         let attempts = Atomic<Int>(0)
         #expect(lane.runStep { attempt in

@@ -47,7 +47,7 @@ struct OriginServiceLifecycleTests {
         let group = ServiceGroup(services: [service], logger: Self.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            try await waitUntil("the service to listen", timeout: .seconds(2)) { service.port > 0 }
+            try await waitUntil("the service to listen", timeout: .seconds(20)) { service.port > 0 }
             #expect(try RawHTTPConnection(port: service.port).request("GET", "/healthz").status == 200)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
