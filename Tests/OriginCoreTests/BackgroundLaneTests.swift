@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Glibc
 import Synchronization
 import TestSupport
@@ -50,11 +51,14 @@ struct BackgroundLaneTests {
     }
 
     @Test func aStepAskingToRunAgainKeepsItsPlaceWithoutHoldingAThreadMeanwhile() async throws {
-        // Its own queue: in the full test run the process's background-work queue had a backlog of 30 s and more.
-        let queue = DispatchQueue(label: "lane-test", attributes: .concurrent)
+        // A thread of its own for each drain: in full test runs every dispatch queue of the process (the background
+        // work's and a test's own alike) once waited over 30 s for a thread.
         let lane = BackgroundLane(limit: 10) { delay, work in
-            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-            queue.asyncAfter(deadline: .now() + max(seconds, 0), execute: work)
+            let microseconds = max(0, delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000)
+            Thread {
+                if microseconds > 0 { usleep(useconds_t(clamping: microseconds)) }
+                work()
+            }.start()
         }
         let seen = Mutex<[String]>([])
         let attempts = Atomic<Int>(0)
