@@ -51,35 +51,42 @@ struct BackgroundLaneTests {
     }
 
     @Test func aStepAskingToRunAgainKeepsItsPlaceWithoutHoldingAThreadMeanwhile() async throws {
-        // A thread of its own for each drain: in full test runs every dispatch queue of the process (the background
-        // work's and a test's own alike) once waited over 30 s for a thread.
+        // The lane's retries are held here and fired by the test (a manual clock for the lane): what the lane does
+        // while a step waits is then seen whatever the machine's load (in full test runs this task was once starved
+        // for longer than the step's whole wait, and a test on the real clock saw the retry done already).
+        let retries = Mutex<[(delay: Duration, work: @Sendable () -> Void)]>([])
+        let drainsStarted = Atomic<Int>(0)
         let lane = BackgroundLane(limit: 10) { delay, work in
-            let microseconds = max(0, delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000)
-            Thread {
-                if microseconds > 0 { usleep(useconds_t(clamping: microseconds)) }
-                work()
-            }.start()
+            if delay <= .zero {
+                drainsStarted.add(1, ordering: .sequentiallyConsistent)
+                Thread { work() }.start()
+            } else {
+                retries.withLock { $0.append((delay, work)) }
+            }
         }
         let seen = Mutex<[String]>([])
-        let attempts = Atomic<Int>(0)
         #expect(lane.runStep { attempt in
-            attempts.add(1, ordering: .sequentiallyConsistent)
             seen.withLock { $0.append("attempt \(attempt)") }
             return attempt == 0 ? .again(after: .seconds(4)) : .done
         })
         #expect(lane.run { seen.withLock { $0.append("second") } })
-        // Generous bounds where only starting matters: the full test run keeps both cores and the background-work
-        // threads busy, and nothing here depends on how soon the first attempt runs.
-        try await waitUntil("the first attempt to run", timeout: .seconds(30)) { attempts.load(ordering: .relaxed) == 1 }
-        // A step sleeping through its wait would keep the lane running for the whole 4 s; waiting, the step keeps its
-        // place: the item queued behind it has not run (a lane that let go of the step, or ran the next item while
-        // the step waited, would have run it by now).
-        try await waitUntil("the lane to wait for the retry, idle, with nothing else run", timeout: .milliseconds(3_500)) {
-            !lane.isRunning && seen.withLock { $0 } == ["attempt 0"]
+        try await waitUntil("the first attempt to ask for its retry", timeout: .seconds(30)) {
+            retries.withLock { $0.count } == 1
         }
-        try await waitUntil("the retry and the item behind it to run", timeout: .seconds(30)) {
-            seen.withLock { $0.count } == 3
+        // Waiting, the step keeps its place and no thread runs the lane: the item queued behind it has not run, and
+        // the lane's thread let go (a lane that dropped the step or ran the next item meanwhile would have run it).
+        try await waitUntil("the drain that asked for the retry to end", timeout: .seconds(30)) { !lane.isRunning }
+        #expect(seen.withLock { $0 } == ["attempt 0"], "nothing ran while the step waited for its retry")
+        #expect(retries.withLock { $0.map(\.delay) } == [.seconds(4)], "the retry is asked for after the step's wait")
+        #expect(lane.run { seen.withLock { $0.append("third") } }, "work queued during the wait is accepted")
+        #expect(drainsStarted.load(ordering: .sequentiallyConsistent) == 1, "work queued during the wait starts no drain of its own")
+
+        let retry = retries.withLock { $0.removeFirst().work }
+        Thread { retry() }.start()
+        try await waitUntil("the retry and the items behind it to run", timeout: .seconds(30)) {
+            seen.withLock { $0.count } == 4
         }
-        #expect(seen.withLock { $0 } == ["attempt 0", "attempt 1", "second"], "the later item waited behind the retry")
+        #expect(seen.withLock { $0 } == ["attempt 0", "attempt 1", "second", "third"], "the later items waited behind the retry")
+        #expect(retries.withLock { $0.isEmpty }, "a step that is done asks for no retry")
     }
 }
