@@ -39,25 +39,12 @@ extension EndToEndInBrowser {
         static func configuration(
             own: Int, peer: Int, channel: String, pathways: [(id: String, uri: String, origin: Int)]
         ) -> String {
-            let listed = pathways.map {
-                "    - {id: \($0.id), uri: \"\($0.uri)\", origins: [\"http://127.0.0.1:\($0.origin)\"]}"
-            }
-            return """
-                logLevel: info
-                redundancy: { clockTolerance: 0.5, peers: ["http://127.0.0.1:\(peer)"] }
-                steering:
-                  self: http://127.0.0.1:\(own)
-                  ttl: \(ttl)
-                  pathways:
-                \(listed.joined(separator: "\n"))
-                ingest:
-                  autoCreate: false
-                channels:
-                  - name: \(channel)
-                    segmentDuration: 2
-                    window: { segments: 6 }
-                    renditions: [{name: lo}]
-                """
+            PushedChannelConfiguration.yaml(
+                channel: channel, renditions: [rendition.name],
+                sections: [
+                    PushedChannelConfiguration.redundancy(peers: [peer]),
+                    PushedChannelConfiguration.steering(own: own, ttl: ttl, pathways: pathways),
+                ])
         }
 
         @Test("hls.js plays through kill -9 of the origin of its pathway: moves to the other, steering keeps it there")

@@ -63,17 +63,8 @@ extension EndToEndRestarts {
         static let channel = "e2e"
 
         static func configuration(gapResponse: String) -> String {
-            """
-            logLevel: info
-            ingest:
-              autoCreate: false
-            channels:
-              - name: \(channel)
-                segmentDuration: 2
-                window: { segments: 6 }
-                gapResponse: \(gapResponse)
-                renditions: [{name: hi}, {name: lo}]
-            """
+            PushedChannelConfiguration.yaml(
+                channel: channel, renditions: names, channelKeys: ["gapResponse: \(gapResponse)"])
         }
 
         static let renditions = [

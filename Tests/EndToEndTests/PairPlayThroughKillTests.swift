@@ -24,18 +24,11 @@ extension EndToEndInBrowser {
         /// Each origin names itself in CMSD-Static (`n="pk-PORT"`), which nginx caches with the playlist: a reload
         /// through nginx says which origin wrote the copy it got.
         static func configuration(own: Int, peer: Int) -> String {
-            """
-            logLevel: info
-            delivery: { originId: "pk-\(own)" }
-            redundancy: { clockTolerance: 0.5, peers: ["http://127.0.0.1:\(peer)"] }
-            ingest:
-              autoCreate: false
-            channels:
-              - name: \(channel)
-                segmentDuration: 2
-                window: { segments: 6 }
-                renditions: [{name: lo}]
-            """
+            PushedChannelConfiguration.yaml(
+                channel: channel, renditions: [rendition.name],
+                sections: [
+                    #"delivery: { originId: "pk-\#(own)" }"#, PushedChannelConfiguration.redundancy(peers: [peer]),
+                ])
         }
 
         /// One reload of the media playlist through nginx.

@@ -18,17 +18,8 @@ extension EndToEndRestarts {
         static let rendition = FFmpeg.PushedRendition(name: "lo", width: 320, height: 180, videoBitrate: "200k")
         static let mediaPath = "/live/\(channel)/lo/index.m3u8"
         /// A redundancy group (docs/redundancy.md, "One timeline for the group"), as a pair behind a CDN should be.
-        static let configuration = """
-            logLevel: info
-            redundancy: { clockTolerance: 0.5 }
-            ingest:
-              autoCreate: false
-            channels:
-              - name: \(channel)
-                segmentDuration: 2
-                window: { segments: 6 }
-                renditions: [{name: lo}]
-            """
+        static let configuration = PushedChannelConfiguration.yaml(
+            channel: channel, renditions: [rendition.name], sections: [PushedChannelConfiguration.redundancy()])
 
         @Test("a player through nginx gets only 200s while one origin of the pair is killed (-9) and restarted")
         func playerThroughAKilledAndRestartedOrigin() async throws {
