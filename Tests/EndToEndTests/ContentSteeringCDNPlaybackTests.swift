@@ -80,36 +80,22 @@ extension EndToEndInBrowser {
                             requests: true)
                     ], directory: first.directory, label: "csn-hlsjs")
             }
-            // The kill comes once hls.js plays from cdn-a: Chromium's start and the first loads take seconds (more on
-            // a loaded machine), and a kill before them would fail the multivariant playlist's load instead.
-            do {
-                try await waitUntil(
-                    "nginx-a to serve hls.js a media segment", timeout: firstMediaTimeout, interval: .milliseconds(100)
-                ) {
-                    edges[0].accessLog().contains {
-                        $0.isAfter(started) && $0.status == 200 && $0.uri.contains("/lo/") && !$0.uri.contains(".m3u8")
-                    }
-                }
-            } catch {
-                _ = try? await browser.value
-                throw error
-            }
-            let firstMediaAt = Date().timeIntervalSince1970
-            try await Task.sleep(for: .seconds(playingBeforeKill))
-            first.kill()
-            let killedAt = Date().timeIntervalSince1970
-            _ = await first.child.wait(timeout: .seconds(5))
-            // The survivor's answer to a player still on cdn-a, read through nginx-b: a copy nginx kept would hide
+            // The survivor's answer to a player still on cdn-a is read through nginx-b: a copy nginx kept would hide
             // the change.
-            var afterKill = ""
-            try await waitUntil(
-                "the survivor, through nginx-b, to move cdn-a last", timeout: .seconds(10),
-                interval: .milliseconds(100)
+            let kill = try await PathwaySwitch.killAfterFirstMedia(
+                first, playing: playingBeforeKill, browser: browser,
+                firstMedia: "nginx-a to serve hls.js a media segment", timeout: firstMediaTimeout,
+                demoted: PathwaySwitch.Demotion(
+                    what: "the survivor, through nginx-b, to move cdn-a last", port: edges[1].port, query: query,
+                    priority: #"["cdn-b","cdn-a"]"#)
             ) {
-                afterKill = (try? await HTTPClient(port: edges[1].port).get(query).text) ?? ""
-                return afterKill.contains(#"["cdn-b","cdn-a"]"#)
+                edges[0].accessLog().contains {
+                    $0.isAfter(started) && $0.status == 200 && $0.uri.contains("/lo/") && !$0.uri.contains(".m3u8")
+                }
             }
-            let demotedAt = Date().timeIntervalSince1970
+            let (firstMediaAt, killedAt, demotedAt, afterKill) = (
+                kill.firstMediaAt, kill.killedAt, kill.demotedAt, kill.answer
+            )
             #expect(afterKill.contains(#""RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json""#), "\(afterKill)")
 
             let report = try await browser.value

@@ -86,38 +86,22 @@ extension EndToEndInBrowser {
                             player: .hlsjs, url: url, seconds: playSeconds, requests: true, cmcd: "query")
                     ], directory: first.directory, label: "cs-hlsjs")
             }
-            // The kill comes once hls.js plays from origin-a: Chromium's start and the first loads take seconds (more
-            // on a loaded machine), and a kill before them would fail the multivariant playlist's load instead. The
-            // origin keeps no access log; hls.js's CMCD (query) carries a buffer length (`bl`) on media segment
+            // The origin keeps no access log; hls.js's CMCD (query) carries a buffer length (`bl`) on media segment
             // requests only, which origin-a counts in /metrics.
             let firstSegments = "hlsorigin_cmcd_buffer_length_seconds_count{channel=\"\(channel)\"} "
-            do {
-                try await waitUntil(
-                    "origin-a to serve hls.js a media segment", timeout: firstMediaTimeout,
-                    interval: .milliseconds(100)
-                ) {
-                    let metrics = (try? await HTTPClient(port: ports[0]).get("/metrics").text) ?? ""
-                    return metrics.split(separator: "\n").contains {
-                        $0.hasPrefix(firstSegments) && (Int($0.dropFirst(firstSegments.count)) ?? 0) > 0
-                    }
-                }
-            } catch {
-                _ = try? await browser.value
-                throw error
-            }
-            let firstMediaAt = Date().timeIntervalSince1970
-            try await Task.sleep(for: .seconds(playingBeforeKill))
-            first.kill()
-            let killedAt = Date().timeIntervalSince1970
-            _ = await first.child.wait(timeout: .seconds(5))
-            var afterKill = ""
-            try await waitUntil(
-                "the survivor to move origin-a last", timeout: .seconds(10), interval: .milliseconds(100)
+            let kill = try await PathwaySwitch.killAfterFirstMedia(
+                first, playing: playingBeforeKill, browser: browser,
+                firstMedia: "origin-a to serve hls.js a media segment", timeout: firstMediaTimeout,
+                demoted: PathwaySwitch.Demotion(
+                    what: "the survivor to move origin-a last", port: ports[1], query: query,
+                    priority: #"["origin-b","origin-a"]"#)
             ) {
-                afterKill = (try? await HTTPClient(port: ports[1]).get(query).text) ?? ""
-                return afterKill.contains(#"["origin-b","origin-a"]"#)
+                let metrics = (try? await HTTPClient(port: ports[0]).get("/metrics").text) ?? ""
+                return metrics.split(separator: "\n").contains {
+                    $0.hasPrefix(firstSegments) && (Int($0.dropFirst(firstSegments.count)) ?? 0) > 0
+                }
             }
-            let demotedAt = Date().timeIntervalSince1970
+            let (firstMediaAt, killedAt, demotedAt) = (kill.firstMediaAt, kill.killedAt, kill.demotedAt)
 
             let report = try await browser.value
             let hlsjs = try #require(report.runs?.first)

@@ -94,3 +94,59 @@ struct PathwaySwitch {
         return lines.joined(separator: "\n")
     }
 }
+
+extension PathwaySwitch {
+    /// The moments of `killAfterFirstMedia` (wall clock, seconds since 1970).
+    struct Kill: Sendable {
+        /// When the probe first saw the pathway serve hls.js a media segment.
+        let firstMediaAt: Double
+        /// When the origin was sent SIGKILL.
+        let killedAt: Double
+        /// When the survivor's steering answer first listed the dead pathway last, and that answer.
+        let demotedAt: Double
+        let answer: String
+    }
+
+    /// Where to ask for the survivor's steering answer, and what it says once the dead pathway is last.
+    struct Demotion: Sendable {
+        /// What is waited for, as a failure names it (e.g. "the survivor to move origin-a last").
+        let what: String
+        /// The port the manifest is asked on (the survivor's, or the edge in front of it) and the request.
+        let port: Int
+        let query: String
+        /// The PATHWAY-PRIORITY with the dead pathway last, e.g. `["origin-b","origin-a"]`.
+        let priority: String
+    }
+
+    /// The content steering suites' kill: waits (`timeout` at most, every 100 ms) until `probe` says the pathway
+    /// hls.js plays from served it a media segment (`firstMedia` names that in a failure), lets it play `playing`
+    /// seconds, kills `origin` with SIGKILL (waiting up to 5 s for it to exit), then waits (10 s at most, every
+    /// 100 ms) until the answer `demoted` names lists the dead pathway last. The kill comes only once hls.js plays:
+    /// Chromium's start and the first loads take seconds (more on a loaded machine), and a kill before them would fail
+    /// the multivariant playlist's load instead. If the probe never says so, `browser` (the page playing) is waited
+    /// for before the failure is thrown.
+    static func killAfterFirstMedia(
+        _ origin: OriginProcess, playing: Double, browser: Task<BrowserPlayer.Report, any Error>,
+        firstMedia: String, timeout: Duration, demoted: Demotion, probe: () async -> Bool
+    ) async throws -> Kill {
+        do {
+            try await waitUntil(firstMedia, timeout: timeout, interval: .milliseconds(100)) { await probe() }
+        } catch {
+            _ = try? await browser.value
+            throw error
+        }
+        let firstMediaAt = Date().timeIntervalSince1970
+        try await Task.sleep(for: .seconds(playing))
+        origin.kill()
+        let killedAt = Date().timeIntervalSince1970
+        _ = await origin.child.wait(timeout: .seconds(5))
+        let survivor = HTTPClient(port: demoted.port)
+        var answer = ""
+        try await waitUntil(demoted.what, timeout: .seconds(10), interval: .milliseconds(100)) {
+            answer = (try? await survivor.get(demoted.query).text) ?? ""
+            return answer.contains(demoted.priority)
+        }
+        return Kill(
+            firstMediaAt: firstMediaAt, killedAt: killedAt, demotedAt: Date().timeIntervalSince1970, answer: answer)
+    }
+}
