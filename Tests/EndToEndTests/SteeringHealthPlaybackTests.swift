@@ -100,27 +100,11 @@ extension EndToEndInBrowser {
             let directoryA = try TemporaryDirectory.make("hlsorigin-e2e-steer-full")
             let disk = try SmallFilesystem(at: directoryA.appendingPathComponent("data"), bytes: 16 << 20)
             defer { disk.unmount() }
-            let first = try await OriginProcess(
-                configuration: configuration(ports[0], ports[1]), label: "steer-a", port: ports[0],
-                restarting: directoryA, arguments: ["--log-format", "json"])
-            processes.add(first)
-            let second = try await OriginProcess(
-                configuration: configuration(ports[1], ports[0]), label: "steer-b", port: ports[1])
-            processes.add(second)
-            let encoder = try FFmpeg.startTeePush(
-                ports: ports, channel: channel, renditions: [ContentSteeringPlaybackTests.rendition],
-                directory: second.directory, label: "ffmpeg-tee")
-            processes.add(encoder)
-            for port in ports {
-                let client = HTTPClient(port: port)
-                try await waitUntil(
-                    "the origin on \(port) to list 3 segments", timeout: .seconds(30), interval: .milliseconds(200)
-                ) {
-                    guard encoder.isRunning else { throw EndToEndError("ffmpeg exited: \(encoder.standardError)") }
-                    guard let answer = try? await client.get(mediaPath), answer.status == 200 else { return false }
-                    return ((try? MediaPlaylistText(answer.text))?.entries.count ?? 0) >= 3
-                }
-            }
+            let pair = try await OriginPair.start(
+                labels: ["steer-a", "steer-b"], channel: channel, renditions: [ContentSteeringPlaybackTests.rendition],
+                listed: 3, processes: processes, ports: ports, directories: [directoryA, nil],
+                arguments: [["--log-format", "json"], []], configuration: configuration)
+            let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
             let query = "/live/\(channel)/steering.json?_HLS_pathway=origin-a"
             try await waitUntil("both origins to steer origin-a first", timeout: .seconds(10)) {
                 var answers: [String] = []

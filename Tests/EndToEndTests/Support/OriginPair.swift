@@ -34,30 +34,38 @@ struct OriginPair: Sendable {
     /// Starts the two origins on `ports` (two free ones when nil), the origin on `ports[i]` with
     /// `configuration(ports[i], ports[1 - i])` (its own port, its peer's) and label `labels[i]`, then as above. The
     /// free ports are reserved (bound and released) before either origin binds them, so use this only where the
-    /// configurations need them.
+    /// configurations need them. `directories[i]`, when given, is origin `i`'s directory instead of a fresh one (its
+    /// `data` is the data directory: e.g. a small filesystem mounted there), and `arguments[i]` are added to its
+    /// command line (e.g. `--log-format json`).
     static func start(
         labels: [String], channel: String, renditions: [FFmpeg.PushedRendition], listed: Int,
-        processes: CDNTierProcesses, ports given: [Int]? = nil,
-        configuration: (_ own: Int, _ peer: Int) -> String
+        processes: CDNTierProcesses, ports given: [Int]? = nil, directories: [URL?] = [nil, nil],
+        arguments: [[String]] = [[], []], configuration: (_ own: Int, _ peer: Int) -> String
     ) async throws -> OriginPair {
         let ports = try given ?? [OriginProcess.freePort(), OriginProcess.freePort()]
         precondition(ports.count == 2, "a pair has two origins")
         return try await start(
             labels: labels, channel: channel, renditions: renditions, listed: listed, processes: processes,
-            ports: ports, configurations: [configuration(ports[0], ports[1]), configuration(ports[1], ports[0])])
+            ports: ports, configurations: [configuration(ports[0], ports[1]), configuration(ports[1], ports[0])],
+            directories: directories, arguments: arguments)
     }
 
-    /// Starts origin `i` on `ports[i]` (0: one it picks) with `configurations[i]`, then the encoder pushing to the
-    /// ports the origins listen on, and waits for both to list `listed` segments.
+    /// Starts origin `i` on `ports[i]` (0: one it picks) with `configurations[i]` (in `directories[i]`, with
+    /// `arguments[i]`), then the encoder pushing to the ports the origins listen on, and waits for both to list
+    /// `listed` segments.
     private static func start(
         labels: [String], channel: String, renditions: [FFmpeg.PushedRendition], listed: Int,
-        processes: CDNTierProcesses, ports: [Int], configurations: [String]
+        processes: CDNTierProcesses, ports: [Int], configurations: [String], directories: [URL?] = [nil, nil],
+        arguments: [[String]] = [[], []]
     ) async throws -> OriginPair {
-        precondition(ports.count == 2 && configurations.count == 2 && labels.count == 2, "a pair has two origins")
+        precondition(
+            [ports.count, configurations.count, labels.count, directories.count, arguments.count] == [2, 2, 2, 2, 2],
+            "a pair has two origins")
         var origins: [OriginProcess] = []
         for index in 0..<2 {
             let origin = try await OriginProcess(
-                configuration: configurations[index], label: labels[index], port: ports[index])
+                configuration: configurations[index], label: labels[index], port: ports[index],
+                restarting: directories[index], arguments: arguments[index])
             processes.add(origin)
             origins.append(origin)
         }
