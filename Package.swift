@@ -168,8 +168,10 @@ let package = Package(
             ]),
 
         // What the test targets share: a raw-socket HTTP/1.1 client, a child-process runner with a deadline,
-        // bounded waits, the `.endToEnd` tag, an MPEG-TS reader.
-        .target(name: "TestSupport", dependencies: ["CSRT"], path: "Tests/TestSupport"),
+        // bounded waits, the `.endToEnd` tag, an MPEG-TS reader, a log kept in memory.
+        .target(
+            name: "TestSupport", dependencies: ["CSRT", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"),
         .testTarget(
             name: "MicroHTTPDTests",
             dependencies: [

@@ -5,53 +5,8 @@ import MicroHTTPD
 import OriginCore
 import OriginServer
 import SharedBytes
-import Synchronization
 import TestSupport
 import Testing
-
-/// Log entries kept in memory, so tests read what the audit log says.
-final class CapturedLog: Sendable {
-    struct Entry: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
-    }
-
-    private let entries = Mutex<[Entry]>([])
-
-    var all: [Entry] { entries.withLock { $0 } }
-
-    func add(_ entry: Entry) { entries.withLock { $0.append(entry) } }
-
-    /// A logger writing here.
-    func logger(label: String = "hlsorigin.audit") -> Logger {
-        Logger(label: label) { _ in Handler(log: self) }
-    }
-
-    /// Every entry's text and metadata, one line each (to look for a secret anywhere).
-    var text: String {
-        all.map { "\($0.message) \($0.metadata.sorted { $0.key < $1.key })" }.joined(separator: "\n")
-    }
-
-    struct Handler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            var merged = metadata
-            for (key, value) in event.metadata ?? [:] { merged[key] = value }
-            log.add(
-                Entry(
-                    level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
-        }
-    }
-}
 
 /// Sends a request to the handler as a client at `remote` would (no socket: the address is the test's choice) and
 /// returns the answer, with the body handed over as the server would.

@@ -45,27 +45,6 @@ import Testing
         }
     }
 
-    /// The audit trail's outcomes (`audit.outcome`), in order.
-    final class AuditOutcomes: Sendable {
-        let outcomes = Mutex<[String]>([])
-
-        struct Handler: LogHandler {
-            let audit: AuditOutcomes
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) {
-                guard let outcome = event.metadata?["audit.outcome"] else { return }
-                audit.outcomes.withLock { $0.append("\(outcome)") }
-            }
-        }
-
-        var logger: Logger { Logger(label: "hlsorigin.audit", factory: { _ in Handler(audit: self) }) }
-    }
-
     func makeListener(
         autoCreate: Bool, rules: SRTAccessRules = SRTAccessRules(), port: Int = 0,
         channels: [ChannelConfiguration] = [], sink: any ContinuousStreamSink = RefusingSink(), audit: Logger? = nil
@@ -175,8 +154,8 @@ import Testing
                 .init(name: "other"),
             ])
         let sink = BlockingSink()
-        let audit = AuditOutcomes()
-        let listener = try makeListener(autoCreate: false, channels: [channel], sink: sink, audit: audit.logger)
+        let audit = CapturedLog()
+        let listener = try makeListener(autoCreate: false, channels: [channel], sink: sink, audit: audit.logger())
         let stop = running(listener)
         defer {
             sink.release.signal()
@@ -197,7 +176,7 @@ import Testing
         if case .connected(let socket) = refused { SRTProbe.close(socket) }
         #expect(refused == .rejected(SRTRefusal.conflict), "the second caller: \(refused)")
         #expect(listener.counters.refusals["conflict"] == 1)
-        #expect(audit.outcomes.withLock { $0 } == ["conflict"])
+        #expect(audit.all.compactMap { $0.metadata["audit.outcome"] } == ["conflict"])
         sink.release.signal()
         try await waitUntil("the taken caller is connected", timeout: .seconds(20)) { listener.callers.count == 1 }
         #expect(sink.opens.load(ordering: .relaxed) == 1)
