@@ -396,8 +396,9 @@ struct FileRegionTests {
     }
 
     @Test func serverLogsFileSendingFeaturesAtStart() throws {
-        let log = Recorder<String>()
+        let log = CapturedLog()
         try withTestServer(log: log, { _ in .respond(.text(200, "x")) }) { _, _ in }
-        #expect(log.all.contains { $0.contains("sendfile: true") && $0.contains("shared descriptors safe): true") })
+        #expect(
+            log.messages.contains { $0.contains("sendfile: true") && $0.contains("shared descriptors safe): true") })
     }
 }

@@ -105,7 +105,7 @@ import Testing
 
     @Test func bodyThatKeepsComingIsCutOff() throws {
         let completed = Recorder<Int>()
-        let log = Recorder<String>()
+        let log = CapturedLog()
         try withTestServer(
             log: log,
             { _ in
@@ -128,10 +128,10 @@ import Testing
             #expect(completed.all.isEmpty)
             // Both our line and libmicrohttpd's own error log line arrive through the log closure.
             #expect(
-                log.all.contains {
+                log.messages.contains {
                     $0 == "MicroHTTPD: request body over 4096 bytes kept coming; sent 413 and closed the connection"
                 })
-            #expect(log.all.contains { $0.hasPrefix("Application reported internal error") })
+            #expect(log.messages.contains { $0.hasPrefix("Application reported internal error") })
         }
     }
 
