@@ -63,6 +63,32 @@ struct JSONLogHandlerTests {
         #expect(object["level"] as? String == "warning")
     }
 
+    /// The whole line, byte for byte but the time (the clock's; its form is pinned below): keys in order, metadata
+    /// merged (the call's over the provider's over the logger's), members sorted by key, strings escaped as the status
+    /// timeline escapes them (`<` too), other characters as they are.
+    @Test func aLineIsWrittenByteForByte() throws {
+        let lines = Lines()
+        var logger = Logger(label: "hlsorigin.test") { label in
+            var handler = JSONLogHandler(label: label) { line in lines.all.withLock { $0.append(line) } }
+            handler.metadataProvider = Logger.MetadataProvider { ["request": "provider", "trace": "provider"] }
+            return handler
+        }
+        logger[metadataKey: "hls.channel"] = "news"
+        logger[metadataKey: "request"] = "logger"
+        logger[metadataKey: "trace"] = "logger"
+        logger.notice(
+            "quote \" backslash \\ <b> tab\t\u{1} \u{7F} é\u{2028}",
+            metadata: ["trace": "call", "list": ["b", .stringConvertible(42)], "map": ["z": "1", "a": ["x": "<"]]])
+        let line = try #require(lines.all.withLock { $0 }.first)
+        let time = line.dropFirst(#"{"time":""#.count).prefix(24)
+        let expected =
+            #"{"time":"\#(time)","level":"notice","label":"hlsorigin.test","#
+            + #""message":"quote \" backslash \\ \u003cb> tab\t\u0001 \#u{7F} é\#u{2028}","#
+            + #""metadata":{"hls.channel":"news","list":["b","42"],"map":{"a":{"x":"\u003c"},"z":"1"},"#
+            + #""request":"provider","trace":"call"}}"# + "\n"
+        #expect(line == expected)
+    }
+
     @Test func timestampsAreUTCWithMilliseconds() {
         #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_767_225_600.0429)) == "2026-01-01T00:00:00.042Z")
         #expect(JSONLogHandler.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")

@@ -77,6 +77,25 @@ struct JournalLogHandlerTests {
         #expect(text.contains(#" empty="" "#))
     }
 
+    /// The whole line, byte for byte: priority, label, message, then the pairs sorted by key, the call's metadata over
+    /// the logger's; a value bare unless empty or holding a space, `=`, `"`, `\` or a control character, quoted ones
+    /// escaped as a JSON string (`<` too).
+    @Test func aLineIsWrittenByteForByte() throws {
+        let lines = Lines()
+        var logger = Self.logger(lines)
+        logger[metadataKey: "hls.channel"] = "news"
+        logger[metadataKey: "reason"] = "logger"
+        logger.notice(
+            "cue\tin",
+            metadata: [
+                "reason": "say \"hi\"\\ = ok\n", "z.unicode": "é", "b.tag": "<x>", "c.html": "a <b>", "a.empty": "",
+            ])
+        let expected =
+            #"<5>hlsorigin.test: cue in a.empty="" b.tag=<x> c.html="a \u003cb>" hls.channel=news "#
+            + #"reason="say \"hi\"\\ = ok\n" z.unicode=é"# + "\n"
+        #expect(lines.all.withLock { $0 } == [expected])
+    }
+
     @Test func aMessageWithANewlineStaysOneEntryWithItsPriority() throws {
         let lines = Lines()
         Self.logger(lines).error("first\nsecond")
