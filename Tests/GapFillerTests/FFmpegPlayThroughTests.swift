@@ -16,7 +16,7 @@ struct FFmpegPlayThroughTests {
     func playThrough(
         source: [UInt8], filler: inout TransportStreamGapFiller, videoFrames: Int, audioFrames: ClosedRange<Int>,
         in directory: URL
-    ) throws {
+    ) async throws {
         let sourceInfo = try MediaProbe.probeSegment(source)
         let start = sourceInfo.startTime.ticks + sourceInfo.duration.ticks
         let fillers = [
@@ -30,7 +30,7 @@ struct FFmpegPlayThroughTests {
             #expect(info.startsWithKeyframe)
             #expect(info.tracks.map(\.codec) == sourceInfo.tracks.map(\.codec))
 
-            let probe = try Tools.countFrames(bytes, in: directory)
+            let probe = try await Tools.countFrames(bytes, in: directory)
             #expect(probe.status == 0)
             #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
             var seen: Set<Substring> = []
@@ -45,13 +45,13 @@ struct FFmpegPlayThroughTests {
             #expect(counts["audio"].map { audioFrames.contains($0) } ?? false, "\(lines)")
         }
         let sourceSeconds = Double(sourceInfo.duration.ticks) / 90_000
-        let played = try Tools.playThrough([source] + fillers, durations: [sourceSeconds, 2, 2], in: directory)
+        let played = try await Tools.playThrough([source] + fillers, durations: [sourceSeconds, 2, 2], in: directory)
         #expect(played.status == 0)
         #expect(played.standardError == "", "ffmpeg said: \(played.standardError)")
     }
 
     @Test(arguments: ["360p", "180p"])
-    func testSourceSlate(profile name: String) throws {
+    func testSourceSlate(profile name: String) async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let profile = try #require(TestSourceProfile.named(name))
@@ -60,16 +60,16 @@ struct FFmpegPlayThroughTests {
         let slate = SlateGapFillerSource(
             accessUnits: generator.slateAccessUnits, frameDurationTicks: profile.frameDurationTicks)
         var filler = try source.withUnsafeBytes { bytes throws(GapFillerError) in try slate.makeFiller(after: bytes) }
-        try playThrough(source: source, filler: &filler, videoFrames: 50, audioFrames: 93...94, in: directory)
+        try await playThrough(source: source, filler: &filler, videoFrames: 50, audioFrames: 93...94, in: directory)
     }
 
-    @Test func testSourceLastKeyframe() throws {
+    @Test func testSourceLastKeyframe() async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         var generator = try TestStreamGenerator(profile: #require(TestSourceProfile.named("360p")), segmentDuration: 2)
         let source = generator.nextSegment().bytes
         var filler = try TransportStreamGapFiller(after: source)
-        try playThrough(source: source, filler: &filler, videoFrames: 2, audioFrames: 93...94, in: directory)
+        try await playThrough(source: source, filler: &filler, videoFrames: 2, audioFrames: 93...94, in: directory)
     }
 
     /// libx264 with B-frames (High profile, PTS != DTS), and AAC in three configurations.
@@ -78,22 +78,22 @@ struct FFmpegPlayThroughTests {
         (["-ac", "1", "-ar", "44100"], 86...87),
         (["-ac", "6", "-ar", "48000"], 93...94),
     ])
-    func encoderSegment(audio: [String], audioFrames: ClosedRange<Int>) throws {
+    func encoderSegment(audio: [String], audioFrames: ClosedRange<Int>) async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let source = try Tools.encode(
+        let source = try await Tools.encode(
             seconds: 2, x264: ["-profile:v", "high", "-bf", "2", "-g", "30", "-preset", "veryfast"], audio: audio,
             in: directory)
         var filler = try TransportStreamGapFiller(after: source)
         #expect(filler.silence?.channelConfiguration == (audio[1] == "6" ? 6 : Int(audio[1])))
-        try playThrough(source: source, filler: &filler, videoFrames: 2, audioFrames: audioFrames, in: directory)
+        try await playThrough(source: source, filler: &filler, videoFrames: 2, audioFrames: audioFrames, in: directory)
     }
 
     /// Audio-only MPEG-TS: silence on the segment's frame grid, the PCR on packets of its own.
-    @Test func audioOnlySegment() throws {
+    @Test func audioOnlySegment() async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let encoded = try ChildProcess.runBlocking(
+        let encoded = try await ChildProcess.run(
             "ffmpeg",
             [
                 "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "2", "-c:a", "aac",
@@ -113,7 +113,7 @@ struct FFmpegPlayThroughTests {
         #expect(firstInfo.startTime.ticks == start)
         #expect(firstInfo.duration.ticks == 94 * 1920)
         #expect(secondInfo.startTime.ticks == start + 94 * 1920)
-        let played = try Tools.playThrough([source, first, second], durations: [2, 2, 2], in: directory)
+        let played = try await Tools.playThrough([source, first, second], durations: [2, 2, 2], in: directory)
         #expect(played.status == 0)
         #expect(played.standardError == "", "ffmpeg said: \(played.standardError)")
     }

@@ -11,8 +11,8 @@ import Testing
     .enabled(if: ChildProcess.ffmpegInstalled, "ffmpeg/ffprobe not installed: decode checks skipped"))
 struct FillerDecodeTests {
     /// Encodes 4 s of test pattern and tone as fMP4 HLS (two 2 s segments): the init section and the segments.
-    static func encodeFragmentedMP4(codec: String, in directory: URL) throws -> (initSection: [UInt8], [[UInt8]]) {
-        let result = try ChildProcess.runBlocking(
+    static func encodeFragmentedMP4(codec: String, in directory: URL) async throws -> (initSection: [UInt8], [[UInt8]]) {
+        let result = try await ChildProcess.run(
             "ffmpeg",
             [
                 "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-f", "lavfi", "-i",
@@ -28,10 +28,10 @@ struct FillerDecodeTests {
     }
 
     @Test(arguments: ["libx264", "libx265"])
-    func fragmentedMP4FillerPlaysThroughAndContinuesTheTimestamps(codec: String) throws {
+    func fragmentedMP4FillerPlaysThroughAndContinuesTheTimestamps(codec: String) async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (initSection, segments) = try Self.encodeFragmentedMP4(codec: codec, in: directory)
+        let (initSection, segments) = try await Self.encodeFragmentedMP4(codec: codec, in: directory)
         var filler = try FragmentedMP4GapFiller(initSection: initSection, after: segments[1])
         let fillers = (0..<2).map {
             filler.segment(elapsedMilliseconds: Int64($0) * 2000, durationMilliseconds: 2000, sequenceNumber: 3)
@@ -40,13 +40,13 @@ struct FillerDecodeTests {
         // The init section, the real segments and the fillers, in one file: ffmpeg decodes all of it quietly.
         let whole = initSection + segments.joined() + fillers.joined()
         try Data(whole).write(to: directory.appendingPathComponent("whole.mp4"))
-        let decoded = try ChildProcess.runBlocking(
+        let decoded = try await ChildProcess.run(
             "ffmpeg", ["-v", "error", "-i", "whole.mp4", "-f", "null", "-"], in: directory)
         #expect(decoded.status == 0)
         #expect(decoded.standardError == "", "ffmpeg said: \(decoded.standardError)")
 
         // Decode timestamps rise through the join and the video lasts 8 s.
-        let packets = try ChildProcess.runBlocking(
+        let packets = try await ChildProcess.run(
             "ffprobe",
             [
                 "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=dts_time", "-of", "csv=p=0",
@@ -58,7 +58,7 @@ struct FillerDecodeTests {
         }
         #expect(times.count > 100)
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "DTS not rising: \(times.suffix(10))")
-        let duration = try ChildProcess.runBlocking(
+        let duration = try await ChildProcess.run(
             "ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", "whole.mp4"],
             in: directory)
         let seconds = try #require(Double(duration.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -77,7 +77,7 @@ struct FillerDecodeTests {
         for name in ["seg0.m4s", "seg1.m4s", "filler0.m4s", "filler1.m4s"] { playlist += "#EXTINF:2.0,\n\(name)\n" }
         playlist += "#EXT-X-ENDLIST\n"
         try playlist.write(to: directory.appendingPathComponent("play.m3u8"), atomically: true, encoding: .utf8)
-        let played = try ChildProcess.runBlocking(
+        let played = try await ChildProcess.run(
             "ffmpeg", ["-v", "warning", "-allowed_extensions", "ALL", "-i", "play.m3u8", "-f", "null", "-"],
             in: directory)
         #expect(played.status == 0)
@@ -86,21 +86,21 @@ struct FillerDecodeTests {
 
     /// The slate clip command of docs/outages.md (a still picture and silence, here the test pattern's first frame)
     /// makes a clip the filler loops; ffmpeg plays source + clip filler through. A clip with B-frames is refused.
-    @Test func anOperatorsClipIsLoopedAndPlaysThrough() throws {
+    @Test func anOperatorsClipIsLoopedAndPlaysThrough() async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let source = try Tools.encode(
+        let source = try await Tools.encode(
             seconds: 2, x264: ["-profile:v", "main", "-g", "30", "-bf", "0", "-preset", "veryfast"], audio: [],
             in: directory)
-        func clip(bFrames: Int) throws -> [UInt8] {
-            let made = try ChildProcess.runBlocking(
+        func clip(bFrames: Int) async throws -> [UInt8] {
+            let made = try await ChildProcess.run(
                 "ffmpeg",
                 [
                     "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-frames:v", "1",
                     "still.png",
                 ], in: directory)
             guard made.status == 0 else { throw TestFailure("ffmpeg failed: \(made.standardError)") }
-            let result = try ChildProcess.runBlocking(
+            let result = try await ChildProcess.run(
                 "ffmpeg",
                 [
                     "-v", "error", "-y", "-loop", "1", "-framerate", "30", "-i", "still.png", "-f", "lavfi", "-i",
@@ -111,7 +111,7 @@ struct FillerDecodeTests {
             guard result.status == 0 else { throw TestFailure("ffmpeg failed: \(result.standardError)") }
             return [UInt8](try Data(contentsOf: directory.appendingPathComponent("clip.ts")))
         }
-        let slate = try ClipGapFillerSource(clip: clip(bFrames: 0))
+        let slate = try await ClipGapFillerSource(clip: clip(bFrames: 0))
         #expect(slate.accessUnits.count == 60)
         #expect(slate.frameDurationTicks == 3000)
         var filler = try source.withUnsafeBytes { bytes throws(GapFillerError) in try slate.makeFiller(after: bytes) }
@@ -121,20 +121,20 @@ struct FillerDecodeTests {
             filler.segment(startPTS: start, durationMilliseconds: 2000),
             filler.segment(startPTS: start + 180_000, durationMilliseconds: 2000),
         ]
-        let probe = try Tools.countFrames(fillers[0], in: directory)
+        let probe = try await Tools.countFrames(fillers[0], in: directory)
         #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
         #expect(probe.standardOutput.contains("video,60"), "\(probe.standardOutput)")
-        let played = try Tools.playThrough([source] + fillers, durations: [2, 2, 2], in: directory)
+        let played = try await Tools.playThrough([source] + fillers, durations: [2, 2, 2], in: directory)
         #expect(played.status == 0)
         #expect(played.standardError == "", "ffmpeg said: \(played.standardError)")
-        let withBFrames = try clip(bFrames: 2)
+        let withBFrames = try await clip(bFrames: 2)
         #expect(throws: GapFillerError.self) { try ClipGapFillerSource(clip: withBFrames) }
     }
 
-    @Test func hevcTransportStreamFillerPlaysThrough() throws {
+    @Test func hevcTransportStreamFillerPlaysThrough() async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let encoded = try ChildProcess.runBlocking(
+        let encoded = try await ChildProcess.run(
             "ffmpeg",
             [
                 "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-f", "lavfi", "-i",
@@ -156,11 +156,11 @@ struct FillerDecodeTests {
             #expect(info.startTime.ticks == start + Int64(index) * 180_000)
             #expect(info.duration.ticks == 180_000)
             #expect(info.startsWithKeyframe)
-            let probe = try Tools.countFrames(bytes, in: directory)
+            let probe = try await Tools.countFrames(bytes, in: directory)
             #expect(probe.standardError == "", "ffprobe said: \(probe.standardError)")
             #expect(probe.standardOutput.contains("video,2"), "\(probe.standardOutput)")
         }
-        let played = try Tools.playThrough([source] + fillers, durations: [2, 2, 2], in: directory)
+        let played = try await Tools.playThrough([source] + fillers, durations: [2, 2, 2], in: directory)
         #expect(played.status == 0)
         #expect(played.standardError == "", "ffmpeg said: \(played.standardError)")
     }

@@ -49,7 +49,7 @@ struct SilentAACFrameTests {
     @Test(
         .enabled(if: ChildProcess.ffmpegInstalled, "ffmpeg not installed"), .tags(.endToEnd),
         arguments: [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 8)])
-    func ffmpegDecodesSilence(configuration: Int, channels: Int) throws {
+    func ffmpegDecodesSilence(configuration: Int, channels: Int) async throws {
         let directory = try TemporaryDirectory.make("GapFillerTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         for (objectType, frequency) in [(2, 3), (1, 4)] {
@@ -57,7 +57,7 @@ struct SilentAACFrameTests {
                 audioObjectType: objectType, samplingFrequencyIndex: frequency, channelConfiguration: configuration)
             try Data(Array(repeatElement(frame.bytes, count: 50).joined()))
                 .write(to: directory.appendingPathComponent("silence.aac"))
-            let decoded = try ChildProcess.runBlocking(
+            let decoded = try await ChildProcess.run(
                 "ffmpeg", ["-v", "error", "-i", "silence.aac", "-f", "s16le", "-acodec", "pcm_s16le", "-"],
                 in: directory)
             #expect(decoded.status == 0)

@@ -6,8 +6,8 @@ enum Tools {
     /// Encodes `seconds` of test pattern and tone with libx264 and ffmpeg's AAC encoder into one MPEG-TS file.
     static func encode(
         seconds: Int, x264: [String], audio: [String], extra: [String] = [], in directory: URL
-    ) throws -> [UInt8] {
-        let result = try ChildProcess.runBlocking(
+    ) async throws -> [UInt8] {
+        let result = try await ChildProcess.run(
             "ffmpeg",
             [
                 "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=30", "-f", "lavfi", "-i",
@@ -19,7 +19,7 @@ enum Tools {
     }
 
     /// Writes the segments and a VOD playlist naming them, and reads it through with ffmpeg.
-    static func playThrough(_ segments: [[UInt8]], durations: [Double], in directory: URL) throws -> ToolOutput {
+    static func playThrough(_ segments: [[UInt8]], durations: [Double], in directory: URL) async throws -> ToolOutput {
         var playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(Int(durations.max()!.rounded(.up)))\n"
         playlist += "#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n"
         for (index, segment) in segments.enumerated() {
@@ -28,15 +28,15 @@ enum Tools {
         }
         playlist += "#EXT-X-ENDLIST\n"
         try playlist.write(to: directory.appendingPathComponent("playlist.m3u8"), atomically: true, encoding: .utf8)
-        return try ChildProcess.runBlocking(
+        return try await ChildProcess.run(
             "ffmpeg", ["-v", "warning", "-i", "playlist.m3u8", "-f", "null", "-"], in: directory)
     }
 
     /// ffprobe decodes every frame of one file: `codec_type,nb_read_frames` per stream, errors on stderr.
-    static func countFrames(_ segment: [UInt8], in directory: URL) throws -> ToolOutput {
+    static func countFrames(_ segment: [UInt8], in directory: URL) async throws -> ToolOutput {
         let name = "probe-\(UUID().uuidString).ts"
         try Data(segment).write(to: directory.appendingPathComponent(name))
-        return try ChildProcess.runBlocking(
+        return try await ChildProcess.run(
             "ffprobe",
             [
                 "-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "csv=p=0",

@@ -99,7 +99,7 @@ struct DVRFixture {
     }
 }
 
-@Suite("DVR playlists from store records")
+@Suite("DVR playlists from store records", .offThePool)
 struct DVRPlaylistTests {
     @Test("entries are listed exactly as the live playlist lists the same MSNs")
     func entriesMatchTheLivePlaylist() throws {

@@ -1,12 +1,13 @@
 import HLSPackaging
 import HLSPlaylist
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 
 /// Delta updates (`_HLS_skip=YES` and `v2`) of Low-Latency playlists, against the full playlists they stand for.
-@Suite("Low-Latency delta updates")
+@Suite("Low-Latency delta updates", .offThePool)
 struct LowLatencyDeltaTests {
     static func parse(_ bytes: SharedBytes) throws -> MediaPlaylist {
         try MediaPlaylist.parse(String(decoding: bytes.array, as: UTF8.self))

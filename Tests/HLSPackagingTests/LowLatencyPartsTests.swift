@@ -2,13 +2,14 @@
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 import TestSource
 
 /// Parts of streamed pushes in the ingest loop: listing, retention, GAP parts, failures, playlists.
-@Suite("Low-Latency parts in the ingest loop")
+@Suite("Low-Latency parts in the ingest loop", .offThePool)
 struct LowLatencyPartsTests {
     /// The design's worked example: at 01:00:16.800 segment 1008 of 720p has two parts, 360p is one part behind.
     static func workedExample() throws -> LowLatencyChannel {

@@ -8,7 +8,7 @@ import TestSupport
 import Testing
 
 /// Stopping with a grace period while a 12 MB answer is read slowly: real time for several seconds.
-@Suite(.tags(.endToEnd)) struct GracefulStopTests {
+@Suite(.tags(.endToEnd), .offThePool) struct GracefulStopTests {
     /// A GET read slowly through a small receive buffer, on its own thread.
     final class SlowDownload: Sendable {
         private let received = Mutex<[UInt8]>([])

@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite struct HTTPServerTests {
+@Suite(.offThePool) struct HTTPServerTests {
     @Test func getSendsStatusHeadersAndBodyExactly() throws {
         let body = SharedBytes(string: "hello, world\n")
         try withTestServer({ _ in

@@ -7,7 +7,7 @@ import Testing
 
 /// The fast path: `handlePlain(_:)` sees exactly the GETs and HEADs whose answer depends on method, path and
 /// Accept-Encoding only; everything else reaches `handle(_:)` with its full head.
-@Suite struct PlainRequestTests {
+@Suite(.offThePool) struct PlainRequestTests {
     /// Records what reached each entry point; answers plain requests itself only for paths under /fast.
     final class Handler: HTTPRequestHandler {
         struct Plain: Sendable, Equatable {

@@ -7,7 +7,7 @@ import Testing
 
 /// `HTTPRequestAction.receiveBodyThenSuspend`: the body is read, then the request waits suspended (holding no
 /// libmicrohttpd thread) until it is answered from elsewhere.
-@Suite struct ReceiveBodyThenSuspendTests {
+@Suite(.offThePool) struct ReceiveBodyThenSuspendTests {
     @Test func theBodyIsHandedOverAndTheAnswerComesLaterWhileOthersAreServed() throws {
         let handler: @Sendable (HTTPRequestHead) -> HTTPRequestAction = { head in
             guard head.method == "POST" else { return .respond(.text(200, "playlist\n")) }

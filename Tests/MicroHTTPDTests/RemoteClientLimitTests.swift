@@ -6,7 +6,7 @@ import Testing
 /// `HTTPServerConfiguration.remoteClientConnectionLimit`: one remote address cannot hold every connection slot;
 /// loopback clients (local players, tests) are not counted. A remote client here is this host seen through its own
 /// non-loopback address (the kernel gives the connection that source address).
-@Suite struct RemoteClientLimitTests {
+@Suite(.offThePool) struct RemoteClientLimitTests {
     /// This host's first non-loopback IPv4 address.
     static func nonLoopbackAddress() -> String? {
         var list: UnsafeMutablePointer<ifaddrs>?

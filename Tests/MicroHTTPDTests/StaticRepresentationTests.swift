@@ -1,8 +1,9 @@
 import MicroHTTPD
 import SharedBytes
+import TestSupport
 import Testing
 
-@Suite("Static representations: validators, byte ranges, gzip negotiation")
+@Suite("Static representations: validators, byte ranges, gzip negotiation", .offThePool)
 struct StaticRepresentationTests {
     static let bytes = SharedBytes(string: "0123456789")
     static let media = StaticRepresentation(

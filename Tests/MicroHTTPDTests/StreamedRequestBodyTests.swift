@@ -56,7 +56,7 @@ final class RecordingReceiver: HTTPBodyReceiver {
 }
 
 /// `HTTPRequestAction.streamBody`: the body handed over piece by piece as it arrives.
-@Suite struct StreamedRequestBodyTests {
+@Suite(.offThePool) struct StreamedRequestBodyTests {
     static let body = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
 
     @Test(arguments: [true, false])

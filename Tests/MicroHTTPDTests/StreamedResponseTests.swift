@@ -8,7 +8,7 @@ import TestSupport
 import Testing
 
 /// `HTTPBody.stream`: a response body sent as its bytes are appended, the connection suspended while it waits.
-@Suite struct StreamedResponseTests {
+@Suite(.offThePool) struct StreamedResponseTests {
     static let pieces = (0..<5).map { "piece-\($0)" }
 
     /// The raw wire of a chunked body made of `pieces`, one chunk each.

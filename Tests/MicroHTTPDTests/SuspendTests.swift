@@ -7,7 +7,7 @@ import Testing
 
 /// Suspended requests (what LL-HLS blocking playlist reloads will use): answered later from any thread, all answered,
 /// answered with 503 when the server stops. Every wait here is bounded, so a regression fails instead of hanging.
-@Suite struct SuspendTests {
+@Suite(.offThePool) struct SuspendTests {
     @Test func suspendedRequestIsAnsweredFromAnotherThread() throws {
         try withTestServer({ head in
             if head.path == "/plain" { return .respond(.text(200, "plain")) }

@@ -6,7 +6,7 @@ import Testing
 
 /// HTTPS listeners (GnuTLS through libmicrohttpd) with certificates made by `openssl` for the test, read by curl and
 /// `openssl s_client`.
-@Suite("TLS: HTTPS listeners, certificate checks, certificate replaced while running")
+@Suite("TLS: HTTPS listeners, certificate checks, certificate replaced while running", .offThePool)
 struct TLSServerTests {
     let directory: URL
     let authority: TestCertificateAuthority

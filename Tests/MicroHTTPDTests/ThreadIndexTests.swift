@@ -1,10 +1,11 @@
 import Foundation
 import MicroHTTPD
+import TestSupport
 import Testing
 
 /// Per-thread tables are indexed by `HTTPServer.currentThreadIndex`: indices must stay small however many threads
 /// come and go (servers stop and start new threads), or tables indexed by them would stop working.
-@Suite("Thread indices")
+@Suite("Thread indices", .offThePool)
 struct ThreadIndexTests {
     /// The index a new thread gets, read on that thread before it exits.
     static func indexOfAShortLivedThread() -> Int {

@@ -121,7 +121,7 @@ struct GapFillerIntegrationTests {
     }
 
     @Test(.enabled(if: ChildProcess.locate("ffmpeg") != nil, "ffmpeg not installed"), .tags(.endToEnd))
-    func ffmpegPlaysThroughTheOutage() throws {
+    func ffmpegPlaysThroughTheOutage() async throws {
         let channel = try Pushed(gapResponse: .filler)
         try channel.outage()
         let directory = try TemporaryDirectory.make("GapFill")
@@ -134,7 +134,7 @@ struct GapFillerIntegrationTests {
         playlist += "#EXT-X-ENDLIST\n"
         try playlist.write(to: directory.appendingPathComponent("index.m3u8"), atomically: true, encoding: .utf8)
         // Bounded: a hung ffmpeg is killed after a minute and the test fails.
-        let result = try ChildProcess.runBlocking(
+        let result = try await ChildProcess.run(
             "ffmpeg", ["-v", "error", "-i", "index.m3u8", "-f", "null", "-"], in: directory)
         let said = result.standardOutput + result.standardError
         #expect(result.status == 0)

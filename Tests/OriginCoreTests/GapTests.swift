@@ -3,12 +3,13 @@ import HLSPlaylist
 import MediaProbe
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 @testable import OriginCore
 
-@Suite("Encoder outages: EXT-X-GAP on schedule")
+@Suite("Encoder outages: EXT-X-GAP on schedule", .offThePool)
 struct GapTests {
     @Test(arguments: [1, 5, 60])
     func outageOfOneRenditionGetsOneGapPerSlot(slots: Int) throws {
@@ -148,7 +149,7 @@ struct GapTests {
 
 }
 
-@Suite("PDT arithmetic")
+@Suite("PDT arithmetic", .offThePool)
 struct ProgramDateTimeArithmeticTests {
     /// 10,000 segments straight into the channel state: EXTINF in whole ms carries its rounding, so PDT tracks the
     /// media timeline to the millisecond, and PDT(n+1) = PDT(n) + EXTINF(n) exactly.

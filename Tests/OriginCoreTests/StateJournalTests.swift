@@ -7,9 +7,10 @@ import Logging
 import OriginCore
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
-@Suite("State journal: restarts lose nothing")
+@Suite("State journal: restarts lose nothing", .offThePool)
 struct StateJournalTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)").path
 

@@ -12,7 +12,7 @@ import Testing
 
 /// The key route, encrypted segments, fillers and stored segments, I-frame resources, the admin key endpoint and
 /// the `/vod` refusal of an encrypted channel, over HTTP.
-@Suite("Encryption routes: keys, ciphertext, I-frame resources, admin keys, /vod refusal")
+@Suite("Encryption routes: keys, ciphertext, I-frame resources, admin keys, /vod refusal", .offThePool)
 struct EncryptionRoutesTests {
     static func stack(
         rotateEvery: Int = 2, keyURITemplate: String? = nil, dataDirectory: String? = nil, window: Int = 6

@@ -7,7 +7,7 @@ import Testing
 
 /// HTTP abuse over real sockets. Slow clients, floods, huge heads, unknown methods, traversal,
 /// invalid bytes and query strings: each gets a defined answer and the server keeps serving everybody else.
-@Suite("HTTP abuse: slow clients, floods, huge heads, methods, traversal, invalid bytes, query strings")
+@Suite("HTTP abuse: slow clients, floods, huge heads, methods, traversal, invalid bytes, query strings", .offThePool)
 struct HTTPAbuseTests {
     /// A stack with two slots pushed and a short connection timeout.
     static func stack(timeout: Int = 2, connectionLimit: Int = 10_000) throws -> OriginTestStack {

@@ -8,7 +8,7 @@ import Testing
 @testable import OriginServer
 
 /// `/live/...` over real HTTP: the headers players and CDNs rely on.
-@Suite("Live routes: content types, caching, CORS, HEAD, ranges, validators, gzip, errors")
+@Suite("Live routes: content types, caching, CORS, HEAD, ranges, validators, gzip, errors", .offThePool)
 struct LiveRouteTests {
     let stack: OriginTestStack
 

@@ -14,7 +14,7 @@ import Testing
 
 /// Playback authorization over HTTP: which `/live` answers need a token, what a refusal looks like and leaves behind,
 /// the multivariant playlist per viewer (`import`) or shared (`queryparam`), media playlists the same for everyone.
-@Suite("Playback authorization routes")
+@Suite("Playback authorization routes", .offThePool)
 struct PlaybackRoutesTests {
     static let secret = Array("playback secret of the unit tests, 32+ bytes".utf8)
 
@@ -428,7 +428,7 @@ struct PlaybackRoutesTests {
 
 /// The worked example of docs/design/iframes-define-aes-design.md section 7, byte for byte: what the playback part
 /// adds to the multivariant and media playlists of channel `news` (import form, keys rotating every 3 segments).
-@Suite("Playback authorization: the design's worked example")
+@Suite("Playback authorization: the design's worked example", .offThePool)
 struct PlaybackWorkedExampleTests {
     static let token = "1795914000-3q2-7wAAAAC0aGxzb3Jp_w"
     static let playback = PlaybackAuthorization(

@@ -13,7 +13,7 @@ import Testing
 
 /// `/status` and `/status/timeline.json` over real HTTP on a manual clock: what the timeline lists, its GAP,
 /// discontinuity and marker facts against the playlists served at the same moment, and the admin API's auth.
-@Suite("Status page: /status and /status/timeline.json")
+@Suite("Status page: /status and /status/timeline.json", .offThePool)
 struct StatusPageRouteTests {
     /// One rendition of the timeline JSON.
     struct Rendition {

@@ -103,7 +103,7 @@ enum SegmenterFixture {
     }
 }
 
-@Suite struct TransportStreamSegmenterTests {
+@Suite(.offThePool) struct TransportStreamSegmenterTests {
     typealias Fixture = SegmenterFixture
 
     @Test func cutsAtTheFirstKeyframeAtOrAfterEachSlotBoundary() throws {
@@ -424,7 +424,7 @@ enum SegmenterFixture {
 }
 
 /// Streams of real encoders: ffmpeg's MPEG-TS muxer over x265.
-@Suite(.tags(.endToEnd), .enabled(if: ChildProcess.ffmpegInstalled))
+@Suite(.tags(.endToEnd), .enabled(if: ChildProcess.ffmpegInstalled), .offThePool)
 struct EncodedStreamSegmenterTests {
     @Test func anHEVCStreamIsCutAtItsIRAPPicturesAndEachSegmentDecodes() throws {
         let directory = try TemporaryDirectory.make("segmenter-hevc")

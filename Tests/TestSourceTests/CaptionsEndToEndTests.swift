@@ -8,15 +8,15 @@ extension FFmpegEndToEndTests {
     /// A third party reads the `captions` profile's SEI: ffprobe flags the video stream as carrying closed captions
     /// (`Closed Captions` in its summary), and ffmpeg's CEA-608 decoder (lavfi `movie` with `+subcc`) turns them
     /// into subtitles that read "HELLO".
-    @Test func ffmpegReadsTheCaptionsProfilesCEA608() throws {
+    @Test func ffmpegReadsTheCaptionsProfilesCEA608() async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: "captions", to: directory)
         let segment = directory.appendingPathComponent("0.ts")
-        let summary = try ChildProcess.runBlocking("ffprobe", ["-hide_banner", segment.path], in: directory)
+        let summary = try await ChildProcess.run("ffprobe", ["-hide_banner", segment.path], in: directory)
         #expect(summary.standardError.contains("Closed Captions"), "ffprobe said: \(summary.standardError)")
 
-        let subtitles = try ChildProcess.runBlocking(
+        let subtitles = try await ChildProcess.run(
             "ffmpeg",
             [
                 "-v", "warning", "-nostdin", "-f", "lavfi", "-i", "movie=\(file.lastPathComponent)[out0+subcc]",
@@ -33,11 +33,11 @@ extension FFmpegEndToEndTests {
     /// The same captions after ffmpeg remuxes the stream to fMP4 (`-c copy`, length-prefixed samples): the probe
     /// finds CC1 in the samples' SEI, and nothing in the 360p profile's.
     @Test(arguments: [("captions", ["CC1"]), ("360p", [])])
-    func probeFindsCaptionsInFFmpegsFragmentedMP4(profile: String, expected: [String]) throws {
+    func probeFindsCaptionsInFFmpegsFragmentedMP4(profile: String, expected: [String]) async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: profile, to: directory)
-        let remux = try ChildProcess.runBlocking(
+        let remux = try await ChildProcess.run(
             "ffmpeg",
             [
                 "-v", "error", "-nostdin", "-i", file.path, "-c", "copy", "-bsf:a", "aac_adtstoasc", "-f", "hls",

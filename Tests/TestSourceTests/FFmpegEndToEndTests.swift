@@ -25,8 +25,8 @@ struct FFmpegEndToEndTests {
     }
 
     /// ffprobe's packet timestamps of one stream kind (`v` or `a`), as (pts, dts) pairs.
-    static func packetTimestamps(_ stream: String, of file: URL, in directory: URL) throws -> [(Int64, Int64)] {
-        let probe = try ChildProcess.runBlocking(
+    static func packetTimestamps(_ stream: String, of file: URL, in directory: URL) async throws -> [(Int64, Int64)] {
+        let probe = try await ChildProcess.run(
             "ffprobe",
             [
                 "-v", "warning", "-select_streams", stream, "-show_entries", "packet=pts,dts", "-of", "csv=p=0",
@@ -48,28 +48,28 @@ struct FFmpegEndToEndTests {
     }
 
     @Test(arguments: ["360p", "180p"])
-    func probesContinuousTimestampsAcrossLoops(profile: String) throws {
+    func probesContinuousTimestampsAcrossLoops(profile: String) async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: profile, to: directory)
 
-        let video = try Self.packetTimestamps("v", of: file, in: directory)
+        let video = try await Self.packetTimestamps("v", of: file, in: directory)
         #expect(video.count == 300)
         #expect(video.first?.0 == 126_000)
         #expect(video.allSatisfy { $0.0 == $0.1 })
         #expect(zip(video, video.dropFirst()).allSatisfy { $1.0 - $0.0 == 3600 })
 
-        let audio = try Self.packetTimestamps("a", of: file, in: directory)
+        let audio = try await Self.packetTimestamps("a", of: file, in: directory)
         #expect(audio.count == 563)
         #expect(audio.first?.0 == 126_000)
         #expect(zip(audio, audio.dropFirst()).allSatisfy { $1.0 - $0.0 == 1920 })
     }
 
-    @Test func describesTheStreamsAsTheProfileSays() throws {
+    @Test func describesTheStreamsAsTheProfileSays() async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: "360p", to: directory)
-        let probe = try ChildProcess.runBlocking(
+        let probe = try await ChildProcess.run(
             "ffprobe",
             [
                 "-v", "warning", "-count_frames", "-show_entries",
@@ -85,21 +85,21 @@ struct FFmpegEndToEndTests {
                 """)
     }
 
-    @Test func decodesWithoutAWordFromFFmpeg() throws {
+    @Test func decodesWithoutAWordFromFFmpeg() async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: "360p", to: directory)
-        let decode = try ChildProcess.runBlocking(
+        let decode = try await ChildProcess.run(
             "ffmpeg", ["-v", "warning", "-nostdin", "-i", file.path, "-f", "null", "-"], in: directory)
         #expect(decode.status == 0)
         #expect(decode.standardError == "", "ffmpeg said: \(decode.standardError)")
     }
 
-    @Test func pictureMovesAndLoopsEveryFourSeconds() throws {
+    @Test func pictureMovesAndLoopsEveryFourSeconds() async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = try Self.writeSixSegments(profile: "180p", to: directory)
-        let hashes = try ChildProcess.runBlocking(
+        let hashes = try await ChildProcess.run(
             "ffmpeg", ["-v", "warning", "-nostdin", "-i", file.path, "-map", "0:v", "-f", "framemd5", "-"],
             in: directory)
         #expect(hashes.status == 0)
@@ -112,14 +112,14 @@ struct FFmpegEndToEndTests {
         #expect(Array(frames[0..<100]) == Array(frames[200..<300]))
     }
 
-    @Test func slateDecodesWithoutAWord() throws {
+    @Test func slateDecodesWithoutAWord() async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let profile = try #require(TestSourceProfile.named("360p"))
         let generator = try TestStreamGenerator(profile: profile, segmentDuration: 2)
         let url = directory.appendingPathComponent("slate.ts")
         try Data(generator.slateSegment(startPTS: 900_000, duration: 2)).write(to: url)
-        let probe = try ChildProcess.runBlocking(
+        let probe = try await ChildProcess.run(
             "ffprobe",
             [
                 "-v", "warning", "-count_frames", "-show_entries", "stream=codec_name,width,height,nb_read_frames",
@@ -137,7 +137,7 @@ struct FFmpegEndToEndTests {
 extension FFmpegEndToEndTests {
     /// Across a restart the only complaint is the timestamps going back (what HLS marks with a discontinuity):
     /// no continuity-counter error, since the first packet of each PID carries the discontinuity indicator.
-    @Test func readsAcrossASimulatedEncoderRestart() throws {
+    @Test func readsAcrossASimulatedEncoderRestart() async throws {
         let directory = try TemporaryDirectory.make("TestSourceTests")
         defer { try? FileManager.default.removeItem(at: directory) }
         let profile = try #require(TestSourceProfile.named("180p"))
@@ -148,7 +148,7 @@ extension FFmpegEndToEndTests {
         let url = directory.appendingPathComponent("restart.ts")
         try Data(bytes).write(to: url)
 
-        let probe = try ChildProcess.runBlocking(
+        let probe = try await ChildProcess.run(
             "ffprobe",
             ["-v", "warning", "-select_streams", "v", "-show_entries", "packet=pts", "-of", "csv=p=0", url.path],
             in: directory)
@@ -156,7 +156,7 @@ extension FFmpegEndToEndTests {
             .compactMap { Int64($0) }
         try #require(video.count == 200, "ffprobe printed: \(probe.standardOutput.prefix(200))")
         #expect(video[99] == 126_000 + 99 * 3600 && video[100] == 90_000)
-        let decode = try ChildProcess.runBlocking(
+        let decode = try await ChildProcess.run(
             "ffmpeg", ["-v", "warning", "-nostdin", "-i", url.path, "-f", "null", "-"], in: directory)
         #expect(decode.status == 0)
         for output in [probe.standardError, decode.standardError] {

@@ -13,8 +13,10 @@ import Synchronization
 /// So a publish (several a second per rendition with parts) sends each thread back through the normal route only
 /// for what it changed, not for every segment it holds.
 final class LiveAnswerCache: Sendable {
-    /// Threads with an index at or above this go the normal route (only tests start that many servers).
-    static let threadCapacity = 64
+    /// Threads with an index at or above this go the normal route (only tests start that many servers: the test
+    /// process runs dozens of servers at once, and 64 was too few once its async tests were no longer starved; an
+    /// empty table is about 600 bytes).
+    static let threadCapacity = 256
 
     private let tables: [Table]
 
