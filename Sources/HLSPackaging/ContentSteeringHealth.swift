@@ -181,13 +181,25 @@ extension ContentSteeringConfiguration {
         channel: String, own: ChannelHealthReport?, peers: [String: OriginObservation]
     ) -> [String: PathwayHealth] {
         var health: [String: PathwayHealth] = [:]
-        for pathway in pathways where !pathway.origins.isEmpty {
-            let each = pathway.origins.map { origin -> PathwayHealth in
-                if origin == selfURL { return own?.health ?? .failing("channel '\(channel)' is not on the origin") }
-                return (peers[origin] ?? OriginObservation(watchedMilliseconds: 0)).health(channel: channel)
-            }
-            health[pathway.id] = each.min { $0.severity < $1.severity }
+        for (pathway, origins) in originHealth(channel: channel, own: own, peers: peers) where !origins.isEmpty {
+            health[pathway] = origins.map(\.health).min { $0.severity < $1.severity }
         }
         return health
+    }
+
+    /// Each pathway's origins (in the pathways' order) and how each stands for `channel`: what `pathwayHealth`
+    /// takes the best of, for the admin status's "why".
+    public func originHealth(
+        channel: String, own: ChannelHealthReport?, peers: [String: OriginObservation]
+    ) -> [(pathway: String, origins: [(origin: String, health: PathwayHealth)])] {
+        pathways.map { pathway in
+            let each = pathway.origins.map { origin -> (origin: String, health: PathwayHealth) in
+                if origin == selfURL {
+                    return (origin, own?.health ?? .failing("channel '\(channel)' is not on the origin"))
+                }
+                return (origin, (peers[origin] ?? OriginObservation(watchedMilliseconds: 0)).health(channel: channel))
+            }
+            return (pathway.id, each)
+        }
     }
 }

@@ -170,6 +170,9 @@ extension OriginHTTPHandler {
             peers: peerRepairer.map { $0.agreements(channel: channel.configuration.name) },
             srtCallers: srt.map { listener in listener.callers.filter { $0.channel == channel.name } },
             srtStreams: srtStreams?.sessions(channel: channel.name),
+            steering: channel.configuration.steering.flatMap { configuration in
+                steering.monitor?.status(configuration, channel: channel, name: channel.name)
+            },
             playback: channel.configuration.playback.map { playback in
                 PlaybackStatus(
                     form: playback.form.rawValue, refused: playbackRefusals.counts(channel: channel.name))
@@ -196,9 +199,11 @@ struct ChannelStatusAnswer: Encodable {
     /// With an SRT listener: the segmenter's session per rendition fed by a caller (segments accepted and refused,
     /// the demuxer's counters, the keyframe-interval warning with the `-g` to use).
     let srtStreams: [String: ContinuousTSSession.Status]?
+    /// A steered channel's pathways as its steering manifest ranks them and why, and the origin's heartbeat.
+    let steering: SteeringStatus?
     let playback: PlaybackStatus?
 
-    private enum Keys: String, CodingKey { case playback, peers, srtCallers, srtStreams }
+    private enum Keys: String, CodingKey { case playback, peers, srtCallers, srtStreams, steering }
 
     func encode(to encoder: any Encoder) throws {
         try status.encode(to: encoder)
@@ -214,6 +219,10 @@ struct ChannelStatusAnswer: Encodable {
         if let playback {
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(playback, forKey: .playback)
+        }
+        if let steering {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(steering, forKey: .steering)
         }
     }
 }

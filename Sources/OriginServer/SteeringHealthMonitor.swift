@@ -47,6 +47,8 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var reading = false
         /// Failed reads by reason (`connect`, `timeout`, `closed`, `status`, `invalid_report`, `error`).
         var failures: [String: Int] = [:]
+        /// Why the last read failed, if the last read failed.
+        var lastFailure: String?
     }
     private let known: Mutex<[String: Known]>
     /// When `run` began watching the peers (`monotonic` ms); nil before.
@@ -66,6 +68,14 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var count = 0
         /// Failed heartbeats by reason (`error`, `timeout`).
         var failures: [String: Int] = [:]
+        /// The last failure's text and when it happened (`monotonic` ms), for the admin status.
+        var lastError: (text: String, atMilliseconds: Int64)?
+        /// The next call's number.
+        var nextCall = 0
+        /// The calls running, by number.
+        var live: Set<Int> = []
+        /// The running calls that outlived `heartbeatTimeout` (hung), by number, with when each started (ms).
+        var overdue: [Int: Int64] = [:]
     }
     private let heartbeats = Mutex(Heartbeats())
 
@@ -267,7 +277,13 @@ public final class SteeringHealthMonitor: Service, Sendable {
         let now = monotonic()
         let changed = known.withLock { known -> Bool? in
             var entry = known[peer] ?? Known()
-            if let report { entry.http = (report, now) } else { entry.failures[failure.reason, default: 0] += 1 }
+            if let report {
+                entry.http = (report, now)
+                entry.lastFailure = nil
+            } else {
+                entry.failures[failure.reason, default: 0] += 1
+                entry.lastFailure = failure.text
+            }
             let reachable = report != nil
             defer {
                 entry.reachable = reachable
@@ -295,7 +311,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
         guard let database else { return }
         let startedAt = monotonic()
         let fresh = heartbeatTimeout.wholeMilliseconds * Self.freshCallAfterTimeouts
-        let prune = heartbeats.withLock { state -> Bool? in
+        let started = heartbeats.withLock { state -> (Bool, Int)? in
             if state.running > 0
                 && (state.running >= Self.heartbeatCallsAtOnce || startedAt - state.startedAt < fresh)
             {
@@ -305,17 +321,28 @@ public final class SteeringHealthMonitor: Service, Sendable {
             }
             state.running += 1
             state.startedAt = startedAt
-            defer { state.count &+= 1 }
-            return state.count % Self.beatsBetweenPrunes == 0
+            state.live.insert(state.nextCall)
+            defer {
+                state.count &+= 1
+                state.nextCall &+= 1
+            }
+            return (state.count % Self.beatsBetweenPrunes == 0, state.nextCall)
         }
-        guard let prune else { return }
+        guard let started else { return }
+        let (prune, call) = started
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let own = steering.selfURL.map { _ in Self.ownReport(origin: origin, selfURL: steering.selfURL) }
         let text = own.map { (try? encoder.encode($0)).map { String(decoding: $0, as: UTF8.self) } ?? "{}" }
         let selfURL = steering.selfURL
         let outcome = await Self.within(heartbeatTimeout) {
-            defer { self.heartbeats.withLock { $0.running -= 1 } }
+            defer {
+                self.heartbeats.withLock { state in
+                    state.running -= 1
+                    state.live.remove(call)
+                    state.overdue[call] = nil
+                }
+            }
             return try await database.beat(origin: selfURL, report: text, prune: prune)
         }
         let rows: [GroupDatabase.Heartbeat]
@@ -334,8 +361,11 @@ public final class SteeringHealthMonitor: Service, Sendable {
             (reason, error) = ("timeout", "no answer within \(heartbeatTimeout)")
         }
         if !reason.isEmpty {
+            let failedAt = monotonic()
             let stopped = heartbeats.withLock { state -> Bool in
                 state.failures[reason, default: 0] += 1
+                state.lastError = (error, failedAt)
+                if reason == "timeout", state.live.contains(call) { state.overdue[call] = startedAt }
                 defer { state.written = false }
                 return state.written != false
             }
@@ -378,6 +408,68 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var heartbeatAgeMilliseconds: Int64?
         /// With a database: failed heartbeats by reason (`error`, `timeout`).
         var heartbeatFailures: [String: Int]
+    }
+
+    /// The `steering` part of a steered channel's admin status (docs/content-steering.md, "In the status"): each
+    /// pathway as the steering manifest ranks it now and why, each of its origins with the ages of the reports it is
+    /// judged by, and with a group database this origin's own heartbeat.
+    public func status(_ steering: ContentSteeringConfiguration, channel: Channel?, name: String) -> SteeringStatus {
+        let own = channel?.steeringHealth(nowMilliseconds: clock.nowMilliseconds())
+        let observations = observations()
+        let reads = known.withLock { known in
+            known.mapValues { (failures: $0.failures, lastFailure: $0.lastFailure) }
+        }
+        let pathways = steering.originHealth(channel: name, own: own, peers: observations).map {
+            pathway, origins -> SteeringStatus.Pathway in
+            let best = origins.map(\.health).min { $0.severity < $1.severity } ?? .healthy
+            return SteeringStatus.Pathway(
+                id: pathway, state: best.name, reason: best.reason,
+                origins: origins.map { origin, health in
+                    let observation = origin == steering.selfURL ? nil : observations[origin]
+                    let read = origin == steering.selfURL ? nil : reads[origin]
+                    return SteeringStatus.Origin(
+                        origin: origin, isSelf: origin == steering.selfURL, state: health.name, reason: health.reason,
+                        httpReportAgeMilliseconds: observation?.http?.ageMilliseconds,
+                        heartbeatAgeMilliseconds: observation?.database.map { max(0, $0.ageMilliseconds) },
+                        lastReadError: read?.lastFailure,
+                        readFailures: read.flatMap { $0.failures.isEmpty ? nil : $0.failures })
+                })
+        }
+        return SteeringStatus(pathways: pathways, heartbeat: heartbeatStatus())
+    }
+
+    /// This origin's heartbeat as the admin status shows it; nil without a group database.
+    func heartbeatStatus() -> SteeringStatus.Heartbeat? {
+        guard database != nil else { return nil }
+        let now = monotonic()
+        let since = watchingSince.withLock { $0 } ?? now
+        let state = heartbeats.withLock { $0 }
+        let age = max(0, now - (state.writtenAt ?? since))
+        let lifetime = ChannelHealthReport.lifetimeMilliseconds
+        let judged: (state: String, reason: String?)
+        if let hungSince = state.overdue.values.min() {
+            judged = (
+                "hung",
+                "a heartbeat call has been running for \(now - hungSince) ms, past its \(heartbeatTimeout) deadline"
+            )
+        } else if state.written == false {
+            judged = ("failing", state.lastError?.text ?? "the last heartbeat failed")
+        } else if steering.selfURL == nil {
+            judged = ("unwritten", "no steering.self to write this origin's row under (the rows are read)")
+        } else if age > lifetime {
+            judged = (
+                "stale",
+                "no heartbeat written for \(age) ms (peers count a row for \(lifetime) ms): its loop has not run"
+            )
+        } else if state.written == nil {
+            judged = ("starting", "no heartbeat written yet")
+        } else {
+            judged = ("written", nil)
+        }
+        return SteeringStatus.Heartbeat(
+            state: judged.state, reason: judged.reason, ageMilliseconds: age, lastError: state.lastError?.text,
+            lastErrorAgeMilliseconds: state.lastError.map { max(0, now - $0.atMilliseconds) },
+            failures: ["error": state.failures["error"] ?? 0, "timeout": state.failures["timeout"] ?? 0])
     }
 
     /// The monitor's figures now (ages on the monotonic clock).

@@ -3,6 +3,7 @@ import GroupDatabase
 import HLSPackaging
 import LiveTimeline
 import Logging
+import MicroHTTPD
 import OriginCore
 import PeerRepair
 import Synchronization
@@ -374,6 +375,119 @@ struct SteeringHealthMonitorTests {
         let prunes = database.prunes.withLock { $0 }
         #expect(prunes.count == 3601)
         #expect(prunes.indices.filter { prunes[$0] } == [0, 3600])
+    }
+
+    /// The `steering` part of `GET /admin/channels/ch` now, checked against the admin API's description.
+    static func steeringStatus(_ setup: Setup) throws -> [String: Any] {
+        let answer = try #require(setup.harness.request("GET", "/admin/channels/ch"))
+        #expect(answer.status == 200)
+        let problems = AdminOpenAPIValidator.shared.problems(
+            method: "GET", target: "/admin/channels/ch", status: 200, contentType: "application/json",
+            body: Array(answer.text.utf8))
+        #expect(problems == [], "\(answer.text)")
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])
+        return try #require(status["steering"] as? [String: Any], "\(answer.text)")
+    }
+
+    /// One pathway's entry of a `steering` status, and its only origin's.
+    static func pathway(_ id: String, in steering: [String: Any]) throws -> (
+        pathway: [String: Any], origin: [String: Any]
+    ) {
+        let pathways = try #require(steering["pathways"] as? [[String: Any]])
+        let pathway = try #require(pathways.first { $0["id"] as? String == id })
+        let origins = try #require(pathway["origins"] as? [[String: Any]])
+        #expect(origins.count == 1)
+        return (pathway, try #require(origins.first))
+    }
+
+    @Test func theAdminStatusShowsEachPathwaysJudgementAndWhyWithThePeersReportAge() async throws {
+        let setup = try Setup(database: false)
+        await setup.monitor.round()
+        setup.advance(seconds: 2)
+        let before = try Self.pathway("origin-b", in: try Self.steeringStatus(setup))
+        #expect(before.pathway["state"] as? String == "healthy")
+        #expect(before.origin["origin"] as? String == Self.peer)
+        #expect(before.origin["httpReportAgeMilliseconds"] as? Int == 2000)
+        #expect(before.origin["heartbeatAgeMilliseconds"] == nil)
+        // This origin's own pathway is judged by itself, with no report age.
+        let own = try Self.pathway("origin-a", in: try Self.steeringStatus(setup))
+        #expect(own.origin["self"] as? Bool == true)
+        #expect(own.origin["httpReportAgeMilliseconds"] == nil)
+        // The peer stops answering: down 7 s after its last report, and the status says why.
+        setup.peer.behaviour.withLock { $0 = .refuse }
+        setup.advance(seconds: 5)
+        await setup.monitor.round()
+        let steering = try Self.steeringStatus(setup)
+        #expect(steering["heartbeat"] == nil)
+        let after = try Self.pathway("origin-b", in: steering)
+        #expect(after.pathway["state"] as? String == "down")
+        #expect((after.pathway["reason"] as? String)?.contains("no answer for 6000 ms") == true)
+        #expect(after.origin["state"] as? String == "down")
+        #expect(after.origin["httpReportAgeMilliseconds"] as? Int == 7000)
+        #expect((after.origin["lastReadError"] as? String)?.contains("connection refused") == true)
+        #expect(after.origin["readFailures"] as? [String: Int] == ["connect": 1])
+    }
+
+    @Test func theAdminStatusShowsAFailingHungOrStaleHeartbeatWithItsLastError() async throws {
+        let setup = try Setup(database: true, heartbeatTimeout: .milliseconds(100))
+        let database = try #require(setup.database)
+        func heartbeat() throws -> [String: Any] {
+            try #require(try Self.steeringStatus(setup)["heartbeat"] as? [String: Any])
+        }
+        // Written: its age, and the peer's row's age beside its HTTP report's.
+        await setup.monitor.round()
+        await setup.monitor.beat()
+        setup.advance(seconds: 1)
+        #expect(try heartbeat()["state"] as? String == "written")
+        #expect(try heartbeat()["ageMilliseconds"] as? Int == 1000)
+        #expect(try heartbeat()["lastError"] == nil)
+        let peer = try Self.pathway("origin-b", in: try Self.steeringStatus(setup)).origin
+        #expect(peer["heartbeatAgeMilliseconds"] as? Int == 1000)
+        #expect(peer["httpReportAgeMilliseconds"] as? Int == 1000)
+        // Failing: the database refuses; the error and when.
+        database.behaviour.withLock { $0 = .fail }
+        await setup.monitor.beat()
+        setup.advance(seconds: 0.5)
+        var failing = try heartbeat()
+        #expect(failing["state"] as? String == "failing")
+        #expect(failing["ageMilliseconds"] as? Int == 1500)
+        #expect((failing["lastError"] as? String)?.contains("connection refused") == true)
+        #expect(failing["lastErrorAgeMilliseconds"] as? Int == 500)
+        #expect(failing["failures"] as? [String: Int] == ["error": 1, "timeout": 0])
+        // Hung: a call past its deadline still runs, and for how long.
+        database.behaviour.withLock { $0 = .hang }
+        defer { database.hang.release() }
+        await setup.monitor.beat()
+        setup.advance(seconds: 2)
+        let hung = try heartbeat()
+        #expect(hung["state"] as? String == "hung")
+        #expect((hung["reason"] as? String)?.contains("running for 2000 ms") == true, "\(hung)")
+        #expect((hung["lastError"] as? String)?.contains("no answer within") == true)
+        #expect(hung["failures"] as? [String: Int] == ["error": 1, "timeout": 1])
+        // The call ends and the next one writes: written again, the last error still shown with its age.
+        database.behaviour.withLock { $0 = .answer }
+        database.hang.release()
+        try await waitUntil("the hung call ended", timeout: .seconds(30)) {
+            await setup.monitor.beat()
+            return database.calls.withLock { $0 } >= 4
+        }
+        failing = try heartbeat()
+        #expect(failing["state"] as? String == "written")
+        #expect(failing["ageMilliseconds"] as? Int == 0)
+        #expect(failing["lastErrorAgeMilliseconds"] as? Int == 2000)
+        // Stale: nothing written for longer than a report counts (the loop starved or stopped), no call failing.
+        setup.advance(seconds: 7)
+        let stale = try heartbeat()
+        #expect(stale["state"] as? String == "stale")
+        #expect((stale["reason"] as? String)?.contains("7000 ms") == true, "\(stale)")
+    }
+
+    @Test func anUnsteeredChannelsStatusHasNoSteeringPart() async throws {
+        let setup = try Setup(database: false)
+        let answer = try #require(setup.harness.request("GET", "/admin/channels/plain"))
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])
+        #expect(status["name"] as? String == "plain")
+        #expect(status["steering"] == nil)
     }
 
     @Test func metricsShowEachPathwaysStateAndTheManifestsAnswered() async throws {
