@@ -249,11 +249,17 @@ public final class ContinuousTSSession: Sendable {
                     state.segment = consume segment
                 }
             case .ended(let end):
+                // The stream ended inside PES packets (the caller's end): they are left out, and a segment with no
+                // whole access unit of its media is dropped (a Low-Latency one closes at its last listed part).
                 if lowLatency {
                     guard let push = state.push else { continue }
                     state.push = nil
+                    if end.cutShortEntirely {
+                        push.abandon()
+                        continue
+                    }
                     do throws(IngestError) {
-                        _ = try push.finish()
+                        _ = try push.finish(leavingOut: end.cutShortPackets)
                         state.status.segmentsAccepted += 1
                     } catch {
                         refused(error, &state)
@@ -261,7 +267,14 @@ public final class ContinuousTSSession: Sendable {
                 } else {
                     guard let segment = state.segment.take() else { continue }
                     state.lastSegmentBytes = segment.count
-                    let body = segment.finish()
+                    if end.cutShortEntirely { continue }
+                    var body = segment.finish()
+                    if !end.cutShortPackets.isEmpty {
+                        body = SharedBytes(
+                            body.withUnsafeBytes {
+                                TransportStreamPackets.removing(packetsAt: end.cutShortPackets, from: $0)
+                            })
+                    }
                     let push = MediaPush(
                         channel: channel, rendition: rendition, kind: .media, body: body,
                         label: "segment \(end.index) of the stream from \(peer)",

@@ -98,6 +98,20 @@ package struct PartAssembler: Sendable {
     /// The parts completed so far.
     package var completedParts: Int { partStart == nil ? 0 : partIndex }
 
+    /// Before `finish`: leaves out of the body the MPEG-TS packets at `offsets` (ascending byte offsets of 188-byte
+    /// packets: a continuous input's PES packets cut short where its stream ended) that lie in the part in
+    /// progress; those in parts already cut stay. Returns true when some of them were reported already
+    /// (`PartEvent.bytes`): the part's watchers heard bytes it no longer has.
+    package mutating func leaveOut(packetsAt offsets: [Int]) -> Bool {
+        let from = partStart?.offset ?? 0
+        let left = offsets.filter { $0 >= from && $0 < body.count }
+        guard failure == nil, let first = left.first else { return false }
+        body = body.withUnsafeBytes { TransportStreamPackets.removing(packetsAt: left, from: $0) }
+        let heard = first < reported
+        reported = min(reported, first)
+        return heard
+    }
+
     private mutating func fail(_ error: IngestError) -> Result<[PartEvent], IngestError> {
         failure = error
         return .failure(error)

@@ -37,3 +37,26 @@ struct TransportStreamPacket {
         payload = adaptationFieldControl & 1 != 0 ? payloadStart..<end : end..<end
     }
 }
+
+/// Packets left out of an MPEG-TS.
+public enum TransportStreamPackets {
+    /// `bytes` without the 188-byte packets starting at `offsets` (ascending; an offset that is not a packet start
+    /// inside `bytes` is ignored).
+    public static func removing(packetsAt offsets: [Int], from bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var next = offsets.startIndex
+        var offset = 0
+        while offset < bytes.count {
+            while next < offsets.endIndex, offsets[next] < offset { next += 1 }
+            let end = min(offset + TransportStreamPacket.size, bytes.count)
+            if next < offsets.endIndex, offsets[next] == offset, end - offset == TransportStreamPacket.size {
+                next += 1
+            } else {
+                result.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+            }
+            offset = end
+        }
+        return result
+    }
+}

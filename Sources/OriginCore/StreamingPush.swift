@@ -101,12 +101,22 @@ public final class StreamingPush: Sendable {
     }
 
     /// The body is complete: the segment is stored and closed.
-    public func finish() throws(IngestError) -> IngestReceipt {
+    /// - Parameter cutShortPackets: MPEG-TS packets (ascending byte offsets in the body) left out of the segment: a
+    ///   continuous input's PES packets cut short where its stream ended. Only those in the part in progress are;
+    ///   that part's watchers, who heard them already, fail (their responses end in error) before it is listed.
+    public func finish(leavingOut cutShortPackets: [Int] = []) throws(IngestError) -> IngestReceipt {
         defer { ended(self) }
         return try progress.withLock { progress throws(IngestError) -> IngestReceipt in
             guard !progress.ended else { throw IngestError(.unprocessable, "the push already ended") }
             progress.ended = true
             if let held = progress.held { throw held }
+            if !cutShortPackets.isEmpty, progress.assembler.leaveOut(packetsAt: cutShortPackets),
+                let ticket = progress.ticket, let channel = progress.channel
+            {
+                channel.partProgress(
+                    rendition: rendition,
+                    position: PartPosition(msn: ticket.msn, part: progress.assembler.completedParts), .failed)
+            }
             let finished: (last: CutPart?, segment: SharedBytes, info: SegmentInfo)
             switch progress.assembler.finish() {
             case .failure(let error): throw refuse(&progress, error, atByte: progress.received)

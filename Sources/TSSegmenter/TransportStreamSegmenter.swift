@@ -60,6 +60,16 @@ public struct TransportStreamSegmenter: Sendable {
         /// From its first access unit's decode time to the next segment's (or the last access unit's end).
         public var durationTicks: Int64
         public var byteCount: Int
+        /// The stream ended inside PES packets (`finish`: the caller closed, was dropped or the origin stops): the
+        /// byte offsets in this segment, ascending, of the packets of each PID's last PES not known to be whole (its
+        /// PES_packet_length not reached; an unbounded one, PES_packet_length 0 as video has, with no next PES
+        /// started on its PID and its last packet not ending in stuffing, which a muxer puts only in the last packet of
+        /// a PES). The segment is whole without them: its PAT/PMT and every PES that ended stay.
+        /// Empty for a segment that ended at a cut.
+        public var cutShortPackets: [Int] = []
+        /// No PES of the primary stream in the segment is whole: without the cut-short packets it has no access unit
+        /// of its media, and is dropped (only at `finish`).
+        public var cutShortEntirely = false
     }
 
     public enum Event: Sendable, Hashable {
@@ -130,9 +140,26 @@ public struct TransportStreamSegmenter: Sendable {
     private var heldAudio: TransportStreamDemuxer.AccessUnit?
     private var cutAtHeldAudio = false
     private var arrival: Int64 = 0
+    /// The PES packet each PID is inside in the open segment, until it is known whole (its PES_packet_length
+    /// reached, or the PID's next PES started): what `finish` leaves out. A few PIDs: searched linearly.
+    private var openPES: [OpenPES] = []
+    /// A PES of the primary stream ended whole in the open segment.
+    private var primaryPESWhole = false
     /// Reused between calls: the packets the demuxer read and what each brought.
     private var scratchPackets: [UInt8] = []
     private var scratchInfos: [TransportStreamDemuxer.PacketInfo] = []
+
+    /// A PES packet being read in the open segment.
+    private struct OpenPES: Sendable {
+        var pid: Int
+        /// PES bytes still to come; nil for an unbounded PES (PES_packet_length 0), whole at the PID's next PES.
+        var remaining: Int?
+        /// Unbounded: its latest packet ends in stuffing (the adaptation field longer than its fields): a muxer
+        /// stuffs only the last packet of a PES, so the stream ending there ended the PES whole.
+        var endsInStuffing = false
+        /// Offsets of its packets in the open segment.
+        var packets: [Int]
+    }
 
     /// The most held back while the demuxer reads an access unit's start.
     static let maximumHeldBytes = 4 << 20
@@ -172,7 +199,11 @@ public struct TransportStreamSegmenter: Sendable {
         return takeEvents()
     }
 
-    /// The stream ended: the open segment ends with what it has (a video access unit being read is dropped).
+    /// The stream ended: the open segment ends with what it has (a video access unit being read is dropped), and
+    /// its end lists the packets of the PES packets the stream ended inside (`SegmentEnd.cutShortPackets`): libsrt
+    /// drops what its receive buffer holds, up to the latency, when the caller closes, so the last PES of each PID
+    /// is often cut short. Their bytes were handed out already (for Low-Latency parts, as they came): the receiver
+    /// leaves them out before the segment is stored or its last part listed.
     public mutating func finish() -> [Event] {
         _ = demuxer.finish()
         if heldAudio != nil {
@@ -181,7 +212,7 @@ public struct TransportStreamSegmenter: Sendable {
             held.removeAll(keepingCapacity: true)
             holding = false
         }
-        endSegment(nextDecodeTime: nil)
+        endSegment(nextDecodeTime: nil, streamEnded: true)
         return takeEvents()
     }
 
@@ -415,6 +446,8 @@ public struct TransportStreamSegmenter: Sendable {
         discontinuityNext = false
         open = start
         openBytes = 0
+        openPES.removeAll(keepingCapacity: true)
+        primaryPESWhole = false
         flushOutput()
         events.append(.started(start))
         let primary = program.primary
@@ -451,19 +484,25 @@ public struct TransportStreamSegmenter: Sendable {
         return next &- offset
     }
 
-    private mutating func endSegment(nextDecodeTime: Int64?) {
+    private mutating func endSegment(nextDecodeTime: Int64?, streamEnded: Bool = false) {
         guard let start = open else { return }
         flushOutput()
         var end = nextDecodeTime ?? lastDecodeTime ?? start.decodeTime
         if nextDecodeTime == nil, let frame = status.frameDurationTicks ?? audioPESTicks { end = end &+ frame }
-        events.append(
-            .ended(
-                SegmentEnd(
-                    index: start.index, decodeTime: start.decodeTime, durationTicks: end &- start.decodeTime,
-                    byteCount: openBytes)))
+        var ended = SegmentEnd(
+            index: start.index, decodeTime: start.decodeTime, durationTicks: end &- start.decodeTime,
+            byteCount: openBytes)
+        if streamEnded, !openPES.isEmpty {
+            let cut = openPES.filter { !$0.endsInStuffing }
+            ended.cutShortPackets = cut.flatMap(\.packets).sorted()
+            let primary = program?.primary?.pid
+            ended.cutShortEntirely = !primaryPESWhole && cut.contains { $0.pid == primary }
+        }
+        events.append(.ended(ended))
         status.segments += 1
         open = nil
         openBytes = 0
+        openPES.removeAll(keepingCapacity: true)
     }
 
     private mutating func flushHeld() {
@@ -493,6 +532,7 @@ public struct TransportStreamSegmenter: Sendable {
             return
         }
         let start = output.count
+        notePES(packet, pid: pid, at: openBytes)
         output.append(contentsOf: packet)
         openBytes += packet.count
         // The segment's own PAT/PMT came first: the stream's later ones continue their counters. An audio-only
@@ -510,6 +550,75 @@ public struct TransportStreamSegmenter: Sendable {
             status.forcedCuts += 1
             endSegment(nextDecodeTime: nil)
         }
+    }
+
+    /// Follows the PES packets of the open segment's elementary streams (a packet at `offset` in it): which one each
+    /// PID is inside until it is known whole. Tables, null packets and sections (SCTE-35: no 00 00 01 start) are no
+    /// PES; packets without payload carry none of one.
+    private mutating func notePES(_ packet: UnsafeRawBufferPointer, pid: Int, at offset: Int) {
+        guard pid != 0, pid != 0x1FFF, pid != program?.pmtPID else { return }
+        let control = packet[3] >> 4 & 3
+        guard control & 1 != 0 else { return }
+        let payloadStart = control & 2 != 0 ? 5 + Int(packet[4]) : 4
+        guard payloadStart < packet.count else { return }
+        let payload = packet.count - payloadStart
+        let index = openPES.firstIndex { $0.pid == pid }
+        guard packet[1] & 0x40 != 0 else {
+            guard let index else { return }
+            openPES[index].packets.append(offset)
+            if let remaining = openPES[index].remaining {
+                openPES[index].remaining = remaining - payload
+                if remaining <= payload { pesEnded(at: index) }
+            } else {
+                openPES[index].endsInStuffing = Self.endsInStuffing(packet)
+            }
+            return
+        }
+        // A PES starts: the PID's one before it ended whole.
+        if let index { pesEnded(at: index) }
+        guard payload >= 6, packet[payloadStart] == 0, packet[payloadStart + 1] == 0, packet[payloadStart + 2] == 1
+        else { return }
+        let length = Int(packet[payloadStart + 4]) << 8 | Int(packet[payloadStart + 5])
+        // PES_packet_length counts the bytes after itself.
+        if length > 0, length + 6 <= payload {
+            if pid == program?.primary?.pid { primaryPESWhole = true }
+            return
+        }
+        var pes = OpenPES(
+            pid: pid, remaining: length > 0 ? length + 6 - payload : nil,
+            endsInStuffing: length == 0 && Self.endsInStuffing(packet), packets: [])
+        if let reused = openPES.firstIndex(where: { $0.pid < 0 }) {
+            swap(&pes.packets, &openPES[reused].packets)
+            pes.packets.removeAll(keepingCapacity: true)
+            pes.packets.append(offset)
+            openPES[reused] = pes
+        } else {
+            pes.packets.append(offset)
+            openPES.append(pes)
+        }
+    }
+
+    /// The packet's adaptation field is longer than the fields its flags announce: it carries stuffing bytes.
+    private static func endsInStuffing(_ packet: UnsafeRawBufferPointer) -> Bool {
+        guard packet[3] & 0x20 != 0 else { return false }
+        let length = Int(packet[4])
+        // adaptation_field_length 0: one stuffing byte.
+        guard length > 0 else { return true }
+        let flags = packet[5]
+        var fields = 1
+        if flags & 0x10 != 0 { fields += 6 }
+        if flags & 0x08 != 0 { fields += 6 }
+        if flags & 0x04 != 0 { fields += 1 }
+        if flags & 0x02 != 0, 5 + fields < packet.count { fields += 1 + Int(packet[5 + fields]) }
+        if flags & 0x01 != 0, 5 + fields < packet.count { fields += 1 + Int(packet[5 + fields]) }
+        return length > fields
+    }
+
+    /// The PES at `index` of `openPES` ended whole: its slot is kept for the next one (pid -1).
+    private mutating func pesEnded(at index: Int) {
+        if openPES[index].pid == program?.primary?.pid { primaryPESWhole = true }
+        openPES[index].pid = -1
+        openPES[index].packets.removeAll(keepingCapacity: true)
     }
 
     /// Records a keyframe interval; warns when it is longer than the segment duration.
