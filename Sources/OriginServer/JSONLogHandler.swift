@@ -7,7 +7,7 @@ import Synchronization
 /// "label": "hlsorigin", "message": "...", "metadata": {"hls.channel": "demo"}}`. Keys in that order, metadata
 /// (merged: the handler's, the logger's, the call's) as JSON strings, objects and arrays; a message with newlines
 /// stays on one line (JSON escapes them).
-public struct JSONLogHandler: LogHandler {
+public struct JSONLogHandler: LineLogHandler {
     public var logLevel: Logger.Level = .info
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
@@ -32,15 +32,8 @@ public struct JSONLogHandler: LogHandler {
         self.output = output
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+    /// Writes the event's JSON object: time, level, label, message and, unless there are none, the metadata.
+    public func write(_ event: LogEvent, metadata merged: Logger.Metadata) {
         var line = "{\"time\":" + Self.quoted(Self.timestamp(Date()))
         line += ",\"level\":" + Self.quoted(event.level.rawValue)
         line += ",\"label\":" + Self.quoted(label)

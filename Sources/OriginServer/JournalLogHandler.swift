@@ -11,7 +11,7 @@ public import Logging
 /// logfmt pairs (`key=value`, sorted by key), a value with a space, `=`, `"`, `\` or a control character (or empty)
 /// in double quotes with `\"`, `\\`, `\n`, `\r`, `\t` and `\u00XX` escapes (a JSON string's), so that a shipper reading
 /// the pairs back sees each value whole and a newline never starts an entry without its priority.
-public struct JournalLogHandler: LogHandler {
+public struct JournalLogHandler: LineLogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     private let label: String
@@ -29,14 +29,9 @@ public struct JournalLogHandler: LogHandler {
         self.output = output
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    public func log(event: LogEvent) {
-        var merged = metadata
-        if let extra = event.metadata { merged.merge(extra) { $1 } }
+    /// Writes `<priority>label: message` and the metadata as pairs sorted by key (the handler has no metadata provider:
+    /// swift-log's default, none).
+    public func write(_ event: LogEvent, metadata merged: Logger.Metadata) {
         var text = Self.oneLine(event.message.description)
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             text += " \(key)=" + Self.logfmtValue("\(value)")
