@@ -10,7 +10,7 @@ import Testing
 
 /// What a continuous input tells the timeline of its feed (issue 31, part 3), on the manual clock: a closed stream
 /// is a feed drop at once, and silence is measured on media, not on bytes.
-@Suite struct ContinuousTSFeedStateTests {
+@Suite(.offThePool) struct ContinuousTSFeedStateTests {
     let support = ContinuousTSIngestTests()
 
     func feedState(_ origin: Origin) throws -> String {

@@ -12,7 +12,7 @@ import Testing
 
 /// An encoder that dies just after a slot boundary leaves a short last segment with a keyframe but no audio (issue
 /// 31): that segment is no format change, and the outage after it is filled with video and audio continuing it.
-@Suite struct TruncatedLastSegmentFillerTests {
+@Suite(.offThePool) struct TruncatedLastSegmentFillerTests {
     let support = ContinuousTSIngestTests()
 
     /// The PAT, the PMT and the packets of the first video access unit of a test source segment (no audio).

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension EndToEnd {
     /// The checker the protected-stream tests apply to every playlist they fetch: it passes the design's worked
     /// example (docs/design/iframes-define-aes-design.md section 7) and finds each kind of fault rules 30, 33 and 36
     /// name.
-    @Suite("End to end: the rules 30/33/36 checker itself")
+    @Suite("End to end: the rules 30/33/36 checker itself", .offThePool)
     struct ProtectedPlaylistRulesTests {
         static let token = "1795914000-3q2-7wAAAAC0aGxzb3Jp_w"
         static let multivariant = """

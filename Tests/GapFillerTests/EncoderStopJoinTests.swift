@@ -13,7 +13,7 @@ import Testing
 /// killed with SIGTERM 5.1 s in (the third segment, 0.9 s long: MPEG-TS video to PTS 573,000, audio to 519,840).
 /// A browser's media pipeline (Chromium's MSE, video.js) dies on a hole in one track, so each track of the first
 /// filler must start exactly where that track ended.
-@Suite("Filler after an encoder stopped mid-segment")
+@Suite("Filler after an encoder stopped mid-segment", .offThePool)
 struct EncoderStopJoinTests {
     static func fixture(_ name: String) throws -> [UInt8] {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

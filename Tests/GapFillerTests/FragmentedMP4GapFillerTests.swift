@@ -1,10 +1,11 @@
 import Foundation
 import GapFiller
 import MediaProbe
+import TestSupport
 import Testing
 
 /// fMP4 filler built from MediaProbe's committed encoder fixtures (H.264/AAC and HEVC), read back with MediaProbe.
-@Suite("fMP4 filler")
+@Suite("fMP4 filler", .offThePool)
 struct FragmentedMP4GapFillerTests {
     static func fixture(_ name: String) throws -> [UInt8] {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -45,7 +45,7 @@ struct SegmentFacts {
     }
 }
 
-@Suite("MPEG-TS filler continuing a segment")
+@Suite("MPEG-TS filler continuing a segment", .offThePool)
 struct TransportStreamGapFillerTests {
     static func sourceSegment(_ profile: String = "360p") throws -> GeneratedSegment {
         var generator = try TestStreamGenerator(profile: #require(TestSourceProfile.named(profile)), segmentDuration: 2)

@@ -1,9 +1,10 @@
 import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
+import TestSupport
 import Testing
 
-@Suite("DVR query: start and end arguments")
+@Suite("DVR query: start and end arguments", .offThePool)
 struct DVRQueryTests {
     /// 2026-11-23T06:49:05.123Z.
     static let t0: Int64 = 1_795_416_545_123

@@ -2,11 +2,12 @@
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 
-@Suite("Delivery directives: reading the query")
+@Suite("Delivery directives: reading the query", .offThePool)
 struct DeliveryDirectivesParsingTests {
     @Test func readsTheThreeDirectivesInAnyOrderAndIgnoresOtherNames() throws {
         let directives = try #require(
@@ -53,7 +54,7 @@ extension DeliveryDirectives {
     }
 }
 
-@Suite("Delivery directives: answer, wait or refuse")
+@Suite("Delivery directives: answer, wait or refuse", .offThePool)
 struct DeliveryDirectivesDecisionTests {
     /// A rendition listing segments 1000...`lastSegment` (each with 5 parts) and, when `openParts` > 0, segment
     /// `lastSegment + 1` in progress with that many parts.

@@ -3,9 +3,10 @@ import HLSPlaylist
 import LiveTimeline
 import Markers
 import MediaProbe
+import TestSupport
 import Testing
 
-@Suite("Key schedule and the EXT-X-KEY decoration")
+@Suite("Key schedule and the EXT-X-KEY decoration", .offThePool)
 struct KeyScheduleTests {
     @Test("periods and period starts of one span")
     func oneSpan() {

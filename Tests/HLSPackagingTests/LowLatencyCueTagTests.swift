@@ -1,11 +1,12 @@
 import HLSPlaylist
 import Markers
+import TestSupport
 import Testing
 
 @testable import HLSPackaging
 @testable import LiveTimeline
 
-@Suite("Low-Latency HLS: cue tags on the parent segment, never between parts")
+@Suite("Low-Latency HLS: cue tags on the parent segment, never between parts", .offThePool)
 struct LowLatencyCueTagTests {
     @Test func aBreakStartingWithTheSegmentInProgressIsAnnouncedBeforeItsFirstPartAndStaysThere() throws {
         var channel = try LowLatencyChannel(renditions: ["720p", "audio"], cueTags: .cue)

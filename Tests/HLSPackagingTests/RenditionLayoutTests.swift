@@ -2,11 +2,12 @@ import HLSPackaging
 import HLSPlaylist
 import LiveTimeline
 import MediaProbe
+import TestSupport
 import Testing
 
 /// `RenditionLayout.resolve`: who is a video variant and who is a member of which group, from the configuration,
 /// then the encoder's hint, then the probe.
-@Suite("Rendition layout")
+@Suite("Rendition layout", .offThePool)
 struct RenditionLayoutTests {
     static func video(_ name: String, audio: Bool = false) -> LayoutRendition {
         var tracks = [

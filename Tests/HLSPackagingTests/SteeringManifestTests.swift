@@ -1,10 +1,11 @@
 import Foundation
 import LiveTimeline
+import TestSupport
 import Testing
 
 @testable import HLSPackaging
 
-@Suite("Steering manifest")
+@Suite("Steering manifest", .offThePool)
 struct SteeringManifestTests {
     static let steering = ContentSteeringConfiguration(
         pathways: [

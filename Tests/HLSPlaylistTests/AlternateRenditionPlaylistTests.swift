@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
 /// Alternate renditions as the origin renders them for a demuxed push (audio group, subtitles, closed captions) and
 /// as ffmpeg 5.1 sends its multivariant hint.
-@Suite("Alternate renditions in the multivariant playlist")
+@Suite("Alternate renditions in the multivariant playlist", .offThePool)
 struct AlternateRenditionPlaylistTests {
     static let english = Rendition(
         type: .audio, groupID: "group_aud", name: "English", uri: "en/index.m3u8", language: "en", isDefault: true,

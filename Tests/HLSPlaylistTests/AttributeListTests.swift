@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("Attribute lists")
+@Suite("Attribute lists", .offThePool)
 struct AttributeListTests {
     @Test("splits names and raw values in order")
     func parse() throws {

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("Content Steering in the multivariant playlist")
+@Suite("Content Steering in the multivariant playlist", .offThePool)
 struct ContentSteeringPlaylistTests {
     static let pathways = [
         SteeringPathway(id: "origin-a", uriPrefix: "http://10.0.0.1:8080/live/news/"),

@@ -1,7 +1,8 @@
 import HLSPlaylist
+import TestSupport
 import Testing
 
-@Suite("DateRange attributes: one declaration of names, JSON fields and value types")
+@Suite("DateRange attributes: one declaration of names, JSON fields and value types", .offThePool)
 struct DateRangeAttributeTests {
     @Test("tag names and JSON fields, in the order the tag renders them")
     func namesAndFields() {

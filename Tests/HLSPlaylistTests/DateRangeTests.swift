@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("DateRange rendering and validation")
+@Suite("DateRange rendering and validation", .offThePool)
 struct DateRangeTests {
     static let start = ProgramDateTime(millisecondsSince1970: 1_795_416_545_123)
 

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("EXT-X-DEFINE, EXT-X-KEY and I-frame stream validation (HLS rules 30, 33, 36)")
+@Suite("EXT-X-DEFINE, EXT-X-KEY and I-frame stream validation (HLS rules 30, 33, 36)", .offThePool)
 struct DefineKeyValidationTests {
     static func media(
         definitions: [VariableDefinition] = [.import(name: "token")], keys: [Int: EncryptionKey] = [:],

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("I-frame, EXT-X-KEY and SESSION-KEY rendering")
+@Suite("I-frame, EXT-X-KEY and SESSION-KEY rendering", .offThePool)
 struct IFrameAndKeyRenderingTests {
     static let token = "1795914000-3q2-7wAAAAC0aGxzb3Jp_w"
     /// 2026-11-24T00:40:00.000Z.

@@ -1,8 +1,9 @@
 import HLSPlaylist
+import TestSupport
 import Testing
 
 /// The 8216bis Appendix D rules for an interstitial EXT-X-DATERANGE, checked by `DateRange.validate()`.
-@Suite("Interstitial date ranges: 8216bis must-rules")
+@Suite("Interstitial date ranges: 8216bis must-rules", .offThePool)
 struct InterstitialValidationTests {
     static func interstitial(_ attributes: [(String, AttributeValue)]) -> DateRange {
         DateRange(

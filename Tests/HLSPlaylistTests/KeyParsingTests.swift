@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("EXT-X-KEY, SESSION-KEY, I-frame parsing and variable resolution")
+@Suite("EXT-X-KEY, SESSION-KEY, I-frame parsing and variable resolution", .offThePool)
 struct KeyParsingTests {
     static let encryptedMedia = """
         #EXTM3U

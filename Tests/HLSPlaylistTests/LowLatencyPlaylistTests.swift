@@ -115,7 +115,7 @@ extension String {
     }
 }
 
-@Suite("Low-Latency playlists: rendering, delta updates, version")
+@Suite("Low-Latency playlists: rendering, delta updates, version", .offThePool)
 struct LowLatencyPlaylistTests {
     @Test func workedExampleRendersByteForByte() {
         let expected = WorkedExample.header(version: 3) + WorkedExample.skippedLines + WorkedExample.keptLines
@@ -251,7 +251,7 @@ struct LowLatencyPlaylistTests {
     }
 }
 
-@Suite("Low-Latency playlists: parsing")
+@Suite("Low-Latency playlists: parsing", .offThePool)
 struct LowLatencyParsingTests {
     @Test func workedExampleAndItsDeltasRoundTrip() throws {
         let full = WorkedExample.playlist

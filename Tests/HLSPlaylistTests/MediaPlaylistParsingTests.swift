@@ -3,7 +3,7 @@ import Testing
 
 @testable import HLSPlaylist
 
-@Suite("Media playlist parsing")
+@Suite("Media playlist parsing", .offThePool)
 struct MediaPlaylistParsingTests {
     /// `ffmpeg -f lavfi -i testsrc2=d=6 -f hls -hls_time 2 /tmp/x/index.m3u8` (ffmpeg 5.1, default GOP of 250).
     static let ffmpegDefault = """

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("Media playlist rendering")
+@Suite("Media playlist rendering", .offThePool)
 struct MediaPlaylistRenderingTests {
     static let start = ProgramDateTime(millisecondsSince1970: 1_795_416_545_123)
 
@@ -222,7 +223,7 @@ struct MediaPlaylistRenderingTests {
     }
 }
 
-@Suite("Number formatting")
+@Suite("Number formatting", .offThePool)
 struct NumberFormattingTests {
     @Test(
         "shortest decimal keeps millisecond precision",

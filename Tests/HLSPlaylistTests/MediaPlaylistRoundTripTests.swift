@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("Render then parse gives the same value")
+@Suite("Render then parse gives the same value", .offThePool)
 struct MediaPlaylistRoundTripTests {
     static let start = ProgramDateTime(millisecondsSince1970: 1_795_416_545_123)
     static let mapA = MediaInitializationSection(uri: "init-0.mp4")

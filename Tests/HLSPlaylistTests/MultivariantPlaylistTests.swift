@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("Multivariant playlist")
+@Suite("Multivariant playlist", .offThePool)
 struct MultivariantPlaylistTests {
     static let withAudioOnly = MultivariantPlaylist(
         independentSegments: true,

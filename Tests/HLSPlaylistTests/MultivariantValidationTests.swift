@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
 /// `MultivariantPlaylist.validate()`: one playlist per rule that breaks only that rule, and the fixed playlist.
-@Suite("Multivariant playlist validation")
+@Suite("Multivariant playlist validation", .offThePool)
 struct MultivariantValidationTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var rule: MultivariantRule

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HLSPlaylist
 
-@Suite("Mutated playlists")
+@Suite("Mutated playlists", .offThePool)
 struct MutationTests {
     /// Random byte edits of valid playlists: parsing never traps, and whatever parses renders to text that parses
     /// back to the same rendering (the renderer normalizes once, then is stable).

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("ProgramDateTime formatting and parsing")
+@Suite("ProgramDateTime formatting and parsing", .offThePool)
 struct ProgramDateTimeTests {
     @Test(
         "formatted is UTC with milliseconds",

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HLSPlaylist
 
-@Suite("VIDEO-RANGE, SUPPLEMENTAL-CODECS, HDCP-LEVEL and ALLOWED-CPC")
+@Suite("VIDEO-RANGE, SUPPLEMENTAL-CODECS, HDCP-LEVEL and ALLOWED-CPC", .offThePool)
 struct VideoAttributeRenderingTests {
     @Test func variantAndIFrameStreamCarryTheVideoAttributes() throws {
         var variant = VariantStream(

@@ -1,6 +1,7 @@
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
@@ -9,7 +10,7 @@ import Testing
 /// preferred) stays while the stream states the same transfer and codec: the probe finds the SEI only in a segment's
 /// first GOP, and an encoder may send it at the first IRAP only, so a segment without it must not turn the variant
 /// SDR between two reloads of the multivariant playlist. A real format change still updates it.
-@Suite struct AlternativeTransferPersistenceTests {
+@Suite(.offThePool) struct AlternativeTransferPersistenceTests {
     static let start: Int64 = 1_767_225_600_000
 
     /// A 2 s MPEG-TS segment `n` whose video states `stated` and is shown with `shown` (what the probe reports: the

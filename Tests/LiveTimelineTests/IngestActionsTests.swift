@@ -1,11 +1,12 @@
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 
 /// The ingest loop decides and its owner acts: `ChannelState` returns what must be journaled and published.
-@Suite("Ingest loop actions: journal before publish, publish only on change")
+@Suite("Ingest loop actions: journal before publish, publish only on change", .offThePool)
 struct IngestActionsTests {
     static let start: Int64 = 1_767_225_600_000
 

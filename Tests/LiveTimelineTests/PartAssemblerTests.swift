@@ -8,7 +8,7 @@ import Testing
 @testable import LiveTimeline
 
 /// A streamed push cut into parts (`PartAssembler`): the parts are exactly the segment's bytes, in any split.
-@Suite("Part assembler")
+@Suite("Part assembler", .offThePool)
 struct PartAssemblerTests {
     /// What one push gave: the events of every piece, then `finish`.
     struct Pushed {

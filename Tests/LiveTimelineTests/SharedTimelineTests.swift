@@ -1,5 +1,6 @@
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
@@ -7,7 +8,7 @@ import Testing
 /// Two origins of a redundancy group fed the same segments: each is a `ChannelState` on the manual clock, receiving
 /// the encoder's segments with its own arrival jitter and ticking at its own phase. Whatever each saw first, the
 /// entries both list (MSN, PDT, EXTINF, discontinuity, GAP, discontinuity sequence) must be identical.
-@Suite("Shared timeline: redundant origins number and time the same segments the same way")
+@Suite("Shared timeline: redundant origins number and time the same segments the same way", .offThePool)
 struct SharedTimelineTests {
     /// An encoder cutting 2 s segments of 90 kHz MPEG-TS for renditions `hi` and `lo` (same timestamps, as ffmpeg's
     /// variant streams have), whose n-th segment is complete at `start + (n + 1) * 2 s` of wall time.

@@ -1,12 +1,13 @@
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 
 /// A discontinuity starts where a rendition's tracks change (RFC 8216 section 6.2.1), not where a segment has no
 /// sample of one of them (an encoder that died just after a keyframe: the PMT lists the audio, no audio PES yet).
-@Suite struct TrackChangeDiscontinuityTests {
+@Suite(.offThePool) struct TrackChangeDiscontinuityTests {
     static let start: Int64 = 1_767_225_600_000
 
     /// A 2 s MPEG-TS segment `n` (continuing the previous one) with these video and audio codecs; a nil audio codec

@@ -1,9 +1,10 @@
 import LiveTimeline
 import SharedBytes
+import TestSupport
 import Testing
 
 /// The X-TIMESTAMP-MAP every served WebVTT segment carries, and the empty cue segment.
-@Suite("WebVTT segments as served")
+@Suite("WebVTT segments as served", .offThePool)
 struct WebVTTSegmentTests {
     static func text(_ bytes: SharedBytes) -> String { String(decoding: bytes.array, as: UTF8.self) }
 

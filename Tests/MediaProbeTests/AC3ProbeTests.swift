@@ -4,7 +4,7 @@ import Testing
 @testable import MediaProbe
 
 /// AC-3 and E-AC-3 5.1 made by ffmpeg (scripts/make-probe-fixtures, step 8): 0.25 s, 48 kHz, 6 channels.
-@Suite("AC-3 and E-AC-3 channels")
+@Suite("AC-3 and E-AC-3 channels", .offThePool)
 struct AC3ProbeTests {
     @Test(arguments: [("ts-ac3-5.1.ts", "ac-3"), ("ts-eac3-5.1.ts", "ec-3")])
     func transportStreamSyncframeGivesCodecAndChannels(file: String, codec: String) throws {

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
@@ -6,7 +7,7 @@ import Testing
 /// alternative_transfer_characteristics SEI (payload type 147 in H.264 and HEVC) prefers HLG (18). Hand-built access
 /// units (the bytes spelled out with CaptionSEITests' helpers) and scripts/make-probe-fixtures section 14 (x265's
 /// `atc-sei=18` over `-color_trc bt2020-10`).
-@Suite("Alternative transfer characteristics SEI")
+@Suite("Alternative transfer characteristics SEI", .offThePool)
 struct AlternativeTransferSEITests {
     /// alternative_transfer_characteristics: one byte, preferred_transfer_characteristics.
     static func preferring(_ transfer: UInt8) -> (Int, [UInt8]) { (147, [transfer]) }

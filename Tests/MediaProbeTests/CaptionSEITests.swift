@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// Hand-made SEI in the form ATSC A/53 gives (and ffmpeg/x264 write): the bytes of each case are spelled out, so
 /// the channel rules are tested one by one.
-@Suite("Closed captions in SEI")
+@Suite("Closed captions in SEI", .offThePool)
 struct CaptionSEITests {
     /// One cc_data construct: cc_valid, cc_type and the two bytes (parity is the caller's).
     static func construct(type: UInt8, _ first: UInt8, _ second: UInt8, valid: Bool = true) -> [UInt8] {

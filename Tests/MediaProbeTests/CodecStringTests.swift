@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
-@Suite("Codec strings and parameter sets")
+@Suite("Codec strings and parameter sets", .offThePool)
 struct CodecStringTests {
     @Test func avcCodecStringIsLowercaseHex() {
         #expect(AVCCodecString.make(sampleEntry: "avc1", profile: 100, compatibility: 0, level: 31) == "avc1.64001f")

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// Expected values come from ffprobe on init + segment concatenated (`-ignore_editlist 1` for raw timestamps).
-@Suite("fMP4 init sections and segments")
+@Suite("fMP4 init sections and segments", .offThePool)
 struct FragmentedMP4ProbeTests {
     static let h264Tracks = [
         TrackInfo(

@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// Hand-built HEVC SPS bitstreams (ITU-T H.265 7.3.2.2) for the syntax the encoders in the fixtures never write:
 /// inter-predicted short-term reference picture sets and a set count over the limit (docs/media-probe.md).
-@Suite("HEVC SPS: short-term reference picture sets before the VUI")
+@Suite("HEVC SPS: short-term reference picture sets before the VUI", .offThePool)
 struct HEVCSPSSyntaxTests {
     /// Writes bits most significant first, exp-Golomb codes, and the RBSP trailing bits.
     struct BitWriter {

@@ -4,7 +4,7 @@ import Testing
 @testable import MediaProbe
 
 /// Malformed input must throw `ProbeError` (or, for cuts at a packet or box boundary, probe fine) and never crash.
-@Suite("Hostile input")
+@Suite("Hostile input", .offThePool)
 struct HostileInputTests {
     static let mediaFixtures = [
         "ts-h264-aac-0.ts", "ts-h264-bframes.ts", "ts-hevc-aac.ts", "ts-aac-only.ts", "ts-pts-wrap.ts",

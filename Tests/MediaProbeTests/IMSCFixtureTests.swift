@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// The committed IMSC1 fixture (scripts/make-imsc-fixture.py): an init section with one `stpp` track and 2-second
 /// segments of one TTML document each, which ffprobe reads as an `stpp` stream with samples at 0, 2, 4 and 6 s.
-@Suite("IMSC1 fixture")
+@Suite("IMSC1 fixture", .offThePool)
 struct IMSCFixtureTests {
     @Test func initSectionHasOneIMSCSubtitleTrack() throws {
         let info = try Fixture.initSection("imsc-init.mp4")

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
@@ -6,7 +7,7 @@ import Testing
 /// once by hand with ffmpeg 5.1.9: `head -c END segment | ffprobe -count_frames -show_entries stream=nb_read_frames`
 /// (fMP4: the init section, then the segment's first END bytes) decodes exactly one video frame, an I frame, and
 /// one byte less decodes none.
-@Suite("Keyframe byte ranges")
+@Suite("Keyframe byte ranges", .offThePool)
 struct KeyframeRangeTests {
     @Test("MPEG-TS, two GOPs per segment: every keyframe PES, the first behind SDT, PAT and PMT")
     func transportStreamTwoKeyframes() throws {

@@ -1,7 +1,8 @@
 import MediaProbe
+import TestSupport
 import Testing
 
-@Suite("33-bit MPEG timestamps")
+@Suite("33-bit MPEG timestamps", .offThePool)
 struct MPEGTimestampTests {
     static let top = MPEGTimestamp.modulus
     static let half = MPEGTimestamp.modulus / 2

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
-@Suite("ADTS, WebVTT and container detection")
+@Suite("ADTS, WebVTT and container detection", .offThePool)
 struct PackedAudioAndDetectionTests {
     @Test func rawADTSSegment() throws {
         let info = try MediaProbe.probeSegment(Fixture.bytes("audio.aac"))

@@ -4,7 +4,7 @@ import Testing
 @testable import MediaProbe
 
 /// Cutting segments into Low-Latency HLS parts while their bytes arrive (`TransportStreamCutter`, `FragmentCutter`).
-@Suite("Segment cutters")
+@Suite("Segment cutters", .offThePool)
 struct SegmentCutterTests {
 
     static func seconds(_ value: Double) -> MediaTime { MediaTime(ticks: Int64(value * 1000), timescale: 1000) }

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// SCTE-35 sections read from pushed MPEG-TS, in the standard form and in ffmpeg's re-mux (scripts/make-probe-fixtures,
 /// section 12).
-@Suite("SCTE-35 sections in MPEG-TS segments")
+@Suite("SCTE-35 sections in MPEG-TS segments", .offThePool)
 struct SpliceSectionTests {
     static func bytes(_ hex: String) -> [UInt8] {
         stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }

@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// IMSC1 in fMP4 (`stpp.ttml.im1t`) as an encoder packages it: ffmpeg 5.1 cannot fragment TTML, so the boxes are
 /// built here, with the fields the probe reads and nothing else.
-@Suite("Subtitle tracks in fMP4")
+@Suite("Subtitle tracks in fMP4", .offThePool)
 struct SubtitleFragmentTests {
     static func be32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
     static func be64(_ value: Int) -> [UInt8] { be32(value >> 32) + be32(value & 0xFFFF_FFFF) }

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// Expected values come from `ffprobe -show_streams -show_packets` on the same fixture files.
-@Suite("MPEG-TS segments")
+@Suite("MPEG-TS segments", .offThePool)
 struct TransportStreamProbeTests {
     @Test func h264AACSegmentFacts() throws {
         let info = try MediaProbe.probeSegment(Fixture.bytes("ts-h264-aac-0.ts"))

@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
 /// VIDEO-RANGE, FRAME-RATE and Dolby Vision facts (docs/media-probe.md). Fixtures: scripts/make-probe-fixtures
 /// section 13 (libx264/libx265 with ffmpeg's colour options); expected values as ffprobe reports them.
-@Suite("Video attributes: VUI colour and timing, colr, Dolby Vision")
+@Suite("Video attributes: VUI colour and timing, colr, Dolby Vision", .offThePool)
 struct VideoAttributeTests {
     static func video(_ name: String) throws -> TrackInfo {
         try #require(MediaProbe.probeSegment(Fixture.bytes(name)).tracks.first { $0.kind == .video })

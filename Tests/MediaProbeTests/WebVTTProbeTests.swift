@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import MediaProbe
 
-@Suite("WebVTT segments")
+@Suite("WebVTT segments", .offThePool)
 struct WebVTTProbeTests {
     static func probe(_ text: String) throws(ProbeError) -> SegmentInfo {
         try MediaProbe.probeSegment(Array(text.utf8))

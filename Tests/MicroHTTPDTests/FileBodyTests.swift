@@ -40,7 +40,7 @@ struct TestFile {
     }
 }
 
-@Suite("File bodies: a region of a file sent by libmicrohttpd, through StaticRepresentation")
+@Suite("File bodies: a region of a file sent by libmicrohttpd, through StaticRepresentation", .offThePool)
 struct FileBodyTests {
     static func representation(_ region: FileRegion, etag: String = "\"f1\"") -> StaticRepresentation {
         StaticRepresentation(
@@ -339,7 +339,7 @@ func sameBytes(_ first: ArraySlice<UInt8>, _ second: ArraySlice<UInt8>) -> Bool 
     }
 }
 
-@Suite("File bodies: regions, sub-ranges and answers without a server")
+@Suite("File bodies: regions, sub-ranges and answers without a server", .offThePool)
 struct FileRegionTests {
     @Test func regionOfAMissingFileOrBeyondTheFileIsRefused() throws {
         #expect(throws: FileRegionError.self) { try FileRegion(path: "/nonexistent/chunk.ts") }

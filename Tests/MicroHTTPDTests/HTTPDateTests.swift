@@ -1,7 +1,8 @@
 import MicroHTTPD
+import TestSupport
 import Testing
 
-@Suite("HTTP dates (IMF-fixdate)")
+@Suite("HTTP dates (IMF-fixdate)", .offThePool)
 struct HTTPDateTests {
     @Test(arguments: [
         (Int64(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT"),  // RFC 9110's example

@@ -10,7 +10,7 @@ import Testing
 /// wrk does). libmicrohttpd 0.9.75 in its single-thread epoll mode stopped reading some connections after a few
 /// requests under this load (a request left unread in the socket, the thread asleep); the server therefore always
 /// runs a pool of at least two workers. Each configuration must answer every request.
-@Suite(.serialized, .tags(.endToEnd)) struct KeepAliveLoadTests {
+@Suite(.serialized, .tags(.endToEnd), .offThePool) struct KeepAliveLoadTests {
     /// Drives `connections` non-blocking sockets with poll(), `rounds` GETs each; returns the answers received.
     static func drive(port: Int, connections: Int, rounds: Int, seconds: Double) -> Int {
         let request = Array("GET /p HTTP/1.1\r\nHost: x\r\n\r\n".utf8)

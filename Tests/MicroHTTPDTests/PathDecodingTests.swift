@@ -1,8 +1,9 @@
 import MicroHTTPD
 import SharedBytes
+import TestSupport
 import Testing
 
-@Suite struct PathDecodingTests {
+@Suite(.offThePool) struct PathDecodingTests {
     static let cases: [(path: String, expected: [String]?)] = [
         ("/", []),
         ("/live/channel/index.m3u8", ["live", "channel", "index.m3u8"]),
@@ -52,7 +53,7 @@ import Testing
     }
 }
 
-@Suite struct HTTPHeadersTests {
+@Suite(.offThePool) struct HTTPHeadersTests {
     @Test func lookupIgnoresCaseAndKeepsOrder() {
         var headers: HTTPHeaders = ["Content-Type": "text/plain", "X-One": "1"]
         headers.append(name: "x-one", value: "2")

@@ -4,7 +4,7 @@ import SharedBytes
 import TestSupport
 import Testing
 
-@Suite struct RequestBodyTests {
+@Suite(.offThePool) struct RequestBodyTests {
     /// Writes `body` with chunked transfer encoding in uneven chunk sizes.
     static func chunked(_ body: [UInt8], sizes: [Int]) -> [UInt8] {
         var output: [UInt8] = []

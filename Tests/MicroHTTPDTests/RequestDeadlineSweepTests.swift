@@ -1,11 +1,12 @@
 import Glibc
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MicroHTTPD
 
 /// The deadline sweep driven by a manual clock: no sleeps, no server, a socket pair standing for a connection.
-@Suite struct RequestDeadlineSweepTests {
+@Suite(.offThePool) struct RequestDeadlineSweepTests {
     /// A clock a test moves by hand.
     final class ManualMilliseconds: MillisecondClock {
         let now = Atomic<Int64>(1_000_000)

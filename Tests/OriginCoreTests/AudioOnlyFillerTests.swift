@@ -8,13 +8,14 @@ import MediaProbe
 import OriginCore
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 @testable import MPEGTSWriter
 
 /// A demuxed audio rendition pushed as MPEG-TS without video (ffmpeg's `a:0,agroup:aud`) gets silent AAC at its GAP
 /// URLs, continuing its timeline, while the video rendition keeps its own filler.
-@Suite("Filler for an audio-only MPEG-TS rendition")
+@Suite("Filler for an audio-only MPEG-TS rendition", .offThePool)
 struct AudioOnlyFillerTests {
     /// 2 s of silent mono AAC at 48 kHz as MPEG-TS with only an audio stream (PCR on the audio PID).
     struct AudioOnlyStream {

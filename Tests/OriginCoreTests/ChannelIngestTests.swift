@@ -5,9 +5,10 @@ import LiveTimeline
 import OriginCore
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
-@Suite("Channel ingest loop")
+@Suite("Channel ingest loop", .offThePool)
 struct ChannelIngestTests {
     @Test func segmentsGetConsecutiveMSNsAndExactPlaylistText() throws {
         let harness = try Harness(renditions: ["360p"])

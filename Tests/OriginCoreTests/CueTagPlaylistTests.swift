@@ -24,7 +24,7 @@ private func cueTags(_ harness: MarkerHarness, _ rendition: String) throws -> (t
     return (tags, gaps)
 }
 
-@Suite("Cue tag modes in the live playlists: GAPs, renditions, restarts")
+@Suite("Cue tag modes in the live playlists: GAPs, renditions, restarts", .offThePool)
 struct CueTagPlaylistTests {
     @Test("a break spanning GAP entries keeps CUE-OUT-CONT on them, the same in every rendition")
     func breakSpanningAGap() throws {

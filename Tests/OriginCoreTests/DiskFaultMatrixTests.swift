@@ -15,7 +15,7 @@ import Testing
 /// Disk faults injected through the store's file seam, one row per fault: while it lasts pushes get 507 and the
 /// status says why; nothing listed is lost (every entry listed during the fault survives a restart as it was
 /// listed); once it clears, the origin takes pushes again by itself.
-@Suite("Disk faults: 507, nothing unsynced listed, a degraded status, recovery by itself")
+@Suite("Disk faults: 507, nothing unsynced listed, a degraded status, recovery by itself", .offThePool)
 struct DiskFaultMatrixTests {
     struct Row: Sendable, CustomTestStringConvertible {
         var operations: Set<FaultyDisk.Operation>

@@ -15,7 +15,7 @@ import Testing
 
 /// A 2xx and a listing both mean durable: a pass whose store records cannot be written is not carried out (nothing
 /// journaled, nothing published) and its push is refused 507; what a player saw listed survives a restart.
-@Suite("Durable store: nothing acknowledged or listed that the store does not hold")
+@Suite("Durable store: nothing acknowledged or listed that the store does not hold", .offThePool)
 struct DurableAcknowledgementTests {
     let directory: String
     let clock = ManualClock()

@@ -12,7 +12,7 @@ import Testing
 
 /// Segments are durable before they are acknowledged; a restart (kill -9 or not) restores every channel's window
 /// from the store: same MSNs, URIs, PDTs, discontinuity sequences and bytes, before any encoder pushes again.
-@Suite("Durable store: a restart players do not notice")
+@Suite("Durable store: a restart players do not notice", .offThePool)
 struct DurableRestartTests {
     let directory: String
     let clock = ManualClock()

@@ -13,7 +13,7 @@ import Testing
 /// The origin's first filler after an encoder stopped mid-segment: the short last segment ffmpeg flushes on SIGTERM
 /// (its audio ends ~0.6 s before its video) is pushed, the slots after it pass unfilled, and the GAP entries' fillers
 /// continue each track from that track's own end (see GapFillerTests.EncoderStopJoinTests for the filler alone).
-@Suite("Filler after a short last segment, through the channel")
+@Suite("Filler after a short last segment, through the channel", .offThePool)
 struct EncoderStopFillerTests {
     @Test func theFirstGapFillerContinuesTheAudioWhereTheShortSegmentsAudioEnded() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

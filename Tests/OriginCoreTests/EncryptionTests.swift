@@ -14,7 +14,7 @@ import Testing
 
 /// AES-128 on the way out: segments stay plaintext in memory and in the store; every served MSN is encrypted under
 /// its key period's key with IV = MSN, the same bytes in every snapshot and after a restart.
-@Suite("AES-128 encryption with key rotation")
+@Suite("AES-128 encryption with key rotation", .offThePool)
 struct EncryptionTests {
     let directory: String
     let clock = ManualClock()

@@ -71,7 +71,7 @@ final class FillingDisk: StoreFileIO {
 
 /// A full disk never crashes the origin and never stops the live stream: pushes are refused 507 (a 2xx always means
 /// durable), their slots become GAP entries, the status says why, and it clears by itself when space returns.
-@Suite("Durable store: a full disk degrades loudly and recovers")
+@Suite("Durable store: a full disk degrades loudly and recovers", .offThePool)
 struct FullDiskTests {
     @Test func aFullDiskRefusesPushesWith507WhilePlaylistsAdvanceAndRecoversByItself() throws {
         let clock = ManualClock()

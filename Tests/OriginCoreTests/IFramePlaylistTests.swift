@@ -14,7 +14,7 @@ import Testing
 
 /// I-frame playlists (`{r}/iframes.m3u8`): one entry per entry of the rendition, its segment's first keyframe as a
 /// byte range from 0, on exactly the rendition's timeline (MSN, DSN, DISCONTINUITY, PDT, EXTINF, GAP).
-@Suite("I-frame playlists: the rendition's timeline, one keyframe per segment")
+@Suite("I-frame playlists: the rendition's timeline, one keyframe per segment", .offThePool)
 struct IFramePlaylistTests {
     static func text(_ bytes: SharedBytes?) -> String? {
         bytes.map { String(decoding: $0.array, as: UTF8.self) }

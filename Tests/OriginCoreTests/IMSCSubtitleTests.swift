@@ -13,7 +13,7 @@ import Testing
 
 /// IMSC1 subtitles (fMP4 `stpp.ttml.im1t`, the committed fixture of scripts/make-imsc-fixture.py) pushed beside
 /// test-source video: their own SUBTITLES group, EXT-X-MAP, the slots of the video, GAPs where a fragment is missing.
-@Suite("IMSC1 subtitle renditions")
+@Suite("IMSC1 subtitle renditions", .offThePool)
 struct IMSCSubtitleTests {
     static func fixture(_ name: String) throws -> SharedBytes {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

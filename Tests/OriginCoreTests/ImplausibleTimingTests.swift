@@ -6,6 +6,7 @@ import LiveTimeline
 import Logging
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import OriginCore
@@ -14,7 +15,7 @@ import Testing
 /// Each is refused with `implausibleTiming` (422) and a body saying which value is out of bounds; nothing is listed,
 /// the target duration stays unfixed, and the process lives on (a Swift overflow trap would end it: the test process
 /// is the witness). The crafted fragments are 100-200 bytes, as a network peer would send them.
-@Suite("Media times no stream carries")
+@Suite("Media times no stream carries", .offThePool)
 struct ImplausibleTimingTests {
     // MARK: - Crafted fMP4
 

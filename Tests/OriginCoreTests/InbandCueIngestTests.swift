@@ -7,12 +7,13 @@ import Logging
 import Markers
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import OriginCore
 
 /// SCTE-35 cues in pushed MPEG-TS become markers through the real ingest path (`Channel.applyInbandCues`).
-@Suite("SCTE-35 cues through the ingest")
+@Suite("SCTE-35 cues through the ingest", .offThePool)
 struct InbandCueIngestTests {
     /// ffmpeg's re-mux of the 0x86 fixture: a splice_insert out-point (event 0x1001, 30 s, pts 1000.5 s) and a
     /// provider advertisement start (event 0x2002, type 0x30, pts 700 s).

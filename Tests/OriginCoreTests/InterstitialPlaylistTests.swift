@@ -7,12 +7,13 @@ import Logging
 import Markers
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 @testable import OriginCore
 
 /// A channel with `interstitials.assetList` set: its breaks in the live and DVR playlists of both renditions.
-@Suite("Interstitials in a channel's live and DVR playlists")
+@Suite("Interstitials in a channel's live and DVR playlists", .offThePool)
 struct InterstitialPlaylistTests {
     final class Harness {
         let clock = ManualClock()

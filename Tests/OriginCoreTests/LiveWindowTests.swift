@@ -1,12 +1,13 @@
 import HLSPlaylist
 import MediaProbe
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 @testable import OriginCore
 
-@Suite("Live window")
+@Suite("Live window", .offThePool)
 struct LiveWindowTests {
     func entry(_ msn: UInt64, ms: Int64 = 2000, discontinuity: Bool = false, gap: Bool = false) -> WindowEntry {
         WindowEntry(

@@ -16,7 +16,7 @@ import Testing
 
 /// Low-Latency: a segment URI is listed only with its bytes in the store. A push that ends mid-segment leaves a short
 /// segment of its listed parts, staged durably first, or, when that cannot be, a GAP: the same after a restart.
-@Suite("Low-Latency: a segment closed at its last part is listed only once durable")
+@Suite("Low-Latency: a segment closed at its last part is listed only once durable", .offThePool)
 struct LowLatencyDurabilityTests {
     let directory: String
     let clock = ManualClock()

@@ -2,6 +2,7 @@
 import MediaProbe
 import SharedBytes
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
@@ -9,7 +10,7 @@ import Testing
 
 /// Blocking reloads and preload-hinted part watchers against published snapshots built here (parts of 400 ms,
 /// segments of 5 parts), and the channel's wait API on a regular channel (whole-segment waits).
-@Suite("Low-Latency waiters: release on publish, deadlines, part progress")
+@Suite("Low-Latency waiters: release on publish, deadlines, part progress", .offThePool)
 struct LowLatencyWaitersTests {
     /// What a rendition `v` lists: segments `0..<completeThrough` closed (5 parts each), then the open segment's
     /// parts up to `last`; `gap` marks parts that are GAP parts; `hint` the preload hint.

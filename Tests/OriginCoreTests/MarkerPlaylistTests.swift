@@ -9,6 +9,7 @@ import MediaProbe
 import Persistence
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 @testable import OriginCore
@@ -62,7 +63,7 @@ final class MarkerHarness {
     var now: ProgramDateTime { ProgramDateTime(millisecondsSince1970: clock.nowMilliseconds()) }
 }
 
-@Suite("Markers in the playlists, journaled across restarts")
+@Suite("Markers in the playlists, journaled across restarts", .offThePool)
 struct MarkerPlaylistTests {
     @Test("a marker appears in every rendition, identical, before the segment it starts in, with PDT")
     func appearsInEveryRendition() throws {

@@ -4,11 +4,12 @@ import MediaProbe
 import OriginCore
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 /// The core's one entry point for inputs takes media-level pushes: no file name reaches it; an input's naming rules
 /// (ffmpeg's, in `HTTPPushInput`) become the push's rendition, kind and sequence number.
-@Suite("Inputs hand the core media-level pushes")
+@Suite("Inputs hand the core media-level pushes", .offThePool)
 struct MediaPushTests {
     typealias Subtitled = SubtitleFollowerTests.Subtitled
 

@@ -4,12 +4,13 @@ import LiveTimeline
 import OriginCore
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 /// Encoders that misbehave. Each case has a defined answer, shows up in the rendition's status, and
 /// leaves a playlist that follows RFC 8216: EXT-X-TARGETDURATION never changes and is >= every rounded EXTINF, MSNs
 /// are contiguous, PDT advances by EXTINF except at a discontinuity.
-@Suite("Misbehaving encoders")
+@Suite("Misbehaving encoders", .offThePool)
 struct MisbehavingEncoderTests {
     /// Checks the rules a misbehaving encoder must not be able to break.
     static func expectValid(_ harness: Harness, _ rendition: String, targetDuration: Int = 2) throws {
@@ -238,7 +239,7 @@ struct MisbehavingEncoderTests {
     }
 }
 
-@Suite("Misbehaving encoders: a short last segment")
+@Suite("Misbehaving encoders: a short last segment", .offThePool)
 struct ShortLastSegmentTests {
     /// The first `packets` TS packets of a segment: a valid, shorter segment (what an encoder stopped with SIGTERM
     /// flushes as its last one).

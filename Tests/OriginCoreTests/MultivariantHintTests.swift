@@ -1,9 +1,10 @@
 import HLSPlaylist
 import LiveTimeline
+import TestSupport
 import Testing
 
 /// The encoder's multivariant playlist as a hint: read, validated, normalized, never trusted as is.
-@Suite("Multivariant hint")
+@Suite("Multivariant hint", .offThePool)
 struct MultivariantHintTests {
     /// The exact bytes ffmpeg 5.1 PUTs to `/ingest/demux/master.m3u8` for the command with subtitles on `lo`
     /// (blank lines and an EXT-X-MEDIA between variants included).

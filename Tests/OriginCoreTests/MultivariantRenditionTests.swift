@@ -2,13 +2,14 @@ import Foundation
 @testable import HLSPackaging
 import HLSPlaylist
 import MediaProbe
+import TestSupport
 import Testing
 
 @testable import LiveTimeline
 
 /// `ChannelState.multivariant()` on the rendition layout: byte-exact text from hand-set statistics, every render
 /// valid under rule 35.
-@Suite("Multivariant rendering with alternate renditions")
+@Suite("Multivariant rendering with alternate renditions", .offThePool)
 struct MultivariantRenditionTests {
     /// The renditions of the ffmpeg push with subtitles on `lo`, with the design's measured rates
     /// (peak, average).

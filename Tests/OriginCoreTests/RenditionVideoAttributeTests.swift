@@ -1,5 +1,6 @@
 import HLSPlaylist
 import MediaProbe
+import TestSupport
 import Testing
 
 @testable import HLSPackaging
@@ -7,7 +8,7 @@ import Testing
 
 /// HDCP-LEVEL and ALLOWED-CPC per rendition over the channel's, and VIDEO-RANGE from the probed transfer, on the
 /// variants and the I-frame streams of the multivariant playlist (docs/hls-playlist.md, video attributes).
-@Suite("Video attributes per rendition in the multivariant playlist")
+@Suite("Video attributes per rendition in the multivariant playlist", .offThePool)
 struct RenditionVideoAttributeTests {
     static let main = try! AllowedCPC("com.apple.streamingkeydelivery:AppleMain/Main")
     static let baseline = try! AllowedCPC("com.apple.streamingkeydelivery:AppleBaseline")

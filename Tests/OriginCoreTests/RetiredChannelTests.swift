@@ -14,7 +14,7 @@ import Testing
 
 /// A reload retires the channel object of a changed channel: whatever still reaches the old object (a request that
 /// looked it up before the swap) is carried out by its successor or refused as retryable, never lost.
-@Suite("Retired channels: nothing that reaches the old object after a reload is lost")
+@Suite("Retired channels: nothing that reaches the old object after a reload is lost", .offThePool)
 struct RetiredChannelTests {
     let directory: String
     let clock = ManualClock()

@@ -2,6 +2,7 @@ import HLSPlaylist
 import LiveTimeline
 import SharedBytes
 import TestSource
+import TestSupport
 import Testing
 
 @testable import OriginCore
@@ -12,7 +13,7 @@ import Testing
 /// nearest is that same segment: chromium appends it a second time and dies ("Parsed buffers not in DTS
 /// sequence", docs/outages.md). It reloads once a target duration, so a short segment must never stay the last
 /// entry for a whole target duration: it is listed together with (or shortly before) the entry after it.
-@Suite("A segment cut short is listed together with the entry after it")
+@Suite("A segment cut short is listed together with the entry after it", .offThePool)
 struct ShortSegmentListingTests {
     /// Ticks every 100 ms for up to `seconds`; returns the times (s from now) at which the rendition's playlist
     /// changed from `since` (its text before) and the times at which its last MSN first reached each MSN.

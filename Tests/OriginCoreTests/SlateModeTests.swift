@@ -14,7 +14,7 @@ import Testing
 
 /// `outage: slate`: the slots of an outage are listed as regular segments whose bytes are the filler, with
 /// EXT-X-DISCONTINUITY where the slate starts and where the encoder's media returns; `outage: gap` is unchanged.
-@Suite("Slate mode for outages")
+@Suite("Slate mode for outages", .offThePool)
 struct SlateModeTests {
     typealias Pushed = GapFillerIntegrationTests.Pushed
 

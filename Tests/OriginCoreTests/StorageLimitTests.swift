@@ -10,7 +10,7 @@ import TestSupport
 import Testing
 
 /// Byte limits on the store: the oldest time-shift goes first, never anything a channel lists or retains.
-@Suite("Durable store: byte limits evict the oldest time-shift first")
+@Suite("Durable store: byte limits evict the oldest time-shift first", .offThePool)
 struct StorageLimitTests {
     let clock = ManualClock()
 

@@ -6,6 +6,7 @@ import Logging
 import SharedBytes
 import TestSource
 import TestSourceInput
+import TestSupport
 import Testing
 
 @testable import OriginCore
@@ -78,7 +79,7 @@ final class StreamingHarness {
     }
 }
 
-@Suite("Streamed pushes into Low-Latency renditions")
+@Suite("Streamed pushes into Low-Latency renditions", .offThePool)
 struct StreamingPushTests {
     @Test func generatedSegmentsSplitIntoOneSliceOfBytesPerVideoFrame() throws {
         var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 2)

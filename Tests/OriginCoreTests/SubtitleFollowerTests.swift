@@ -13,7 +13,7 @@ import Testing
 
 /// WebVTT subtitle renditions on the slot timeline: paired with their parent's segments, never holding a slot open
 /// for long, empty cue segments where media delivered and the cues did not, GAPs only in an outage.
-@Suite("Subtitle renditions follow the slot timeline")
+@Suite("Subtitle renditions follow the slot timeline", .offThePool)
 struct SubtitleFollowerTests {
     /// A push channel `ch` with the video rendition `180p`; ffmpeg-style WebVTT pushes (`180p/indexN.vtt`) create
     /// `180p-vtt`.

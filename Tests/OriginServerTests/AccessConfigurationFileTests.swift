@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// `tokens:`, `admin.tokens`, `ingest.tokens`, a channel's `ingest:` and `limits:` in the configuration file.
-@Suite("Configuration: named tokens and limits")
+@Suite("Configuration: named tokens and limits", .offThePool)
 struct AccessConfigurationFileTests {
     @Test func tokensComeFromTheFileAFileOrTheEnvironmentAndGrantTheirScopes() throws {
         let directory = try TemporaryDirectory.make("tokens").path

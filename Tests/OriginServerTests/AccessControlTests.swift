@@ -40,7 +40,7 @@ extension HTTPResponse {
 /// Who may push and administer: without any token, loopback clients only; with tokens, only the tokens that grant
 /// the channel (or rendition, or every channel), from loopback too. Refusals say why, change nothing, are counted in
 /// `/metrics` and recorded in the audit log by the token's name, never its secret.
-@Suite("Access: loopback by default, per-channel and per-rendition tokens, audit")
+@Suite("Access: loopback by default, per-channel and per-rendition tokens, audit", .offThePool)
 struct AccessControlTests {
     static let remote = "192.0.2.7"
 

@@ -8,7 +8,7 @@ import Testing
 @testable import OriginServer
 
 /// `/admin/...`, `/healthz` and `/metrics` over real HTTP.
-@Suite("Admin API, health and metrics")
+@Suite("Admin API, health and metrics", .offThePool)
 struct AdminAndMetricsTests {
     /// `ch` (push, 360p + 180p) and `demo` (built-in test source, 180p).
     static func stack(adminToken: String? = nil) throws -> OriginTestStack {

@@ -12,7 +12,7 @@ import Testing
 /// is in the repo (the module's resource bundle),
 /// it describes every admin route of the route table (method and path) and nothing else, and every admin answer a
 /// route test gets through `OriginTestStack` validates against it (`AdminOpenAPIValidator`, called by the stack).
-@Suite("Admin API: the OpenAPI description matches the routes and the answers")
+@Suite("Admin API: the OpenAPI description matches the routes and the answers", .offThePool)
 struct AdminOpenAPITests {
     @Test func servedDocumentIsTheRepositoryFileWithoutItsFinalNewline() throws {
         let file = try OriginTestStack.packageFile(AdminOpenAPIValidator.sourcePath)

@@ -1,11 +1,12 @@
 import LiveTimeline
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
 /// `audio:`/`subtitles:` on renditions, `audioOnlyVariant` and `followerWaitMilliseconds` on channels and
 /// `ingest.defaults`, checked at load with the rules an encoder's hint is checked with.
-@Suite("Configuration of alternate renditions")
+@Suite("Configuration of alternate renditions", .offThePool)
 struct AlternateRenditionConfigurationTests {
     static let demux = """
         channels:

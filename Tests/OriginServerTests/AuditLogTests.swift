@@ -7,7 +7,7 @@ import Testing
 
 /// The audit log keeps every admin action and creation, and refusals at a bounded rate per client address, so a
 /// client looping on refused requests cannot fill the disk with it.
-@Suite("Audit log: refusals at a bounded rate per client, everything else always")
+@Suite("Audit log: refusals at a bounded rate per client, everything else always", .offThePool)
 struct AuditLogTests {
     static func refuse(_ audit: AuditLog, from address: String, times: Int) {
         for _ in 0..<times {

@@ -1,11 +1,12 @@
 import MicroHTTPD
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import OriginServer
 
 /// The RFC 8941 codec under CMCD (read) and CMSD (written): strict parsing, bounds, round trips.
-@Suite("CMSD and CMCD codecs")
+@Suite("CMSD and CMCD codecs", .offThePool)
 struct CMSDCMCDCodecTests {
     typealias SF = StructuredField
 

@@ -9,7 +9,7 @@ import Testing
 @testable import OriginServer
 
 /// CMSD on every answer and CMCD counted per channel, over real HTTP (docs/cmsd-cmcd.md).
-@Suite("CMSD and CMCD on the routes")
+@Suite("CMSD and CMCD on the routes", .offThePool)
 struct CMSDCMCDRouteTests {
     static let id = #"n="hlsorigin""#
 

@@ -2,12 +2,13 @@ import Foundation
 import LiveTimeline
 import Logging
 import OriginCore
+import TestSupport
 import Testing
 
 @testable import OriginServer
 
 /// `hlsorigin check-config`: what start checks beyond loading, and the summary an operator reads.
-@Suite("check-config: the checks of start, without starting")
+@Suite("check-config: the checks of start, without starting", .offThePool)
 struct ConfigurationCheckTests {
     @Test func aTestSourceChannelNamingNoProfileIsRefused() {
         var configuration = ServerConfiguration()

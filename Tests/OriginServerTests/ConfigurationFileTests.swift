@@ -3,10 +3,11 @@ import LiveTimeline
 import MicroHTTPD
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
 /// The YAML configuration: the shipped default, unknown keys, bad values.
-@Suite("Configuration file")
+@Suite("Configuration file", .offThePool)
 struct ConfigurationFileTests {
     static let defaultPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("config/default.yaml").path
@@ -191,7 +192,7 @@ struct ConfigurationFileTests {
     }
 }
 
-@Suite("Configuration: DVR")
+@Suite("Configuration: DVR", .offThePool)
 struct DVRConfigurationTests {
     @Test func dvrHoursAreReadPerChannelAndForAutoCreatedChannelsAndDefaultOff() throws {
         let configuration = try ConfigurationFile.parse(
@@ -204,7 +205,7 @@ struct DVRConfigurationTests {
     }
 }
 
-@Suite("Configuration: clock offset")
+@Suite("Configuration: clock offset", .offThePool)
 struct ClockOffsetConfigurationTests {
     @Test func clockOffsetIsReadAndDefaultsToZero() throws {
         #expect(
@@ -213,7 +214,7 @@ struct ClockOffsetConfigurationTests {
     }
 }
 
-@Suite("Configuration: I-frame playlists, playback authorization, encryption")
+@Suite("Configuration: I-frame playlists, playback authorization, encryption", .offThePool)
 struct ProtectionConfigurationTests {
     static let secret = "0123456789abcdef0123456789abcdef"
 
@@ -393,7 +394,7 @@ struct ProtectionConfigurationTests {
 
 /// Every mapping of the file refuses a key it does not know, naming the key, its place and the keys it knows, in the
 /// words the hand-written decoders used before `StrictKeys` replaced them (one case per model).
-@Suite("Configuration: every mapping refuses unknown keys")
+@Suite("Configuration: every mapping refuses unknown keys", .offThePool)
 struct StrictConfigurationKeysTests {
     @Test(arguments: [
         (

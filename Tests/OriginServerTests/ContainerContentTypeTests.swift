@@ -4,7 +4,7 @@ import Testing
 
 /// Content types and caching of the containers other than MPEG-TS, pushed from files of the repository
 /// (MediaProbe's fixtures, made by ffmpeg 5.1).
-@Suite("Content types of fMP4, initialization sections, ADTS and WebVTT")
+@Suite("Content types of fMP4, initialization sections, ADTS and WebVTT", .offThePool)
 struct ContainerContentTypeTests {
     @Test func fragmentedMP4InitSectionAndSegment() throws {
         let stack = try OriginTestStack()

@@ -4,13 +4,14 @@ import LiveTimeline
 import MicroHTTPD
 import OriginCore
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import OriginServer
 
 /// Content Steering's configuration (checked strictly), the steered multivariant playlist, the steering manifest
 /// route and the health report peers read (docs/content-steering.md).
-@Suite("Content Steering: configuration, playlist and routes")
+@Suite("Content Steering: configuration, playlist and routes", .offThePool)
 struct ContentSteeringTests {
     static let group = """
         redundancy:

@@ -2,9 +2,10 @@ import LiveTimeline
 import Markers
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
-@Suite("Configuration: cueTags and oatcls")
+@Suite("Configuration: cueTags and oatcls", .offThePool)
 struct CueTagConfigurationTests {
     static func refusal(_ text: String) -> String? {
         do {

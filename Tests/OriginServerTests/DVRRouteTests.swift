@@ -9,7 +9,7 @@ import Testing
 
 /// `?start=` / `&end=` on the live playlist URLs of a channel with a store (`dvr: {hours: 1}`, live window of 3
 /// segments): 20 slots of 2 s pushed, so most of them are only in the store.
-@Suite("DVR routes: start-over, catch-up, sliding and event playlists over HTTP")
+@Suite("DVR routes: start-over, catch-up, sliding and event playlists over HTTP", .offThePool)
 struct DVRRouteTests {
     let stack: OriginTestStack
     /// PDT of the oldest stored slot, ms.

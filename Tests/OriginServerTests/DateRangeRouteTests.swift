@@ -6,6 +6,7 @@ import MicroHTTPD
 import OriginCore
 import Persistence
 import SharedBytes
+import TestSupport
 import Testing
 
 @testable import OriginServer
@@ -73,7 +74,7 @@ final class AdminClient {
     }
 }
 
-@Suite("Admin API: /admin/channels/{channel}/dateranges")
+@Suite("Admin API: /admin/channels/{channel}/dateranges", .offThePool)
 struct DateRangeRouteTests {
     let path = "/admin/channels/ch/dateranges"
 

@@ -8,7 +8,7 @@ import Testing
 
 /// Segments that left the live window and its retention are served from the durable store's chunk files: the same
 /// bytes and headers as from memory, ranges and validators included.
-@Suite("Disk tier: segments past the window come from the store")
+@Suite("Disk tier: segments past the window come from the store", .offThePool)
 struct DiskTierRouteTests {
     static func stack(dvrHours: Double?) throws -> OriginTestStack {
         let directory = try TemporaryDirectory.make("disk-tier").path

@@ -10,7 +10,7 @@ import Testing
 
 /// `/live/{ch}/{r}/iframes.m3u8` over real HTTP: cached like the media playlist, with an ETag of its own; byte ranges
 /// a player fetches with `Range:`; 404 with the reason when a rendition has none.
-@Suite("I-frame playlist route")
+@Suite("I-frame playlist route", .offThePool)
 struct IFramePlaylistRouteTests {
     @Test func servedLikeTheMediaPlaylistWithItsOwnETag() throws {
         let stack = try OriginTestStack()

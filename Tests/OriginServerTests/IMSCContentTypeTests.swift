@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// IMSC1 fragments (the committed fixture of scripts/make-imsc-fixture.py) pushed beside test-source video over HTTP.
-@Suite("IMSC1 subtitles over HTTP")
+@Suite("IMSC1 subtitles over HTTP", .offThePool)
 struct IMSCContentTypeTests {
     static func fixture(_ name: String) throws -> [UInt8] {
         try OriginTestStack.packageFile("Tests/MediaProbeTests/Fixtures/\(name)")

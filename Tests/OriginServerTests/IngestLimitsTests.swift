@@ -9,7 +9,7 @@ import Testing
 /// `limits:` hold whatever a client with the right to push sends: channels, renditions per channel, bytes a channel
 /// holds in memory and on disk, channels created per minute. A push past a limit gets 403 or 429 with the reason
 /// and leaves everything served as it was.
-@Suite("Ingest limits: channels, renditions, bytes held, creations per minute")
+@Suite("Ingest limits: channels, renditions, bytes held, creations per minute", .offThePool)
 struct IngestLimitsTests {
     static let loopback = "127.0.0.1"
 

@@ -6,7 +6,7 @@ import Testing
 
 /// `/ingest/...` over real HTTP: accepted pushes land in the window; refused ones get a 4xx with a clear message and
 /// leave the live window exactly as it was.
-@Suite("Ingest route: accepted pushes, refused input, tokens")
+@Suite("Ingest route: accepted pushes, refused input, tokens", .offThePool)
 struct IngestRouteTests {
     /// Every view of the live window a player sees, for before/after comparisons.
     struct WindowView: Equatable {

@@ -2,12 +2,13 @@ import HLSPlaylist
 import LiveTimeline
 import Markers
 import OriginCore
+import TestSupport
 import Testing
 
 @testable import OriginServer
 
 /// `interstitials:` of a channel in the configuration file, and the admin API's `interstitial` object.
-@Suite("Interstitials: configuration and admin API")
+@Suite("Interstitials: configuration and admin API", .offThePool)
 struct InterstitialConfigurationTests {
     static func refusal(_ text: String) -> String? { ProtectionConfigurationTests.refusal(text) }
 

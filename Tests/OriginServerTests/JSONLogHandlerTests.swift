@@ -1,13 +1,14 @@
 import Foundation
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import OriginServer
 
 /// `--log-format json`: one JSON object per line, keys time, level, label, message, metadata; whatever the message
 /// or the metadata hold, the line stays one parseable line.
-@Suite("JSON log lines for log shippers")
+@Suite("JSON log lines for log shippers", .offThePool)
 struct JSONLogHandlerTests {
     final class Lines: Sendable {
         let all = Mutex<[String]>([])

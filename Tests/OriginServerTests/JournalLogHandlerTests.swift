@@ -1,12 +1,13 @@
 import Logging
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import OriginServer
 
 /// Under systemd the journal's stream reader makes one entry per line, `<priority>label: message key=value ...`:
 /// whatever a metadata value holds, a shipper splitting the pairs reads it back whole (logfmt quoting).
-@Suite("Journal log lines: one entry each, metadata as logfmt pairs")
+@Suite("Journal log lines: one entry each, metadata as logfmt pairs", .offThePool)
 struct JournalLogHandlerTests {
     final class Lines: Sendable {
         let all = Mutex<[String]>([])

@@ -8,7 +8,7 @@ import Testing
 
 /// How long the per-thread prepared `/live` answers hold: a publish invalidates what it changed (the playlists),
 /// not the segments it keeps; a segment's answer goes once the segment leaves retention.
-@Suite("Live answer cache: validity per playlist version and segment retention")
+@Suite("Live answer cache: validity per playlist version and segment retention", .offThePool)
 struct LiveAnswerCacheValidityTests {
     let stack: OriginTestStack
 

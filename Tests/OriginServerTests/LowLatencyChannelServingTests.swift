@@ -7,7 +7,7 @@ import Testing
 @testable import OriginServer
 
 /// Blocking reloads, the directive table and hinted parts on a Low-Latency channel fed by streamed pushes.
-@Suite("Low-Latency serving on a channel with parts")
+@Suite("Low-Latency serving on a channel with parts", .offThePool)
 struct LowLatencyChannelServingTests {
     /// A stack whose channel `ch` (rendition 360p, TD 2) is Low-Latency with parts of 0.4 s.
     static func lowLatencyStack() throws -> OriginTestStack {

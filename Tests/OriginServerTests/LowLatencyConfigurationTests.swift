@@ -2,10 +2,11 @@ import Foundation
 import LiveTimeline
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
 /// `lowLatency:` of a channel in the YAML configuration.
-@Suite("Configuration: Low-Latency HLS")
+@Suite("Configuration: Low-Latency HLS", .offThePool)
 struct LowLatencyConfigurationTests {
     static let lowLatencyPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("config/low-latency.yaml").path

@@ -6,7 +6,7 @@ import Testing
 @testable import OriginServer
 
 /// Low-Latency serving over real HTTP: part URLs, delivery directives on regular and Low-Latency renditions.
-@Suite("Low-Latency serving: part names, directives, Cache-Control")
+@Suite("Low-Latency serving: part names, directives, Cache-Control", .offThePool)
 struct LowLatencyServingTests {
     @Test func partNamesAreReadOnlyInTheirCanonicalForm() throws {
         let part = try #require(OriginHTTPHandler.partName("1008.2.ts"))

@@ -9,7 +9,7 @@ import Testing
 
 /// `PUT /ingest/{channel}/master.m3u8` over real HTTP, with the issue's demuxed push: video-only `hi` and `lo`,
 /// audio-only `en` and `fr`, made from the test source's segments by dropping the other elementary stream.
-@Suite("Multivariant hint route and demuxed pushes")
+@Suite("Multivariant hint route and demuxed pushes", .offThePool)
 struct MultivariantHintRouteTests {
     static let hint = """
         #EXTM3U

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The shipped nginx configurations (config/*.conf) must not split their caches by CMCD (CTA-5004): players send
 /// a different `CMCD` query argument (buffer length, throughput, session id) with almost every request, so a key
 /// holding the whole query (nginx's default `$scheme$proxy_host$request_uri`) would make every request a miss.
-@Suite("nginx cache keys leave CMCD out")
+@Suite("nginx cache keys leave CMCD out", .offThePool)
 struct NginxCacheKeyTests {
     static let configDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("config")

@@ -5,7 +5,7 @@ import Testing
 @testable import OriginServer
 
 /// The server-side store of prepared `/live` answers follows what the core publishes.
-@Suite("Prepared live answers: kept per published version, freed with retention")
+@Suite("Prepared live answers: kept per published version, freed with retention", .offThePool)
 struct PreparedLiveResponseTests {
     @Test func preparedSegmentsAreFreedOnceTheirSegmentsLeaveRetention() throws {
         let stack = try OriginTestStack()

@@ -116,7 +116,7 @@ extension RawHTTPResponse {
     var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:] }
 }
 
-@Suite("Recordings: admin routes, pins, VOD playlists and segments, restarts")
+@Suite("Recordings: admin routes, pins, VOD playlists and segments, restarts", .offThePool)
 struct RecordingRouteTests {
     static func stack(dvrHours: Double? = nil) throws -> RecordingStack {
         try RecordingStack(directory: try TemporaryDirectory.make("recordings").path, dvrHours: dvrHours)

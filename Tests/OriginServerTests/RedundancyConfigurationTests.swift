@@ -1,11 +1,12 @@
 import LiveTimeline
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
 /// `redundancy:` in the YAML configuration: every channel of the origin, configured or auto-created, takes the
 /// group's shared timeline.
-@Suite("Configuration: redundancy group")
+@Suite("Configuration: redundancy group", .offThePool)
 struct RedundancyConfigurationTests {
     @Test func everyChannelAndTheAutoCreatedOnesShareTheTimeline() throws {
         let configuration = try ConfigurationFile.parse(

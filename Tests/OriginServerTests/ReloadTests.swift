@@ -108,7 +108,9 @@ final class ReloadStack {
     }
 }
 
-@Suite("Reload without restart: channels added, removed and changed, the others untouched, bad configurations refused")
+@Suite(
+    "Reload without restart: channels added, removed and changed, the others untouched, bad configurations refused",
+    .offThePool)
 struct ReloadTests {
     @Test func aChangedChannelContinuesItsNumberingAndTheOthersAreNotTouched() throws {
         let stack = try ReloadStack(channels: [

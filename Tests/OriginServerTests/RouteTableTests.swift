@@ -13,7 +13,7 @@ import Testing
 /// The route table and its middleware chain, in process: requests are handed to `OriginHTTPHandler.handle` as
 /// libmicrohttpd would, with no socket. Which route answers a path and with which captures; that the chain applies
 /// access, methods, CORS and metrics for every route the same way.
-@Suite("Routes: patterns, captures and the middleware chain, without sockets")
+@Suite("Routes: patterns, captures and the middleware chain, without sockets", .offThePool)
 struct RouteTableTests {
     static let remote = "192.0.2.7"
 

@@ -1,9 +1,10 @@
 import OriginServer
 import SRTInput
+import TestSupport
 import Testing
 
 /// `ingest.srt`: the SRT listener's settings, and the access rules SRT callers get from the ingest tokens.
-@Suite struct SRTConfigurationTests {
+@Suite(.offThePool) struct SRTConfigurationTests {
     @Test func ingestSRTConfiguresTheListener() throws {
         let configuration = try ConfigurationFile.parse(
             """

@@ -9,7 +9,9 @@ import Testing
 /// Recordings of two origins over the same shared recordings (the logic `GroupDatabase` serves with PostgreSQL; here
 /// kept in memory so that an outage and a missed notification can be staged exactly; EndToEndTests.SharedMarkerTests
 /// runs the same against a real PostgreSQL).
-@Suite("Shared recordings: posted to one origin, made by every origin; deleted on one, gone on all; 503 while down")
+@Suite(
+    "Shared recordings: posted to one origin, made by every origin; deleted on one, gone on all; 503 while down",
+    .offThePool)
 struct SharedRecordingTests {
     /// Recordings in memory with the semantics of `GroupDatabase`: rows by ID, deletions kept as tombstones, an ID
     /// taken again only once deleted.

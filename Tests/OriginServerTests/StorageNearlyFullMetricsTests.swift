@@ -12,7 +12,7 @@ import Testing
 
 /// `/metrics` says when a store is nearly full (under `storage.minFreeBytes`, nothing left to evict), the state
 /// content steering judges failing while `hlsorigin_storage_degraded` stays 0 (writes succeed).
-@Suite("Metrics: a nearly full store")
+@Suite("Metrics: a nearly full store", .offThePool)
 struct StorageNearlyFullMetricsTests {
     /// The metrics after four 2-second slots pushed to channel "a" of an origin with `minFreeBytes`.
     func metrics(minFreeBytes: Int64) throws -> String {

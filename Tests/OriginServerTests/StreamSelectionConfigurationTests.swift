@@ -2,10 +2,11 @@ import LiveTimeline
 import MediaProbe
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
 /// `srt:` of a rendition: cut from another rendition's SRT stream by program, PID or language (docs/srt.md).
-@Suite("Configuration: renditions cut from one SRT stream")
+@Suite("Configuration: renditions cut from one SRT stream", .offThePool)
 struct StreamSelectionConfigurationTests {
     static func channel(_ renditions: String) -> String {
         "channels:\n  - name: a\n    renditions:\n      - { name: main }\n" + renditions

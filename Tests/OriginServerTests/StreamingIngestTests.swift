@@ -10,7 +10,7 @@ import Testing
 @testable import OriginCore
 
 /// Media pushes to a Low-Latency channel over HTTP: the body is cut into parts while it arrives.
-@Suite("Streamed ingest over HTTP")
+@Suite("Streamed ingest over HTTP", .offThePool)
 struct StreamingIngestTests {
     static func lowLatencyStack() throws -> OriginTestStack {
         try OriginTestStack(renditions: ["360p"]) { configuration in

@@ -7,7 +7,7 @@ import Testing
 /// sd_notify's protocol (`SystemdNotifier`): one datagram of `KEY=VALUE` lines to the socket `NOTIFY_SOCKET` names.
 /// The abstract-socket form and the origin's use of it (READY, RELOADING, STOPPING) are checked end to end in
 /// `EndToEndTests.SystemdNotifyTests`.
-@Suite("SystemdNotifier")
+@Suite("SystemdNotifier", .offThePool)
 struct SystemdNotifierTests {
     @Test("a socket path gets one datagram of the lines, newline-separated")
     func sendsOneDatagramToASocketPath() throws {

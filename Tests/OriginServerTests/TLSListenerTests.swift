@@ -7,7 +7,7 @@ import Testing
 
 /// `server.tls`: the configuration keys and their checks, and the origin's HTTP and HTTPS listeners side by side,
 /// with certificates made by `openssl` for the test and read by curl and `openssl s_client`.
-@Suite("TLS: server.tls configuration, HTTP and HTTPS listeners, certificate renewed by a reload")
+@Suite("TLS: server.tls configuration, HTTP and HTTPS listeners, certificate renewed by a reload", .offThePool)
 struct TLSListenerTests {
     static let logger = Logger(label: "tls-listener-tests", factory: { _ in SwiftLogNoOpLogHandler() })
     let directory: URL

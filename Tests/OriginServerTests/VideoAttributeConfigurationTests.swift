@@ -2,10 +2,11 @@ import HLSPlaylist
 import LiveTimeline
 import OriginCore
 import OriginServer
+import TestSupport
 import Testing
 
 /// `hdcpLevel:` and `allowedCPC:` of a channel and of a rendition (docs/hls-playlist.md, video attributes).
-@Suite("Configuration: HDCP-LEVEL and ALLOWED-CPC")
+@Suite("Configuration: HDCP-LEVEL and ALLOWED-CPC", .offThePool)
 struct VideoAttributeConfigurationTests {
     @Test func hdcpLevelAndAllowedCPCAreReadPerChannel() throws {
         let configuration = try ConfigurationFile.parse(

@@ -1,8 +1,9 @@
 import Foundation
 import Persistence
+import TestSupport
 import Testing
 
-@Suite("Durable file writes")
+@Suite("Durable file writes", .offThePool)
 struct DurableFileTests {
     static func temporaryDirectory() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("DurableFile-\(UUID().uuidString)").path

@@ -5,6 +5,7 @@ import MediaProbe
 import Persistence
 import SharedBytes
 import Synchronization
+import TestSupport
 import Testing
 
 /// POSIX files behind descriptor numbers given out as the kernel does: the lowest free one, so a closed number is
@@ -84,7 +85,7 @@ final class ReusingDescriptors: StoreFileIO {
     func remove(_ path: String) throws(StoreError) { try posix.remove(path) }
 }
 
-@Suite("Index file cache: every file a pass wrote is synced, never a closed or reused descriptor")
+@Suite("Index file cache: every file a pass wrote is synced, never a closed or reused descriptor", .offThePool)
 struct IndexFileCacheTests {
     @Test func aPassWritingMoreIndexFilesThanTheCacheHoldsSyncsEachOfThem() throws {
         let root = FileManager.default.temporaryDirectory.path + "/index-cache-\(UInt32.random(in: .min ... .max))"
@@ -121,7 +122,7 @@ struct IndexFileCacheTests {
     }
 }
 
-@Suite("New directories survive a crash")
+@Suite("New directories survive a crash", .offThePool)
 struct DurableDirectoryTests {
     @Test func everyDirectoryCreatedIsSyncedInItsParent() throws {
         let io = CrashingFileIO()

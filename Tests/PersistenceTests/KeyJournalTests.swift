@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 import LiveTimeline
 import Persistence
+import TestSupport
 import Testing
 
-@Suite("Key journal")
+@Suite("Key journal", .offThePool)
 struct KeyJournalTests {
     static func temporaryDirectory() throws -> String {
         let path = NSTemporaryDirectory() + "key-journal-\(UInt64.random(in: 0 ... .max))"

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// The store on the real file system (PosixFileIO) with `.always`.
-@Suite("Segment store on disk")
+@Suite("Segment store on disk", .offThePool)
 struct PosixSegmentStoreTests {
     @Test func stagedSegmentsAndRecordsComeBackAfterReopening() throws {
         let root = try TemporaryDirectory.make("PosixSegmentStoreTests").path + "/store"

@@ -3,6 +3,7 @@ import LiveTimeline
 import MediaProbe
 import Persistence
 import SharedBytes
+import TestSupport
 import Testing
 
 /// What the store promised to keep: with `.always` everything a returned call wrote, in batched mode what the last
@@ -132,7 +133,7 @@ func verifyReopenedStore(
     #expect(audio.records.last == record && audio.bytes[next] == bytes, "\(context): segment after the restart")
 }
 
-@Suite("Store crash points")
+@Suite("Store crash points", .offThePool)
 struct StoreCrashPointTests {
     /// Calls the whole workload makes (the crash points).
     static func callCount(maximumSegmentsPerChunk: Int) throws -> Int {

@@ -3,6 +3,7 @@ import LiveTimeline
 import MediaProbe
 import Persistence
 import SharedBytes
+import TestSupport
 import Testing
 
 /// Writes one segment of `rendition` at `msn` and its slot; returns the record.
@@ -25,7 +26,7 @@ func writeSlot(
     return record
 }
 
-@Suite("Store faults and corruption")
+@Suite("Store faults and corruption", .offThePool)
 struct StoreFaultTests {
     static let base: UInt64 = 1 << 40
     /// The failing write opens new index files (whose names need a directory sync), the write after it uses them.

@@ -2,9 +2,10 @@ import LiveTimeline
 import MediaProbe
 import Persistence
 import SharedBytes
+import TestSupport
 import Testing
 
-@Suite("Store record coding")
+@Suite("Store record coding", .offThePool)
 struct StoreRecordCodingTests {
     static let segment = SegmentRecord(
         kind: .segment, msn: 1 << 40 | 12_345, programDateTimeMilliseconds: 1_795_000_000_123,

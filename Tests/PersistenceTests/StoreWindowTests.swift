@@ -2,9 +2,10 @@ import LiveTimeline
 import MediaProbe
 import Persistence
 import SharedBytes
+import TestSupport
 import Testing
 
-@Suite("Store window, lookups and eviction")
+@Suite("Store window, lookups and eviction", .offThePool)
 struct StoreWindowTests {
     /// Starts below an epoch boundary so the MSNs span three index files.
     static let base: UInt64 = (1 << 40) - 1_000

@@ -1,4 +1,5 @@
 import SCTE35
+import TestSupport
 import Testing
 
 /// Writes fields MSB first, bit by bit: the expected bytes are built here from the field table of SCTE 35
@@ -79,7 +80,7 @@ func hexString(_ bytes: [UInt8]) -> String {
     "0x" + bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
 }
 
-@Suite("SCTE-35 splice_info_section")
+@Suite("SCTE-35 splice_info_section", .offThePool)
 struct SCTE35Tests {
     @Test("CRC-32/MPEG-2 check value and a section's CRC")
     func crc() throws {

@@ -1,10 +1,11 @@
 import Foundation
 import SCTE35
+import TestSupport
 import Testing
 
 /// Cues read from sections threefive encoded (`ThreefiveFixtures.swift`, made by scripts/make-scte35-fixtures),
 /// compared with threefive's own decoding of the same bytes.
-@Suite("SCTE-35 cues read from the stream")
+@Suite("SCTE-35 cues read from the stream", .offThePool)
 struct SpliceCueTests {
     static func fixture(_ name: String) throws -> (bytes: [UInt8], decoded: [String: Any]) {
         let entry = try #require(threefiveSections.first { $0.name == name }, "no fixture \(name)")

@@ -7,7 +7,7 @@ import Testing
 ///
 /// threefive is installed into `.build/threefive-venv` if it is missing (scripts/test does the same); if it cannot be
 /// installed the test fails rather than passing silently. `THREEFIVE_PYTHON` may name an interpreter that has it.
-@Suite("SCTE-35 decoded by threefive", .serialized, .tags(.endToEnd))
+@Suite("SCTE-35 decoded by threefive", .serialized, .tags(.endToEnd), .offThePool)
 struct ThreefiveTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import SRTInput
 
-@Suite struct StreamIDTests {
+@Suite(.offThePool) struct StreamIDTests {
     @Test func accessControlSyntaxNamesChannelRenditionUserAndToken() throws {
         let id = try StreamID.parse("#!::r=live/video,m=publish,u=encoder1,s=sekret").get()
         #expect(id == StreamID(channel: "live", rendition: "video", user: "encoder1", token: "sekret"))
@@ -46,7 +47,7 @@ import Testing
     }
 }
 
-@Suite struct SRTAccessTests {
+@Suite(.offThePool) struct SRTAccessTests {
     let rules = SRTAccessRules(
         secrets: ["all": "all-channels-secret", "news": "news-channel-secret", "short": "tiny", "cam": "camera-one-secret"],
         ingest: ["all"], channels: ["news": ["news", "short"]], renditions: ["sports": ["cam1": ["cam"]]])

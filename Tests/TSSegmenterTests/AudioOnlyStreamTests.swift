@@ -86,7 +86,7 @@ enum AudioOnlyStreams {
     }
 }
 
-@Suite struct AudioOnlyStreamTests {
+@Suite(.offThePool) struct AudioOnlyStreamTests {
     typealias Fixture = SegmenterFixture
 
     @Test func aHugeUnboundedAudioPESAcrossABoundaryIsNotSplitIntoPESTooLongToWrite() throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import MPEGTSWriter
 
-@Suite struct MultiProgramStreamTests {
+@Suite(.offThePool) struct MultiProgramStreamTests {
     typealias Fixture = SegmenterFixture
 
     @Test func aSecondProgramSharingThePMTPIDIsNoProgramChange() throws {

@@ -8,7 +8,7 @@ private typealias Fixture = SegmenterFixture
 
 /// One stream carrying several renditions (several programs, several audio tracks): each segmenter keeps the program
 /// or stream its selector picks, under a PAT and PMT of its own, on one anchor.
-@Suite struct StreamSelectionTests {
+@Suite(.offThePool) struct StreamSelectionTests {
     @Test func aLanguageSelectsOneAudioStreamAndItsSegmentsCarryItAloneUnderTheirOwnTables() throws {
         let stream = try Self.twoLanguages()
         for (language, pid) in [("fra", UInt16(0x0102)), ("eng", UInt16(0x0101))] {

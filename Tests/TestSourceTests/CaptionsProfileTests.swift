@@ -1,9 +1,10 @@
 import MediaProbe
+import TestSupport
 import Testing
 
 @testable import TestSource
 
-@Suite("Captions profile")
+@Suite("Captions profile", .offThePool)
 struct CaptionsProfileTests {
     @Test(arguments: [("captions", [ClosedCaptionChannel.cea608(1)]), ("360p", []), ("180p", [])])
     func probeFindsTheProfilesCaptionChannels(profile name: String, expected: [ClosedCaptionChannel]) throws {

@@ -3,7 +3,7 @@ import TestSource
 import TestSupport
 import Testing
 
-@Suite("Continuity across segments and loop points")
+@Suite("Continuity across segments and loop points", .offThePool)
 struct ContinuityTests {
     /// Twelve 1-second segments: the 4 s video loop three times, the 1.6 s audio loop 7.5 times.
     static func twelveSeconds(_ profile: String = "360p") throws -> [SegmentView] {

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TestSource
 
 /// Where the test source finds its fixtures: the bundle `hlsorigin_TestSource.resources` beside the executable's real
 /// path, without `Bundle.module` (which ends the process when the bundle is missing).
-@Suite("Fixture bundle lookup")
+@Suite("Fixture bundle lookup", .offThePool)
 struct FixtureLookupTests {
     @Test func aMissingBundleIsAnErrorNamingThePathAndTheBundle() throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-bundle-\(UUID().uuidString)")

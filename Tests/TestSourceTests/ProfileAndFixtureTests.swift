@@ -1,8 +1,9 @@
 import Foundation
 import TestSource
+import TestSupport
 import Testing
 
-@Suite("Profiles and fixtures")
+@Suite("Profiles and fixtures", .offThePool)
 struct ProfileAndFixtureTests {
     @Test func builtInProfiles() throws {
         #expect(TestSourceProfile.builtIn.map(\.name) == ["360p", "180p", "captions"])

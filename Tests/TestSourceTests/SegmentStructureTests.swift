@@ -2,7 +2,7 @@ import TestSource
 import TestSupport
 import Testing
 
-@Suite("Segment structure")
+@Suite("Segment structure", .offThePool)
 struct SegmentStructureTests {
     /// The PAT, byte for byte: program 1 on PMT PID 0x1000, transport_stream_id 1 (the same PAT ffmpeg writes).
     static let expectedPAT: [UInt8] = [

@@ -2,7 +2,7 @@ import TestSource
 import TestSupport
 import Testing
 
-@Suite("Slate segments")
+@Suite("Slate segments", .offThePool)
 struct SlateTests {
     /// The bytes from the first SPS NAL unit to the IDR slice: SPS and PPS with their start codes.
     static func parameterSets(_ accessUnit: [UInt8]) throws -> ArraySlice<UInt8> {
