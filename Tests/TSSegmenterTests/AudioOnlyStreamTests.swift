@@ -141,6 +141,41 @@ enum AudioOnlyStreams {
         }
     }
 
+    /// An audio-only rendition renumbers its audio PID's counters within each segment, from 0, as a video rendition
+    /// renumbers its PAT/PMT (whose media counters the encoder's, passed through, keep the same across origins): two
+    /// origins joining the stream at different moments, so at different counters, cut the same segments to the byte.
+    @Test func twoOriginsJoiningAnAudioOnlyStreamAtDifferentCountersCutTheSameBytes() throws {
+        var counter: UInt8 = 5
+        var stream: [UInt8] = []
+        var joins: [(offset: Int, pts: Int64)] = []
+        var pts: Int64 = 126_000
+        while pts < 900_000 {
+            joins.append((stream.count, pts))
+            stream += AudioOnlyStreams.tables()
+            stream += AudioOnlyStreams.packets(
+                AudioOnlyStreams.pes(frames: 4, frameLength: 300, pts: pts, bounded: true), counter: &counter,
+                pcr: pts - 9000)
+            pts += 4 * AudioOnlyStreams.frameTicks
+        }
+        let early = Fixture.run(stream)
+        // The second origin receives the stream from a later PES, whose first counter is not the first one's, and as
+        // much later on the wall clock: the same anchor.
+        let join = joins[joins.count / 3 + 1]
+        let delay = (join.pts - joins[0].pts) / 90
+        let late = Fixture.run(Array(stream[join.offset...]), arrival: Fixture.arrival + delay)
+        let common = late.segments.dropFirst().filter { segment in
+            early.segments.contains { $0.start.decodeTime == segment.start.decodeTime }
+        }
+        #expect(common.count >= 2)
+        for segment in common {
+            let same = try #require(early.segments.first { $0.start.decodeTime == segment.start.decodeTime })
+            #expect(segment.bytes == same.bytes, "segment at \(segment.start.decodeTime)")
+            let counters = try TransportStreamReader.packets(segment.bytes)
+                .filter { $0.pid == AudioOnlyStreams.pid }.map(\.continuityCounter)
+            #expect(counters == counters.indices.map { UInt8($0 % 16) })
+        }
+    }
+
     /// AAC PES with stream_id 0xC1, a DTS 3000 ticks before the PTS and a PCR in the first packet.
     static func streamWithDTSAndAnotherStreamID() -> (stream: [UInt8], pesStarts: [Int64]) {
         var counter: UInt8 = 0
