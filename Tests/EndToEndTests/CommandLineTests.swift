@@ -9,8 +9,8 @@ extension EndToEnd {
     @Suite("End to end: check-config, completion, JSON logs", .tags(.endToEnd))
     struct CommandLineTests {
         /// Runs the binary to completion in `directory` (10 s at most).
-        static func run(_ arguments: [String], in directory: URL) throws -> ToolOutput {
-            try ChildProcess.runBlocking(try OriginProcess.binary().path, arguments, in: directory, timeout: .seconds(10))
+        static func run(_ arguments: [String], in directory: URL) async throws -> ToolOutput {
+            try await ChildProcess.run(try OriginProcess.binary().path, arguments, in: directory, timeout: .seconds(10))
         }
 
         static func directory() throws -> URL {
@@ -19,12 +19,12 @@ extension EndToEnd {
             return url
         }
 
-        @Test func checkConfigPassesTheShippedConfigurations() throws {
+        @Test func checkConfigPassesTheShippedConfigurations() async throws {
             let directory = try Self.directory()
             defer { try? FileManager.default.removeItem(at: directory) }
             for name in ["default.yaml", "low-latency.yaml"] {
                 let path = OriginProcess.packageRoot.appendingPathComponent("config/\(name)").path
-                let output = try Self.run(["check-config", path], in: directory)
+                let output = try await Self.run(["check-config", path], in: directory)
                 #expect(output.status == 0, "\(name): \(output.standardError)")
                 #expect(output.standardOutput.hasPrefix("\(path): OK\n"), "\(output.standardOutput)")
                 #expect(output.standardOutput.contains("channel demo: test source, renditions 360p, 180p"))
@@ -37,23 +37,23 @@ extension EndToEnd {
             ("channels:\n  - name: x\n    source: test-source\n    renditions: [{ name: a, profile: 4k }]\n", "4k"),
             ("server:\n  tls: { certificate: /nonexistent/c.pem, key: /nonexistent/k.pem }\n", "/nonexistent/c.pem"),
         ])
-        func checkConfigRefusesWithTheReason(yaml: String, named: String) throws {
+        func checkConfigRefusesWithTheReason(yaml: String, named: String) async throws {
             let directory = try Self.directory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let file = directory.appendingPathComponent("origin.yaml")
             try Data(yaml.utf8).write(to: file)
-            let output = try Self.run(["check-config", file.path], in: directory)
+            let output = try await Self.run(["check-config", file.path], in: directory)
             #expect(output.status == 1, "\(output.standardOutput)")
             #expect(output.standardError.hasPrefix("hlsorigin check-config: \(file.path): "), "\(output.standardError)")
             #expect(output.standardError.contains(named), "\(output.standardError)")
             #expect(!output.standardOutput.contains("OK"))
         }
 
-        @Test func completionScriptsNameTheSubcommandsAndOptions() throws {
+        @Test func completionScriptsNameTheSubcommandsAndOptions() async throws {
             let directory = try Self.directory()
             defer { try? FileManager.default.removeItem(at: directory) }
             for shell in ["bash", "zsh", "fish"] {
-                let output = try Self.run(["--generate-completion-script", shell], in: directory)
+                let output = try await Self.run(["--generate-completion-script", shell], in: directory)
                 #expect(output.status == 0, "\(shell): \(output.standardError)")
                 for word in ["check-config", "validate", "log-format", "data-dir", "json"] {
                     #expect(output.standardOutput.contains(word), "\(shell) completion lacks \(word)")
@@ -62,13 +62,13 @@ extension EndToEnd {
         }
 
         /// docs/man/hlsorigin.1 (scripts/man-page) names every option and subcommand the binary's help names.
-        @Test func manPageNamesEveryOptionOfTheHelp() throws {
+        @Test func manPageNamesEveryOptionOfTheHelp() async throws {
             let directory = try Self.directory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let page = try String(
                 contentsOf: OriginProcess.packageRoot.appendingPathComponent("docs/man/hlsorigin.1"), encoding: .utf8)
             for arguments in [["--help"], ["check-config", "--help"], ["validate", "--help"]] {
-                let help = try Self.run(arguments, in: directory)
+                let help = try await Self.run(arguments, in: directory)
                 #expect(help.status == 0)
                 let words = help.standardOutput.split(whereSeparator: { " ,\n[]<>".contains($0) })
                     .filter { $0.hasPrefix("--") && $0.count > 2 }.map { String($0.dropFirst(2)) }

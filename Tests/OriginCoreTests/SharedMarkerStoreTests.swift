@@ -93,7 +93,7 @@ struct SharedMarkerStoreTests {
         }.changed
     }
 
-    @Test func aRefreshThatCouldNotReadTheBooksIsTriedAgainUntilItCan() throws {
+    @Test func aRefreshThatCouldNotReadTheBooksIsTriedAgainUntilItCan() async throws {
         let books = Books()
         let first = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
         let second = MarkerStore(shared: books, channel: "ch", logger: Self.logger)
@@ -105,10 +105,12 @@ struct SharedMarkerStoreTests {
         let changedAtOnce = second.refresh(laterChange: { later.value.add(1, ordering: .relaxed) })
         #expect(!changedAtOnce)
         #expect(second.book.markers["a"] == nil)
-        usleep(700_000)
+        try await Task.sleep(for: .milliseconds(700))
         books.state.withLock { $0.reachable = true }
-        try waitUntil("the failed refresh to be tried again", timeout: .seconds(5)) { second.book.markers["a"] != nil }
-        try waitUntil("the caller to hear of the later change") { later.value.load(ordering: .relaxed) == 1 }
+        try await waitUntil("the failed refresh to be tried again", timeout: .seconds(5)) {
+            second.book.markers["a"] != nil
+        }
+        try await waitUntil("the caller to hear of the later change") { later.value.load(ordering: .relaxed) == 1 }
     }
 
     @Test func aChangeOnOneOriginSeesWhatAnotherStoredAndTheOtherSeesItAfterARefresh() throws {

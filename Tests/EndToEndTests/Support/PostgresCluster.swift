@@ -26,7 +26,7 @@ final class PostgresCluster: Sendable {
         port = try OriginProcess.freePort()
         server = Mutex(nil)
         let data = directory.appendingPathComponent("data")
-        try Self.asDatabaseUser(
+        try await Self.asDatabaseUser(
             try Self.program("initdb"),
             ["-D", data.path, "-A", "trust", "-U", "hlsorigin", "--no-sync", "-E", "UTF8"],
             directory: directory, label: "initdb", wait: true)
@@ -36,7 +36,7 @@ final class PostgresCluster: Sendable {
 
     /// Starts the server on the cluster (again, after `stop()`), and waits until it accepts connections.
     func start() async throws {
-        let child = try Self.asDatabaseUser(
+        let child = try await Self.asDatabaseUser(
             try Self.program("postgres"),
             [
                 "-D", directory.appendingPathComponent("data").path, "-p", "\(port)", "-k", directory.path,
@@ -96,7 +96,7 @@ final class PostgresCluster: Sendable {
     @discardableResult
     private static func asDatabaseUser(
         _ program: URL, _ arguments: [String], directory: URL, label: String, wait: Bool
-    ) throws -> ChildProcess? {
+    ) async throws -> ChildProcess? {
         var executable = program
         var arguments = arguments
         if getuid() == 0 {
@@ -104,7 +104,7 @@ final class PostgresCluster: Sendable {
             let chown = try ChildProcess(
                 executable: ChildProcess.locate("chown") ?? URL(fileURLWithPath: "/bin/chown"),
                 arguments: ["-R", "postgres:postgres", directory.path], directory: directory, label: "chown-\(label)")
-            guard chown.waitBlocking(timeout: .seconds(10)) == 0 else {
+            guard await chown.wait(timeout: .seconds(10)) == 0 else {
                 throw EndToEndError("cannot give \(directory.path) to the postgres user: \(chown.standardError)")
             }
             arguments = ["-u", "postgres", "--", program.path] + arguments
@@ -112,7 +112,7 @@ final class PostgresCluster: Sendable {
         }
         let child = try ChildProcess(executable: executable, arguments: arguments, directory: directory, label: label)
         guard wait else { return child }
-        let status = child.waitBlocking(timeout: .seconds(60))
+        let status = await child.wait(timeout: .seconds(60))
         guard status == 0 else {
             throw EndToEndError(
                 "\(program.lastPathComponent) failed (\(status.map(String.init) ?? "timeout")): "
