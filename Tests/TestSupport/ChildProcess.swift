@@ -69,7 +69,8 @@ public final class ChildProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    /// `wait(timeout:)` for synchronous callers: blocks the calling thread.
+    /// `wait(timeout:)` for synchronous callers: blocks the calling thread, so only off the Swift concurrency pool
+    /// (a `.offThePool` suite, `offThePool { }`, a thread of its own); async code awaits `wait(timeout:)`.
     public func waitBlocking(timeout: Duration) -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
@@ -118,7 +119,9 @@ public final class ChildProcess: @unchecked Sendable {
         return try child.finish(status: status)
     }
 
-    /// `run(_:_:in:timeout:)` for synchronous tests: blocks the calling thread until the tool exits or the deadline.
+    /// `run(_:_:in:timeout:)` for synchronous tests: blocks the calling thread until the tool exits or the deadline,
+    /// so only off the Swift concurrency pool (a `.offThePool` suite, `offThePool { }`, a static initialiser that
+    /// runs once); async tests await `run`.
     public static func runBlocking(
         _ name: String, _ arguments: [String], in directory: URL, timeout: Duration = .seconds(60)
     ) throws -> ToolOutput {
