@@ -1,5 +1,6 @@
 import ContinuousTSInput
 import Foundation
+import Synchronization
 import HLSPackaging
 import LiveTimeline
 import Logging
@@ -40,7 +41,10 @@ import Testing
     /// Feeds 5 s of the test source, then the next second cut short inside an AAC PES, then closes the session
     /// (the caller ended) and lets the slot close. Returns the origin, the audio PID and the media sequence number
     /// of the last segment listed before the cut-short second.
-    func feedAndCutShort(lowLatency: Bool) throws -> (origin: Origin, audioPID: Int, msnBefore: UInt64) {
+    /// - Parameter watchHints: Low-Latency: each preload-hinted part is watched as a client's request would be.
+    func feedAndCutShort(
+        lowLatency: Bool, watchHints: HintWatchers? = nil
+    ) throws -> (origin: Origin, audioPID: Int, msnBefore: UInt64) {
         let clock = ManualClock()
         let origin = try support.makeOrigin(clock: clock, lowLatency: lowLatency)
         let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
@@ -52,6 +56,7 @@ import Testing
         for start in stride(from: 0, to: cut.count, by: 1316) {
             clock.advance(microseconds: 20_000)
             Array(cut[start..<min(start + 1316, cut.count)]).withUnsafeBytes { session.receive($0) }
+            if let watchHints, let channel = origin.channel(named: "ch") { watchHints.watchHint(of: channel) }
         }
         session.close(reason: "disconnected")
         clock.advance(seconds: 2)
@@ -87,18 +92,57 @@ import Testing
         return last
     }
 
+    /// Low-Latency parts watched through their preload hints, as a client's request for the hinted part is fed.
+    final class HintWatchers: Sendable {
+        /// Per watched part: the bytes heard and how it ended (nil: not yet).
+        let heard = Mutex<[PartPosition: (bytes: [UInt8], end: PartProgress?)]>([:])
+
+        func watchHint(of channel: Channel) {
+            guard let hint = channel.snapshot.renditions["360p"]?.lowLatency?.preloadHint,
+                heard.withLock({ $0[hint] == nil })
+            else { return }
+            heard.withLock { $0[hint] = ([], nil) }
+            _ = channel.watchPart(rendition: "360p", position: hint, deadlineMilliseconds: .max) { progress in
+                self.heard.withLock { heard in
+                    if case .bytes(let bytes) = progress {
+                        heard[hint]?.bytes += bytes.array
+                    } else {
+                        heard[hint]?.end = progress
+                    }
+                }
+            }
+        }
+    }
+
     @Test func theSegmentTheCallersEndClosesHoldsNoPESCutShort() async throws {
         let (origin, audio, before) = try feedAndCutShort(lowLatency: false)
         _ = try await expectWholeLastSegment(origin, audioPID: audio, msnBefore: before)
     }
 
     @Test func onALowLatencyChannelTheLastSegmentAndItsPartsHoldNoPESCutShort() async throws {
-        let (origin, audio, before) = try feedAndCutShort(lowLatency: true)
+        let watchers = HintWatchers()
+        let (origin, audio, before) = try feedAndCutShort(lowLatency: true, watchHints: watchers)
         let last = try await expectWholeLastSegment(origin, audioPID: audio, msnBefore: before)
         // Its parts, as listed, are the segment's bytes: none holds what the segment dropped.
         let rendition = try #require(origin.channel(named: "ch")?.snapshot.renditions["360p"])
         let parts = try #require(rendition.lowLatency?.parts[last.msn])
         #expect(!parts.isEmpty)
         #expect(parts.flatMap { $0.bytes?.array ?? [] } == last.bytes?.array)
+        // A client reading a part through its hint got it as listed, or, for the last part, whose streamed bytes
+        // held the packets left out, a failed response (it asks again and gets the part as listed).
+        let heard = watchers.heard.withLock { $0 }
+        let lastPart = PartPosition(msn: last.msn, part: parts.count - 1)
+        #expect(heard.count >= 2)
+        for (position, watched) in heard {
+            let listed = rendition.lowLatency?.part(position)?.bytes?.array
+            let same = watched.bytes == listed
+            let sizes = "part \(position): heard \(watched.bytes.count) bytes, listed \(listed?.count ?? 0)"
+            switch watched.end {
+            case .complete: #expect(same, "\(sizes)")
+            case .failed: #expect(position == lastPart && !same, "\(sizes)")
+            default: Issue.record("part \(position): the watch did not end")
+            }
+        }
+        #expect(heard[lastPart].map { if case .failed = $0.end { true } else { false } } == true)
     }
 }
