@@ -1,4 +1,4 @@
-/// The rules of ../shared/HLS-RULES.md that the EXT-X-DEFINE, EXT-X-KEY and I-frame checks apply.
+/// The rules of ../shared/HLS-RULES.md that the EXT-X-DEFINE, EXT-X-KEY, I-frame and part-duration checks apply.
 public enum HLSRule: Int, Sendable, Hashable, CaseIterable {
     /// 30: EXT-X-DEFINE: one of NAME/IMPORT/QUERYPARAM, names `[A-Za-z0-9_-]`, IMPORT only in media playlists and
     /// defined by the multivariant playlist, no undefined reference, version 8 (11 with QUERYPARAM).
@@ -8,6 +8,9 @@ public enum HLSRule: Int, Sendable, Hashable, CaseIterable {
     case key = 33
     /// 36: EXT-X-I-FRAME-STREAM-INF has BANDWIDTH and URI, and its target has EXT-X-I-FRAMES-ONLY.
     case iFrameStream = 36
+    /// 38: an EXT-X-PART lasts at most PART-TARGET, and at least 85 % of it unless it is INDEPENDENT=YES, GAP=YES or
+    /// the last part of its segment.
+    case partDuration = 38
 }
 
 /// One broken rule found in a playlist value, with what is wrong in plain words.
@@ -170,6 +173,37 @@ extension MediaPlaylist {
                         message: "segment \(msn) (\(segments[index].uri)) had key "
                             + "\(Self.describe(before)) and now has \(Self.describe(key)): the KEY that applies to it "
                             + "was removed or changed"))
+            }
+        }
+        return found
+    }
+
+    /// HLS rule 38 on the listed parts (RFC 8216bis 4.4.4.9): none lasts more than PART-TARGET, and each that is
+    /// neither INDEPENDENT=YES, nor GAP=YES, nor the last part of a listed segment lasts at least 85 % of it. The
+    /// parts of the segment in progress are none of them the last (its last is listed with the segment). Durations
+    /// are compared as rendered, three decimals: half a millisecond of rounding is allowed either way.
+    /// - Returns: one violation per part out of bounds; empty when the playlist has no PART-TARGET.
+    public func validatePartDurations() -> [PlaylistRuleViolation] {
+        guard let target = partTarget else { return [] }
+        let rounding = 0.0005
+        var found: [PlaylistRuleViolation] = []
+        var listed = segments.map { (segment: $0, complete: true) }
+        if let segmentInProgress { listed.append((segmentInProgress, false)) }
+        for (segment, complete) in listed {
+            for (index, part) in segment.parts.enumerated() {
+                let isLast = complete && index == segment.parts.count - 1
+                if part.duration > target + rounding {
+                    found.append(
+                        PlaylistRuleViolation(
+                            rule: .partDuration,
+                            message: "part \(part.uri) lasts \(part.duration) s, more than PART-TARGET \(target) s"))
+                } else if !part.independent, !part.gap, !isLast, part.duration < 0.85 * target - rounding {
+                    found.append(
+                        PlaylistRuleViolation(
+                            rule: .partDuration,
+                            message: "part \(part.uri) lasts \(part.duration) s, less than 85 % of PART-TARGET "
+                                + "\(target) s, and is neither INDEPENDENT, nor GAP, nor the last of its segment"))
+                }
             }
         }
         return found

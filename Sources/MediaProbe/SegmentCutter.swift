@@ -30,13 +30,26 @@ public protocol SegmentCutter: Sendable {
     mutating func consume(_ bytes: UnsafeRawBufferPointer) throws(ProbeError) -> [CutPoint]
 }
 
+/// Whether a part of `span` ticks may end before a keyframe: at least 85 % of the part target of `target` ticks
+/// (RFC 8216bis 4.4.4.9: only an INDEPENDENT=YES part, a GAP part and the last part of a segment may be shorter, so
+/// the part a keyframe would close must not be). Exact in integers; in `Double` where those would overflow. A
+/// negative span (time went back) ends the part too, as before: the channel refuses a part of negative duration.
+func closesLongEnoughPart(span: Int64, target: Int64) -> Bool {
+    guard span >= 0 else { return true }
+    let (scaledSpan, spanOverflow) = span.multipliedReportingOverflow(by: 100)
+    let (scaledTarget, targetOverflow) = target.multipliedReportingOverflow(by: 85)
+    guard spanOverflow || targetOverflow else { return scaledSpan >= scaledTarget }
+    return Double(span) >= 0.85 * Double(target)
+}
+
 /// Cuts MPEG-TS at the start of video access units (audio for audio-only streams), moving the cut back over the
 /// PAT/PMT/SDT packets directly before it.
 ///
 /// An access unit starts at a `payload_unit_start_indicator` packet of the video PID (the first in the PMT; the
-/// first audio PID when there is no video). It starts a new part when it is a keyframe, or when keeping it would
-/// make the part longer than the target: `(its time - part start + frame duration) > target`, the frame duration
-/// being the median of the last 8 access-unit spacings. Times are DTS when present, else PTS.
+/// first audio PID when there is no video). It starts a new part when keeping it would make the part longer than the
+/// target: `(its time - part start + frame duration) > target`, the frame duration being the median of the last 8
+/// access-unit spacings; or when it is a keyframe and the part it closes is at least 85 % of the target (a keyframe
+/// sooner stays inside the part, which is then not INDEPENDENT: HLS rule 38). Times are DTS when present, else PTS.
 public struct TransportStreamCutter: SegmentCutter {
     public var timescale: Int64 { 90_000 }
     public var settledOffset: Int {
@@ -247,8 +260,12 @@ public struct TransportStreamCutter: SegmentCutter {
         spacingCount += 1
         lastTime = time
         let frame = max(0, medianSpacing())
-        // A video keyframe always starts a part; audio-only access units are all independent.
-        if (independent && accessUnitIsVideo) || time - partStartTime + frame > partTargetTicks {
+        let span = time - partStartTime
+        // A video keyframe starts a part unless the part it closes would be too short; audio-only access units are
+        // all independent and cut by length alone.
+        let atKeyframe =
+            independent && accessUnitIsVideo && closesLongEnoughPart(span: span, target: partTargetTicks)
+        if atKeyframe || span + frame > partTargetTicks {
             partStartTime = time
             cuts.append(CutPoint(offset: offset, decodeTime: raw, independent: independent))
         }
@@ -308,9 +325,10 @@ public struct TransportStreamCutter: SegmentCutter {
 }
 
 /// Cuts fMP4 at `moof` boxes (with any `styp`/`prft`/`emsg`/`sidx` before them), grouping fragments shorter than
-/// the target: a fragment starts a new part when it starts with a sync sample (video) or when adding it would make
-/// the part longer than the target. Times and sync flags come from the first track fragment of the video track (the
-/// audio track for audio-only renditions).
+/// the target: a fragment starts a new part when adding it would make the part longer than the target, or when it
+/// starts with a sync sample (video) and the part it closes is at least 85 % of the target (HLS rule 38; a sync
+/// sample sooner stays inside the part, which is then not INDEPENDENT). Times and sync flags come from the first
+/// track fragment of the video track (the audio track for audio-only renditions).
 public struct FragmentCutter: SegmentCutter {
     public let timescale: Int64
     public var settledOffset: Int {
@@ -453,7 +471,8 @@ public struct FragmentCutter: SegmentCutter {
         }
         // time and start are at most 2^62 (tfdt), duration at most Int64.max: a sum past 64 bits is past the target.
         let (span, overflow) = (time - start).addingReportingOverflow(duration)
-        if (isVideo && sync) || overflow || span > partTargetTicks {
+        let atSync = isVideo && sync && closesLongEnoughPart(span: time - start, target: partTargetTicks)
+        if atSync || overflow || span > partTargetTicks {
             partStartTime = time
             cuts.append(CutPoint(offset: fragmentStart, decodeTime: time, independent: independent))
         }

@@ -121,8 +121,9 @@ import Testing
     /// One caller's stream mapped into a video and an audio rendition (`srt: { from: main, type: ... }`) on a
     /// Low-Latency channel: both list parts and a preload hint, on the same segment numbers and dates, each segment's
     /// parts numbered from 0 and adding up to it, each hint the part after the rendition's last, and no rendition
-    /// report ahead of the rendition it names. (The part counts differ: a video part ends at a keyframe or before
-    /// its 13th frame would pass the 0.5 s target, an audio one at a PES of 4 AAC frames; HLS asks no more.)
+    /// report ahead of the rendition it names, and no part out of rule 38's bounds. (The part counts differ: a video
+    /// part ends before its 13th frame would pass the 0.5 s target, or at a keyframe once it has 85 % of the target,
+    /// an audio one at a PES of 4 AAC frames; HLS asks no more.)
     @Test func aLowLatencyStreamMappedIntoVideoAndAudioRenditionsListsAlignedPartsAndHintsInBoth() throws {
         let clock = ManualClock()
         var channel = ChannelConfiguration(
@@ -173,6 +174,9 @@ import Testing
                 let msns = (0..<list.segments.count).map { Int(list.mediaSequence) + $0 }
                 let withParts = zip(msns, list.segments).filter { !$0.1.parts.isEmpty }
                 #expect(withParts.count >= 2, "\(rendition) lists parts of fewer than 2 segments:\n\(both)")
+                // Each part within PART-TARGET, and at least 85 % of it unless independent, gap or last (rule 38).
+                let outOfBounds = list.validatePartDurations()
+                #expect(outOfBounds.isEmpty, "\(rendition): \(outOfBounds)\n\(both)")
                 // Each segment's parts are numbered from 0 and add up to the segment.
                 for (msn, segment) in withParts {
                     #expect(segment.parts.map(\.uri) == segment.parts.indices.map { "\(msn).\($0).ts" }, "\(both)")
@@ -221,5 +225,6 @@ import Testing
         #expect(text.contains("#EXT-X-PART:"))
         #expect(text.contains("#EXT-X-PRELOAD-HINT:TYPE=PART"))
         #expect(try playlist(origin).segments.count >= 2)
+        #expect(try playlist(origin).validatePartDurations() == [], "\(text)")
     }
 }

@@ -56,7 +56,8 @@ struct PartAssemblerTests {
     }
 
     /// What every push must give: parts that are the segment's bytes, streamed bytes that are the parts' bytes, parts
-    /// within the target whose durations add up to the segment's.
+    /// within the target whose durations add up to the segment's, and each part but an independent one and the last
+    /// at least 85 % of the target (HLS rule 38).
     static func expectConsistent(_ pushed: Pushed, body: [UInt8], target: Double, timescale: Int64, name: String) {
         let segmentIsBody = pushed.segment.array == body
         #expect(segmentIsBody, "\(name): the segment is not the body")
@@ -77,6 +78,11 @@ struct PartAssemblerTests {
                 part.durationTicks > 0 && part.durationTicks <= target,
                 "\(name): part \(part.index) \(part.durationTicks)")
             #expect(part.decodeTime.timescale == timescale)
+            if !part.independent, part.index < pushed.parts.count - 1 {
+                #expect(
+                    part.durationTicks * 100 >= target * 85,
+                    "\(name): part \(part.index) of \(pushed.parts.map(\.durationTicks)) is under 85 % of the target")
+            }
         }
         let total = pushed.info.duration.ticks * timescale / pushed.info.duration.timescale
         #expect(pushed.parts.reduce(0) { $0 + $1.durationTicks } == total, "\(name): durations do not add up")
@@ -91,9 +97,10 @@ struct PartAssemblerTests {
             let body = generator.nextSegment().bytes
             let whole = try Self.push(body, target: 0.4, seed: 0)
             Self.expectConsistent(whole, body: body, target: 0.4, timescale: 90_000, name: "segment \(index)")
-            // 25 fps, 0.4 s: 10 frames; the keyframe at 1 s starts a part (after a 5-frame one).
-            #expect(whole.parts.map(\.durationTicks) == [36000, 36000, 18000, 36000, 36000, 18000])
-            #expect(whole.parts.map(\.independent) == [true, false, false, true, false, false])
+            // 25 fps, 0.4 s: 10 frames; the keyframe at 1 s would close a 5-frame part, under 85 % of the target, so
+            // it stays inside that part, which goes on to 10 frames.
+            #expect(whole.parts.map(\.durationTicks) == [36000, 36000, 36000, 36000, 36000])
+            #expect(whole.parts.map(\.independent) == [true, false, false, false, false])
             for seed in UInt64(1)...8 {
                 let split = try Self.push(body, target: 0.4, seed: seed)
                 let sameBytes = split.parts.map(\.bytes) == whole.parts.map(\.bytes)
@@ -128,6 +135,23 @@ struct PartAssemblerTests {
                 Self.expectConsistent(pushed, body: body, target: 0.4, timescale: 15360, name: kind)
                 #expect(pushed.parts.count == 5, "\(kind): \(pushed.parts.count) parts")
             }
+        }
+    }
+
+    @Test("fMP4 fragments of one frame with a keyframe each second: no part under 85 % of the target but the last")
+    func fragmentsWithAKeyframeMidSegment() throws {
+        // ffmpeg -f lavfi -i testsrc2=size=64x36:rate=25 -t 2 -c:v libx264 -g 25 -bf 0 -f dash -seg_duration 2
+        // -frag_type every_frame: keyframes at 0 and 1 s.
+        let initSection = try MediaProbe.probeInitSection(Self.fixture("fmp4-dash-gop1s-init.mp4"))
+        let body = try Self.fixture("fmp4-dash-gop1s-0.m4s")
+        let timescale = try #require(initSection.tracks.first?.timescale)
+        let frame = timescale / 25
+        for seed in UInt64(1)...6 {
+            let pushed = try Self.push(body, target: 0.5, initSection: initSection, seed: seed)
+            Self.expectConsistent(pushed, body: body, target: 0.5, timescale: timescale, name: "gop1s")
+            // 12 frames a part; the keyframe at 1 s (25th frame) would close a 1-frame part, so it stays inside it.
+            #expect(pushed.parts.map(\.durationTicks) == [12, 12, 12, 12, 2].map { $0 * frame })
+            #expect(pushed.parts.map(\.independent) == [true, false, false, false, false])
         }
     }
 

@@ -51,11 +51,12 @@ struct SegmentCutterTests {
         zip(cuts, cuts.dropFirst()).map { MPEGTimestamp.unwrap($1.decodeTime, near: $0.decodeTime) - $0.decodeTime }
     }
 
-    /// Parts but the last are at most the target, and at least 85 % of it unless an independent part follows.
+    /// Parts but the last are at most the target, and at least 85 % of it unless independent (HLS rule 38: a part
+    /// closed early by a keyframe is no exception).
     static func expectSizes(_ cuts: [CutPoint], targetTicks: Int64, name: String) {
         for (index, duration) in durations(cuts).enumerated() {
             #expect(duration <= targetTicks, "\(name): part \(index) lasts \(duration) ticks")
-            if !cuts[index + 1].independent {
+            if !cuts[index].independent {
                 #expect(duration * 100 >= targetTicks * 85, "\(name): part \(index) lasts only \(duration) ticks")
             }
         }
@@ -97,7 +98,7 @@ struct SegmentCutterTests {
             let keyframes = Set(info.keyframes.map(\.start))
             let starts = whole.map { Self.accessUnitStart(bytes, cut: $0.offset, pmtPID: contents.pmtPID) }
             #expect(whole.map(\.independent) == starts.map { keyframes.contains($0) }, "\(name)")
-            #expect(keyframes.isSubset(of: starts), "\(name): a keyframe does not start a part")
+            // A keyframe starts a part unless the part it would close is under 85 % of the target (expectSizes).
             #expect(whole[0].independent)
             // A part that starts with a keyframe begins with the program tables before it, as the segment does.
             for (cut, start) in zip(whole, starts) where cut.independent && cut.offset > 0 {
@@ -188,19 +189,24 @@ struct SegmentCutterTests {
             }
         }
         let frameOffset = { (frame: Int) in frame == 0 ? 0 : 2 * 188 + frame * 2 * 188 + (frame > 15 ? 188 : 0) }
-        let cutter = TransportStreamCutter(partTarget: Self.seconds(0.2))
+        let cutter = TransportStreamCutter(partTarget: Self.seconds(0.27))
         let cuts = try Self.cut(stream, with: cutter)
-        // 0.2 s = 6 frames of 3000 ticks; the keyframe at 15 starts a part early.
-        let frames = [0, 6, 12, 15, 21, 27]
+        // 0.27 s = 8.1 frames of 3000 ticks: parts of 8; the keyframe at 15 starts a part early, the one it closes
+        // (7 frames) being at least 85 % of the target.
+        let frames = [0, 8, 15, 23]
         #expect(cuts.map(\.offset) == frames.map(frameOffset))
         #expect(cuts.map(\.decodeTime) == frames.map { 900_000 + Int64($0) * 3000 })
-        #expect(cuts.map(\.independent) == [true, false, false, true, false, false])
-        let withTarget = TransportStreamCutter(partTarget: Self.seconds(0.34))
-        // 0.34 s holds 10 frames: 0-9, 10-14 (the keyframe comes), 15-24; frame 25, whose header is split (and fed
-        // split too), starts the fourth part.
-        let longer = try Self.cut(stream, with: withTarget, splits: [frameOffset(25) + 190])
-        #expect(longer.map(\.offset) == [0, 10, 15, 25].map(frameOffset))
-        #expect(longer.map(\.independent) == [true, false, true, false])
+        #expect(cuts.map(\.independent) == [true, false, true, false])
+        let withTarget = TransportStreamCutter(partTarget: Self.seconds(0.17))
+        // 0.17 s holds 5 frames: 0-4, 5-9, 10-14, 15-19 (the keyframe), 20-24; frame 25, whose header is split (and
+        // fed split too), starts the sixth part.
+        let shorter = try Self.cut(stream, with: withTarget, splits: [frameOffset(25) + 190])
+        #expect(shorter.map(\.offset) == [0, 5, 10, 15, 20, 25].map(frameOffset))
+        #expect(shorter.map(\.independent) == [true, false, false, true, false, false])
+        // At 0.2 s (6 frames) the keyframe would close a 3-frame part: it stays inside it (HLS rule 38).
+        let six = try Self.cut(stream, with: TransportStreamCutter(partTarget: Self.seconds(0.2)))
+        #expect(six.map(\.offset) == [0, 6, 12, 18, 24].map(frameOffset))
+        #expect(six.map(\.independent) == [true, false, false, false, false])
     }
 
     @Test("Garbage after a few parts of MPEG-TS is an error, not a crash")

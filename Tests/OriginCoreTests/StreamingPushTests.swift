@@ -103,7 +103,10 @@ struct StreamingPushTests {
         #expect(listed.part >= 1, "\(listed)")
         #expect(harness.partLines().count >= 2, "\(harness.text())")
         #expect(harness.partLines().first?.contains("INDEPENDENT=YES") == true)
-        #expect(harness.feed(push, segment, frames: 25..<50) == nil)
+        // Past the keyframe at 1 s: no part before it under 85 % of the target (rule 38).
+        #expect(harness.feed(push, segment, frames: 25..<30) == nil)
+        #expect(try MediaPlaylist.parse(harness.text()).validatePartDurations() == [], "\(harness.text())")
+        #expect(harness.feed(push, segment, frames: 30..<50) == nil)
         let receipt = try push.finish()
         #expect(receipt.kind == .segment)
         let msn = try #require(receipt.msn)
@@ -116,6 +119,7 @@ struct StreamingPushTests {
         #expect(parts.allSatisfy { $0.durationMilliseconds <= 400 })
         #expect(parts.flatMap { $0.bytes?.array ?? [] } == segment.bytes)
         #expect(harness.text().contains("\n\(msn).ts\n"))
+        #expect(try MediaPlaylist.parse(harness.text()).validatePartDurations() == [], "\(harness.text())")
     }
 
     @Test func aSecondPushToARenditionWhileOneIsOpenIsRefused() throws {
@@ -232,6 +236,7 @@ struct StreamingPushTests {
         let playlist = try #require(channel.snapshot.renditions["360p"]?.playlist)
         let text = String(decoding: playlist.array, as: UTF8.self)
         #expect(text.contains("#EXT-X-PART-INF:PART-TARGET=0.400"), "\(text)")
+        #expect(try MediaPlaylist.parse(text).validatePartDurations() == [], "\(text)")
         // The parts of a middle slot were listed one by one over the slot, each within a part target of the last.
         let slot = try #require(firstSeen.keys.map(\.msn).sorted().dropFirst().first)
         let times = firstSeen.filter { $0.key.msn == slot }.sorted { $0.key < $1.key }.map(\.value)
