@@ -13,7 +13,7 @@ import TestSupport
 import Testing
 
 /// A continuous stream fed through `ContinuousTSIngest` into a real origin (store on disk), on the manual clock.
-@Suite struct ContinuousTSIngestTests {
+@Suite(.offThePool) struct ContinuousTSIngestTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("continuous-\(UUID().uuidString)").path
 
     func makeOrigin(clock: ManualClock, lowLatency: Bool = false, segmentDuration: Double = 2) throws -> Origin {
