@@ -93,10 +93,13 @@ extension EndToEndInBrowser {
                     // 9: still the playlists' entries, GAPs included.
                     .waitFor(Self.timelineMatchesPlaylists, timeout: 5),
                     .eval(Self.count("\(high) rect.entry.gap")),
-                    // 11: a picture in the player (recorded, not required: native HLS is the browser's), then the
-                    // screenshot for docs/status-page.png.
+                    // 11: demo's ▶ pressed (the page opens on the first channel with three listed segments,
+                    // demo or news, whichever listed them first), a picture in the player (recorded, not required:
+                    // native HLS is the browser's), then the screenshot for docs/status-page.png.
                     .waitFor(
-                        "() => { const v = document.getElementById('player'); return v.readyState >= 2"
+                        "() => { if (!window.demoPressed) { window.demoPressed = true;"
+                            + " document.querySelector('[data-channel=\"demo\"] .play').click(); }"
+                            + " const v = document.getElementById('player'); return v.readyState >= 2"
                             + " || v.canPlayType('application/vnd.apple.mpegurl') === ''; }", timeout: 6),
                     .screenshot(directory.appendingPathComponent("status-page.png").path),
                     // 13: the player.
