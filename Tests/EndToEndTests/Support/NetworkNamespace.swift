@@ -50,7 +50,9 @@ final class NetworkNamespace: Sendable {
             ["netns", "exec", name, "ip", "link", "set", "lo", "up"],
         ]
         for step in steps {
-            let output = try await ChildProcess.run("ip", step, in: Self.scratch, timeout: .seconds(10))
+            // 30 s: creating a namespace waits for the kernel's cleanup of namespaces removed before it (an earlier
+            // test's), which took over 10 s once in a full CI run on two busy cores.
+            let output = try await ChildProcess.run("ip", step, in: Self.scratch, timeout: .seconds(30))
             guard output.status == 0 else {
                 await remove()
                 throw EndToEndError("ip \(step.joined(separator: " ")) failed: \(output.standardError)")
