@@ -38,10 +38,16 @@ import Testing
         var remaining = [Int](repeating: rounds, count: sockets.count)
         var received = [Int](repeating: 0, count: sockets.count)
         var answers = 0
+        var closedByServer = 0, failedReads = 0
         // Every answer is the same size: the first one tells it.
         var answerSize = 0
         for fd in sockets { _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
         var pollSet = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        defer {
+            if answers < sockets.count * rounds {
+                print("keep-alive load: \(answers) answers; connections closed by the server \(closedByServer), reads failed \(failedReads), still open \(pollSet.filter { $0.events != 0 }.count) of \(sockets.count)")
+            }
+        }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let deadline = Double(DispatchTime.now().uptimeNanoseconds) / 1e9 + seconds
         while answers < sockets.count * rounds, Double(DispatchTime.now().uptimeNanoseconds) / 1e9 < deadline {
@@ -50,7 +56,13 @@ import Testing
                 let fd = pollSet[index].fd
                 let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 guard count > 0 else {
+                    // Nothing to read after all (a wake-up without data): the connection is still there.
+                    if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                    // Closed (0) or reset by the server: counted, so a failure says which way requests went missing.
+                    if count == 0 { closedByServer += 1 } else { failedReads += 1 }
+                    // Left out of later polls (a negative descriptor is skipped; a closed one would still wake it).
                     pollSet[index].events = 0
+                    pollSet[index].fd = -1
                     continue
                 }
                 if answerSize == 0 {
