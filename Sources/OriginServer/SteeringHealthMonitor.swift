@@ -60,19 +60,16 @@ public final class SteeringHealthMonitor: Service, Sendable {
         var written: Bool?
         /// When the last one was written (`monotonic` ms).
         var writtenAt: Int64?
-        /// Heartbeat calls running (ones that outlived `heartbeatTimeout` included), at most `heartbeatCallsAtOnce`.
-        var running = 0
         /// When the newest running call started (`monotonic` ms).
         var startedAt: Int64 = 0
-        /// Heartbeats made, to prune about hourly.
+        /// Heartbeat calls made, to prune about hourly; a call's number is the count when it started.
         var count = 0
         /// Failed heartbeats by reason (`error`, `timeout`).
         var failures: [String: Int] = [:]
         /// The last failure's text and when it happened (`monotonic` ms), for the admin status.
         var lastError: (text: String, atMilliseconds: Int64)?
-        /// The next call's number.
-        var nextCall = 0
-        /// The calls running, by number.
+        /// The calls running by number (ones that outlived `heartbeatTimeout` included), at most
+        /// `heartbeatCallsAtOnce`.
         var live: Set<Int> = []
         /// The running calls that outlived `heartbeatTimeout` (hung), by number, with when each started (ms).
         var overdue: [Int: Int64] = [:]
@@ -312,21 +309,17 @@ public final class SteeringHealthMonitor: Service, Sendable {
         let startedAt = monotonic()
         let fresh = heartbeatTimeout.wholeMilliseconds * Self.freshCallAfterTimeouts
         let started = heartbeats.withLock { state -> (Bool, Int)? in
-            if state.running > 0
-                && (state.running >= Self.heartbeatCallsAtOnce || startedAt - state.startedAt < fresh)
+            if !state.live.isEmpty
+                && (state.live.count >= Self.heartbeatCallsAtOnce || startedAt - state.startedAt < fresh)
             {
                 state.failures["timeout", default: 0] += 1
                 state.written = false
                 return nil
             }
-            state.running += 1
             state.startedAt = startedAt
-            state.live.insert(state.nextCall)
-            defer {
-                state.count &+= 1
-                state.nextCall &+= 1
-            }
-            return (state.count % Self.beatsBetweenPrunes == 0, state.nextCall)
+            state.live.insert(state.count)
+            defer { state.count &+= 1 }
+            return (state.count % Self.beatsBetweenPrunes == 0, state.count)
         }
         guard let started else { return }
         let (prune, call) = started
@@ -338,7 +331,6 @@ public final class SteeringHealthMonitor: Service, Sendable {
         let outcome = await Self.within(heartbeatTimeout) {
             defer {
                 self.heartbeats.withLock { state in
-                    state.running -= 1
                     state.live.remove(call)
                     state.overdue[call] = nil
                 }
