@@ -133,10 +133,18 @@ final class RequestDeadlines<Clock: MillisecondClock>: Sendable {
 
     private struct Registry {
         var records: [ObjectIdentifier: ConnectionRecord] = [:]
-        /// Records that are not over the limit.
-        var served = 0
-        /// Served connections per remote address.
+        /// Records holding a slot of the limits: not over a limit, and not cut (a cut connection's socket is shut
+        /// down and it frees its slot at once, though libmicrohttpd reports it closed only when it next polls it).
+        var slotHolders: Set<ObjectIdentifier> = []
+        /// Slot holders per remote address.
         var perAddress: [RemoteAddress: Int] = [:]
+
+        /// `record` gives up its slot (once; later calls do nothing).
+        mutating func releaseSlot(of record: ConnectionRecord) {
+            guard slotHolders.remove(ObjectIdentifier(record)) != nil, let address = record.address else { return }
+            let left = perAddress[address, default: 1] - 1
+            perAddress[address] = left > 0 ? left : nil
+        }
     }
 
     private let registry = Mutex(Registry())
@@ -182,11 +190,17 @@ final class RequestDeadlines<Clock: MillisecondClock>: Sendable {
     /// A new connection: registers it and starts its head deadline. Returns the record (for the socket context)
     /// and whether it is within the connection limit (if not, the caller answers 503 and the deadline closes it).
     func connectionStarted(socket: Int32) -> (ConnectionRecord, withinLimit: Bool) {
+        connectionStarted(socket: socket, address: remoteAddressLimit > 0 ? RemoteAddress.peer(of: socket) : nil)
+    }
+
+    /// `connectionStarted(socket:)` for a connection from `address` (nil: not counted per address).
+    func connectionStarted(socket: Int32, address: RemoteAddress?) -> (ConnectionRecord, withinLimit: Bool) {
         let now = clock.milliseconds()
-        let address = remoteAddressLimit > 0 ? RemoteAddress.peer(of: socket) : nil
+        let address = remoteAddressLimit > 0 ? address : nil
         let (record, overAddressLimit) = registry.withLock { registry in
             let overAddressLimit = address.map { registry.perAddress[$0, default: 0] >= remoteAddressLimit } ?? false
-            let overLimit = overAddressLimit || (connectionLimit > 0 && registry.served >= connectionLimit)
+            let overLimit =
+                overAddressLimit || (connectionLimit > 0 && registry.slotHolders.count >= connectionLimit)
             let deadline =
                 overLimit
                 ? now + Self.overLimitLingerMilliseconds : limitMilliseconds > 0 ? now + limitMilliseconds : Self.none
@@ -196,7 +210,7 @@ final class RequestDeadlines<Clock: MillisecondClock>: Sendable {
                 deadline: socket >= 0 ? deadline : Self.none)
             registry.records[ObjectIdentifier(record)] = record
             if !overLimit {
-                registry.served += 1
+                registry.slotHolders.insert(ObjectIdentifier(record))
                 if let address { registry.perAddress[address, default: 0] += 1 }
             }
             return (record, overAddressLimit)
@@ -205,16 +219,11 @@ final class RequestDeadlines<Clock: MillisecondClock>: Sendable {
         return (record, !record.overLimit)
     }
 
-    /// The connection closed: forgets it.
+    /// The connection closed: forgets it (and frees its slot unless its cut did).
     func connectionClosed(_ record: ConnectionRecord) {
         registry.withLock { registry in
-            if registry.records.removeValue(forKey: ObjectIdentifier(record)) != nil, !record.overLimit {
-                registry.served -= 1
-                if let address = record.address {
-                    let left = registry.perAddress[address, default: 1] - 1
-                    registry.perAddress[address] = left > 0 ? left : nil
-                }
-            }
+            registry.records.removeValue(forKey: ObjectIdentifier(record))
+            registry.releaseSlot(of: record)
         }
     }
 
@@ -304,6 +313,7 @@ final class RequestDeadlines<Clock: MillisecondClock>: Sendable {
                         .exchanged
                 else { continue }
                 shutdown(record.socket, shutdownReadAndWrite)
+                registry.releaseSlot(of: record)
                 if !record.overLimit { cut += 1 }
             }
             return cut

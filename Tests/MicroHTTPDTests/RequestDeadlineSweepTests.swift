@@ -85,4 +85,56 @@ import Testing
         #expect(deadlines.cutConnections == 1)
         deadlines.connectionClosed(record)
     }
+
+    /// A cut connection's socket is shut down at once, but libmicrohttpd closes it (and reports it closed) only when
+    /// its thread next polls it. The slot is free from the cut: a client connecting in between is served, not
+    /// refused with a 503 for a connection that is already dead.
+    @Test func aCutConnectionFreesItsSlotBeforeLibmicrohttpdReportsItClosed() throws {
+        let time = ManualMilliseconds()
+        let deadlines = RequestDeadlines(
+            limitSeconds: 2, connectionLimit: 2, clock: time, logger: HTTPServer.silentLogger)
+        let first = try socketPair()
+        let second = try socketPair()
+        let third = try socketPair()
+        defer { for pair in [first, second, third] { close(pair.server); close(pair.client) } }
+        let (firstRecord, _) = deadlines.connectionStarted(socket: first.server)
+        time.advance(1_000)
+        let (secondRecord, _) = deadlines.connectionStarted(socket: second.server)
+        time.advance(1_000)
+        deadlines.sweep()
+        #expect(peerShutDown(first.client))
+        #expect(!peerShutDown(second.client))
+        // The first is cut and not yet reported closed: the third connection takes its slot.
+        let (thirdRecord, thirdWithinLimit) = deadlines.connectionStarted(socket: third.server)
+        #expect(thirdWithinLimit)
+        // Its late close report frees nothing more: the limit still holds with the second and the third.
+        deadlines.connectionClosed(firstRecord)
+        let (fourthRecord, fourthWithinLimit) = deadlines.connectionStarted(socket: -1)
+        #expect(!fourthWithinLimit)
+        for record in [secondRecord, thirdRecord, fourthRecord] { deadlines.connectionClosed(record) }
+        let (fifthRecord, fifthWithinLimit) = deadlines.connectionStarted(socket: -1)
+        #expect(fifthWithinLimit)
+        deadlines.connectionClosed(fifthRecord)
+    }
+
+    /// The per-address limit is freed at the cut the same way.
+    @Test func aCutConnectionFreesItsAddressSlotAtTheCut() throws {
+        let time = ManualMilliseconds()
+        let deadlines = RequestDeadlines(
+            limitSeconds: 1, remoteAddressLimit: 1, clock: time, logger: HTTPServer.silentLogger)
+        let address = try #require(RemoteAddress.ipv4(0x0A00_0001))
+        let first = try socketPair()
+        let second = try socketPair()
+        defer { for pair in [first, second] { close(pair.server); close(pair.client) } }
+        let (firstRecord, _) = deadlines.connectionStarted(socket: first.server, address: address)
+        let (refused, refusedWithinLimit) = deadlines.connectionStarted(socket: -1, address: address)
+        #expect(!refusedWithinLimit)
+        deadlines.connectionClosed(refused)
+        time.advance(1_000)
+        deadlines.sweep()
+        #expect(peerShutDown(first.client))
+        let (secondRecord, secondWithinLimit) = deadlines.connectionStarted(socket: second.server, address: address)
+        #expect(secondWithinLimit)
+        for record in [firstRecord, secondRecord] { deadlines.connectionClosed(record) }
+    }
 }
