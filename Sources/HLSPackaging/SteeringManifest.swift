@@ -2,16 +2,29 @@ import HLSPlaylist
 public import LiveTimeline
 
 /// The arguments a player adds to a steering manifest request (HLS Content Steering, "Steering Manifest Reload"):
-/// `_HLS_pathway` (the pathway it uses now) and `_HLS_throughput` (its measured throughput, bits per second).
+/// `_HLS_pathway` (the pathway it uses now) and `_HLS_throughput` (its measured throughput, bits per second); and
+/// the one the previous answer put in its RELOAD-URI, which the player sends back: `steered`, the pathway that
+/// answer sent the player to.
 public struct SteeringQuery: Sendable, Hashable {
     /// `_HLS_pathway`; nil when absent.
     public var pathway: String?
     /// `_HLS_throughput`; nil when absent.
     public var throughput: UInt64?
+    /// `steered`: the first of the previous answer's PATHWAY-PRIORITY (`SteeringManifest.steeredArgument`); nil
+    /// when absent or not a single Pathway ID.
+    public var steered: String?
 
-    public init(pathway: String? = nil, throughput: UInt64? = nil) {
+    public init(pathway: String? = nil, throughput: UInt64? = nil, steered: String? = nil) {
         self.pathway = pathway
         self.throughput = throughput
+        self.steered = steered
+    }
+
+    /// The pathway the previous answer sent the player to, when it streams from another one now: it left that one
+    /// by its own doing (hls.js moves at once when a request on its pathway fails, without waiting for a reload).
+    var fledPathway: String? {
+        guard let steered, let pathway, pathway != steered else { return nil }
+        return steered
     }
 
     /// The largest `_HLS_throughput` taken: 10 Tbit/s.
@@ -22,12 +35,21 @@ public struct SteeringQuery: Sendable, Hashable {
     /// before it knows a pathway). `_HLS_throughput` is advisory and never refused: one that is not a single decimal
     /// integer up to 10 Tbit/s is ignored (hls.js sends `estimate|0`, negative above 2.147 Gbit/s, and a 400 would
     /// end its steering for good).
+    ///
+    /// `steered` is the origin's own state coming back: one that is not a single Pathway ID is ignored, never
+    /// refused (a refusal would end the player's steering as surely as a dead RELOAD-URI).
     public init(query: [(name: String, value: String?)]) throws(SteeringQueryError) {
         var pathwaySeen = false
         var throughputs: [String?] = []
-        for (name, value) in query where name == "_HLS_pathway" || name == "_HLS_throughput" {
+        var steereds: [String?] = []
+        for (name, value) in query
+        where name == "_HLS_pathway" || name == "_HLS_throughput" || name == SteeringManifest.steeredArgument {
             if name == "_HLS_throughput" {
                 throughputs.append(value)
+                continue
+            }
+            if name == SteeringManifest.steeredArgument {
+                steereds.append(value)
                 continue
             }
             guard !pathwaySeen else { throw SteeringQueryError("_HLS_pathway is given twice") }
@@ -43,6 +65,11 @@ public struct SteeringQuery: Sendable, Hashable {
             number <= Self.maximumThroughput
         {
             throughput = number
+        }
+        if steereds.count == 1, let value = steereds[0], !value.isEmpty, value.utf8.count <= 64,
+            MultivariantPlaylist.isLegalPathwayID(value)
+        {
+            steered = value
         }
     }
 }
@@ -82,7 +109,10 @@ public struct SteeringManifest: Sendable, Hashable {
     /// PATHWAY-PRIORITY), so that the failure of the pathway it plays from does not take its steering server with
     /// it; a pathway in `unconfirmed` is skipped (its reports still count, but this origin's last read of it failed:
     /// a player that has just fled it must not be sent back to it for its reloads, which hls.js would retry there
-    /// for good); only with no other such pathway, on the one it streams from.
+    /// for good), and so is the one the player has fled since the previous answer (`steered` names another pathway
+    /// than `_HLS_pathway`: its own error handling left it, before this origin may have read the failure); only with
+    /// no other such pathway, on the one it streams from. That RELOAD-URI carries `steered={first of
+    /// PATHWAY-PRIORITY}`, which the player sends back with its next reload.
     /// - Parameters:
     ///   - health: each pathway's health by ID; a pathway missing from it counts as healthy.
     ///   - unconfirmed: pathways healthy by their last reports whose every origin failed this origin's last read.
@@ -90,6 +120,10 @@ public struct SteeringManifest: Sendable, Hashable {
         _ steering: ContentSteeringConfiguration, channel: String, health: [String: PathwayHealth],
         query: SteeringQuery, unconfirmed: Set<String> = []
     ) -> SteeringManifest {
+        var unconfirmed = unconfirmed
+        if let fled = query.fledPathway, steering.pathways.contains(where: { $0.id == query.pathway }) {
+            unconfirmed.insert(fled)
+        }
         let ranked = steering.pathways.enumerated().map { index, pathway in
             let severity = health[pathway.id]?.severity ?? 0
             let leads = severity == 0 && pathway.id == query.pathway ? 0 : 1
@@ -104,13 +138,19 @@ public struct SteeringManifest: Sendable, Hashable {
         } else {
             let reload =
                 healthy.first { $0.id != ordered.first?.id && !unconfirmed.contains($0.id) } ?? ordered.first
+            let state = ordered.first.map { first in "?" + steeredArgument + "=" + first.id } ?? ""
             reloadURI =
-                reload.map { steering.uriPrefix($0, channel: channel) + ContentSteeringConfiguration.manifestFile }
-                ?? ""
+                reload.map {
+                    steering.uriPrefix($0, channel: channel) + ContentSteeringConfiguration.manifestFile + state
+                } ?? ""
         }
         return SteeringManifest(
             ttlSeconds: steering.ttlSeconds, reloadURI: reloadURI, pathwayPriority: ordered.map(\.id))
     }
+
+    /// The argument of a RELOAD-URI (without `reloadBaseURI`) naming the pathway its answer sent the player to, which
+    /// the player sends back (`SteeringQuery.steered`). Not `_HLS_`-prefixed: that prefix is the client's.
+    public static let steeredArgument = "steered"
 
     /// The JSON document, its keys in a fixed order (`VERSION`, `TTL`, `RELOAD-URI`, `PATHWAY-PRIORITY`), no
     /// spaces, ending in a line feed: the same bytes on every origin for the same manifest.

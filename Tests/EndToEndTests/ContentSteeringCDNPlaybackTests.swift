@@ -63,7 +63,7 @@ extension EndToEndInBrowser {
             }
             #expect(
                 answers[0]
-                    == #"{"VERSION":1,"TTL":\#(ContentSteeringPlaybackTests.ttl),"RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json","PATHWAY-PRIORITY":["cdn-a","cdn-b"]}"#
+                    == #"{"VERSION":1,"TTL":\#(ContentSteeringPlaybackTests.ttl),"RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json?steered=cdn-a","PATHWAY-PRIORITY":["cdn-a","cdn-b"]}"#
                     + "\n")
             let multivariant = try await HTTPClient(port: edges[0].port).get("/live/\(channel)/index.m3u8").text
             #expect(
@@ -96,7 +96,7 @@ extension EndToEndInBrowser {
             let (firstMediaAt, killedAt, demotedAt, afterKill) = (
                 kill.firstMediaAt, kill.killedAt, kill.demotedAt, kill.answer
             )
-            #expect(afterKill.contains(#""RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json""#), "\(afterKill)")
+            #expect(afterKill.contains(#""RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json?steered=cdn-b""#), "\(afterKill)")
 
             let report = try await browser.value
             let hlsjs = try #require(report.runs?.first)

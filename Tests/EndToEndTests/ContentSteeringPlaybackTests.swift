@@ -69,7 +69,7 @@ extension EndToEndInBrowser {
             }
             #expect(
                 answers[0]
-                    == #"{"VERSION":1,"TTL":2,"RELOAD-URI":"http://127.0.0.1:\#(ports[1])/live/cs/steering.json","PATHWAY-PRIORITY":["origin-a","origin-b"]}"#
+                    == #"{"VERSION":1,"TTL":2,"RELOAD-URI":"http://127.0.0.1:\#(ports[1])/live/cs/steering.json?steered=origin-a","PATHWAY-PRIORITY":["origin-a","origin-b"]}"#
                     + "\n")
             let multivariants = [
                 try await HTTPClient(port: ports[0]).get("/live/\(channel)/index.m3u8").text,
@@ -132,7 +132,8 @@ extension EndToEndInBrowser {
             // Every reload after the kill reached a live origin: RELOAD-URI never sent the player to the dead one
             // (it did when it named the pathway other than the player's: hls.js, moved to origin-b by its own error
             // handling before the group saw origin-a down, was then told to reload from origin-a, and failed on;
-            // origin-a is now skipped as soon as the survivor's read of it fails).
+            // origin-a is now skipped as soon as the survivor's read of it fails, and before that because the
+            // player's reload says it left origin-a, where the previous answer had sent it: `steered`).
             #expect(
                 played.reloadsAfterKill.count >= 3
                     && played.reloadsAfterKill.allSatisfy { on(ports[1])($0) && $0.status == 200 },

@@ -21,7 +21,7 @@ struct SteeringManifestTests {
     @Test func healthyPathwaysKeepTheirOrderAndTheReloadGoesToTheNextHealthyOne() {
         let manifest = Self.answer([:])
         #expect(manifest.pathwayPriority == ["a", "b", "cdn"])
-        #expect(manifest.reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
+        #expect(manifest.reloadURI == "http://10.0.0.2:8080/live/news/steering.json?steered=a")
         #expect(manifest.ttlSeconds == 4)
     }
 
@@ -29,7 +29,7 @@ struct SteeringManifestTests {
         let manifest = Self.answer(["a": .down("gone"), "b": .stale("late"), "cdn": .healthy])
         #expect(manifest.pathwayPriority == ["cdn", "b", "a"])
         // No healthy pathway after the first: the reload stays on the first.
-        #expect(manifest.reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        #expect(manifest.reloadURI == "https://cdn.example/hls/live/news/steering.json?steered=cdn")
         #expect(Self.answer(["a": .failing("catching up"), "b": .stale("late")]).pathwayPriority == ["cdn", "b", "a"])
         #expect(
             Self.answer(["a": .stale("x"), "b": .failing("y"), "cdn": .down("z")]).pathwayPriority == ["a", "b", "cdn"])
@@ -38,14 +38,16 @@ struct SteeringManifestTests {
     @Test func thePlayersPathwayLeadsOnlyWhileItIsHealthy() {
         #expect(Self.answer([:], pathway: "cdn").pathwayPriority == ["cdn", "a", "b"])
         // The player streams from cdn: its reload goes to another healthy pathway, a.
-        #expect(Self.answer([:], pathway: "cdn").reloadURI == "http://10.0.0.1:8080/live/news/steering.json")
-        // On the first pathway: the reload goes elsewhere, so that a's failure leaves the player a steering server.
-        #expect(Self.answer([:], pathway: "a").reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
         #expect(
-            Self.answer(["a": .down("x")], pathway: "b").reloadURI == "https://cdn.example/hls/live/news/steering.json")
+            Self.answer([:], pathway: "cdn").reloadURI == "http://10.0.0.1:8080/live/news/steering.json?steered=cdn")
+        // On the first pathway: the reload goes elsewhere, so that a's failure leaves the player a steering server.
+        #expect(Self.answer([:], pathway: "a").reloadURI == "http://10.0.0.2:8080/live/news/steering.json?steered=a")
+        #expect(
+            Self.answer(["a": .down("x")], pathway: "b").reloadURI
+                == "https://cdn.example/hls/live/news/steering.json?steered=b")
         #expect(
             Self.answer(["a": .down("x"), "cdn": .stale("y")], pathway: "b").reloadURI
-                == "http://10.0.0.2:8080/live/news/steering.json")
+                == "http://10.0.0.2:8080/live/news/steering.json?steered=b")
         #expect(Self.answer(["cdn": .down("x")], pathway: "cdn").pathwayPriority == ["a", "b", "cdn"])
         // A pathway ID the channel does not have (hls.js sends "." before it knows one) changes nothing.
         #expect(Self.answer([:], pathway: ".").pathwayPriority == ["a", "b", "cdn"])
@@ -55,15 +57,15 @@ struct SteeringManifestTests {
         // The player fled a for b while a was down: it streams from b, its reload goes to cdn.
         let during = Self.answer(["a": .down("gone")], pathway: "b")
         #expect(during.pathwayPriority == ["b", "cdn", "a"])
-        #expect(during.reloadURI == "https://cdn.example/hls/live/news/steering.json")
+        #expect(during.reloadURI == "https://cdn.example/hls/live/news/steering.json?steered=b")
         // a recovers: the player stays on b, and its steering server is not b (b's death must not strand it).
         let after = Self.answer([:], pathway: "b")
         #expect(after.pathwayPriority == ["b", "a", "cdn"])
-        #expect(after.reloadURI == "http://10.0.0.1:8080/live/news/steering.json")
+        #expect(after.reloadURI == "http://10.0.0.1:8080/live/news/steering.json?steered=b")
         // Only b healthy: the reload stays on b, the one steering server left.
         #expect(
             Self.answer(["a": .down("x"), "cdn": .down("y")], pathway: "b").reloadURI
-                == "http://10.0.0.2:8080/live/news/steering.json")
+                == "http://10.0.0.2:8080/live/news/steering.json?steered=b")
     }
 
     @Test func aPlayerThatHasJustFledAPathwayIsNotSentBackThereToReload() {
@@ -73,8 +75,51 @@ struct SteeringManifestTests {
                 Self.steering, channel: "news", health: health, query: SteeringQuery(pathway: "b"), unconfirmed: ["a"])
         }
         #expect(answer([:]).pathwayPriority == ["b", "a", "cdn"])
-        #expect(answer([:]).reloadURI == "https://cdn.example/hls/live/news/steering.json")
-        #expect(answer(["cdn": .down("x")]).reloadURI == "http://10.0.0.2:8080/live/news/steering.json")
+        #expect(answer([:]).reloadURI == "https://cdn.example/hls/live/news/steering.json?steered=b")
+        #expect(answer(["cdn": .down("x")]).reloadURI == "http://10.0.0.2:8080/live/news/steering.json?steered=b")
+    }
+
+    /// The next request a player sends for `manifest`, as hls.js builds it: the RELOAD-URI's own arguments, with
+    /// `_HLS_pathway` set to the pathway it streams from now.
+    static func reload(_ manifest: SteeringManifest, streamingFrom pathway: String) throws -> SteeringQuery {
+        let components = try #require(URLComponents(string: manifest.reloadURI))
+        let own = (components.queryItems ?? []).filter { $0.name != "_HLS_pathway" }
+            .map { (name: $0.name, value: $0.value) }
+        return try SteeringQuery(query: own + [(name: "_HLS_pathway", value: pathway)])
+    }
+
+    @Test func aPlayerThatFledThePathwayItWasSentToIsNotSentBackThereToReloadBeforeItsDeathIsRead() throws {
+        // Two origins, no CDN. The player streams from a, its reloads go to b.
+        var steering = Self.steering
+        steering.pathways.removeLast()
+        let before = SteeringManifest.answer(steering, channel: "news", health: [:], query: SteeringQuery(pathway: "a"))
+        #expect(before.pathwayPriority == ["a", "b"])
+        #expect(before.reloadURI.hasPrefix("http://10.0.0.2:8080/live/news/steering.json"))
+        // a is killed; hls.js's own error handling moves the player to b at once, before b has read a since: a's
+        // reports still count it healthy and b's last read of it succeeded (nothing unconfirmed). Sending the player
+        // back to a for its reloads would leave it without a steering server for good.
+        let fled = SteeringManifest.answer(
+            steering, channel: "news", health: [:], query: try Self.reload(before, streamingFrom: "b"))
+        #expect(fled.pathwayPriority == ["b", "a"])
+        #expect(fled.reloadURI.hasPrefix("http://10.0.0.2:8080/live/news/steering.json"), "\(fled.reloadURI)")
+        // With a third pathway, the reload goes there.
+        let three = Self.answer([:], pathway: "a")
+        let fledOfThree = SteeringManifest.answer(
+            Self.steering, channel: "news", health: [:], query: try Self.reload(three, streamingFrom: "b"))
+        #expect(fledOfThree.reloadURI.hasPrefix("https://cdn.example/hls/live/news/steering.json"))
+        // Only for that one answer: a player that stays on b while a still answers this origin's reads (a failure a
+        // met alone, or a recovered since) gets its reload on a again, so b's death would not strand it.
+        let stayed = SteeringManifest.answer(
+            steering, channel: "news", health: [:], query: try Self.reload(fled, streamingFrom: "b"))
+        #expect(stayed.pathwayPriority == ["b", "a"])
+        #expect(stayed.reloadURI.hasPrefix("http://10.0.0.1:8080/live/news/steering.json"), "\(stayed.reloadURI)")
+        // A player that moved where the answer sent it has fled nothing.
+        let moved = SteeringManifest.answer(
+            steering, channel: "news", health: ["a": .failing("x")], query: SteeringQuery(pathway: "a"))
+        #expect(moved.pathwayPriority == ["b", "a"])
+        let afterMove = SteeringManifest.answer(
+            steering, channel: "news", health: [:], query: try Self.reload(moved, streamingFrom: "b"))
+        #expect(afterMove.reloadURI.hasPrefix("http://10.0.0.1:8080/live/news/steering.json"))
     }
 
     @Test func aConfiguredReloadBaseIsEveryRELOADURI() {
@@ -91,7 +136,7 @@ struct SteeringManifestTests {
         let text = Self.answer(["a": .down("gone")], pathway: "b").render()
         #expect(
             text
-                == #"{"VERSION":1,"TTL":4,"RELOAD-URI":"https://cdn.example/hls/live/news/steering.json","PATHWAY-PRIORITY":["b","cdn","a"]}"#
+                == #"{"VERSION":1,"TTL":4,"RELOAD-URI":"https://cdn.example/hls/live/news/steering.json?steered=b","PATHWAY-PRIORITY":["b","cdn","a"]}"#
                 + "\n")
         let object = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(Set(object.keys) == ["VERSION", "TTL", "RELOAD-URI", "PATHWAY-PRIORITY"])
@@ -106,6 +151,15 @@ struct SteeringManifestTests {
             ("_HLS_pathway", "cdn"), ("_HLS_throughput", "5200000"), ("CMCD", "br=800"), ("flag", nil),
         ])
         #expect(query == SteeringQuery(pathway: "cdn", throughput: 5_200_000))
+        // The origin's own argument of a RELOAD-URI comes back; a malformed one is ignored, never refused.
+        #expect(
+            try SteeringQuery(query: [("steered", "a"), ("_HLS_pathway", "b")])
+                == SteeringQuery(pathway: "b", steered: "a"))
+        for bad: [(name: String, value: String?)] in [
+            [("steered", nil)], [("steered", "")], [("steered", "a b")], [("steered", "a"), ("steered", "b")],
+        ] {
+            #expect(try SteeringQuery(query: bad + [("_HLS_pathway", "b")]) == SteeringQuery(pathway: "b"))
+        }
         #expect(try SteeringQuery(query: []) == SteeringQuery())
         #expect(try SteeringQuery(query: [("_HLS_pathway", ".")]).pathway == ".")
         let refused: [([(name: String, value: String?)], String)] = [

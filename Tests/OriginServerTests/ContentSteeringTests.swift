@@ -164,7 +164,7 @@ struct ContentSteeringTests {
         #expect(answer.headers["Cache-Control"] == "no-cache")
         #expect(
             answer.text
-                == #"{"VERSION":1,"TTL":3,"RELOAD-URI":"http://10.0.0.1:8080/live/ch/steering.json","PATHWAY-PRIORITY":["origin-b","origin-a"]}"#
+                == #"{"VERSION":1,"TTL":3,"RELOAD-URI":"http://10.0.0.1:8080/live/ch/steering.json?steered=origin-b","PATHWAY-PRIORITY":["origin-b","origin-a"]}"#
                 + "\n")
         // A malformed throughput (hls.js overflows to a negative one above 2.147 Gbit/s) is ignored; a bad pathway is not.
         let negative = try Self.get(

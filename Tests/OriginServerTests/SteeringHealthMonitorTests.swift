@@ -237,6 +237,61 @@ struct SteeringHealthMonitorTests {
         #expect(setup.peerHealth == .healthy)
     }
 
+    @Test func aPlayerThatFledADeathTheMonitorHasNotReadYetReloadsFromThePathwayItReached() async throws {
+        let setup = try Setup(database: false)
+        await setup.monitor.round()
+        // A player streaming from origin-b (the peer) reloads its manifest from origin-a (this origin).
+        var answer = try Self.steeringAnswer(setup, query: [("_HLS_pathway", "origin-b")])
+        #expect(answer.pathwayPriority == ["origin-b", "origin-a"])
+        #expect(answer.reloadURI.hasPrefix("http://10.0.0.1:8080/live/ch/steering.json"))
+        // origin-b is killed; the player's own error handling takes it to origin-a before this origin's monitor has
+        // read origin-b again (its last read succeeded, its report is fresh): the reload must not name origin-b.
+        setup.peer.behaviour.withLock { $0 = .refuse }
+        answer = try Self.steeringAnswer(setup, following: answer, streamingFrom: "origin-a")
+        #expect(answer.pathwayPriority == ["origin-a", "origin-b"])
+        #expect(answer.reloadURI.hasPrefix("http://10.0.0.1:8080/live/ch/steering.json"), "\(answer.reloadURI)")
+        // The next round reads origin-b's death: the reloads stay on origin-a.
+        setup.advance(seconds: 1)
+        await setup.monitor.round()
+        answer = try Self.steeringAnswer(setup, following: answer, streamingFrom: "origin-a")
+        #expect(answer.reloadURI.hasPrefix("http://10.0.0.1:8080/live/ch/steering.json"), "\(answer.reloadURI)")
+        // origin-b answers again: the player stays on origin-a, and its reloads go to origin-b, so that origin-a's
+        // death would not take its steering server too.
+        setup.peer.behaviour.withLock { $0 = .answer(state: "healthy") }
+        setup.advance(seconds: 1)
+        await setup.monitor.round()
+        answer = try Self.steeringAnswer(setup, following: answer, streamingFrom: "origin-a")
+        #expect(answer.pathwayPriority == ["origin-a", "origin-b"])
+        #expect(answer.reloadURI.hasPrefix("http://10.0.0.2:8080/live/ch/steering.json"), "\(answer.reloadURI)")
+    }
+
+    /// This origin's steering manifest for channel `ch` with `query`.
+    static func steeringAnswer(_ setup: Setup, query: [(String, String?)]) throws -> SteeringManifestShape {
+        let response = try ContentSteeringTests.get(setup.harness, "/live/ch/steering.json", query)
+        #expect(response.status == 200, "\(response.text)")
+        return try JSONDecoder().decode(SteeringManifestShape.self, from: Data(response.text.utf8))
+    }
+
+    /// The reload a player sends after `previous` (its RELOAD-URI's arguments, `_HLS_pathway` set as hls.js sets
+    /// it), answered by this origin (the test's one origin answers every RELOAD-URI that names it).
+    static func steeringAnswer(
+        _ setup: Setup, following previous: SteeringManifestShape, streamingFrom pathway: String
+    ) throws -> SteeringManifestShape {
+        let components = try #require(URLComponents(string: previous.reloadURI))
+        let own = (components.queryItems ?? []).filter { $0.name != "_HLS_pathway" }.map { ($0.name, $0.value) }
+        return try steeringAnswer(setup, query: own + [("_HLS_pathway", pathway)])
+    }
+
+    /// The steering manifest's JSON, as a player reads it.
+    struct SteeringManifestShape: Decodable {
+        var reloadURI: String
+        var pathwayPriority: [String]
+        enum CodingKeys: String, CodingKey {
+            case reloadURI = "RELOAD-URI"
+            case pathwayPriority = "PATHWAY-PRIORITY"
+        }
+    }
+
     @Test func aHungHeartbeatHoldsUpNeitherThePeerReadsNorGoesUnseen() async throws {
         let setup = try Setup(
             database: true, realMonotonic: true, pause: .milliseconds(50), heartbeatTimeout: .milliseconds(200))
