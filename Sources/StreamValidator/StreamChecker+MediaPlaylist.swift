@@ -38,7 +38,11 @@ extension StreamChecker {
         let needed = Self.neededVersion(playlist)
         checkVersion(
             declared: declared, needed: needed.version, needs: needed.feature, kind: "media playlist", url: fetch.url)
-        if playlist.partTarget != nil { lowLatencySeen = true }
+        if playlist.partTarget != nil {
+            lowLatencySeen = true
+            checked(.partDurations)
+            for violation in playlist.validatePartDurations() { fail(.partDurations, "\(name): \(violation)") }
+        }
         checkProgramDateTimeText(text, name: name)
         checkTargetDuration(playlist, history: &history)
         checkDiscontinuitySequenceTag(text, history: &history)

@@ -150,9 +150,12 @@ public struct StreamChecker: Sendable {
             return "no segment was removed from a playlist while watched"
         case .discontinuities:
             return "no two segments of a rendition were downloaded and probed to compare timestamps"
+        case .partDurations:
+            return "no Low-Latency HLS (EXT-X-PART-INF) in the playlists"
         case .lowLatency:
             return lowLatencySeen
-                ? "EXT-X-PART-INF present: parts, preload hints, blocking reloads and delta updates are not checked"
+                ? "EXT-X-PART-INF present: preload hints, blocking reloads, delta updates and rendition reports are "
+                    + "not checked"
                 : "no Low-Latency HLS (EXT-X-PART-INF) in the playlists"
         case .playlistType, .live, .freshness:
             return "no media playlist loaded"

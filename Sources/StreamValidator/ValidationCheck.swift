@@ -72,7 +72,11 @@ public enum ValidationCheck: String, CaseIterable, Sendable, Codable {
     /// Rule 34: each variant's CODECS lists every codec found in its media's bytes (and nothing else);
     /// RESOLUTION matches the video.
     case codecs
-    /// Rules 38-44: Low-Latency HLS (parts, blocking reloads, delta updates) is not checked; reported when used.
+    /// Rule 38: every listed part lasts at most PART-TARGET, and at least 85 % of it unless it is INDEPENDENT, a
+    /// GAP or the last part of its segment.
+    case partDurations = "part-durations"
+    /// Rules 39-44: the rest of Low-Latency HLS (preload hints, blocking reloads, delta updates, rendition reports)
+    /// is not checked; reported when used.
     case lowLatency = "low-latency"
 
     /// The rule numbers of `../shared/HLS-RULES.md` this check covers.
@@ -105,7 +109,8 @@ public enum ValidationCheck: String, CaseIterable, Sendable, Codable {
         case .multivariant: [35, 30]
         case .bandwidth: [34]
         case .codecs: [34]
-        case .lowLatency: [38, 39, 40, 41, 42, 43, 44]
+        case .partDurations: [38]
+        case .lowLatency: [39, 40, 41, 42, 43, 44]
         }
     }
 

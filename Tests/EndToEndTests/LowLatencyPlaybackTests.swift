@@ -192,6 +192,9 @@ extension EndToEndInBrowser {
                         "-o", streamlinkOutput.path, url, "best",
                     ], directory: origin.directory, label: "streamlink")
                 defer { streamlink.signal(SIGKILL) }
+                // `hlsorigin validate` watches the same channel meanwhile: its parts keep rule 38.
+                let validator = try ValidateRun.start(url: url, seconds: 20, directory: origin.directory)
+                defer { validator.signal(SIGKILL) }
                 let report = try await BrowserPlayer.play(
                     [BrowserPlayer.Run(player: .native, url: url, seconds: 30, interval: 0.25, requests: true)],
                     directory: origin.directory, label: "ll-native")
@@ -200,6 +203,10 @@ extension EndToEndInBrowser {
 
                 let readerStatus = await reader.wait(timeout: .seconds(30))
                 let streamlinkStatus = await streamlink.wait(timeout: .seconds(30))
+                let validation = await ValidateRun.finish(validator, seconds: 20)
+                #expect(validation.status == 0, "validate: \(validation.output)\(validation.errors)")
+                let partDurations = validation.line("PASS", "part-durations")
+                #expect(partDurations != nil, "validate: \(validation.output)")
 
                 // Chromium's own HLS: when the browser has one, it must play the LL playlist (its parts and hints
                 // ignored, the URI lines played).
@@ -237,7 +244,8 @@ extension EndToEndInBrowser {
                     "streamlink's file: \(streamlinkFrames) \(streamlinkErrors)")
                 print(
                     "low-latency channel as regular HLS: chromium native \(nativeAccount); ffmpeg reader decoded "
-                        + "\(readerFrames); streamlink decoded \(streamlinkFrames)")
+                        + "\(readerFrames); streamlink decoded \(streamlinkFrames); validate: "
+                        + (partDurations ?? "no part-durations PASS"))
             }
         }
 

@@ -24,10 +24,17 @@ struct FakeLiveStream {
         var duration: @Sendable (UInt64) -> Double = { _ in 2 }
         /// EXT-X-DATERANGE attributes (after ID and START-DATE) written before the first listed segment.
         var dateRange: String? = "CLASS=\"com.example.ad\",PLANNED-DURATION=30"
+        /// Low-Latency HLS: EXT-X-PART-INF's PART-TARGET, nil for none.
+        var partTarget: Double?
+        /// The parts listed before each segment's EXTINF (with `partTarget`): durations and INDEPENDENT.
+        var parts: @Sendable (UInt64) -> [(duration: Double, independent: Bool)] = { _ in
+            [(0.5, true), (0.5, false), (0.5, false), (0.5, false)]
+        }
 
         func text() -> String {
             var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(targetDuration)\n"
             text += "#EXT-X-MEDIA-SEQUENCE:\(first)\n#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n"
+            if let partTarget { text += "#EXT-X-PART-INF:PART-TARGET=\(String(format: "%.3f", partTarget))\n" }
             var start = programDateTimeBase.map { base in
                 base + (0..<first).reduce(Int64(0)) { $0 + Int64((duration($1) * 1000).rounded()) }
             }
@@ -40,6 +47,12 @@ struct FakeLiveStream {
                     text +=
                         "#EXT-X-PROGRAM-DATE-TIME:\(formatProgramDateTime(ProgramDateTime(millisecondsSince1970: pdt)))\n"
                     start = pdt + Int64((duration(msn) * 1000).rounded())
+                }
+                if partTarget != nil {
+                    for (index, part) in parts(msn).enumerated() {
+                        text += "#EXT-X-PART:DURATION=\(String(format: "%.3f", part.duration)),URI=\"\(msn).\(index).ts\""
+                        text += part.independent ? ",INDEPENDENT=YES\n" : "\n"
+                    }
                 }
                 text += "#EXTINF:\(String(format: "%.3f", duration(msn))),\n\(uri(msn))\n"
             }

@@ -21,7 +21,7 @@ struct StreamCheckerTests {
         let report = FakeLiveStream().run()
         expectOnly([], in: report)
         let skipped = report.results.filter { $0.verdict == .skip }.map(\.check)
-        #expect(skipped == [.lowLatency], "\n\(report.text)")
+        #expect(skipped == [.partDurations, .lowLatency], "\n\(report.text)")
         // MSN 0...15 in each rendition; MSN 0...9 removed and fetched again.
         #expect(report.segmentsDownloaded == 2 * 16, "\(report.segmentsDownloaded) segments downloaded")
         #expect(report.removedSegmentsFetched == 2 * 10)
@@ -50,6 +50,37 @@ struct StreamCheckerTests {
         }
         #expect(report.result(.renditionProgramDateTime)?.verdict == .skip)
         #expect(report.result(.renditionDiscontinuities)?.verdict == .skip)
+    }
+
+    @Test("Low-Latency HLS with parts of PART-TARGET passes rule 38; the rest of LL is reported as not checked")
+    func lowLatencyPartsWithinTheTargetPass() {
+        var stream = FakeLiveStream()
+        stream.window = { _, now in
+            var window = FakeLiveStream.sliding(at: now)
+            window.partTarget = 0.5
+            return window
+        }
+        let report = stream.run()
+        expectOnly([], in: report)
+        #expect(report.result(.partDurations)?.verdict == .pass, "\n\(report.text)")
+        #expect(report.result(.lowLatency)?.summary.contains("EXT-X-PART-INF present") == true)
+    }
+
+    @Test("a one-frame part in mid-segment, neither INDEPENDENT nor last, fails rule 38; so does a part over PART-TARGET")
+    func partsOutOfBoundsFailRule38() {
+        for (parts, evidence) in [
+            ([(0.5, true), (0.46, false), (0.04, false), (0.5, false), (0.5, false)], "lasts 0.04 s, less than 85 %"),
+            ([(0.5, true), (0.6, false), (0.4, false), (0.5, false)], "lasts 0.6 s, more than PART-TARGET"),
+        ] as [([(duration: Double, independent: Bool)], String)] {
+            var stream = FakeLiveStream()
+            stream.window = { _, now in
+                var window = FakeLiveStream.sliding(at: now)
+                window.partTarget = 0.5
+                window.parts = { msn in msn == 7 ? parts : [(0.5, true), (0.5, false), (0.5, false), (0.5, false)] }
+                return window
+            }
+            expectOnly([.partDurations], in: stream.run(), evidence)
+        }
     }
 
     @Test("the MSN restarting at 0 (an encoder restart) fails rule 10")
