@@ -250,11 +250,13 @@ public final class ContinuousTSSession: Sendable {
                 }
             case .ended(let end):
                 // The stream ended inside PES packets (the caller's end): they are left out, and a segment with no
-                // whole access unit of its media is dropped (a Low-Latency one closes at its last listed part).
+                // whole access unit of its media, or none of a stream the stream carried (a frame or a few after a
+                // keyframe, no audio: hls.js stops there), is dropped: its slot is a GAP (a Low-Latency one closes
+                // at its last listed part). No segment of a continuous stream was acknowledged to its sender.
                 if lowLatency {
                     guard let push = state.push else { continue }
                     state.push = nil
-                    if end.cutShortEntirely {
+                    if end.dropped {
                         push.abandon()
                         continue
                     }
@@ -267,7 +269,7 @@ public final class ContinuousTSSession: Sendable {
                 } else {
                     guard let segment = state.segment.take() else { continue }
                     state.lastSegmentBytes = segment.count
-                    if end.cutShortEntirely { continue }
+                    if end.dropped { continue }
                     var body = segment.finish()
                     if !end.cutShortPackets.isEmpty {
                         body = SharedBytes(

@@ -70,6 +70,15 @@ public struct TransportStreamSegmenter: Sendable {
         /// No PES of the primary stream in the segment is whole: without the cut-short packets it has no access unit
         /// of its media, and is dropped (only at `finish`).
         public var cutShortEntirely = false
+        /// The audio and video streams of the program that carried media earlier in the stream but have no whole PES
+        /// in this segment (PIDs; only at `finish`): a caller gone just after a keyframe leaves a segment of a frame
+        /// or a few with no audio. Such a segment is dropped too: a player buffering each track (hls.js) finds
+        /// its buffer still ending in the segment before, which it has loaded, as it has this one, and loads
+        /// nothing more, never reaching the GAP entries after it.
+        public var missingStreams: [Int] = []
+
+        /// Not to be listed: its primary stream was cut short entirely, or it lacks a stream the stream carries.
+        public var dropped: Bool { cutShortEntirely || !missingStreams.isEmpty }
     }
 
     public enum Event: Sendable, Hashable {
@@ -145,6 +154,9 @@ public struct TransportStreamSegmenter: Sendable {
     private var openPES: [OpenPES] = []
     /// A PES of the primary stream ended whole in the open segment.
     private var primaryPESWhole = false
+    /// The PIDs with a PES that ended whole in the open segment, and in any segment so far (a few: searched linearly).
+    private var wholeInSegment: [Int] = []
+    private var wholeInStream: [Int] = []
     /// Reused between calls: the packets the demuxer read and what each brought.
     private var scratchPackets: [UInt8] = []
     private var scratchInfos: [TransportStreamDemuxer.PacketInfo] = []
@@ -436,6 +448,8 @@ public struct TransportStreamSegmenter: Sendable {
             frames, pts: pts, streamID: streamID, randomAccess: randomAccess, pcr: pcr, into: &output)
         tableWriter = writer
         openBytes += output.count - before
+        // Whole by construction.
+        if let primary = program?.primary?.pid { noteWhole(primary) }
     }
 
     private mutating func startSegment(at time: Int64, program: TransportStreamDemuxer.Program) {
@@ -448,6 +462,7 @@ public struct TransportStreamSegmenter: Sendable {
         openBytes = 0
         openPES.removeAll(keepingCapacity: true)
         primaryPESWhole = false
+        wholeInSegment.removeAll(keepingCapacity: true)
         flushOutput()
         events.append(.started(start))
         let primary = program.primary
@@ -497,6 +512,14 @@ public struct TransportStreamSegmenter: Sendable {
             ended.cutShortPackets = cut.flatMap(\.packets).sorted()
             let primary = program?.primary?.pid
             ended.cutShortEntirely = !primaryPESWhole && cut.contains { $0.pid == primary }
+        }
+        if streamEnded, let program {
+            // An unbounded PES whose last packet ends in stuffing ended whole with the stream.
+            let endedWhole = openPES.filter { $0.pid >= 0 && $0.endsInStuffing }.map(\.pid)
+            ended.missingStreams = program.streams.filter {
+                ($0.kind == .video || $0.kind == .audio) && wholeInStream.contains($0.pid)
+                    && !wholeInSegment.contains($0.pid) && !endedWhole.contains($0.pid)
+            }.map(\.pid)
         }
         events.append(.ended(ended))
         status.segments += 1
@@ -581,7 +604,7 @@ public struct TransportStreamSegmenter: Sendable {
         let length = Int(packet[payloadStart + 4]) << 8 | Int(packet[payloadStart + 5])
         // PES_packet_length counts the bytes after itself.
         if length > 0, length + 6 <= payload {
-            if pid == program?.primary?.pid { primaryPESWhole = true }
+            noteWhole(pid)
             return
         }
         var pes = OpenPES(
@@ -616,9 +639,16 @@ public struct TransportStreamSegmenter: Sendable {
 
     /// The PES at `index` of `openPES` ended whole: its slot is kept for the next one (pid -1).
     private mutating func pesEnded(at index: Int) {
-        if openPES[index].pid == program?.primary?.pid { primaryPESWhole = true }
+        noteWhole(openPES[index].pid)
         openPES[index].pid = -1
         openPES[index].packets.removeAll(keepingCapacity: true)
+    }
+
+    /// A PES of `pid` ended whole in the open segment.
+    private mutating func noteWhole(_ pid: Int) {
+        if pid == program?.primary?.pid { primaryPESWhole = true }
+        if !wholeInSegment.contains(pid) { wholeInSegment.append(pid) }
+        if !wholeInStream.contains(pid) { wholeInStream.append(pid) }
     }
 
     /// Records a keyframe interval; warns when it is longer than the segment duration.

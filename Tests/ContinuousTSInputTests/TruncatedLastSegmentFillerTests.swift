@@ -11,34 +11,22 @@ import TestSupport
 import Testing
 
 /// An encoder that dies just after a slot boundary leaves a short last segment with a keyframe but no audio (issue
-/// 31): that segment is no format change, and the outage after it is filled with video and audio continuing it.
+/// 31; an SRT caller killed 83 ms into a slot left one frame, and hls.js stopped on it): that segment is not listed,
+/// its slot is a GAP, and the outage is filled with video and audio continuing the segment before.
 @Suite(.offThePool) struct TruncatedLastSegmentFillerTests {
     let support = ContinuousTSIngestTests()
 
-    /// The PAT, the PMT and the packets of the first video access unit of a test source segment (no audio).
-    static func tablesAndFirstVideoAccessUnit(of bytes: [UInt8]) throws -> [UInt8] {
-        let contents = try TransportStreamContents(bytes)
-        let video = try #require(contents.streams.first { $0.streamType == 0x1B }).pid
-        let packets = try TransportStreamReader.packets(bytes)
-        var result = ContinuousTSFeedStateTests.tables(of: bytes)
-        var starts = 0
-        for packet in packets where Int(packet.pid) == video {
-            if packet.payloadUnitStart { starts += 1 }
-            if starts > 1 { break }
-            result += bytes[packet.index * 188..<(packet.index + 1) * 188]
-        }
-        return result
-    }
-
-    @Test func theOutageAfterALastSegmentWithoutAudioIsFilledWithVideoAndAudio() throws {
+    /// Feeds 5 s of the test source on 1 s slots, then the tables and the first video access unit of the next second
+    /// (its keyframe ends the segment before), ends the session as a caller's end does and lets four slots close.
+    /// Returns the rendition's entries.
+    func endJustAfterAKeyframe(lowLatency: Bool = false) throws -> [WindowEntry] {
         let clock = ManualClock()
-        let origin = try support.makeOrigin(clock: clock, segmentDuration: 1)
+        let origin = try support.makeOrigin(clock: clock, lowLatency: lowLatency, segmentDuration: 1)
         let ingest = ContinuousTSIngest(origin: origin, logger: Logger(label: "test"))
         var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
         let session = try ingest.open(channel: "ch", rendition: "360p", peer: "127.0.0.1:5000")
         support.feed(session, &generator, seconds: 5, clock: clock, origin: origin)
-        // The encoder dies: its last bytes are the tables and the first video access unit, then the caller is gone.
-        let last = try Self.tablesAndFirstVideoAccessUnit(of: generator.nextSegment().bytes)
+        let last = try TransportStreamReader.tablesAndFirstVideoAccessUnit(of: generator.nextSegment().bytes)
         clock.advance(microseconds: 40_000)
         last.withUnsafeBytes { session.receive($0) }
         session.close(reason: "disconnected")
@@ -46,21 +34,46 @@ import Testing
             clock.advance(seconds: 1)
             origin.tick()
         }
-        let entries = try #require(origin.channel(named: "ch")?.snapshot.renditions["360p"]?.entries)
-        let lastSegment = try #require(entries.last { !$0.isGap })
-        let lastContents = try TransportStreamContents(try #require(lastSegment.bytes).array)
-        let audio = try #require(lastContents.streams.first { $0.streamType == 0x0F }).pid
-        #expect(lastContents.pesPackets[audio, default: []].isEmpty)
-        // A track missing from a truncated segment is no format change: no discontinuity.
+        #expect(session.status.segmentsRefused == 0, "\(session.status.lastRefusal ?? "")")
+        return try #require(origin.channel(named: "ch")?.snapshot.renditions["360p"]?.entries)
+    }
+
+    /// The last segment listed is the whole one before the encoder's end (audio and video, a whole slot); the slot
+    /// of the one-frame segment after it is a GAP, as every slot after.
+    func expectOneFrameSegmentNotListed(_ entries: [WindowEntry]) throws -> WindowEntry {
+        let last = try #require(entries.last { !$0.isGap })
+        let contents = try TransportStreamContents(try #require(last.bytes).array)
+        let audio = try #require(contents.streams.first { $0.streamType == 0x0F }).pid
+        #expect(!contents.pesPackets[audio, default: []].isEmpty, "the last listed segment has no audio")
+        #expect(last.durationMilliseconds == 1_000, "the last listed segment lasts \(last.durationMilliseconds) ms")
+        let after = entries.filter { $0.msn > last.msn }
+        #expect(after.count >= 2)
+        #expect(after.first?.msn == last.msn + 1)
+        #expect(after.allSatisfy { $0.isGap })
+        #expect(after.first?.programDateTimeMilliseconds == last.programDateTimeMilliseconds + 1_000)
+        return last
+    }
+
+    @Test func aLastSegmentOfOneFrameWithoutAudioIsNotListedAndItsSlotIsAGap() throws {
+        _ = try expectOneFrameSegmentNotListed(try endJustAfterAKeyframe())
+    }
+
+    @Test func onALowLatencyChannelALastSegmentOfOneFrameWithoutAudioIsNotListed() throws {
+        _ = try expectOneFrameSegmentNotListed(try endJustAfterAKeyframe(lowLatency: true))
+    }
+
+    @Test func theOutageAfterALastSegmentWithoutAudioIsFilledWithVideoAndAudio() throws {
+        let entries = try endJustAfterAKeyframe()
+        let lastSegment = try expectOneFrameSegmentNotListed(entries)
         #expect(!lastSegment.discontinuity)
         let gaps = entries.filter { $0.isGap && $0.msn > lastSegment.msn }
-        #expect(gaps.count >= 2)
-        // The first filler's audio starts where the audio of the segment before ended (the truncated one has none).
-        let before = try #require(entries.last { !$0.isGap && $0.msn < lastSegment.msn })
-        let beforeBytes = try #require(before.bytes).array
-        let lastAudio = try #require(try TransportStreamContents(beforeBytes).pesPackets[audio]?.last)
+        // The first filler's audio starts where the audio of the last listed segment ended.
+        let lastBytes = try #require(lastSegment.bytes).array
+        let lastContents = try TransportStreamContents(lastBytes)
+        let audio = try #require(lastContents.streams.first { $0.streamType == 0x0F }).pid
+        let lastAudio = try #require(lastContents.pesPackets[audio]?.last)
         let sampleRate = try #require(
-            try MediaProbe.probeSegment(beforeBytes).tracks.first { $0.kind == .audio }?.sampleRate)
+            try MediaProbe.probeSegment(lastBytes).tracks.first { $0.kind == .audio }?.sampleRate)
         let frames = Int64(try TransportStreamReader.adtsFrameLengths(lastAudio.payload).count)
         let audioEnd = try #require(lastAudio.pts) + frames * 1024 * 90_000 / Int64(sampleRate)
         let firstFiller = try TransportStreamContents(try #require(gaps.first?.filler).array)

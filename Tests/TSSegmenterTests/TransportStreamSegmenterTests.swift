@@ -201,6 +201,31 @@ enum SegmenterFixture {
         #expect(run.segments.map(\.start.discontinuity) == [true] + Array(repeating: false, count: run.segments.count - 1))
     }
 
+    @Test func aStreamEndingJustAfterAKeyframeEndsWithASegmentThatSaysItsAudioIsMissing() throws {
+        // Five test source segments (PTS 1.4-6.4 s), then the tables and the first video access unit of the next:
+        // the keyframe at 6.4 s starts a segment (the boundary after 4.4 s is 5.5 s) of one frame and no audio.
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
+        var whole: [UInt8] = []
+        for _ in 0..<5 { whole += generator.nextSegment().bytes }
+        let cut = whole + (try TransportStreamReader.tablesAndFirstVideoAccessUnit(of: generator.nextSegment().bytes))
+        let run = Fixture.run(cut)
+        let last = try #require(run.segments.last)
+        #expect(last.start.decodeTime == 126_000 + 5 * 90_000)
+        #expect(last.end.durationTicks == 3_600)
+        #expect(last.end.missingStreams == [0x0101])
+        #expect(last.end.dropped && !last.end.cutShortEntirely)
+        // The segments before ended at cuts: nothing is said to be missing there.
+        #expect(run.segments.dropLast().allSatisfy { $0.end.missingStreams.isEmpty && !$0.end.dropped })
+        // Ended after whole PES of both streams: the last segment lacks nothing.
+        let ended = Fixture.run(whole)
+        #expect(ended.segments.count == run.segments.count - 1)
+        #expect(ended.segments.allSatisfy { !$0.end.dropped })
+        // A stream that never carried audio (the PMT lists it): a last segment without it lacks nothing.
+        let silent = Fixture.run(SegmenterStreams.rewritingTables(cut, dropping: [0x0101]))
+        #expect(silent.segments.count == run.segments.count)
+        #expect(silent.segments.allSatisfy { !$0.end.dropped })
+    }
+
     @Test func aProgramChangeMidStreamEndsTheSegmentAndFollowsTheNewPIDs() throws {
         let first = try Fixture.stream(segments: 4)
         let second = try SegmenterStreams.movingVideo(to: 0x0200, in: Fixture.stream(segments: 6, startPTS: 126_000 + 4 * 90_000))

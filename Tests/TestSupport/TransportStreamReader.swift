@@ -207,6 +207,29 @@ public enum TransportStreamReader {
         return lengths
     }
 
+    /// The first PAT, the first PMT and the packets of the first video access unit (H.264 or HEVC) of `bytes`, no
+    /// other stream: what a stream killed just after a keyframe got out (one frame, no audio).
+    public static func tablesAndFirstVideoAccessUnit(of bytes: [UInt8]) throws -> [UInt8] {
+        let all = try packets(bytes)
+        guard let pat = all.first(where: { $0.pid == 0 && $0.payloadUnitStart }) else { throw ReaderError("no PAT") }
+        let association = try section(in: pat)
+        // The first program's PMT PID (after the 8-byte header: program_number, then the PID).
+        let pmtPID = UInt16(association[10] & 0x1F) << 8 | UInt16(association[11])
+        guard let pmt = all.first(where: { $0.pid == pmtPID && $0.payloadUnitStart }) else {
+            throw ReaderError("no PMT")
+        }
+        guard let video = try programMap(section(in: pmt)).streams.first(where: { $0.0 == 0x1B || $0.0 == 0x24 })?.1
+        else { throw ReaderError("no video stream") }
+        var result = [pat, pmt].flatMap { bytes[$0.index * 188..<($0.index + 1) * 188] }
+        var starts = 0
+        for packet in all where packet.pid == video {
+            if packet.payloadUnitStart { starts += 1 }
+            if starts > 1 { break }
+            result += bytes[packet.index * 188..<(packet.index + 1) * 188]
+        }
+        return result
+    }
+
     /// H.264 NAL unit types in an Annex B payload.
     public static func nalUnitTypes(_ payload: [UInt8]) -> [UInt8] {
         var types: [UInt8] = []
