@@ -9,8 +9,9 @@ import SharedBytes
 /// group's origins read from each other. Both answer from memory: the peers' health is gathered in the background
 /// (`SteeringHealthMonitor`), never on a libmicrohttpd thread.
 extension OriginHTTPHandler {
-    /// `GET /live/{channel}/steering.json[?_HLS_pathway=P&_HLS_throughput=T]`: the channel's steering manifest; 404
-    /// when the channel is not steered, 400 with the reason for a malformed argument.
+    /// `GET /live/{channel}/steering.json[?steered=S&_HLS_pathway=P&_HLS_throughput=T]`: the channel's steering
+    /// manifest (`steered` is the previous answer's, carried in its RELOAD-URI); 404 when the channel is not steered,
+    /// 400 with the reason for a malformed `_HLS_pathway`.
     func steeringManifest(_ context: RouteContext) -> HTTPResponse {
         let channel = context.channel
         guard let steering = channel.configuration.steering else {
