@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -141,6 +143,40 @@ struct MHD_Daemon *CMicroHTTPDShims_start_daemon(
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
         MHD_OPTION_ARRAY, optional,
         MHD_OPTION_END);
+}
+
+int CMicroHTTPDShims_wake_create(void) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+void CMicroHTTPDShims_wake_signal(int wake_fd) {
+    uint64_t count = 0;
+    (void)!read(wake_fd, &count, sizeof(count));
+    count = 1;
+    (void)!write(wake_fd, &count, sizeof(count));
+}
+
+/* The worker daemon whose epoll set this thread has joined the wake descriptor to (a worker thread serves one daemon
+   for its whole life, so this is set once per worker). */
+static _Thread_local const struct MHD_Daemon *wake_joined = NULL;
+
+int CMicroHTTPDShims_wake_join(struct MHD_Connection *connection, int wake_fd) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_DAEMON);
+    if (info == NULL || info->daemon == NULL || info->daemon == wake_joined) {
+        return 0;
+    }
+    const union MHD_DaemonInfo *daemon_info = MHD_get_daemon_info(info->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    if (daemon_info == NULL || daemon_info->epoll_fd < 0) {
+        return 0;
+    }
+    /* Edge-triggered: each signal is one event, whether or not the workers ever read the descriptor (they never do). */
+    struct epoll_event event = {.events = EPOLLIN | EPOLLET, .data = {.ptr = NULL}};
+    if (epoll_ctl(daemon_info->epoll_fd, EPOLL_CTL_ADD, wake_fd, &event) != 0 && errno != EEXIST) {
+        return -errno;
+    }
+    wake_joined = info->daemon;
+    return 0;
 }
 
 int CMicroHTTPDShims_listen(const CMicroHTTPDShims_Address *address, unsigned int backlog, int reuse_port) {

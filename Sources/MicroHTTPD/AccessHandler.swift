@@ -83,6 +83,7 @@ func connectionNotification(
     // MHD_CONNECTION_NOTIFY_STARTED = 0, MHD_CONNECTION_NOTIFY_CLOSED = 1 (not imported as named cases).
     switch code.rawValue {
     case 0:
+        context.joinWake(connection)
         let (record, withinLimit) = context.deadlines.connectionStarted(
             socket: CMicroHTTPDShims_connection_fd(connection))
         socketContext?.pointee = Unmanaged.passRetained(record).toOpaque()

@@ -7,6 +7,14 @@ import Synchronization
 /// An HTTP/1.1 server on libmicrohttpd: a pool of threads, each with its own epoll loop, calling an
 /// `HTTPRequestHandler` for every request.
 public final class HTTPServer: Sendable {
+    /// Milliseconds between two wake-ups of every worker's epoll loop (an eventfd in each worker's epoll set,
+    /// signalled by a thread of the server's own).
+    /// libmicrohttpd 0.9.75's `MHD_epoll`, when one `epoll_wait` returned exactly 128 events (its MAX_EVENTS), calls
+    /// `epoll_wait` again with the full timeout (the nearest connection timeout, up to 30 s) before handling any of
+    /// them: with nothing else arriving, the worker slept on 128 unread requests (`KeepAliveLoadTests`). The wake-up
+    /// ends that wait within one interval; the cost is one empty pass of each worker's loop per interval.
+    static let workerWakeMilliseconds: Int64 = 20
+
     private enum Lifecycle {
         case idle
         case running(DaemonHandle, port: Int)
@@ -114,7 +122,9 @@ public final class HTTPServer: Sendable {
             usleep(2_000)
         }
         context.deadlines.stop()
+        daemon.wakeSignals.stop()
         MHD_stop_daemon(daemon.pointer)
+        close(daemon.wakeDescriptor)
         if let tlsState = daemon.tlsState { CMicroHTTPDShims_tls_state_free(tlsState) }
         // Balances the retain in startDaemon(): no callback can run any more.
         Unmanaged.passUnretained(context).release()
@@ -180,6 +190,14 @@ public final class HTTPServer: Sendable {
             | MHD_USE_ERROR_LOG.rawValue
         if config.host == "::" { flags |= MHD_USE_DUAL_STACK.rawValue }
 
+        let wakeDescriptor = CMicroHTTPDShims_wake_create()
+        guard wakeDescriptor >= 0 else {
+            throw HTTPServerError.startFailed(
+                "could not start the \(config.tls == nil ? "HTTP" : "HTTPS") server on \(config.host) port "
+                    + "\(config.port): no eventfd for the workers' wake-ups: "
+                    + String(cString: strerror(-wakeDescriptor)))
+        }
+        context.wakeDescriptor.store(wakeDescriptor, ordering: .relaxed)
         let retainedContext = Unmanaged.passRetained(context).toOpaque()
         context.beginStartup()
         var tlsState: UnsafeMutableRawPointer?
@@ -190,9 +208,9 @@ public final class HTTPServer: Sendable {
                 requestCompleted, retainedContext,
                 connectionNotification, retainedContext,
                 context.logSink,
-                // libmicrohttpd 0.9.75's single-thread epoll mode (no pool) stops reading some busy keep-alive
-                // connections (a request left in the socket, the thread asleep: KeepAliveLoadTests); the pool mode,
-                // one epoll loop per worker, does not. So there are always at least two workers.
+                // libmicrohttpd 0.9.75's single-thread epoll mode (no pool) stopped reading busy keep-alive
+                // connections far more often than the pool (512 connections all ready are four full batches of the
+                // 128-event wait `workerWakeMilliseconds` ends). There are still always at least two workers.
                 UInt32(clamping: max(config.threadCount, 2)),
                 UInt32(clamping: config.connectionLimit + ServerDeadlines.reserve(for: config.connectionLimit)),
                 UInt32(clamping: config.perIPConnectionLimit),
@@ -205,6 +223,8 @@ public final class HTTPServer: Sendable {
         }
         let messages = context.endStartup()
         guard let daemon else {
+            context.wakeDescriptor.store(-1, ordering: .relaxed)
+            close(wakeDescriptor)
             if let tlsState { CMicroHTTPDShims_tls_state_free(tlsState) }
             Unmanaged<ServerContext>.fromOpaque(retainedContext).release()
             let reason = messages.isEmpty ? "no reason given" : messages.joined(separator: "; ")
@@ -222,7 +242,14 @@ public final class HTTPServer: Sendable {
                 "http.sendfile": "\(FileRegion.sendsWithSendfile)",
                 "http.shared_fd": "\(FileRegion.readsAtExplicitOffsets)",
             ])
-        return (DaemonHandle(pointer: daemon, tlsState: tlsState), Int(CMicroHTTPDShims_bound_port(daemon)))
+        return (
+            DaemonHandle(
+                pointer: daemon, tlsState: tlsState, wakeDescriptor: wakeDescriptor,
+                wakeSignals: PeriodicThread(
+                    name: "http-wake", intervalMilliseconds: Self.workerWakeMilliseconds
+                ) { CMicroHTTPDShims_wake_signal(wakeDescriptor) }),
+            Int(CMicroHTTPDShims_bound_port(daemon))
+        )
     }
 
     /// Whether the server speaks HTTPS (`HTTPServerConfiguration.tls`).
@@ -240,4 +267,8 @@ private struct DaemonHandle: @unchecked Sendable {
     // @unchecked: only passed to MHD_stop_daemon, once, by the thread that took it out of the lifecycle mutex.
     let pointer: OpaquePointer
     let tlsState: UnsafeMutableRawPointer?
+    /// The workers' wake descriptor (`HTTPServer.workerWakeMilliseconds`), closed after the daemon stops.
+    let wakeDescriptor: Int32
+    /// Signals `wakeDescriptor` every `HTTPServer.workerWakeMilliseconds`; stopped before the daemon.
+    let wakeSignals: PeriodicThread
 }

@@ -1,4 +1,5 @@
 import CMicroHTTPDShims
+import Glibc
 import Logging
 import Synchronization
 
@@ -37,6 +38,9 @@ final class ServerContext: Sendable {
     /// The server speaks HTTPS: requests are marked `isTLS`, and nothing is written to a connection before its TLS
     /// handshake (a connection over the limit is closed without the 503 a plain HTTP client gets).
     let isTLS: Bool
+    /// The eventfd that wakes every worker's epoll loop (`HTTPServer.workerWakeMilliseconds`), set by `start()`
+    /// before the daemon runs; -1 before. Each worker's first connection joins it to that worker's epoll set.
+    let wakeDescriptor = Atomic<Int32>(-1)
 
     init(
         handler: any HTTPRequestHandler, standardHeaders: HTTPHeaders = HTTPHeaders(),
@@ -54,6 +58,20 @@ final class ServerContext: Sendable {
     }
 
     deinit { logSink.deallocate() }
+
+    /// Joins `wakeDescriptor` to the epoll set of the worker serving `connection`, on that worker's thread (once
+    /// per worker; see `HTTPServer.workerWakeMilliseconds`).
+    func joinWake(_ connection: OpaquePointer) {
+        let descriptor = wakeDescriptor.load(ordering: .relaxed)
+        guard descriptor >= 0 else { return }
+        let result = CMicroHTTPDShims_wake_join(connection, descriptor)
+        guard result < 0 else { return }
+        let reason = String(cString: strerror(-result))
+        let message =
+            "MicroHTTPD: could not add the wake descriptor to a worker's epoll set (\(reason)): that worker may "
+            + "leave up to 128 requests unread until its next event"
+        logger.warning("\(message)", metadata: ["http.error": "\(reason)"])
+    }
 
     /// A libmicrohttpd log line.
     func logMessage(_ message: String) {

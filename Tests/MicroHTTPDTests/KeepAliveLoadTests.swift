@@ -7,9 +7,11 @@ import TestSupport
 import Testing
 
 /// Many keep-alive connections, each sending its next request as soon as the answer to the previous one is in (what
-/// wrk does). libmicrohttpd 0.9.75 in its single-thread epoll mode stopped reading some connections after a few
-/// requests under this load (a request left unread in the socket, the thread asleep); the server therefore always
-/// runs a pool of at least two workers. Each configuration must answer every request.
+/// wrk does). libmicrohttpd 0.9.75 stopped reading some connections under this load (requests left unread in the
+/// sockets, the workers asleep in epoll_wait until the 30 s idle timeout): often with one thread, about 1 run in 15
+/// with a pool of two and the cores busy. The cause is its 128-event epoll_wait, which
+/// `aWorkerHandedExactlyOneFullBatchOfRequestsAnswersThemAtOnce` reproduces on its own and
+/// `HTTPServer.workerWakeMilliseconds` ends. Each configuration must answer every request.
 @Suite(.serialized, .tags(.endToEnd), .offThePool) struct KeepAliveLoadTests {
     /// Drives `connections` non-blocking sockets with poll(), `rounds` GETs each; returns the answers received.
     static func drive(port: Int, connections: Int, rounds: Int, seconds: Double) -> Int {
@@ -89,6 +91,50 @@ import Testing
             }
         }
         return answers
+    }
+
+    /// libmicrohttpd 0.9.75's epoll loop (`MHD_epoll`) takes at most 128 events per `epoll_wait` and, when it gets
+    /// exactly 128, calls `epoll_wait` again with the full timeout (the nearest idle timeout, up to 30 s) before
+    /// handling any of them; with no further event the worker sleeps on 128 unread requests. Here one worker is held
+    /// in the handler while exactly 128 of its other keep-alive connections send a request, then let go: every one
+    /// must be answered at once, not when the idle timeout wakes the worker.
+    @Test func aWorkerHandedExactlyOneFullBatchOfRequestsAnswersThemAtOnce() throws {
+        let release = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threadCount: 2)
+        ) { head in
+            if head.path == "/hold" {
+                holding.signal()
+                _ = release.wait(timeout: .now() + 10)
+            }
+            // The worker's thread index: tells the client which worker serves its connection.
+            return .respond(.text(200, "\(HTTPServer.currentThreadIndex)"))
+        }
+        try server.start()
+        defer { server.stop() }
+        // 400 connections over two workers: one of them holds at least 200, and a connection stays on its worker.
+        let connections = try (0..<400).map { _ in try RawHTTPConnection(port: server.boundPort, timeout: .seconds(5)) }
+        var byWorker: [String: [RawHTTPConnection]] = [:]
+        for connection in connections {
+            byWorker[try connection.request("GET", "/who").text, default: []].append(connection)
+        }
+        let worker = try #require(byWorker.values.max { $0.count < $1.count })
+        try #require(worker.count > 128)
+        try worker[0].send(RawHTTPConnection.requestBytes("GET", "/hold"))
+        #expect(holding.wait(timeout: .now() + 5) == .success, "the held request reached the handler")
+        let batch = worker[1...128]
+        for connection in batch { try connection.send(RawHTTPConnection.requestBytes("GET", "/batch")) }
+        usleep(100_000)  // all 128 requests in the worker's sockets before it is let go
+        release.signal()
+        let start = ContinuousClock.now
+        var answered = 0
+        for connection in batch {
+            guard (try? connection.readResponse()) != nil else { break }
+            answered += 1
+        }
+        #expect(answered == 128, "\(answered) of 128 answered within 5 s")
+        #expect(ContinuousClock.now - start < .seconds(2), "answered after \(ContinuousClock.now - start)")
+        _ = try? worker[0].readResponse()
     }
 
     @Test(arguments: [1, 2])

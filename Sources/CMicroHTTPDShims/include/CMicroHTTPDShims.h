@@ -120,6 +120,21 @@ void *CMicroHTTPDShims_tls_retrieve_function(void);
    the IPv6 any address): the descriptor, or -errno. */
 int CMicroHTTPDShims_listen(const CMicroHTTPDShims_Address *address, unsigned int backlog, int reuse_port);
 
+/* A non-blocking eventfd for CMicroHTTPDShims_wake_join and CMicroHTTPDShims_wake_signal: the descriptor, or -errno.
+   Close it after MHD_stop_daemon. */
+int CMicroHTTPDShims_wake_create(void);
+
+/* Adds `wake_fd` (edge-triggered, event pointer NULL, which libmicrohttpd's epoll loop skips) to the epoll set of the
+   worker that serves `connection`, once per worker (remembered per thread: call it on the worker's thread, from the
+   connection notification). Each CMicroHTTPDShims_wake_signal then ends that worker's epoll_wait: libmicrohttpd
+   0.9.75's MHD_epoll, after an epoll_wait that returned exactly MAX_EVENTS (128) events, waits again with the full
+   timeout (up to the connection timeout) before handling any of them, so without another event those requests sit
+   unread. 0, or -errno if epoll_ctl failed. */
+int CMicroHTTPDShims_wake_join(struct MHD_Connection *connection, int wake_fd);
+
+/* One event on `wake_fd` for every epoll set it joined (the counter is read first, so it never fills up). */
+void CMicroHTTPDShims_wake_signal(int wake_fd);
+
 /* The port of the daemon's listening socket (MHD_DAEMON_INFO_BIND_PORT), 0 if unknown. */
 uint16_t CMicroHTTPDShims_bound_port(struct MHD_Daemon *daemon);
 
