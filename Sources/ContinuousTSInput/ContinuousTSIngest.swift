@@ -253,6 +253,7 @@ public final class ContinuousTSSession: Sendable {
                 // whole access unit of its media, or none of a stream the stream carried (a frame or a few after a
                 // keyframe, no audio: hls.js stops there), is dropped: its slot is a GAP (a Low-Latency one closes
                 // at its last listed part). No segment of a continuous stream was acknowledged to its sender.
+                if end.dropped { logDropped(end) }
                 if lowLatency {
                     guard let push = state.push else { continue }
                     state.push = nil
@@ -296,6 +297,12 @@ public final class ContinuousTSSession: Sendable {
     }
 
     private func publish(_ status: Status) { published.withLock { $0 = status } }
+
+    private func logDropped(_ end: TransportStreamSegmenter.SegmentEnd) {
+        let pids = end.missingStreams.map(String.init).joined(separator: ", ")
+        let why = end.cutShortEntirely ? "no whole access unit of its media" : "no whole PES of PID \(pids)"
+        logger.info("the stream's last segment (\(end.durationTicks / 90) ms) is dropped: \(why)")
+    }
 
     private func beginPush(_ start: TransportStreamSegmenter.SegmentStart, _ state: inout State) -> StreamingPush? {
         do throws(IngestError) {

@@ -62,31 +62,69 @@ import Testing
         _ = try expectOneFrameSegmentNotListed(try endJustAfterAKeyframe(lowLatency: true))
     }
 
-    @Test func theOutageAfterALastSegmentWithoutAudioIsFilledWithVideoAndAudio() throws {
-        let entries = try endJustAfterAKeyframe()
-        let lastSegment = try expectOneFrameSegmentNotListed(entries)
-        #expect(!lastSegment.discontinuity)
-        let gaps = entries.filter { $0.isGap && $0.msn > lastSegment.msn }
-        // The first filler's audio starts where the audio of the last listed segment ended.
-        let lastBytes = try #require(lastSegment.bytes).array
-        let lastContents = try TransportStreamContents(lastBytes)
-        let audio = try #require(lastContents.streams.first { $0.streamType == 0x0F }).pid
-        let lastAudio = try #require(lastContents.pesPackets[audio]?.last)
+    /// Every GAP entry in `gaps` has a filler with video and audio, each stream carrying PES, and the first filler's
+    /// audio starts where the audio of `withAudio` (the segment the filler continues) ended.
+    func expectFillers(_ gaps: [WindowEntry], continuingTheAudioOf withAudio: WindowEntry) throws {
+        let bytes = try #require(withAudio.bytes).array
+        let contents = try TransportStreamContents(bytes)
+        let audio = try #require(contents.streams.first { $0.streamType == 0x0F }).pid
+        let lastAudio = try #require(contents.pesPackets[audio]?.last)
         let sampleRate = try #require(
-            try MediaProbe.probeSegment(lastBytes).tracks.first { $0.kind == .audio }?.sampleRate)
+            try MediaProbe.probeSegment(bytes).tracks.first { $0.kind == .audio }?.sampleRate)
         let frames = Int64(try TransportStreamReader.adtsFrameLengths(lastAudio.payload).count)
         let audioEnd = try #require(lastAudio.pts) + frames * 1024 * 90_000 / Int64(sampleRate)
         let firstFiller = try TransportStreamContents(try #require(gaps.first?.filler).array)
         #expect(firstFiller.pesPackets[audio]?.first?.pts == audioEnd)
+        #expect(gaps.count >= 2)
         for gap in gaps {
             // nil is a 404 for the player.
             let filler = try #require(gap.filler, "GAP msn \(gap.msn) has no filler").array
-            let contents = try TransportStreamContents(filler)
+            let fillerContents = try TransportStreamContents(filler)
             let info = try MediaProbe.probeSegment(filler)
             #expect(info.tracks.map(\.kind) == [.video, .audio])
-            for stream in contents.streams {
-                #expect(!(contents.pesPackets[stream.pid] ?? []).isEmpty, "GAP msn \(gap.msn) PID \(stream.pid)")
+            for stream in fillerContents.streams {
+                #expect(!(fillerContents.pesPackets[stream.pid] ?? []).isEmpty, "GAP msn \(gap.msn) PID \(stream.pid)")
             }
         }
+    }
+
+    @Test func theOutageAfterALastSegmentWithoutAudioIsFilledWithVideoAndAudio() throws {
+        let entries = try endJustAfterAKeyframe()
+        let lastSegment = try expectOneFrameSegmentNotListed(entries)
+        #expect(!lastSegment.discontinuity)
+        try expectFillers(entries.filter { $0.isGap && $0.msn > lastSegment.msn }, continuingTheAudioOf: lastSegment)
+    }
+
+    /// A pushed segment was acknowledged (201): a last one without audio stays listed, as it came. A stream without
+    /// samples is no format change, so it starts no discontinuity, and the filler is read from it joined to the
+    /// segment before: video and audio, each continuing its stream.
+    @Test func aPushedLastSegmentWithoutAudioStaysListedAndTheOutageIsFilledContinuingEachStream() throws {
+        let clock = ManualClock()
+        let origin = try support.makeOrigin(clock: clock, segmentDuration: 1)
+        var generator = try TestStreamGenerator(profile: TestSourceProfile.named("360p")!, segmentDuration: 1)
+        func push(_ bytes: [UInt8]) throws {
+            _ = try origin.ingest(
+                MediaPush(channel: "ch", rendition: "360p", kind: .media, body: SharedBytes(bytes), label: "push"))
+        }
+        for _ in 0..<5 {
+            clock.advance(seconds: 1)
+            try push(generator.nextSegment().bytes)
+            origin.tick()
+        }
+        clock.advance(microseconds: 40_000)
+        try push(try TransportStreamReader.tablesAndFirstVideoAccessUnit(of: generator.nextSegment().bytes))
+        for _ in 0..<4 {
+            clock.advance(seconds: 1)
+            origin.tick()
+        }
+        let entries = try #require(origin.channel(named: "ch")?.snapshot.renditions["360p"]?.entries)
+        let last = try #require(entries.last { !$0.isGap })
+        let contents = try TransportStreamContents(try #require(last.bytes).array)
+        let audio = try #require(contents.streams.first { $0.streamType == 0x0F }).pid
+        #expect(contents.pesPackets[audio, default: []].isEmpty)
+        #expect(last.durationMilliseconds == 40)
+        #expect(!last.discontinuity)
+        let before = try #require(entries.last { !$0.isGap && $0.msn < last.msn })
+        try expectFillers(entries.filter { $0.isGap && $0.msn > last.msn }, continuingTheAudioOf: before)
     }
 }
