@@ -229,6 +229,14 @@ public final class RawHTTPConnection: @unchecked Sendable {
         return closedByPeer
     }
 
+    /// True if bytes are buffered or can be read at once, or the server closed the connection, within
+    /// `milliseconds` (nothing is read).
+    public func isReadable(waitingMilliseconds milliseconds: Int32) -> Bool {
+        if !buffer.isEmpty || closedByPeer { return true }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, milliseconds) > 0
+    }
+
     /// Up to `count` bytes as they arrive (buffered ones first; one receive, blocking up to the timeout); empty at
     /// the end of the stream or on a timeout.
     public func receive(upTo count: Int) -> [UInt8] {
