@@ -58,6 +58,15 @@ extension DateRangeRequestBody {
                     texts.append(text)
                 }
                 attributeValue = .string(texts.joined(separator: ","))
+            case (.assetURI, .string(let text)), (.assetList, .string(let text)):
+                // Written into the playlist as players read it: a URI, never text a player would trip over.
+                guard !text.isEmpty, URIReference.isValid(text) else {
+                    throw invalid(
+                        field,
+                        "must be a URI (RFC 3986: ASCII letters, digits and -._~:/?#[]@!$&'()*+,;= only, other "
+                            + "bytes percent-encoded, e.g. https://ads.example/promo.m3u8)")
+                }
+                attributeValue = .string(text)
             case (_, .string(let text)):
                 attributeValue = .string(text)
             default:

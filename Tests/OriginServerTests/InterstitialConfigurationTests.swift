@@ -108,6 +108,12 @@ struct InterstitialConfigurationTests {
             (#""interstitial": {"assetUri": "https://a/x.m3u8", "skip": true}"#, "interstitial.skip"),
             (#""interstitial": "https://a/x.m3u8""#, "interstitial"),
             (#""class": "com.example.ad", "interstitial": {"assetUri": "https://a/x.m3u8"}"#, "class"),
+            // Not URIs (schemathesis's finding: non-ASCII text was written into X-ASSET-URI), nor empty ones.
+            (#""interstitial": {"assetUri": "\u00db\ud8d6\udc25\u00d11\u00da"}"#, "interstitial.assetUri"),
+            (#""interstitial": {"assetUri": "https://a/x y.m3u8"}"#, "interstitial.assetUri"),
+            (#""interstitial": {"assetList": "https://a/l?break={id}"}"#, "interstitial.assetList"),
+            (#""interstitial": {"assetList": "https://a/l?%zz"}"#, "interstitial.assetList"),
+            (#""interstitial": {"assetUri": ""}"#, "interstitial.assetUri"),
         ])
     func badInterstitialObject(fields: String, field: String) throws {
         let client = try AdminClient()
@@ -115,5 +121,15 @@ struct InterstitialConfigurationTests {
         #expect(answer.status == 400, "\(answer.body)")
         #expect(answer.field == field, "\(answer.body)")
         #expect(client.origin.channel(named: "ch")!.allMarkers.isEmpty)
+    }
+
+    @Test("a relative asset URI is a URI: it is taken as given")
+    func aRelativeAssetURIIsTaken() throws {
+        let client = try AdminClient()
+        let answer = client.send(
+            "POST", "/admin/channels/ch/dateranges",
+            body: #"{"id": "slate", "interstitial": {"assetUri": "/slates/promo.m3u8?v=2"}}"#)
+        #expect(answer.status == 201, "\(answer.body)")
+        #expect(answer.tag?.contains(#"X-ASSET-URI="/slates/promo.m3u8?v=2""#) == true, "\(answer.body)")
     }
 }
