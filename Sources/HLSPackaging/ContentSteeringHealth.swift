@@ -41,6 +41,12 @@ public enum PathwayHealth: Sendable, Hashable {
         case .stale(let reason), .failing(let reason), .down(let reason): reason
         }
     }
+
+    /// A pathway's health from its origins': the least severe (a CDN in front of two origins serves while one of them
+    /// does; the first of equals); nil for no origins.
+    public static func best(of origins: [PathwayHealth]) -> PathwayHealth? {
+        origins.min { $0.severity < $1.severity }
+    }
 }
 
 /// One channel as its own origin judges it: what `GET /peer/health` reports and the heartbeat row carries.
@@ -182,7 +188,7 @@ extension ContentSteeringConfiguration {
     ) -> [String: PathwayHealth] {
         var health: [String: PathwayHealth] = [:]
         for (pathway, origins) in originHealth(channel: channel, own: own, peers: peers) where !origins.isEmpty {
-            health[pathway] = origins.map(\.health).min { $0.severity < $1.severity }
+            health[pathway] = PathwayHealth.best(of: origins.map(\.health))
         }
         return health
     }

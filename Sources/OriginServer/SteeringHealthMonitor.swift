@@ -413,7 +413,7 @@ public final class SteeringHealthMonitor: Service, Sendable {
         }
         let pathways = steering.originHealth(channel: name, own: own, peers: observations).map {
             pathway, origins -> SteeringStatus.Pathway in
-            let best = origins.map(\.health).min { $0.severity < $1.severity } ?? .healthy
+            let best = PathwayHealth.best(of: origins.map(\.health)) ?? .healthy
             return SteeringStatus.Pathway(
                 id: pathway, state: best.name, reason: best.reason,
                 origins: origins.map { origin, health in

@@ -55,14 +55,10 @@ extension EndToEndInBrowser {
             // Through either edge, the same steering answer for a player on cdn-a, once each origin has read the
             // other: cdn-a first, RELOAD-URI on the other pathway's edge.
             let query = "/live/\(channel)/steering.json?_HLS_pathway=cdn-a&_HLS_throughput=900000"
-            var answers: [String] = []
-            try await waitUntil("both edges to steer alike", timeout: .seconds(10), interval: .milliseconds(200)) {
-                answers = []
-                for edge in edges { answers.append((try? await HTTPClient(port: edge.port).get(query).text) ?? "") }
-                return answers[0] == answers[1] && answers[0].contains(#"["cdn-a","cdn-b"]"#)
-            }
+            let answer = try await PathwaySwitch.waitUntilSteeringAlike(
+                ports: edges.map(\.port), query: query, priority: #"["cdn-a","cdn-b"]"#, what: "both edges to steer alike")
             #expect(
-                answers[0]
+                answer
                     == #"{"VERSION":1,"TTL":\#(ContentSteeringPlaybackTests.ttl),"RELOAD-URI":"\#(edges[1].baseURL)/live/csn/steering.json?steered=cdn-a","PATHWAY-PRIORITY":["cdn-a","cdn-b"]}"#
                     + "\n")
             let multivariant = try await HTTPClient(port: edges[0].port).get("/live/\(channel)/index.m3u8").text

@@ -61,14 +61,10 @@ extension EndToEndInBrowser {
             let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
             // Both origins give the same answer for the same health and query, once each has read the other.
             let query = "/live/\(channel)/steering.json?_HLS_pathway=origin-a&_HLS_throughput=900000"
-            var answers: [String] = []
-            try await waitUntil("both origins to steer alike", timeout: .seconds(10), interval: .milliseconds(200)) {
-                answers = []
-                for port in ports { answers.append((try? await HTTPClient(port: port).get(query).text) ?? "") }
-                return answers[0] == answers[1] && answers[0].contains(#"["origin-a","origin-b"]"#)
-            }
+            let answer = try await PathwaySwitch.waitUntilSteeringAlike(
+                ports: ports, query: query, priority: #"["origin-a","origin-b"]"#, what: "both origins to steer alike")
             #expect(
-                answers[0]
+                answer
                     == #"{"VERSION":1,"TTL":2,"RELOAD-URI":"http://127.0.0.1:\#(ports[1])/live/cs/steering.json?steered=origin-a","PATHWAY-PRIORITY":["origin-a","origin-b"]}"#
                     + "\n")
             let multivariants = [

@@ -106,11 +106,9 @@ extension EndToEndInBrowser {
                 arguments: [["--log-format", "json"], []], configuration: configuration)
             let (first, second, encoder) = (pair.first, pair.second, pair.encoder)
             let query = "/live/\(channel)/steering.json?_HLS_pathway=origin-a"
-            try await waitUntil("both origins to steer origin-a first", timeout: .seconds(10)) {
-                var answers: [String] = []
-                for port in ports { answers.append((try? await HTTPClient(port: port).get(query).text) ?? "") }
-                return answers[0] == answers[1] && answers[0].contains(#"["origin-a","origin-b"]"#)
-            }
+            _ = try await PathwaySwitch.waitUntilSteeringAlike(
+                ports: ports, query: query, priority: #"["origin-a","origin-b"]"#,
+                what: "both origins to steer origin-a first")
 
             let watcher = Watcher()
             let watching = Task { await watcher.run(ports: ports) }

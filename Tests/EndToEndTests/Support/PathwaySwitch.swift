@@ -149,4 +149,19 @@ extension PathwaySwitch {
         return Kill(
             firstMediaAt: firstMediaAt, killedAt: killedAt, demotedAt: Date().timeIntervalSince1970, answer: answer)
     }
+
+    /// Waits (up to 10 s, every 200 ms) until every one of `ports` answers `query` (a steering manifest path) with the
+    /// same bytes and `priority` (e.g. `["origin-a","origin-b"]`) in them: each origin has read the others. Returns the
+    /// answer.
+    static func waitUntilSteeringAlike(ports: [Int], query: String, priority: String, what: String) async throws
+        -> String
+    {
+        var answers: [String] = []
+        try await waitUntil(what, timeout: .seconds(10), interval: .milliseconds(200)) {
+            answers = []
+            for port in ports { answers.append((try? await HTTPClient(port: port).get(query).text) ?? "") }
+            return Set(answers).count == 1 && answers[0].contains(priority)
+        }
+        return answers[0]
+    }
 }
