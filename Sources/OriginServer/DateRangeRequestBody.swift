@@ -133,8 +133,18 @@ enum DateRangeRequestBody {
 
     private static func date(_ object: [String: JSONValue], _ field: String) throws(MarkerError) -> ProgramDateTime? {
         guard let text = try string(object, field) else { return nil }
-        guard let date = ProgramDateTime(iso8601: text) else {
-            throw invalid(field, "'\(text)' is not an ISO 8601 date-time with a time zone (2026-01-01T00:00:00.000Z)")
+        // RFC 3339 (the description's `format: date-time`): the offset is Z or ±hh:mm, not ISO 8601's basic ±hhmm
+        // that playlists' PROGRAM-DATE-TIME parsing also takes.
+        let zone = text.utf8.suffix(6)
+        let offsetHasColon =
+            zone.count == 6 && (zone.first == UInt8(ascii: "+") || zone.first == UInt8(ascii: "-"))
+            && zone.dropFirst(3).first == UInt8(ascii: ":")
+        guard text.hasSuffix("Z") || text.hasSuffix("z") || offsetHasColon, let date = ProgramDateTime(iso8601: text)
+        else {
+            throw invalid(
+                field,
+                "'\(text)' is not an ISO 8601 (RFC 3339) date-time with a time zone, Z or ±hh:mm "
+                    + "(2026-01-01T00:00:00.000Z)")
         }
         return date
     }

@@ -174,6 +174,8 @@ struct DateRangeRouteTests {
         (#"{"id": "a", "startDate": "yesterday"}"#, "startDate", "ISO 8601"),
         (#"{"id": "a", "startDate": "2026-01-01T00:00:00"}"#, "startDate", "ISO 8601"),
         (#"{"id": "a", "endDate": "2026-02-30T00:00:00Z"}"#, "endDate", "ISO 8601"),
+        // RFC 3339's offset has a colon (ISO 8601's basic +0100 is not the description's date-time).
+        (#"{"id": "a", "startDate": "2026-01-01T00:00:00+0100"}"#, "startDate", "ISO 8601"),
         (
             #"{"id": "a", "startDate": "2026-01-01T00:00:10Z", "endDate": "2026-01-01T00:00:05Z"}"#, "endDate",
             "before START-DATE"
