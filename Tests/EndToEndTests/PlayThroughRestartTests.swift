@@ -102,6 +102,23 @@ extension EndToEndRestarts {
             var all: [ChildProcess] { [ffmpeg, streamlink, gstreamer] }
         }
 
+        @Test("a reader's log line reports status 404 only as a number of its own, never inside a timestamp")
+        func readerFailuresTell404FromTimestamps() {
+            let streamlinkDebug =
+                "[stream.segmented][debug] Queuing HLSSegment(num=8, init=False, discontinuity=True, duration=2.000, "
+                + "date=2026-11-29T18:53:41.404000Z, map=None, fileext='ts')"
+            #expect(Self.failures(streamlinkDebug).isEmpty)
+            #expect(Self.failures("[stream.hls][debug] Reloading playlist /live/demo/360p/2404.ts").isEmpty)
+            let notFound = "[stream.hls][error] Failed to fetch segment 12: 404 Client Error: Not Found for url: x"
+            #expect(Self.failures(notFound) == [notFound])
+            let ffmpeg = "[hls @ 0x55] HTTP error 404 Not Found"
+            #expect(Self.failures(ffmpeg) == [ffmpeg])
+            // After a refused connection (the origin down), a 404 still counts; other complaints do not.
+            let refused = "[urllib3][debug] Connection refused"
+            #expect(Self.failures(refused + "\n" + "ffmpeg: 404") == ["ffmpeg: 404"])
+            #expect(Self.failures(refused + "\n" + "Unable to open").isEmpty)
+        }
+
         @Test("ffmpeg, streamlink and GStreamer play through kill -9 + restart: no 404, no reader error")
         func playersKeepPlayingThroughKillAndRestart() async throws {
             _ = try await EndToEnd.StreamlinkTests.streamlink()
@@ -364,14 +381,32 @@ extension EndToEndRestarts {
                 "Connection refused", "Connection reset", "Connection aborted", "RemoteDisconnected",
                 "Broken pipe", "Connection timed out", "End of file",
             ]
-            let failure = ["error", "Error", "Failed", "failed", "Unable", "Skipping", "404", "HTTP error"]
+            let failure = ["error", "Error", "Failed", "failed", "Unable", "Skipping", "HTTP error"]
             var found: [String] = []
-            for (index, line) in lines.enumerated() where failure.contains(where: line.contains) {
+            for (index, line) in lines.enumerated() where failure.contains(where: line.contains) || mentions404(line) {
                 if downtime.contains(where: line.contains) { continue }
-                if index > 0, downtime.contains(where: lines[index - 1].contains), !line.contains("404") { continue }
+                if index > 0, downtime.contains(where: lines[index - 1].contains), !mentions404(line) { continue }
                 found.append(line)
             }
             return found
+        }
+
+        /// Whether `line` names status 404: the number on its own, not digits of another number (streamlink's debug
+        /// lines carry PROGRAM-DATE-TIMEs, and a `.404000Z` once failed a full CI run).
+        static func mentions404(_ line: String) -> Bool {
+            let bytes = Array(line.utf8)
+            func isNumeric(_ index: Int) -> Bool {
+                index >= 0 && index < bytes.count
+                    && ((UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) || bytes[index] == UInt8(ascii: "."))
+            }
+            var index = 0
+            while index + 3 <= bytes.count {
+                if bytes[index..<index + 3].elementsEqual("404".utf8), !isNumeric(index - 1), !isNumeric(index + 3) {
+                    return true
+                }
+                index += 1
+            }
+            return false
         }
 
         /// Each reader ended well, logged no failure, and its output decodes and goes on well past the restart.
