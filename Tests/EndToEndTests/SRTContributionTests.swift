@@ -112,6 +112,12 @@ struct SRTContributionTests {
                 return media.segments.filter { !$0.gap }.count >= 2
             }
             #expect(origin.logTail(200).contains("SRT caller connected"))
+            // The relay's caller is gone first (srt-live-transmit ends without closing the connection: the origin
+            // drops it after the idle timeout, 2 s here); before that a second caller for relay/main is refused as
+            // a conflict (1409) in the handshake, before SRT compares passphrases (one full CI run probed that early).
+            try await waitUntil("the relay's caller dropped", timeout: .seconds(15)) {
+                origin.logTail(400).contains("SRT caller ended: feed drop")
+            }
             // Without the passphrase, the caller is refused by SRT itself.
             #expect(SRTProbe.connect(port: srtPort, streamID: "relay/main") == .rejected(SRTProbe.unsecure))
         }
