@@ -152,8 +152,6 @@ public struct TransportStreamSegmenter: Sendable {
     /// The PES packet each PID is inside in the open segment, until it is known whole (its PES_packet_length
     /// reached, or the PID's next PES started): what `finish` leaves out. A few PIDs: searched linearly.
     private var openPES: [OpenPES] = []
-    /// A PES of the primary stream ended whole in the open segment.
-    private var primaryPESWhole = false
     /// The PIDs with a PES that ended whole in the open segment, and in any segment so far (a few: searched linearly).
     private var wholeInSegment: [Int] = []
     private var wholeInStream: [Int] = []
@@ -461,7 +459,6 @@ public struct TransportStreamSegmenter: Sendable {
         open = start
         openBytes = 0
         openPES.removeAll(keepingCapacity: true)
-        primaryPESWhole = false
         wholeInSegment.removeAll(keepingCapacity: true)
         flushOutput()
         events.append(.started(start))
@@ -511,7 +508,8 @@ public struct TransportStreamSegmenter: Sendable {
             let cut = openPES.filter { !$0.endsInStuffing }
             ended.cutShortPackets = cut.flatMap(\.packets).sorted()
             let primary = program?.primary?.pid
-            ended.cutShortEntirely = !primaryPESWhole && cut.contains { $0.pid == primary }
+            ended.cutShortEntirely =
+                !wholeInSegment.contains { $0 == primary } && cut.contains { $0.pid == primary }
         }
         if streamEnded, let program {
             // An unbounded PES whose last packet ends in stuffing ended whole with the stream.
@@ -646,7 +644,6 @@ public struct TransportStreamSegmenter: Sendable {
 
     /// A PES of `pid` ended whole in the open segment.
     private mutating func noteWhole(_ pid: Int) {
-        if pid == program?.primary?.pid { primaryPESWhole = true }
         if !wholeInSegment.contains(pid) { wholeInSegment.append(pid) }
         if !wholeInStream.contains(pid) { wholeInStream.append(pid) }
     }
